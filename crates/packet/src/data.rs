@@ -1,0 +1,353 @@
+//! Data packets: the forwarder view (name, MetaInfo, where Content starts) and the full decode
+//! share one element walk; signing encodes into one exact-size buffer.
+
+use bytes::{BufMut, Bytes};
+use sha2::{Digest, Sha256};
+
+use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, tlv_len};
+use crate::error::{DecodeError, Result};
+use crate::headroom;
+use crate::name::{Name, OwnedComponent};
+use crate::signature::{SignError, SignatureInfo, SignatureType, Signer};
+use crate::tlv::{read_single, Element, OrderGuard, Reader};
+use crate::tt;
+
+/// ContentType numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentType(pub u64);
+
+impl ContentType {
+    /// BLOB: payload.
+    pub const BLOB: Self = ContentType(0);
+    /// LINK: a list of delegations.
+    pub const LINK: Self = ContentType(1);
+    /// KEY: a public key or certificate.
+    pub const KEY: Self = ContentType(2);
+    /// NACK: an application-level negative answer.
+    pub const NACK: Self = ContentType(3);
+    /// PREFIX_ANN: a prefix announcement.
+    pub const PREFIX_ANN: Self = ContentType(5);
+}
+
+/// MetaInfo.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetaInfo {
+    /// ContentType (BLOB when absent).
+    pub content_type: Option<ContentType>,
+    /// FreshnessPeriod in ms (0 when absent: never fresh).
+    pub freshness_period: Option<u64>,
+    /// FinalBlockId.
+    pub final_block_id: Option<OwnedComponent>,
+}
+
+impl MetaInfo {
+    fn decode(packet: &Bytes, el: &Element<'_>) -> Result<Self> {
+        let mut m = MetaInfo::default();
+        let mut guard = OrderGuard::default();
+        let mut r = el.children();
+        while let Some(child) = r.next_element() {
+            let child = child?;
+            match child.typ {
+                tt::CONTENT_TYPE => {
+                    guard.see(child.typ, 1)?;
+                    m.content_type = Some(ContentType(child.nonneg()?));
+                }
+                tt::FRESHNESS_PERIOD => {
+                    guard.see(child.typ, 2)?;
+                    m.freshness_period = Some(child.nonneg()?);
+                }
+                tt::FINAL_BLOCK_ID => {
+                    guard.see(child.typ, 3)?;
+                    let c = read_single(child.value)?;
+                    crate::name::validate_components(child.value)?;
+                    let value = packet.slice(child.value_start + c.value_start..child.end());
+                    m.final_block_id = Some(OwnedComponent::new(c.typ, value).ok_or(
+                        DecodeError::InvalidValue {
+                            typ: tt::FINAL_BLOCK_ID,
+                            reason: "component type outside 1..=65535",
+                        },
+                    )?);
+                }
+                _ => child.skip_unknown()?,
+            }
+        }
+        Ok(m)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.content_type.is_none()
+            && self.freshness_period.is_none()
+            && self.final_block_id.is_none()
+    }
+
+    fn value_len(&self) -> usize {
+        self.content_type
+            .map_or(0, |t| nonneg_tlv_len(tt::CONTENT_TYPE, t.0))
+            + self
+                .freshness_period
+                .map_or(0, |f| nonneg_tlv_len(tt::FRESHNESS_PERIOD, f))
+            + self
+                .final_block_id
+                .as_ref()
+                .map_or(0, |c| tlv_len(tt::FINAL_BLOCK_ID, c.as_ref().encoded_len()))
+    }
+
+    fn encoded_len(&self) -> usize {
+        if self.is_empty() {
+            0
+        } else {
+            tlv_len(tt::META_INFO, self.value_len())
+        }
+    }
+
+    fn encode(&self, out: &mut impl BufMut) {
+        if self.is_empty() {
+            return;
+        }
+        put_header(out, tt::META_INFO, self.value_len());
+        if let Some(t) = self.content_type {
+            put_nonneg_tlv(out, tt::CONTENT_TYPE, t.0);
+        }
+        if let Some(f) = self.freshness_period {
+            put_nonneg_tlv(out, tt::FRESHNESS_PERIOD, f);
+        }
+        if let Some(c) = &self.final_block_id {
+            put_header(out, tt::FINAL_BLOCK_ID, c.as_ref().encoded_len());
+            c.as_ref().encode(out);
+        }
+    }
+}
+
+/// Grammar positions of the Data's elements.
+mod rank {
+    pub const NAME: u8 = 1;
+    pub const META_INFO: u8 = 2;
+    pub const CONTENT: u8 = 3;
+    pub const SIG_INFO: u8 = 4;
+    pub const SIG_VALUE: u8 = 5;
+}
+
+/// What the forwarder reads of a Data; Content and the signature stay in `wire`, unread.
+#[derive(Debug, Clone)]
+pub struct DataView {
+    /// The whole Data element.
+    pub wire: Bytes,
+    /// Name.
+    pub name: Name,
+    /// MetaInfo.
+    pub meta: MetaInfo,
+    /// Offset in `wire` of the first element after MetaInfo (Content, or SignatureInfo).
+    content_at: usize,
+    guard: OrderGuard,
+}
+
+impl DataView {
+    /// Decodes what forwarding needs from a Data element that fills `wire`.
+    #[inline]
+    pub fn decode(wire: Bytes) -> Result<Self> {
+        let el = read_single(&wire)?;
+        if el.typ != tt::DATA {
+            return Err(DecodeError::UnexpectedType {
+                expected: tt::DATA,
+                actual: el.typ,
+            });
+        }
+        let mut r = el.children();
+        let name_el = r.expect(tt::NAME)?;
+        let name = Name::from_element(&wire, &name_el)?;
+        let mut guard = OrderGuard::default();
+        guard.see(tt::NAME, rank::NAME)?;
+        let mut meta = MetaInfo::default();
+        let mut content_at = wire.len();
+        while let Some(child) = r.next_element() {
+            let child = child?;
+            match child.typ {
+                tt::META_INFO => {
+                    guard.see(child.typ, rank::META_INFO)?;
+                    meta = MetaInfo::decode(&wire, &child)?;
+                }
+                tt::CONTENT | tt::SIGNATURE_INFO | tt::SIGNATURE_VALUE => {
+                    content_at = child.start;
+                    break;
+                }
+                tt::NAME => return Err(DecodeError::Duplicate { typ: tt::NAME }),
+                _ => child.skip_unknown()?,
+            }
+        }
+        Ok(DataView {
+            wire,
+            name,
+            meta,
+            content_at,
+            guard,
+        })
+    }
+
+    /// FreshnessPeriod in ms (0 when absent).
+    #[inline]
+    pub fn freshness_ms(&self) -> u64 {
+        self.meta.freshness_period.unwrap_or(0)
+    }
+
+    /// Offset in `wire` where Content (or, without Content, SignatureInfo) starts.
+    #[inline]
+    pub fn content_offset(&self) -> usize {
+        self.content_at
+    }
+
+    /// The implicit SHA-256 digest of the whole Data (the last component of its full name).
+    pub fn implicit_digest(&self) -> [u8; 32] {
+        Sha256::digest(&self.wire).into()
+    }
+}
+
+/// A whole Data packet, for applications.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Data {
+    /// Name.
+    pub name: Name,
+    /// MetaInfo (omitted from the encoding when empty).
+    pub meta: MetaInfo,
+    /// Content (absent and empty differ on the wire).
+    pub content: Option<Bytes>,
+    /// SignatureInfo.
+    pub sig_info: SignatureInfo,
+    /// SignatureValue.
+    pub sig_value: Bytes,
+    /// The received encoding, kept by [`Data::decode`] for signature verification.
+    wire: Option<Bytes>,
+}
+
+impl Data {
+    /// A Data named `name` with `content`, not yet signed.
+    pub fn new(name: Name, content: impl Into<Bytes>) -> Self {
+        Data {
+            name,
+            meta: MetaInfo::default(),
+            content: Some(content.into()),
+            sig_info: SignatureInfo::new(SignatureType::DIGEST_SHA256),
+            sig_value: Bytes::new(),
+            wire: None,
+        }
+    }
+
+    /// Decodes every field of a Data element that fills `wire`.
+    pub fn decode(wire: Bytes) -> Result<Self> {
+        Self::from_view(DataView::decode(wire)?)
+    }
+
+    /// Completes a forwarder view into a whole Data.
+    pub fn from_view(v: DataView) -> Result<Self> {
+        let wire = &v.wire;
+        let mut guard = v.guard;
+        let mut content = None;
+        let mut sig_info = None;
+        let mut sig_value = None;
+        // The view stopped inside the Data's value, which ends where `wire` ends.
+        let mut r = Reader::with_base(&wire[v.content_at..], v.content_at);
+        while let Some(child) = r.next_element() {
+            let child = child?;
+            match child.typ {
+                tt::CONTENT => {
+                    guard.see(child.typ, rank::CONTENT)?;
+                    content = Some(wire.slice(child.value_range()));
+                }
+                tt::SIGNATURE_INFO => {
+                    guard.see(child.typ, rank::SIG_INFO)?;
+                    sig_info = Some(SignatureInfo::decode(wire, &child)?);
+                }
+                tt::SIGNATURE_VALUE => {
+                    guard.see(child.typ, rank::SIG_VALUE)?;
+                    sig_value = Some(wire.slice(child.value_range()));
+                }
+                tt::NAME | tt::META_INFO => return Err(DecodeError::OutOfOrder { typ: child.typ }),
+                _ => child.skip_unknown()?,
+            }
+        }
+        Ok(Data {
+            name: v.name,
+            meta: v.meta,
+            content,
+            sig_info: sig_info.ok_or(DecodeError::Missing {
+                typ: tt::SIGNATURE_INFO,
+            })?,
+            sig_value: sig_value.ok_or(DecodeError::Missing {
+                typ: tt::SIGNATURE_VALUE,
+            })?,
+            wire: Some(v.wire),
+        })
+    }
+
+    /// The received encoding (only for decoded Data).
+    pub fn wire(&self) -> Option<&Bytes> {
+        self.wire.as_ref()
+    }
+
+    /// The signed portion of a decoded Data: Name through SignatureInfo.
+    pub fn signed_portion(&self) -> Option<Bytes> {
+        let wire = self.wire.as_ref()?;
+        let outer = read_single(wire).ok()?;
+        let mut r = outer.children();
+        let mut end = outer.value_start;
+        while let Some(Ok(el)) = r.next_element() {
+            if el.typ == tt::SIGNATURE_VALUE {
+                return Some(wire.slice(outer.value_start..end));
+            }
+            end = el.end();
+        }
+        None
+    }
+
+    /// The implicit SHA-256 digest of a decoded Data; for a built one, of its encoding.
+    pub fn implicit_digest(&self) -> [u8; 32] {
+        match &self.wire {
+            Some(w) => Sha256::digest(w).into(),
+            None => Sha256::digest(self.encode()).into(),
+        }
+    }
+
+    /// Encodes the Data with its current SignatureInfo and SignatureValue.
+    pub fn encode(&self) -> Bytes {
+        let value_len = self.unsigned_len() + tlv_len(tt::SIGNATURE_VALUE, self.sig_value.len());
+        let mut buf = headroom::buffer(value_len);
+        self.encode_unsigned(&self.sig_info, &mut buf);
+        put_tlv(&mut buf, tt::SIGNATURE_VALUE, &self.sig_value);
+        headroom::finish(buf, tt::DATA)
+    }
+
+    /// Encodes the Data signed by `signer`, whose type and KeyLocator replace those in
+    /// `sig_info` (its other fields are kept).
+    pub fn sign(&self, signer: &dyn Signer) -> core::result::Result<Bytes, SignError> {
+        let mut info = self.sig_info.clone();
+        info.sig_type = signer.signature_type();
+        info.key_locator = signer.key_locator();
+        let capacity = self.unsigned_len() - self.sig_info.encoded_len(tt::SIGNATURE_INFO)
+            + info.encoded_len(tt::SIGNATURE_INFO)
+            + tlv_len(tt::SIGNATURE_VALUE, signer.max_signature_len());
+        let mut buf = headroom::buffer(capacity);
+        self.encode_unsigned(&info, &mut buf);
+        let sig = signer.sign(&[&buf[headroom::HEADROOM..]])?;
+        put_tlv(&mut buf, tt::SIGNATURE_VALUE, &sig);
+        Ok(headroom::finish(buf, tt::DATA))
+    }
+
+    /// Octets from Name through SignatureInfo (with the current SignatureInfo).
+    fn unsigned_len(&self) -> usize {
+        self.name.encoded_len()
+            + self.meta.encoded_len()
+            + self
+                .content
+                .as_ref()
+                .map_or(0, |c| tlv_len(tt::CONTENT, c.len()))
+            + self.sig_info.encoded_len(tt::SIGNATURE_INFO)
+    }
+
+    fn encode_unsigned(&self, info: &SignatureInfo, out: &mut impl BufMut) {
+        self.name.encode(out);
+        self.meta.encode(out);
+        if let Some(c) = &self.content {
+            put_tlv(out, tt::CONTENT, c);
+        }
+        info.encode(tt::SIGNATURE_INFO, out);
+    }
+}

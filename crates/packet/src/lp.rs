@@ -1,0 +1,428 @@
+//! NDNLPv2 link-layer packets: header fields around one network-layer fragment.
+//!
+//! A bare Interest or Data is also a valid frame (an LpPacket with no header fields). Header
+//! fields must come in increasing TLV-TYPE order with Fragment last; an unknown field is ignored
+//! only in the reserved ignorable range, otherwise the frame is invalid.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use smallvec::SmallVec;
+
+use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, put_u64_tlv, tlv_len};
+use crate::error::{DecodeError, Result};
+use crate::tlv::{read_single, Element};
+use crate::tt;
+
+/// Longest PIT token NDNLPv2 allows here.
+pub const MAX_PIT_TOKEN_LEN: usize = 32;
+
+/// An opaque PIT token of 1 to 32 octets, stored inline so PIT records need no allocation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PitToken {
+    len: u8,
+    bytes: [u8; MAX_PIT_TOKEN_LEN],
+}
+
+impl PitToken {
+    /// A token holding `v`; `None` unless it is 1 to 32 octets.
+    pub fn new(v: &[u8]) -> Option<Self> {
+        if v.is_empty() || v.len() > MAX_PIT_TOKEN_LEN {
+            return None;
+        }
+        let mut bytes = [0; MAX_PIT_TOKEN_LEN];
+        bytes[..v.len()].copy_from_slice(v);
+        Some(PitToken {
+            len: v.len() as u8,
+            bytes,
+        })
+    }
+
+    /// An 8-octet token holding `n` big-endian (the form Kite's forwarder issues).
+    pub fn from_u64(n: u64) -> Self {
+        PitToken::new(&n.to_be_bytes()).expect("8 octets is a valid token length")
+    }
+
+    /// The token's octets.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// The token as a number when it is exactly 8 octets (a Kite token).
+    #[inline]
+    pub fn as_u64(&self) -> Option<u64> {
+        self.as_slice().try_into().ok().map(u64::from_be_bytes)
+    }
+}
+
+impl core::fmt::Debug for PitToken {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "PitToken(")?;
+        for b in self.as_slice() {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// NackReason numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NackReason(pub u64);
+
+impl NackReason {
+    /// No reason given (a Nack header without NackReason).
+    pub const NONE: Self = NackReason(0);
+    /// Congestion.
+    pub const CONGESTION: Self = NackReason(50);
+    /// Duplicate (a loop was detected).
+    pub const DUPLICATE: Self = NackReason(100);
+    /// NoRoute.
+    pub const NO_ROUTE: Self = NackReason(150);
+}
+
+/// CachePolicyType numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CachePolicy(pub u64);
+
+impl CachePolicy {
+    /// NoCache: do not store this Data.
+    pub const NO_CACHE: Self = CachePolicy(1);
+}
+
+/// The header fields of an LpPacket.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LpHeader {
+    /// Sequence (of the fragment, for reassembly and reliability).
+    pub sequence: Option<u64>,
+    /// FragIndex (0 when absent).
+    pub frag_index: Option<u64>,
+    /// FragCount (1 when absent).
+    pub frag_count: Option<u64>,
+    /// PitToken.
+    pub pit_token: Option<PitToken>,
+    /// Nack (the fragment is the Interest being Nacked).
+    pub nack: Option<NackReason>,
+    /// IncomingFaceId (forwarder to local app).
+    pub incoming_face_id: Option<u64>,
+    /// NextHopFaceId (local app to forwarder).
+    pub next_hop_face_id: Option<u64>,
+    /// CachePolicy.
+    pub cache_policy: Option<CachePolicy>,
+    /// CongestionMark.
+    pub congestion_mark: Option<u64>,
+    /// Ack (repeatable); inline up to 4.
+    pub acks: SmallVec<[u64; 4]>,
+    /// TxSequence.
+    pub tx_sequence: Option<u64>,
+    /// NonDiscovery.
+    pub non_discovery: bool,
+    /// PrefixAnnouncement: the announcement Data element.
+    pub prefix_announcement: Option<Bytes>,
+}
+
+/// Sort positions of the header fields (increasing TLV-TYPE; Fragment last).
+fn field_rank(typ: u64) -> Option<u8> {
+    Some(match typ {
+        tt::SEQUENCE => 1,
+        tt::FRAG_INDEX => 2,
+        tt::FRAG_COUNT => 3,
+        tt::PIT_TOKEN => 4,
+        tt::NACK => 5,
+        tt::INCOMING_FACE_ID => 6,
+        tt::NEXT_HOP_FACE_ID => 7,
+        tt::CACHE_POLICY => 8,
+        tt::CONGESTION_MARK => 9,
+        tt::ACK => 10,
+        tt::TX_SEQUENCE => 11,
+        tt::NON_DISCOVERY => 12,
+        tt::PREFIX_ANNOUNCEMENT => 13,
+        tt::FRAGMENT => 14,
+        _ => return None,
+    })
+}
+
+impl LpHeader {
+    /// Whether no field is set, so the fragment can travel bare.
+    pub fn is_empty(&self) -> bool {
+        *self == LpHeader::default()
+    }
+
+    /// Octets of the header fields.
+    pub fn fields_len(&self) -> usize {
+        let u64_field = |typ| tlv_len(typ, 8);
+        self.sequence.map_or(0, |_| u64_field(tt::SEQUENCE))
+            + self
+                .frag_index
+                .map_or(0, |n| nonneg_tlv_len(tt::FRAG_INDEX, n))
+            + self
+                .frag_count
+                .map_or(0, |n| nonneg_tlv_len(tt::FRAG_COUNT, n))
+            + self
+                .pit_token
+                .map_or(0, |t| tlv_len(tt::PIT_TOKEN, t.as_slice().len()))
+            + self
+                .nack
+                .map_or(0, |r| tlv_len(tt::NACK, nack_value_len(r)))
+            + self
+                .incoming_face_id
+                .map_or(0, |n| nonneg_tlv_len(tt::INCOMING_FACE_ID, n))
+            + self
+                .next_hop_face_id
+                .map_or(0, |n| nonneg_tlv_len(tt::NEXT_HOP_FACE_ID, n))
+            + self.cache_policy.map_or(0, |p| {
+                tlv_len(tt::CACHE_POLICY, nonneg_tlv_len(tt::CACHE_POLICY_TYPE, p.0))
+            })
+            + self
+                .congestion_mark
+                .map_or(0, |n| nonneg_tlv_len(tt::CONGESTION_MARK, n))
+            + self.acks.len() * u64_field(tt::ACK)
+            + self.tx_sequence.map_or(0, |_| u64_field(tt::TX_SEQUENCE))
+            + if self.non_discovery {
+                tlv_len(tt::NON_DISCOVERY, 0)
+            } else {
+                0
+            }
+            + self
+                .prefix_announcement
+                .as_ref()
+                .map_or(0, |p| tlv_len(tt::PREFIX_ANNOUNCEMENT, p.len()))
+    }
+
+    /// Octets [`LpHeader::encode_header`] writes for a fragment of `fragment_len` octets
+    /// (`None`: no Fragment field).
+    pub fn header_len(&self, fragment_len: Option<usize>) -> usize {
+        let value_len = self.lp_value_len(fragment_len);
+        let frag_header = fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n) - n);
+        tlv_len(tt::LP_PACKET, value_len) - value_len + self.fields_len() + frag_header
+    }
+
+    fn lp_value_len(&self, fragment_len: Option<usize>) -> usize {
+        self.fields_len() + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n))
+    }
+
+    /// Writes everything of the LpPacket that precedes the fragment's octets: the LpPacket
+    /// TLV-TYPE and TLV-LENGTH, the header fields, and the Fragment TLV-TYPE and TLV-LENGTH.
+    /// The caller sends these octets followed by the fragment (e.g. with `writev`), so a packet
+    /// is wrapped for a link without being copied.
+    pub fn encode_header(&self, fragment_len: Option<usize>, out: &mut impl BufMut) {
+        put_header(out, tt::LP_PACKET, self.lp_value_len(fragment_len));
+        if let Some(s) = self.sequence {
+            put_u64_tlv(out, tt::SEQUENCE, s);
+        }
+        if let Some(n) = self.frag_index {
+            put_nonneg_tlv(out, tt::FRAG_INDEX, n);
+        }
+        if let Some(n) = self.frag_count {
+            put_nonneg_tlv(out, tt::FRAG_COUNT, n);
+        }
+        if let Some(t) = &self.pit_token {
+            put_tlv(out, tt::PIT_TOKEN, t.as_slice());
+        }
+        if let Some(r) = self.nack {
+            put_header(out, tt::NACK, nack_value_len(r));
+            if r != NackReason::NONE {
+                put_nonneg_tlv(out, tt::NACK_REASON, r.0);
+            }
+        }
+        if let Some(n) = self.incoming_face_id {
+            put_nonneg_tlv(out, tt::INCOMING_FACE_ID, n);
+        }
+        if let Some(n) = self.next_hop_face_id {
+            put_nonneg_tlv(out, tt::NEXT_HOP_FACE_ID, n);
+        }
+        if let Some(p) = self.cache_policy {
+            put_header(
+                out,
+                tt::CACHE_POLICY,
+                nonneg_tlv_len(tt::CACHE_POLICY_TYPE, p.0),
+            );
+            put_nonneg_tlv(out, tt::CACHE_POLICY_TYPE, p.0);
+        }
+        if let Some(n) = self.congestion_mark {
+            put_nonneg_tlv(out, tt::CONGESTION_MARK, n);
+        }
+        for &a in &self.acks {
+            put_u64_tlv(out, tt::ACK, a);
+        }
+        if let Some(s) = self.tx_sequence {
+            put_u64_tlv(out, tt::TX_SEQUENCE, s);
+        }
+        if self.non_discovery {
+            put_header(out, tt::NON_DISCOVERY, 0);
+        }
+        if let Some(p) = &self.prefix_announcement {
+            put_tlv(out, tt::PREFIX_ANNOUNCEMENT, p);
+        }
+        if let Some(n) = fragment_len {
+            put_header(out, tt::FRAGMENT, n);
+        }
+    }
+
+    /// Decodes one header field into `self`.
+    fn decode_field(&mut self, packet: &Bytes, f: &Element<'_>) -> Result<()> {
+        let dup = DecodeError::Duplicate { typ: f.typ };
+        match f.typ {
+            tt::SEQUENCE => set_once(&mut self.sequence, f.nonneg()?, dup),
+            tt::FRAG_INDEX => set_once(&mut self.frag_index, f.nonneg()?, dup),
+            tt::FRAG_COUNT => set_once(&mut self.frag_count, f.nonneg()?, dup),
+            tt::PIT_TOKEN => {
+                let t = PitToken::new(f.value).ok_or(DecodeError::InvalidLength {
+                    typ: f.typ,
+                    len: f.value.len(),
+                })?;
+                set_once(&mut self.pit_token, t, dup)
+            }
+            tt::NACK => {
+                let mut reason = NackReason::NONE;
+                let mut r = f.children();
+                while let Some(c) = r.next_element() {
+                    let c = c?;
+                    if c.typ == tt::NACK_REASON {
+                        reason = NackReason(c.nonneg()?);
+                    } else {
+                        c.skip_unknown()?;
+                    }
+                }
+                set_once(&mut self.nack, reason, dup)
+            }
+            tt::INCOMING_FACE_ID => set_once(&mut self.incoming_face_id, f.nonneg()?, dup),
+            tt::NEXT_HOP_FACE_ID => set_once(&mut self.next_hop_face_id, f.nonneg()?, dup),
+            tt::CACHE_POLICY => {
+                let t = f.children().expect(tt::CACHE_POLICY_TYPE)?.nonneg()?;
+                set_once(&mut self.cache_policy, CachePolicy(t), dup)
+            }
+            tt::CONGESTION_MARK => set_once(&mut self.congestion_mark, f.nonneg()?, dup),
+            tt::ACK => {
+                self.acks.push(f.nonneg()?);
+                Ok(())
+            }
+            tt::TX_SEQUENCE => set_once(&mut self.tx_sequence, f.nonneg()?, dup),
+            tt::NON_DISCOVERY => {
+                f.expect_len(0)?;
+                if self.non_discovery {
+                    return Err(dup);
+                }
+                self.non_discovery = true;
+                Ok(())
+            }
+            tt::PREFIX_ANNOUNCEMENT => {
+                let inner = read_single(f.value)?;
+                if inner.typ != tt::DATA {
+                    return Err(DecodeError::UnexpectedType {
+                        expected: tt::DATA,
+                        actual: inner.typ,
+                    });
+                }
+                set_once(
+                    &mut self.prefix_announcement,
+                    packet.slice(f.value_range()),
+                    dup,
+                )
+            }
+            typ => Err(DecodeError::UnknownCritical { typ }),
+        }
+    }
+}
+
+/// Octets of the Nack field's value for `reason`.
+fn nack_value_len(reason: NackReason) -> usize {
+    if reason == NackReason::NONE {
+        0
+    } else {
+        nonneg_tlv_len(tt::NACK_REASON, reason.0)
+    }
+}
+
+/// Stores `v` in `slot` unless the field was already seen.
+fn set_once<T>(slot: &mut Option<T>, v: T, dup: DecodeError) -> Result<()> {
+    if slot.is_some() {
+        return Err(dup);
+    }
+    *slot = Some(v);
+    Ok(())
+}
+
+/// An NDNLPv2 frame: header fields and at most one fragment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LpPacket {
+    /// Header fields.
+    pub header: LpHeader,
+    /// The fragment: a whole network-layer packet, or a piece of one when fragmented.
+    pub fragment: Option<Bytes>,
+}
+
+impl LpPacket {
+    /// Decodes a frame that fills `frame`: an LpPacket, or a bare Interest or Data (which
+    /// becomes an LpPacket with no header fields and the whole frame as fragment).
+    pub fn decode(frame: Bytes) -> Result<Self> {
+        let outer = read_single(&frame)?;
+        match outer.typ {
+            tt::INTEREST | tt::DATA => {
+                return Ok(LpPacket {
+                    header: LpHeader::default(),
+                    fragment: Some(frame),
+                })
+            }
+            tt::LP_PACKET => {}
+            actual => {
+                return Err(DecodeError::UnexpectedType {
+                    expected: tt::LP_PACKET,
+                    actual,
+                })
+            }
+        }
+        let mut lp = LpPacket::default();
+        let mut last_rank = 0;
+        let mut r = outer.children();
+        while let Some(f) = r.next_element() {
+            let f = f?;
+            if lp.fragment.is_some() {
+                return Err(DecodeError::OutOfOrder { typ: f.typ });
+            }
+            let Some(rank) = field_rank(f.typ) else {
+                if tt::lp_can_ignore(f.typ) {
+                    continue;
+                }
+                return Err(DecodeError::UnknownCritical { typ: f.typ });
+            };
+            if rank < last_rank {
+                return Err(DecodeError::OutOfOrder { typ: f.typ });
+            }
+            last_rank = rank;
+            if f.typ == tt::FRAGMENT {
+                if f.value.is_empty() {
+                    return Err(DecodeError::InvalidLength { typ: f.typ, len: 0 });
+                }
+                lp.fragment = Some(frame.slice(f.value_range()));
+            } else {
+                lp.header.decode_field(&frame, &f)?;
+            }
+        }
+        let h = &lp.header;
+        let count = h.frag_count.unwrap_or(1);
+        if count == 0 || h.frag_index.unwrap_or(0) >= count {
+            return Err(DecodeError::InvalidValue {
+                typ: tt::FRAG_INDEX,
+                reason: "FragIndex must be below a non-zero FragCount",
+            });
+        }
+        Ok(lp)
+    }
+
+    /// Whether this frame carries one piece of a fragmented packet.
+    pub fn is_fragmented(&self) -> bool {
+        self.header.frag_count.unwrap_or(1) > 1
+    }
+
+    /// Encodes the frame into one new buffer (copying the fragment). An empty header still
+    /// produces an LpPacket; send [`LpPacket::fragment`] alone to send a bare packet.
+    pub fn encode(&self) -> Bytes {
+        let frag_len = self.fragment.as_ref().map(Bytes::len);
+        let mut buf =
+            BytesMut::with_capacity(self.header.header_len(frag_len) + frag_len.unwrap_or(0));
+        self.header.encode_header(frag_len, &mut buf);
+        if let Some(f) = &self.fragment {
+            buf.put_slice(f);
+        }
+        buf.freeze()
+    }
+}

@@ -1,0 +1,421 @@
+//! Names: a sequence of components held as the octets of the Name's TLV-VALUE plus the offset
+//! of each component.
+//!
+//! A decoded name refcounts the packet buffer it came from (`Bytes`), so decoding copies nothing,
+//! and the offsets sit inline for up to 16 components, so decoding allocates nothing for such
+//! names. Because VAR-NUMBERs are decoded in shortest form only, two names are equal exactly when
+//! their octets are, and a name is a prefix of another exactly when its octets are a prefix.
+
+mod component;
+mod uri;
+
+use core::cmp::Ordering;
+use core::fmt;
+use core::hash::{Hash, Hasher};
+use core::str::FromStr;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use smallvec::SmallVec;
+
+pub use component::{Component, OwnedComponent};
+pub use uri::UriError;
+
+use crate::encode::{put_header, tlv_len};
+use crate::error::{DecodeError, Result};
+use crate::tlv::{read_single, Element, Reader};
+use crate::tt;
+
+/// Offsets of components inside a name's value; inline up to 16 components.
+type Offsets = SmallVec<[u32; 16]>;
+
+/// An NDN name.
+#[derive(Clone, Default)]
+pub struct Name {
+    value: Bytes,
+    starts: Offsets,
+}
+
+impl Name {
+    /// The empty name `/`.
+    pub fn root() -> Self {
+        Name::default()
+    }
+
+    /// Decodes a whole Name element (TLV-TYPE 7) that fills `wire`.
+    pub fn decode(wire: Bytes) -> Result<Self> {
+        let el = read_single(&wire)?;
+        if el.typ != tt::NAME {
+            return Err(DecodeError::UnexpectedType {
+                expected: tt::NAME,
+                actual: el.typ,
+            });
+        }
+        Self::from_element(&wire, &el)
+    }
+
+    /// The name held by `el`, an element of `packet`; shares `packet`'s buffer.
+    #[inline]
+    pub fn from_element(packet: &Bytes, el: &Element<'_>) -> Result<Self> {
+        let starts = scan_components(el.value)?;
+        Ok(Name {
+            value: packet.slice(el.value_range()),
+            starts,
+        })
+    }
+
+    /// Decodes the TLV-VALUE of a Name (concatenated components).
+    pub fn from_value(value: Bytes) -> Result<Self> {
+        let starts = scan_components(&value)?;
+        Ok(Name { value, starts })
+    }
+
+    /// A name made of `components`.
+    pub fn from_components<'a>(components: impl IntoIterator<Item = Component<'a>>) -> Self {
+        let mut name = Name::root();
+        let comps: SmallVec<[Component<'a>; 16]> = components.into_iter().collect();
+        let len: usize = comps.iter().map(Component::encoded_len).sum();
+        let mut buf = BytesMut::with_capacity(len);
+        for c in &comps {
+            name.starts.push(buf.len() as u32);
+            c.encode(&mut buf);
+        }
+        name.value = buf.freeze();
+        name
+    }
+
+    /// Number of components.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether this is the empty name `/`.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Component `i`, counting from 0; negative-style access is [`Name::last`].
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<Component<'_>> {
+        let start = *self.starts.get(i)? as usize;
+        let end = self.end_of(i);
+        Some(parse_component(&self.value[start..end]))
+    }
+
+    /// The last component.
+    #[inline]
+    pub fn last(&self) -> Option<Component<'_>> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    /// The components in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Component<'_>> + '_ {
+        (0..self.len()).map(move |i| self.get(i).expect("index is in range"))
+    }
+
+    /// The first `n` components (all of them when `n` exceeds the length), sharing this name's
+    /// buffer.
+    pub fn prefix(&self, n: usize) -> Name {
+        let n = n.min(self.len());
+        Name {
+            value: self.value.slice(..self.offset_of(n)),
+            starts: self.starts[..n].iter().copied().collect(),
+        }
+    }
+
+    /// The octets of the first `n` components' encodings (all when `n` exceeds the length):
+    /// what a dispatch or FIB hash covers for a prefix of length `n`.
+    #[inline]
+    pub fn prefix_octets(&self, n: usize) -> &[u8] {
+        &self.value[..self.offset_of(n.min(self.len()))]
+    }
+
+    /// Whether this name is a prefix of (or equal to) `other`.
+    #[inline]
+    pub fn is_prefix_of(&self, other: &Name) -> bool {
+        other.value.starts_with(&self.value)
+    }
+
+    /// The TLV-VALUE: the concatenated encodings of the components.
+    #[inline]
+    pub fn value(&self) -> &Bytes {
+        &self.value
+    }
+
+    /// Octets of the encoded Name element.
+    #[inline]
+    pub fn encoded_len(&self) -> usize {
+        tlv_len(tt::NAME, self.value.len())
+    }
+
+    /// Writes the Name element.
+    #[inline]
+    pub fn encode(&self, out: &mut impl BufMut) {
+        put_header(out, tt::NAME, self.value.len());
+        out.put_slice(&self.value);
+    }
+
+    /// The encoded Name element in a new buffer.
+    pub fn to_wire(&self) -> Bytes {
+        let mut b = BytesMut::with_capacity(self.encoded_len());
+        self.encode(&mut b);
+        b.freeze()
+    }
+
+    /// Appends a component.
+    pub fn push(&mut self, c: Component<'_>) {
+        let mut buf = BytesMut::with_capacity(self.value.len() + c.encoded_len());
+        buf.put_slice(&self.value);
+        self.starts.push(buf.len() as u32);
+        c.encode(&mut buf);
+        self.value = buf.freeze();
+    }
+
+    /// This name with `c` appended.
+    pub fn append(mut self, c: Component<'_>) -> Name {
+        self.push(c);
+        self
+    }
+
+    /// This name with a GenericNameComponent appended.
+    pub fn append_generic(self, value: &[u8]) -> Name {
+        self.append(Component::generic(value))
+    }
+
+    /// Parses the URI form, e.g. `/a/seg=3/v=7/32=meta/%00%01`.
+    pub fn from_uri(uri: &str) -> core::result::Result<Name, UriError> {
+        uri::parse_name(uri)
+    }
+
+    /// The URI form, e.g. `/a/seg=3`.
+    pub fn to_uri(&self) -> String {
+        self.to_string()
+    }
+
+    /// Index of the only ParametersSha256DigestComponent; `Ok(None)` without one.
+    pub(crate) fn params_digest_index(&self) -> Result<Option<usize>> {
+        let mut found = None;
+        for (i, &start) in self.starts.iter().enumerate() {
+            // Type 2 is below 253, so its VAR-NUMBER is the single octet 2.
+            if u64::from(self.value[start as usize]) == tt::PARAMETERS_SHA256_DIGEST_COMPONENT {
+                if found.is_some() {
+                    return Err(DecodeError::ParamsDigestPlacement);
+                }
+                found = Some(i);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Offset in `value` where component `i` starts (`value.len()` for `i == len`).
+    #[inline]
+    fn offset_of(&self, i: usize) -> usize {
+        self.starts.get(i).map_or(self.value.len(), |&s| s as usize)
+    }
+
+    /// Offset in `value` one past component `i`.
+    #[inline]
+    fn end_of(&self, i: usize) -> usize {
+        self.offset_of(i + 1)
+    }
+}
+
+/// Validates the components of a Name value and returns where each starts.
+#[inline]
+fn scan_components(value: &[u8]) -> Result<Offsets> {
+    let mut starts = Offsets::new();
+    let mut r = Reader::new(value);
+    while let Some(el) = r.next_element() {
+        let el = el?;
+        if el.typ > 0xFFFF {
+            return Err(DecodeError::InvalidValue {
+                typ: el.typ,
+                reason: "name component type above 65535",
+            });
+        }
+        if (el.typ == tt::IMPLICIT_SHA256_DIGEST_COMPONENT
+            || el.typ == tt::PARAMETERS_SHA256_DIGEST_COMPONENT)
+            && el.value.len() != 32
+        {
+            return Err(DecodeError::InvalidLength {
+                typ: el.typ,
+                len: el.value.len(),
+            });
+        }
+        let start = u32::try_from(el.start).map_err(|_| DecodeError::InvalidValue {
+            typ: tt::NAME,
+            reason: "name longer than 4 GiB",
+        })?;
+        starts.push(start);
+    }
+    Ok(starts)
+}
+
+/// Checks the components of a Name value without keeping their offsets.
+pub(crate) fn validate_components(value: &[u8]) -> Result<()> {
+    scan_components(value).map(drop)
+}
+
+/// Splits a component encoding already validated by [`scan_components`].
+#[inline]
+fn parse_component(enc: &[u8]) -> Component<'_> {
+    let el = Reader::new(enc)
+        .read()
+        .expect("component was validated when the name was built");
+    Component::new(el.typ, el.value).expect("component type was validated")
+}
+
+impl PartialEq for Name {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for Name {}
+
+impl Hash for Name {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.value.hash(state);
+    }
+}
+
+impl Ord for Name {
+    /// NDN canonical order: component by component; a proper prefix sorts first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.iter().cmp(other.iter())
+    }
+}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("/");
+        }
+        for c in self.iter() {
+            f.write_str("/")?;
+            uri::write_component(f, c)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Name({self})")
+    }
+}
+
+impl FromStr for Name {
+    type Err = UriError;
+    fn from_str(s: &str) -> core::result::Result<Self, UriError> {
+        Name::from_uri(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn decode_shares_the_buffer_and_indexes_components() {
+        let wire = Bytes::from_static(&[7, 8, 8, 1, b'a', 50, 1, 3, 32, 0]);
+        let name = Name::decode(wire.clone()).unwrap();
+        assert_eq!(name.len(), 3);
+        assert_eq!(name.get(0).unwrap().value(), b"a");
+        assert_eq!(name.get(1).unwrap().as_segment(), Some(3));
+        assert_eq!(name.get(2).unwrap().typ(), tt::KEYWORD_NAME_COMPONENT);
+        assert!(name.get(3).is_none());
+        assert_eq!(name.to_wire(), wire);
+        assert_eq!(name.value().as_ptr(), wire[2..].as_ptr());
+    }
+
+    #[test]
+    fn prefix_is_cheap_and_correct() {
+        let name = n("/a/b/c/d");
+        let p = name.prefix(2);
+        assert_eq!(p, n("/a/b"));
+        assert_eq!(p.value().as_ptr(), name.value().as_ptr());
+        assert_eq!(name.prefix(0), Name::root());
+        assert_eq!(name.prefix(10), name);
+        assert_eq!(name.prefix_octets(1), &[8, 1, b'a']);
+        assert!(p.is_prefix_of(&name));
+        assert!(name.is_prefix_of(&name));
+        assert!(!name.is_prefix_of(&p));
+        assert!(!n("/a/bb").is_prefix_of(&n("/a/b")));
+        assert!(!n("/a/b").is_prefix_of(&n("/a/bb")));
+        assert!(Name::root().is_prefix_of(&name));
+    }
+
+    #[test]
+    fn canonical_ordering() {
+        let mut v = [n("/a/c"), n("/b"), n("/a"), n("/a/b"), n("/"), n("/aa")];
+        v.sort();
+        let s: Vec<String> = v.iter().map(Name::to_uri).collect();
+        assert_eq!(s, ["/", "/a", "/a/b", "/a/c", "/b", "/aa"]);
+    }
+
+    #[test]
+    fn push_and_from_components_agree() {
+        let a = Name::root()
+            .append_generic(b"x")
+            .append(Component::new(tt::VERSION_NAME_COMPONENT, &[7]).unwrap());
+        let b = Name::from_components([
+            Component::generic(b"x"),
+            Component::new(tt::VERSION_NAME_COMPONENT, &[7]).unwrap(),
+        ]);
+        assert_eq!(a, b);
+        assert_eq!(a.to_uri(), "/x/v=7");
+    }
+
+    #[test]
+    fn malformed_names_are_typed_errors() {
+        // digest component of 31 octets
+        let mut w = vec![7, 33, 1, 31];
+        w.extend([0; 31]);
+        assert_eq!(
+            Name::decode(Bytes::from(w)),
+            Err(DecodeError::InvalidLength { typ: 1, len: 31 })
+        );
+        // component type above 65535
+        assert!(matches!(
+            Name::decode(Bytes::from_static(&[7, 6, 254, 0, 1, 0, 0, 0])),
+            Err(DecodeError::InvalidValue { .. })
+        ));
+        // truncated component
+        assert!(matches!(
+            Name::decode(Bytes::from_static(&[7, 3, 8, 5, b'a'])),
+            Err(DecodeError::LengthExceedsBuffer { .. })
+        ));
+        // not a name
+        assert_eq!(
+            Name::decode(Bytes::from_static(&[8, 0])),
+            Err(DecodeError::UnexpectedType {
+                expected: 7,
+                actual: 8
+            })
+        );
+    }
+
+    #[test]
+    fn long_names_spill_to_heap_and_still_work() {
+        let mut name = Name::root();
+        for i in 0..40u8 {
+            name.push(Component::generic(&[i]));
+        }
+        let back = Name::decode(name.to_wire()).unwrap();
+        assert_eq!(back.len(), 40);
+        assert_eq!(back.get(39).unwrap().value(), &[39]);
+    }
+}

@@ -1,0 +1,280 @@
+//! The URI form of names: `/a/b`, `%xx` escapes, `seg=3`, `v=7`, `32=meta`,
+//! `sha256digest=…`, `params-sha256=…`, and `<type>=…` for any other type.
+
+use core::fmt;
+
+use bytes::BytesMut;
+use thiserror::Error;
+
+use super::{Component, Name};
+use crate::tt;
+use crate::varnum::{nonneg_len, put_nonneg, read_nonneg};
+
+/// Why a string is not a valid name URI.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum UriError {
+    /// `//` inside a name: a component must have at least one character (`...` is the empty
+    /// component).
+    #[error("empty component in {0:?} (write the empty component as \"...\")")]
+    EmptyComponent(String),
+    /// `.` and `..` are not components (they would be ambiguous in URIs).
+    #[error("component {0:?} is not allowed: add three periods, as in \"....\"")]
+    DotComponent(String),
+    /// A `%` not followed by two hexadecimal digits.
+    #[error("bad percent-escape in {0:?}")]
+    BadEscape(String),
+    /// `<type>=` with a type outside 1..=65535.
+    #[error("component type in {0:?} must be a number from 1 to 65535")]
+    BadType(String),
+    /// `seg=`, `v=`, … with something that is not a decimal number.
+    #[error("{0:?} needs a decimal number")]
+    BadNumber(String),
+    /// `sha256digest=` / `params-sha256=` without 64 hexadecimal digits.
+    #[error("{0:?} needs 64 hexadecimal digits")]
+    BadDigest(String),
+}
+
+/// URI prefixes of the naming conventions' number components.
+const NUMBER_ALIASES: [(&str, u64); 5] = [
+    ("seg", tt::SEGMENT_NAME_COMPONENT),
+    ("off", tt::BYTE_OFFSET_NAME_COMPONENT),
+    ("v", tt::VERSION_NAME_COMPONENT),
+    ("t", tt::TIMESTAMP_NAME_COMPONENT),
+    ("seq", tt::SEQUENCE_NUM_NAME_COMPONENT),
+];
+
+/// URI prefixes of the digest components.
+const DIGEST_ALIASES: [(&str, u64); 2] = [
+    ("sha256digest", tt::IMPLICIT_SHA256_DIGEST_COMPONENT),
+    ("params-sha256", tt::PARAMETERS_SHA256_DIGEST_COMPONENT),
+];
+
+/// Writes one component in URI form.
+pub(super) fn write_component(f: &mut fmt::Formatter<'_>, c: Component<'_>) -> fmt::Result {
+    let typ = c.typ();
+    if let Some((alias, _)) = DIGEST_ALIASES.iter().find(|(_, t)| *t == typ) {
+        f.write_str(alias)?;
+        f.write_str("=")?;
+        for b in c.value() {
+            write!(f, "{b:02x}")?;
+        }
+        return Ok(());
+    }
+    if let Some((alias, _)) = NUMBER_ALIASES.iter().find(|(_, t)| *t == typ) {
+        if let Ok(n) = read_nonneg(typ, c.value()) {
+            return write!(f, "{alias}={n}");
+        }
+    }
+    if typ != tt::GENERIC_NAME_COMPONENT {
+        write!(f, "{typ}=")?;
+    }
+    write_escaped(f, c.value())
+}
+
+/// Writes a value with every octet outside the URI unreserved set percent-escaped; a value of
+/// periods only (including the empty value) gets three more periods.
+fn write_escaped(f: &mut fmt::Formatter<'_>, v: &[u8]) -> fmt::Result {
+    if v.iter().all(|&b| b == b'.') {
+        f.write_str("...")?;
+    }
+    for &b in v {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            write!(f, "{}", b as char)?;
+        } else {
+            write!(f, "%{b:02X}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Parses a name URI; an `ndn:` scheme and the leading `/` are optional.
+pub(super) fn parse_name(uri: &str) -> Result<Name, UriError> {
+    let path = uri.strip_prefix("ndn:").unwrap_or(uri);
+    let path = path.strip_prefix('/').unwrap_or(path);
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let mut name = Name::root();
+    if path.is_empty() {
+        return Ok(name);
+    }
+    for text in path.split('/') {
+        let (typ, value) = parse_component(text)?;
+        let c = Component::new(typ, &value).ok_or_else(|| UriError::BadType(text.into()))?;
+        name.push(c);
+    }
+    Ok(name)
+}
+
+/// Parses one component's URI form into its type and value.
+fn parse_component(text: &str) -> Result<(u64, Vec<u8>), UriError> {
+    if text.is_empty() {
+        return Err(UriError::EmptyComponent(text.into()));
+    }
+    let Some((prefix, rest)) = text.split_once('=') else {
+        return Ok((tt::GENERIC_NAME_COMPONENT, unescape(text)?));
+    };
+    if let Some(&(_, typ)) = DIGEST_ALIASES.iter().find(|(a, _)| *a == prefix) {
+        return parse_digest(text, rest).map(|v| (typ, v));
+    }
+    if let Some(&(_, typ)) = NUMBER_ALIASES.iter().find(|(a, _)| *a == prefix) {
+        let n: u64 = parse_decimal(rest).ok_or_else(|| UriError::BadNumber(text.into()))?;
+        let mut v = BytesMut::with_capacity(nonneg_len(n));
+        put_nonneg(&mut v, n);
+        return Ok((typ, v.to_vec()));
+    }
+    if !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit()) {
+        let typ = parse_decimal(prefix)
+            .filter(|t| (1..=0xFFFF).contains(t))
+            .ok_or_else(|| UriError::BadType(text.into()))?;
+        return Ok((typ, unescape(rest)?));
+    }
+    // An '=' that does not introduce a type is part of a generic value.
+    Ok((tt::GENERIC_NAME_COMPONENT, unescape(text)?))
+}
+
+/// A decimal number of digits only (no sign, no spaces).
+fn parse_decimal(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Decodes 64 hexadecimal digits.
+fn parse_digest(text: &str, hex: &str) -> Result<Vec<u8>, UriError> {
+    let bad = || UriError::BadDigest(text.into());
+    if hex.len() != 64 {
+        return Err(bad());
+    }
+    hex.as_bytes()
+        .chunks(2)
+        .map(|p| Some(hex_val(p[0])? << 4 | hex_val(p[1])?))
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(bad)
+}
+
+/// Undoes percent-escapes and the extra periods of period-only values.
+fn unescape(text: &str) -> Result<Vec<u8>, UriError> {
+    let bytes = text.as_bytes();
+    if bytes.iter().all(|&b| b == b'.') {
+        return match bytes.len() {
+            0..=2 => Err(UriError::DotComponent(text.into())),
+            n => Ok(vec![b'.'; n - 3]),
+        };
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hi = bytes.get(i + 1).copied().and_then(hex_val);
+            let lo = bytes.get(i + 2).copied().and_then(hex_val);
+            match (hi, lo) {
+                (Some(h), Some(l)) => out.push(h << 4 | l),
+                _ => return Err(UriError::BadEscape(text.into())),
+            }
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// The value of one hexadecimal digit.
+fn hex_val(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(uri: &str) -> String {
+        Name::from_uri(uri).unwrap().to_uri()
+    }
+
+    #[test]
+    fn typed_components_both_ways() {
+        assert_eq!(round("/a/seg=3/v=7/32=meta"), "/a/seg=3/v=7/32=meta");
+        assert_eq!(round("/off=1/t=2/seq=3"), "/off=1/t=2/seq=3");
+        assert_eq!(round("ndn:/8=abc/9=x"), "/abc/9=x");
+        let d = "a".repeat(64);
+        assert_eq!(
+            round(&format!(
+                "/sha256digest={d}/params-sha256={}",
+                "0".repeat(64)
+            )),
+            format!("/sha256digest={d}/params-sha256={}", "0".repeat(64))
+        );
+        let n = Name::from_uri("/seg=300").unwrap();
+        assert_eq!(n.get(0).unwrap().value(), &[1, 44]);
+    }
+
+    #[test]
+    fn escapes_and_periods() {
+        assert_eq!(round("/%00%01/a%2Fb/~x_y-z.w"), "/%00%01/a%2Fb/~x_y-z.w");
+        assert_eq!(round("/a b"), "/a%20b");
+        assert_eq!(round("/..."), "/...");
+        assert_eq!(round("/...."), "/....");
+        assert_eq!(Name::from_uri("/...").unwrap().get(0).unwrap().value(), b"");
+        assert_eq!(
+            Name::from_uri("/.....").unwrap().get(0).unwrap().value(),
+            b".."
+        );
+        assert_eq!(round("/9=..."), "/9=...");
+        assert_eq!(round("/"), "/");
+        assert_eq!(round("/a/"), "/a");
+        assert_eq!(round("a/b"), "/a/b");
+        assert_eq!(round("/x=y"), "/x%3Dy");
+        // a number type whose value is not a NonNegativeInteger prints opaquely
+        let odd = Name::from_components([Component::new(50, &[1, 2, 3]).unwrap()]);
+        assert_eq!(odd.to_uri(), "/50=%01%02%03");
+        assert_eq!(Name::from_uri(&odd.to_uri()).unwrap(), odd);
+    }
+
+    #[test]
+    fn bad_uris_are_typed_errors() {
+        assert!(matches!(
+            Name::from_uri("/a//b"),
+            Err(UriError::EmptyComponent(_))
+        ));
+        assert!(matches!(
+            Name::from_uri("/a/./b"),
+            Err(UriError::DotComponent(_))
+        ));
+        assert!(matches!(
+            Name::from_uri("/a/.."),
+            Err(UriError::DotComponent(_))
+        ));
+        assert!(matches!(Name::from_uri("/%4"), Err(UriError::BadEscape(_))));
+        assert!(matches!(
+            Name::from_uri("/%zz"),
+            Err(UriError::BadEscape(_))
+        ));
+        assert!(matches!(Name::from_uri("/0=a"), Err(UriError::BadType(_))));
+        assert!(matches!(
+            Name::from_uri("/65536=a"),
+            Err(UriError::BadType(_))
+        ));
+        assert!(matches!(
+            Name::from_uri("/seg=x"),
+            Err(UriError::BadNumber(_))
+        ));
+        assert!(matches!(
+            Name::from_uri("/seg=-1"),
+            Err(UriError::BadNumber(_))
+        ));
+        assert!(matches!(
+            Name::from_uri("/v=99999999999999999999"),
+            Err(UriError::BadNumber(_))
+        ));
+        assert!(matches!(
+            Name::from_uri("/sha256digest=ab"),
+            Err(UriError::BadDigest(_))
+        ));
+        assert!(matches!(
+            Name::from_uri(&format!("/params-sha256={}", "g".repeat(64))),
+            Err(UriError::BadDigest(_))
+        ));
+    }
+}
