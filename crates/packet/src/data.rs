@@ -201,8 +201,9 @@ impl DataView {
     }
 }
 
-/// A whole Data packet, for applications.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A whole Data packet, for applications. Equality compares the fields, not the received
+/// encoding.
+#[derive(Debug, Clone)]
 pub struct Data {
     /// Name.
     pub name: Name,
@@ -217,6 +218,18 @@ pub struct Data {
     /// The received encoding, kept by [`Data::decode`] for signature verification.
     wire: Option<Bytes>,
 }
+
+impl PartialEq for Data {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.meta == other.meta
+            && self.content == other.content
+            && self.sig_info == other.sig_info
+            && self.sig_value == other.sig_value
+    }
+}
+
+impl Eq for Data {}
 
 impl Data {
     /// A Data named `name` with `content`, not yet signed.
@@ -351,3 +364,6 @@ impl Data {
         info.encode(tt::SIGNATURE_INFO, out);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -528,3 +528,6 @@ impl Interest {
         ]))
     }
 }
+
+#[cfg(test)]
+mod tests;

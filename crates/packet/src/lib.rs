@@ -32,6 +32,8 @@ pub mod nack;
 pub mod name;
 pub mod packet;
 pub mod signature;
+#[cfg(test)]
+mod testutil;
 pub mod tlv;
 pub mod tt;
 pub mod varnum;

@@ -426,3 +426,6 @@ impl LpPacket {
         buf.freeze()
     }
 }
+
+#[cfg(test)]
+mod tests;

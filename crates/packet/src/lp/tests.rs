@@ -1,0 +1,305 @@
+use bytes::Bytes;
+use smallvec::smallvec;
+
+use super::*;
+use crate::interest::Interest;
+use crate::nack::Nack;
+use crate::packet::{NetPacket, NetPacketView};
+use crate::testutil::{cat, tlv};
+
+fn interest_wire() -> Bytes {
+    Interest::new("/i".parse().unwrap()).encode()
+}
+
+fn lp(parts: &[&[u8]]) -> Bytes {
+    Bytes::from(tlv(tt::LP_PACKET, &cat(parts)))
+}
+
+fn full_header() -> LpHeader {
+    LpHeader {
+        sequence: Some(0x0102_0304_0506_0708),
+        frag_index: Some(1),
+        frag_count: Some(3),
+        pit_token: PitToken::new(&[0xAB; 32]),
+        nack: Some(NackReason::NO_ROUTE),
+        incoming_face_id: Some(300),
+        next_hop_face_id: Some(257),
+        cache_policy: Some(CachePolicy::NO_CACHE),
+        congestion_mark: Some(1),
+        acks: smallvec![1, 2, 3, 4, 5],
+        tx_sequence: Some(99),
+        non_discovery: true,
+        prefix_announcement: Some(Bytes::from(tlv(tt::DATA, &tlv(tt::NAME, b"")))),
+    }
+}
+
+#[test]
+fn every_field_round_trips() {
+    let pkt = LpPacket {
+        header: full_header(),
+        fragment: Some(interest_wire()),
+    };
+    let wire = pkt.encode();
+    assert_eq!(LpPacket::decode(wire.clone()).unwrap(), pkt);
+    assert!(pkt.is_fragmented());
+}
+
+#[test]
+fn header_written_apart_from_the_fragment_equals_the_whole() {
+    let pkt = LpPacket {
+        header: full_header(),
+        fragment: Some(interest_wire()),
+    };
+    let frag = pkt.fragment.clone().unwrap();
+    let mut head = Vec::new();
+    pkt.header.encode_header(Some(frag.len()), &mut head);
+    assert_eq!(head.len(), pkt.header.header_len(Some(frag.len())));
+    assert_eq!(cat(&[&head, &frag]), pkt.encode().to_vec());
+    // and for a header of only a PIT token, around a large fragment
+    let h = LpHeader {
+        pit_token: Some(PitToken::from_u64(7)),
+        ..LpHeader::default()
+    };
+    let big = Bytes::from(vec![0u8; 9000]);
+    let mut head = Vec::new();
+    h.encode_header(Some(big.len()), &mut head);
+    assert_eq!(head.len(), h.header_len(Some(big.len())));
+    let whole = LpPacket {
+        header: h,
+        fragment: Some(big.clone()),
+    }
+    .encode();
+    assert_eq!(&whole[..head.len()], &head[..]);
+}
+
+#[test]
+fn idle_packet_without_fragment() {
+    let pkt = LpPacket {
+        header: LpHeader {
+            acks: smallvec![5],
+            ..LpHeader::default()
+        },
+        fragment: None,
+    };
+    assert_eq!(LpPacket::decode(pkt.encode()).unwrap(), pkt);
+}
+
+#[test]
+fn bare_packets_are_valid_frames() {
+    let i = interest_wire();
+    let f = LpPacket::decode(i.clone()).unwrap();
+    assert!(f.header.is_empty());
+    assert_eq!(f.fragment, Some(i.clone()));
+    let (h, p) = NetPacket::decode_frame(i).unwrap();
+    assert!(h.is_empty());
+    assert!(matches!(p, NetPacket::Interest(_)));
+}
+
+#[test]
+fn pit_token_forms() {
+    assert!(PitToken::new(&[]).is_none());
+    assert!(PitToken::new(&[0; 33]).is_none());
+    let t = PitToken::from_u64(0xDEAD);
+    assert_eq!(t.as_u64(), Some(0xDEAD));
+    assert_eq!(PitToken::new(&[1, 2]).unwrap().as_u64(), None);
+    assert_eq!(
+        format!("{:?}", PitToken::new(&[1, 0xab]).unwrap()),
+        "PitToken(01ab)"
+    );
+}
+
+#[test]
+fn nack_round_trip_and_reasonless_nack() {
+    let nack = Nack {
+        reason: NackReason::DUPLICATE,
+        interest: Interest::decode(interest_wire()).unwrap(),
+    };
+    let wire = nack.encode();
+    assert_eq!(Nack::decode(wire.clone()).unwrap(), nack);
+    let (_, p) = NetPacket::decode_frame(wire).unwrap();
+    assert_eq!(p, NetPacket::Nack(nack));
+    let bare = lp(&[&tlv(tt::NACK, b""), &tlv(tt::FRAGMENT, &interest_wire())]);
+    assert_eq!(Nack::decode(bare).unwrap().reason, NackReason::NONE);
+    let unknown = Nack::encode_for(NackReason(7), interest_wire());
+    assert_eq!(Nack::decode(unknown).unwrap().reason, NackReason(7));
+}
+
+#[test]
+fn nack_errors() {
+    let data = Bytes::from(tlv(tt::DATA, &tlv(tt::NAME, b"")));
+    let not_interest = lp(&[&tlv(tt::NACK, b""), &tlv(tt::FRAGMENT, &data)]);
+    assert!(Nack::decode(not_interest).is_err());
+    let no_fragment = lp(&[&tlv(tt::NACK, b"")]);
+    assert_eq!(
+        Nack::decode(no_fragment).unwrap_err(),
+        DecodeError::Missing { typ: tt::FRAGMENT }
+    );
+    assert_eq!(
+        Nack::decode(interest_wire()).unwrap_err(),
+        DecodeError::Missing { typ: tt::NACK }
+    );
+}
+
+#[test]
+fn unknown_fields_follow_the_ignore_rule() {
+    let frag = tlv(tt::FRAGMENT, &interest_wire());
+    // 804: in the reserved range with low bits 00: ignored
+    assert!(LpPacket::decode(lp(&[&tlv(804, b"x"), &frag])).is_ok());
+    assert!(LpPacket::decode(lp(&[&tlv(956, b"x"), &frag])).is_ok());
+    for typ in [805u64, 806, 960, 796, 120] {
+        assert_eq!(
+            LpPacket::decode(lp(&[&tlv(typ, b"x"), &frag])).unwrap_err(),
+            DecodeError::UnknownCritical { typ },
+            "type {typ}"
+        );
+    }
+}
+
+#[test]
+fn malformed_frames_are_typed_errors() {
+    let frag = tlv(tt::FRAGMENT, &interest_wire());
+    let seq = tlv(tt::SEQUENCE, &[0; 8]);
+    let tok = tlv(tt::PIT_TOKEN, &[1; 4]);
+    let cases: Vec<(Bytes, DecodeError)> = vec![
+        (
+            lp(&[&tok, &seq, &frag]),
+            DecodeError::OutOfOrder { typ: tt::SEQUENCE },
+        ),
+        (
+            lp(&[&seq, &seq, &frag]),
+            DecodeError::Duplicate { typ: tt::SEQUENCE },
+        ),
+        (
+            lp(&[&frag, &seq]),
+            DecodeError::OutOfOrder { typ: tt::SEQUENCE },
+        ),
+        (
+            lp(&[&frag, &frag]),
+            DecodeError::OutOfOrder { typ: tt::FRAGMENT },
+        ),
+        (
+            lp(&[
+                &tlv(tt::FRAG_INDEX, &[3]),
+                &tlv(tt::FRAG_COUNT, &[3]),
+                &frag,
+            ]),
+            DecodeError::InvalidValue {
+                typ: tt::FRAG_INDEX,
+                reason: "FragIndex must be below a non-zero FragCount",
+            },
+        ),
+        (
+            lp(&[&tlv(tt::FRAG_COUNT, &[0]), &frag]),
+            DecodeError::InvalidValue {
+                typ: tt::FRAG_INDEX,
+                reason: "FragIndex must be below a non-zero FragCount",
+            },
+        ),
+        (
+            lp(&[&tlv(tt::FRAG_INDEX, &[1]), &frag]),
+            DecodeError::InvalidValue {
+                typ: tt::FRAG_INDEX,
+                reason: "FragIndex must be below a non-zero FragCount",
+            },
+        ),
+        (
+            lp(&[&tlv(tt::PIT_TOKEN, b""), &frag]),
+            DecodeError::InvalidLength {
+                typ: tt::PIT_TOKEN,
+                len: 0,
+            },
+        ),
+        (
+            lp(&[&tlv(tt::PIT_TOKEN, &[0; 33]), &frag]),
+            DecodeError::InvalidLength {
+                typ: tt::PIT_TOKEN,
+                len: 33,
+            },
+        ),
+        (
+            lp(&[&tlv(tt::SEQUENCE, &[0; 3]), &frag]),
+            DecodeError::InvalidNonNegInt {
+                typ: tt::SEQUENCE,
+                len: 3,
+            },
+        ),
+        (
+            lp(&[&tlv(tt::NON_DISCOVERY, b"x"), &frag]),
+            DecodeError::InvalidLength {
+                typ: tt::NON_DISCOVERY,
+                len: 1,
+            },
+        ),
+        (
+            lp(&[&tlv(tt::CACHE_POLICY, b""), &frag]),
+            DecodeError::Missing {
+                typ: tt::CACHE_POLICY_TYPE,
+            },
+        ),
+        (
+            lp(&[&tlv(tt::NACK, &tlv(tt::NACK_REASON, &[0; 3])), &frag]),
+            DecodeError::InvalidNonNegInt {
+                typ: tt::NACK_REASON,
+                len: 3,
+            },
+        ),
+        (
+            lp(&[
+                &tlv(tt::PREFIX_ANNOUNCEMENT, &tlv(tt::INTEREST, b"")),
+                &frag,
+            ]),
+            DecodeError::UnexpectedType {
+                expected: tt::DATA,
+                actual: tt::INTEREST,
+            },
+        ),
+        (
+            lp(&[&tlv(tt::FRAGMENT, b"")]),
+            DecodeError::InvalidLength {
+                typ: tt::FRAGMENT,
+                len: 0,
+            },
+        ),
+        (
+            Bytes::from(tlv(99, b"")),
+            DecodeError::UnexpectedType {
+                expected: tt::LP_PACKET,
+                actual: 99,
+            },
+        ),
+        (Bytes::new(), DecodeError::Truncated),
+    ];
+    for (i, (wire, err)) in cases.into_iter().enumerate() {
+        assert_eq!(LpPacket::decode(wire).unwrap_err(), err, "case {i}");
+    }
+}
+
+#[test]
+fn fragments_are_not_decoded_as_packets() {
+    let pkt = LpPacket {
+        header: LpHeader {
+            frag_index: Some(0),
+            frag_count: Some(2),
+            sequence: Some(1),
+            ..LpHeader::default()
+        },
+        fragment: Some(interest_wire().slice(..3)),
+    };
+    assert!(NetPacket::decode_frame(pkt.encode()).is_err());
+}
+
+#[test]
+fn net_packet_view_dispatches_on_type() {
+    assert!(matches!(
+        NetPacketView::decode(interest_wire()).unwrap(),
+        NetPacketView::Interest(_)
+    ));
+    let d = crate::Data::new("/d".parse().unwrap(), &b"x"[..])
+        .sign(&crate::DigestSha256)
+        .unwrap();
+    assert!(matches!(
+        NetPacketView::decode(d).unwrap(),
+        NetPacketView::Data(_)
+    ));
+    assert!(NetPacketView::decode(Bytes::from(tlv(tt::LP_PACKET, b""))).is_err());
+}
