@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, tlv_len};
 use crate::error::{DecodeError, Result};
 use crate::headroom;
-use crate::name::{Name, OwnedComponent};
+use crate::name::{Name, OwnedComponent, ScannedName};
 use crate::signature::{SignError, SignatureInfo, SignatureType, Signer};
 use crate::tlv::{read_single, Element, OrderGuard, Reader};
 use crate::tt;
@@ -127,12 +127,10 @@ mod rank {
     pub const SIG_VALUE: u8 = 5;
 }
 
-/// What the forwarder reads of a Data; Content and the signature stay in `wire`, unread.
+/// What the forwarder reads of a Data; Content and the signature stay in the packet, unread.
 #[derive(Debug, Clone)]
 pub struct DataView {
-    /// The whole Data element.
-    pub wire: Bytes,
-    /// Name.
+    /// Name. It holds the whole received packet: see [`DataView::wire`].
     pub name: Name,
     /// MetaInfo.
     pub meta: MetaInfo,
@@ -153,34 +151,43 @@ impl DataView {
             });
         }
         let mut r = el.children();
-        let name_el = r.expect(tt::NAME)?;
-        let name = Name::from_element(&wire, &name_el)?;
+        let name = ScannedName::scan(&r.expect(tt::NAME)?)?;
         let mut guard = OrderGuard::default();
         guard.see(tt::NAME, rank::NAME)?;
         let mut meta = MetaInfo::default();
         let mut content_at = wire.len();
-        while let Some(child) = r.next_element() {
-            let child = child?;
+        while let Some(typ) = r.peek_type() {
+            if matches!(typ, tt::CONTENT | tt::SIGNATURE_INFO | tt::SIGNATURE_VALUE) {
+                // Stop before Content: its length was bounded by the outer element already.
+                content_at = r.offset();
+                break;
+            }
+            let child = r.read()?;
             match child.typ {
                 tt::META_INFO => {
                     guard.see(child.typ, rank::META_INFO)?;
                     meta = MetaInfo::decode(&wire, &child)?;
                 }
-                tt::CONTENT | tt::SIGNATURE_INFO | tt::SIGNATURE_VALUE => {
-                    content_at = child.start;
-                    break;
-                }
                 tt::NAME => return Err(DecodeError::Duplicate { typ: tt::NAME }),
                 _ => child.skip_unknown()?,
             }
         }
+        if !r.is_empty() && r.peek_type().is_none() {
+            // A malformed TLV-TYPE where Content would start.
+            r.read()?;
+        }
         Ok(DataView {
-            wire,
-            name,
+            name: name.into_name(wire),
             meta,
             content_at,
             guard,
         })
+    }
+
+    /// The whole Data element, as received.
+    #[inline]
+    pub fn wire(&self) -> &Bytes {
+        self.name.backing()
     }
 
     /// FreshnessPeriod in ms (0 when absent).
@@ -197,7 +204,7 @@ impl DataView {
 
     /// The implicit SHA-256 digest of the whole Data (the last component of its full name).
     pub fn implicit_digest(&self) -> [u8; 32] {
-        Sha256::digest(&self.wire).into()
+        Sha256::digest(self.wire()).into()
     }
 }
 
@@ -251,7 +258,8 @@ impl Data {
 
     /// Completes a forwarder view into a whole Data.
     pub fn from_view(v: DataView) -> Result<Self> {
-        let wire = &v.wire;
+        let wire = v.wire().clone();
+        let wire = &wire;
         let mut guard = v.guard;
         let mut content = None;
         let mut sig_info = None;
@@ -287,7 +295,7 @@ impl Data {
             sig_value: sig_value.ok_or(DecodeError::Missing {
                 typ: tt::SIGNATURE_VALUE,
             })?,
-            wire: Some(v.wire),
+            wire: Some(wire.clone()),
         })
     }
 

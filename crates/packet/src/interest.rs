@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, tlv_len};
 use crate::error::{DecodeError, Result};
 use crate::headroom;
-use crate::name::Name;
+use crate::name::{Name, ParamsDigest, ScannedName};
 use crate::signature::{SignError, SignatureInfo, Signer};
 use crate::tlv::{read_single, Element, OrderGuard, Reader};
 use crate::tt;
@@ -35,47 +35,16 @@ impl From<u32> for Nonce {
     }
 }
 
-/// A validated ForwardingHint: one or more names, read lazily without copying.
-///
-/// Both the current form (a list of Names) and the pre-2021 form (Delegations holding a
-/// Preference and a Name) are accepted; only the current form is encoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForwardingHint {
-    packet: Bytes,
-    value_start: usize,
-    value_end: usize,
-}
-
-impl ForwardingHint {
-    fn decode(packet: &Bytes, el: &Element<'_>) -> Result<Self> {
-        let mut count = 0;
-        let mut r = el.children();
-        while let Some(child) = r.next_element() {
-            delegation_name(&child?)?;
-            count += 1;
-        }
-        if count == 0 {
-            return Err(DecodeError::Missing { typ: tt::NAME });
-        }
-        Ok(ForwardingHint {
-            packet: packet.clone(),
-            value_start: el.value_start,
-            value_end: el.end(),
-        })
+/// Checks a ForwardingHint element: one or more names.
+fn validate_forwarding_hint(el: &Element<'_>) -> Result<()> {
+    let mut r = el.children();
+    if r.is_empty() {
+        return Err(DecodeError::Missing { typ: tt::NAME });
     }
-
-    /// The delegation names, in order.
-    pub fn names(&self) -> impl Iterator<Item = Name> + '_ {
-        let mut r = Reader::with_base(
-            &self.packet[self.value_start..self.value_end],
-            self.value_start,
-        );
-        core::iter::from_fn(move || {
-            let child = r.next_element()?.expect("forwarding hint was validated");
-            let name = delegation_name(&child).expect("forwarding hint was validated");
-            Some(Name::from_element(&self.packet, &name).expect("forwarding hint was validated"))
-        })
+    while let Some(child) = r.next_element() {
+        delegation_name(&child?)?;
     }
+    Ok(())
 }
 
 /// The Name element of one ForwardingHint entry (a Name, or a Delegation's Name), validated.
@@ -112,27 +81,28 @@ mod rank {
     pub const SIG_VALUE: u8 = 10;
 }
 
-/// What the forwarder reads of an Interest; the rest stays in `wire`, unread.
+/// What the forwarder reads of an Interest; the rest stays in the packet, unread.
 #[derive(Debug, Clone)]
 pub struct InterestView {
-    /// The whole Interest element.
-    pub wire: Bytes,
-    /// Name (at least one component).
+    /// Name (at least one component). It holds the whole received packet: see
+    /// [`InterestView::wire`].
     pub name: Name,
     /// CanBePrefix.
     pub can_be_prefix: bool,
     /// MustBeFresh.
     pub must_be_fresh: bool,
-    /// ForwardingHint.
-    pub forwarding_hint: Option<ForwardingHint>,
     /// Nonce.
     pub nonce: Option<Nonce>,
     /// InterestLifetime in ms, if present.
     pub lifetime: Option<u64>,
     /// HopLimit.
     pub hop_limit: Option<u8>,
+    /// Range in `wire` of the ForwardingHint's value, validated.
+    hint: Option<(u32, u32)>,
     /// Offset in `wire` of ApplicationParameters (`wire.len()` when there are none).
     params_at: usize,
+    /// Where the name's ParametersSha256DigestComponent is.
+    params_digest: ParamsDigest,
     /// Order state after the last element the view read, for the full decode to continue.
     guard: OrderGuard,
 }
@@ -149,63 +119,60 @@ impl InterestView {
             });
         }
         let mut r = el.children();
-        let name_el = r.expect(tt::NAME)?;
-        let name = Name::from_element(&wire, &name_el)?;
+        let name = ScannedName::scan(&r.expect(tt::NAME)?)?;
         if name.is_empty() {
             return Err(DecodeError::InvalidValue {
                 typ: tt::NAME,
                 reason: "an Interest name needs at least one component",
             });
         }
-        let mut v = InterestView {
-            name,
-            can_be_prefix: false,
-            must_be_fresh: false,
-            forwarding_hint: None,
-            nonce: None,
-            lifetime: None,
-            hop_limit: None,
-            params_at: wire.len(),
-            guard: OrderGuard::default(),
-            wire: Bytes::new(),
-        };
-        v.guard.see(tt::NAME, rank::NAME)?;
-        while let Some(child) = r.next_element() {
-            let child = child?;
+        let mut guard = OrderGuard::default();
+        guard.see(tt::NAME, rank::NAME)?;
+        let (mut can_be_prefix, mut must_be_fresh) = (false, false);
+        let (mut nonce, mut lifetime, mut hop_limit, mut hint) = (None, None, None, None);
+        let mut params_at = wire.len();
+        while !r.is_empty() {
+            let child = r.read()?;
             match child.typ {
                 tt::CAN_BE_PREFIX => {
-                    v.guard.see(child.typ, rank::CAN_BE_PREFIX)?;
+                    guard.see(child.typ, rank::CAN_BE_PREFIX)?;
                     child.expect_len(0)?;
-                    v.can_be_prefix = true;
+                    can_be_prefix = true;
                 }
                 tt::MUST_BE_FRESH => {
-                    v.guard.see(child.typ, rank::MUST_BE_FRESH)?;
+                    guard.see(child.typ, rank::MUST_BE_FRESH)?;
                     child.expect_len(0)?;
-                    v.must_be_fresh = true;
+                    must_be_fresh = true;
                 }
                 tt::FORWARDING_HINT => {
-                    v.guard.see(child.typ, rank::FORWARDING_HINT)?;
-                    v.forwarding_hint = Some(ForwardingHint::decode(&wire, &child)?);
+                    guard.see(child.typ, rank::FORWARDING_HINT)?;
+                    validate_forwarding_hint(&child)?;
+                    hint = Some((child.value_start as u32, child.end() as u32));
                 }
                 tt::NONCE => {
-                    v.guard.see(child.typ, rank::NONCE)?;
-                    child.expect_len(4)?;
-                    let mut n = [0; 4];
-                    n.copy_from_slice(child.value);
-                    v.nonce = Some(Nonce(n));
+                    guard.see(child.typ, rank::NONCE)?;
+                    let n: [u8; 4] =
+                        child
+                            .value
+                            .try_into()
+                            .map_err(|_| DecodeError::InvalidLength {
+                                typ: child.typ,
+                                len: child.value.len(),
+                            })?;
+                    nonce = Some(Nonce(n));
                 }
                 tt::INTEREST_LIFETIME => {
-                    v.guard.see(child.typ, rank::LIFETIME)?;
-                    v.lifetime = Some(child.nonneg()?);
+                    guard.see(child.typ, rank::LIFETIME)?;
+                    lifetime = Some(child.nonneg()?);
                 }
                 tt::HOP_LIMIT => {
-                    v.guard.see(child.typ, rank::HOP_LIMIT)?;
+                    guard.see(child.typ, rank::HOP_LIMIT)?;
                     child.expect_len(1)?;
-                    v.hop_limit = Some(child.value[0]);
+                    hop_limit = Some(child.value[0]);
                 }
                 tt::APPLICATION_PARAMETERS => {
-                    v.guard.see(child.typ, rank::APP_PARAMS)?;
-                    v.params_at = child.start;
+                    guard.see(child.typ, rank::APP_PARAMS)?;
+                    params_at = child.start;
                     break;
                 }
                 tt::INTEREST_SIGNATURE_INFO | tt::INTEREST_SIGNATURE_VALUE => {
@@ -217,24 +184,60 @@ impl InterestView {
                 _ => child.skip_unknown()?,
             }
         }
-        let has_params = v.params_at < wire.len();
-        if v.name.params_digest_index()?.is_some() != has_params {
+        let has_params = params_at < wire.len();
+        let params_digest = name.params_digest;
+        if params_digest.index()?.is_some() != has_params {
             return Err(DecodeError::ParamsDigestPlacement);
         }
-        v.wire = wire;
-        Ok(v)
+        Ok(InterestView {
+            name: name.into_name(wire),
+            can_be_prefix,
+            must_be_fresh,
+            nonce,
+            lifetime,
+            hop_limit,
+            hint,
+            params_at,
+            params_digest,
+            guard,
+        })
+    }
+
+    /// The whole Interest element, as received.
+    #[inline]
+    pub fn wire(&self) -> &Bytes {
+        self.name.backing()
     }
 
     /// Whether ApplicationParameters follow the fields the view read.
     #[inline]
     pub fn has_params(&self) -> bool {
-        self.params_at < self.wire.len()
+        self.params_at < self.wire().len()
     }
 
     /// InterestLifetime in ms, with the default applied.
     #[inline]
     pub fn lifetime_ms(&self) -> u64 {
         self.lifetime.unwrap_or(DEFAULT_LIFETIME_MS)
+    }
+
+    /// Whether the Interest carries a ForwardingHint.
+    #[inline]
+    pub fn has_forwarding_hint(&self) -> bool {
+        self.hint.is_some()
+    }
+
+    /// The ForwardingHint's names in order (none without a hint), sharing `wire`.
+    pub fn forwarding_hint(&self) -> impl Iterator<Item = Name> + '_ {
+        let (start, end) = self.hint.unwrap_or((0, 0));
+        let (start, end) = (start as usize, end as usize);
+        let wire = self.wire();
+        let mut r = Reader::with_base(&wire[start..end], start);
+        core::iter::from_fn(move || {
+            let child = r.next_element()?.expect("forwarding hint was validated");
+            let name = delegation_name(&child).expect("forwarding hint was validated");
+            Some(Name::from_element(wire, &name).expect("forwarding hint was validated"))
+        })
     }
 }
 
@@ -293,11 +296,7 @@ impl Interest {
             name: v.name.clone(),
             can_be_prefix: v.can_be_prefix,
             must_be_fresh: v.must_be_fresh,
-            forwarding_hint: v
-                .forwarding_hint
-                .as_ref()
-                .map(|h| h.names().collect())
-                .unwrap_or_default(),
+            forwarding_hint: v.forwarding_hint().collect(),
             nonce: v.nonce,
             lifetime: v.lifetime,
             hop_limit: v.hop_limit,
@@ -308,7 +307,7 @@ impl Interest {
         if !v.has_params() {
             return Ok(i);
         }
-        let wire = &v.wire;
+        let wire = v.wire();
         let mut guard = v.guard;
         let mut r = Reader::with_base(&wire[v.params_at..], v.params_at);
         let params = r.read()?;
@@ -352,8 +351,8 @@ impl Interest {
             });
         }
         let digest_at = v
-            .name
-            .params_digest_index()?
+            .params_digest
+            .index()?
             .ok_or(DecodeError::ParamsDigestPlacement)?;
         let want = Sha256::digest(&wire[v.params_at..]);
         let have = v.name.get(digest_at).expect("index from the name").value();
@@ -395,7 +394,7 @@ impl Interest {
         };
 
         // Name components other than a ParametersSha256DigestComponent, split where it goes.
-        let digest_at = self.name.params_digest_index().ok().flatten();
+        let digest_at = self.name.params_digest().index().ok().flatten();
         let comps = self.name.value();
         let (before, after): (&[u8], &[u8]) = match (params.is_some(), digest_at) {
             (true, Some(i)) => {
@@ -506,12 +505,13 @@ impl Interest {
             return Ok(None);
         }
         let digest_at = v
-            .name
-            .params_digest_index()?
+            .params_digest
+            .index()?
             .ok_or(DecodeError::ParamsDigestPlacement)?;
-        let comps = v.name.value();
+        let comps = v.name.value_bytes();
         let p = v.name.prefix_octets(digest_at).len();
         let q = v.name.prefix_octets(digest_at + 1).len();
+        let wire = v.wire();
         let mut r = Reader::with_base(&wire[v.params_at..], v.params_at);
         let mut end = v.params_at;
         while let Some(el) = r.next_element() {

@@ -40,7 +40,7 @@ pub mod varnum;
 
 pub use data::{ContentType, Data, DataView, MetaInfo};
 pub use error::{DecodeError, Result};
-pub use interest::{ForwardingHint, Interest, InterestView, Nonce};
+pub use interest::{Interest, InterestView, Nonce};
 pub use lp::{CachePolicy, LpHeader, LpPacket, NackReason, PitToken};
 pub use nack::Nack;
 pub use name::{Component, Name, OwnedComponent, UriError};

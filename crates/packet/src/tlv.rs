@@ -109,6 +109,16 @@ impl<'a> Reader<'a> {
         self.base + self.pos
     }
 
+    /// The TLV-TYPE of the next element, without reading it; `None` at the end of the buffer
+    /// or when the TLV-TYPE itself is malformed (reading the element then reports why).
+    #[inline]
+    pub fn peek_type(&self) -> Option<u64> {
+        match self.buf.get(self.pos..)? {
+            [t @ 1..=252, ..] => Some(u64::from(*t)),
+            rest => read_varnum(rest).ok().map(|(t, _)| t),
+        }
+    }
+
     /// Reads the next element; `None` at the end of the buffer.
     #[inline]
     pub fn next_element(&mut self) -> Option<Result<Element<'a>>> {
@@ -119,8 +129,29 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the next element, which must exist.
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self) -> Result<Element<'a>> {
+        let rest = &self.buf[self.pos..];
+        // Fast path: nearly every element has a one-octet TLV-TYPE and TLV-LENGTH.
+        if let [typ @ 1..=252, len @ 0..=252, value @ ..] = rest {
+            let len = usize::from(*len);
+            if let Some(value) = value.get(..len) {
+                let start = self.base + self.pos;
+                self.pos += 2 + len;
+                return Ok(Element {
+                    typ: u64::from(*typ),
+                    value,
+                    start,
+                    value_start: start + 2,
+                });
+            }
+        }
+        self.read_general()
+    }
+
+    /// Reads an element with multi-octet VAR-NUMBERs, or reports why the next one is invalid.
+    #[inline(never)]
+    fn read_general(&mut self) -> Result<Element<'a>> {
         let rest = &self.buf[self.pos..];
         let (typ, tlen) = read_varnum(rest)?;
         if typ == 0 {

@@ -105,7 +105,7 @@ fn view_reads_meta_and_stops_at_content() {
     );
     // without Content, the offset points at SignatureInfo
     let v = DataView::decode(data(&[&name_a(), &sig()])).unwrap();
-    assert_eq!(v.wire[v.content_offset()], tt::SIGNATURE_INFO as u8);
+    assert_eq!(v.wire()[v.content_offset()], tt::SIGNATURE_INFO as u8);
     assert_eq!(v.freshness_ms(), 0);
 }
 

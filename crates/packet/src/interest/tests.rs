@@ -39,7 +39,7 @@ fn every_field_round_trips_through_view_and_full_decode() {
     assert_eq!(v.nonce, Some(Nonce::from(0xA1B2C3D4)));
     assert_eq!(v.lifetime_ms(), 1234);
     assert_eq!(v.hop_limit, Some(7));
-    let hint: Vec<Name> = v.forwarding_hint.as_ref().unwrap().names().collect();
+    let hint: Vec<Name> = v.forwarding_hint().collect();
     assert_eq!(hint, i.forwarding_hint);
     // the params digest was appended to the name
     assert_eq!(v.name.len(), 4);
@@ -57,14 +57,14 @@ fn minimal_interest_and_defaults() {
     assert_eq!(&wire[..], &[5, 5, 7, 3, 8, 1, b'x']);
     let v = InterestView::decode(wire).unwrap();
     assert_eq!(v.lifetime_ms(), DEFAULT_LIFETIME_MS);
-    assert!(!v.has_params() && v.nonce.is_none() && v.forwarding_hint.is_none());
+    assert!(!v.has_params() && v.nonce.is_none() && !v.has_forwarding_hint());
 }
 
 #[test]
 fn view_shares_the_buffer() {
     let wire = full().encode();
     let v = InterestView::decode(wire.clone()).unwrap();
-    assert_eq!(v.wire.as_ptr(), wire.as_ptr());
+    assert_eq!(v.wire().as_ptr(), wire.as_ptr());
     let name_at = v.name.value().as_ptr() as usize - wire.as_ptr() as usize;
     assert!(name_at < wire.len());
 }
@@ -203,12 +203,7 @@ fn forwarding_hint_accepts_both_forms() {
     let delegation = tlv(tt::DELEGATION, &cat(&[&pref, &name_ab()]));
     let hint = tlv(tt::FORWARDING_HINT, &cat(&[&delegation, &name_ab()]));
     let v = InterestView::decode(interest(&[&name_ab(), &hint])).unwrap();
-    let names: Vec<String> = v
-        .forwarding_hint
-        .unwrap()
-        .names()
-        .map(|n| n.to_uri())
-        .collect();
+    let names: Vec<String> = v.forwarding_hint().map(|n| n.to_uri()).collect();
     assert_eq!(names, ["/a/b", "/a/b"]);
 }
 

@@ -1,9 +1,10 @@
 //! Names: a sequence of components held as the octets of the Name's TLV-VALUE plus the offset
 //! of each component.
 //!
-//! A decoded name refcounts the packet buffer it came from (`Bytes`), so decoding copies nothing,
-//! and the offsets sit inline for up to 16 components, so decoding allocates nothing for such
-//! names. Because VAR-NUMBERs are decoded in shortest form only, two names are equal exactly when
+//! A decoded name keeps the packet buffer it came from (`Bytes`) and where its value sits in it,
+//! so decoding copies nothing; a forwarder view moves the received buffer into its name, so
+//! decoding does not even touch the buffer's refcount. The offsets sit inline for up to 16
+//! components, so decoding allocates nothing for such names. Because VAR-NUMBERs are decoded in shortest form only, two names are equal exactly when
 //! their octets are, and a name is a prefix of another exactly when its octets are a prefix.
 
 mod component;
@@ -26,12 +27,22 @@ use crate::tlv::{read_single, Element, Reader};
 use crate::tt;
 
 /// Offsets of components inside a name's value; inline up to 16 components.
-type Offsets = SmallVec<[u32; 16]>;
+type Offsets = SmallVec<[u16; 16]>;
+
+/// Longest name value (concatenated components) Kite accepts: component offsets are 16-bit.
+/// NDN packets are limited to 8800 octets in practice, so no real name comes near it.
+pub const MAX_NAME_VALUE_LEN: usize = u16::MAX as usize;
 
 /// An NDN name.
 #[derive(Clone, Default)]
 pub struct Name {
-    value: Bytes,
+    /// The buffer holding the value: the whole packet for a decoded name.
+    buf: Bytes,
+    /// Where the value starts in `buf`.
+    start: u32,
+    /// Octets of the value (at most [`MAX_NAME_VALUE_LEN`]).
+    len: u16,
+    /// Offset of each component in the value.
     starts: Offsets,
 }
 
@@ -56,31 +67,57 @@ impl Name {
     /// The name held by `el`, an element of `packet`; shares `packet`'s buffer.
     #[inline]
     pub fn from_element(packet: &Bytes, el: &Element<'_>) -> Result<Self> {
-        let starts = scan_components(el.value)?;
-        Ok(Name {
-            value: packet.slice(el.value_range()),
+        let (starts, _) = scan_components(el.value)?;
+        Ok(Self::at(packet.clone(), el, starts))
+    }
+
+    /// A name whose value is `el`'s value inside `buf`; `el` was scanned already.
+    #[inline(always)]
+    fn at(buf: Bytes, el: &Element<'_>, starts: Offsets) -> Self {
+        Name {
+            buf,
+            start: el.value_start as u32,
+            len: el.value.len() as u16,
             starts,
-        })
+        }
     }
 
     /// Decodes the TLV-VALUE of a Name (concatenated components).
     pub fn from_value(value: Bytes) -> Result<Self> {
-        let starts = scan_components(&value)?;
-        Ok(Name { value, starts })
+        let (starts, _) = scan_components(&value)?;
+        Ok(Name {
+            len: value.len() as u16,
+            buf: value,
+            start: 0,
+            starts,
+        })
+    }
+
+    /// A name over the whole of `value`, whose components start at `starts`.
+    ///
+    /// # Panics
+    /// When `value` is longer than [`MAX_NAME_VALUE_LEN`] (names are built that long only by
+    /// mistake; decoding such a name is a typed error).
+    fn from_parts(value: Bytes, starts: Offsets) -> Self {
+        Name {
+            len: offset16(value.len()),
+            buf: value,
+            start: 0,
+            starts,
+        }
     }
 
     /// A name made of `components`.
     pub fn from_components<'a>(components: impl IntoIterator<Item = Component<'a>>) -> Self {
-        let mut name = Name::root();
         let comps: SmallVec<[Component<'a>; 16]> = components.into_iter().collect();
         let len: usize = comps.iter().map(Component::encoded_len).sum();
         let mut buf = BytesMut::with_capacity(len);
+        let mut starts = Offsets::new();
         for c in &comps {
-            name.starts.push(buf.len() as u32);
+            starts.push(offset16(buf.len()));
             c.encode(&mut buf);
         }
-        name.value = buf.freeze();
-        name
+        Name::from_parts(buf.freeze(), starts)
     }
 
     /// Number of components.
@@ -98,9 +135,9 @@ impl Name {
     /// Component `i`, counting from 0; negative-style access is [`Name::last`].
     #[inline]
     pub fn get(&self, i: usize) -> Option<Component<'_>> {
-        let start = *self.starts.get(i)? as usize;
+        let start = usize::from(*self.starts.get(i)?);
         let end = self.end_of(i);
-        Some(parse_component(&self.value[start..end]))
+        Some(parse_component(&self.value()[start..end]))
     }
 
     /// The last component.
@@ -119,7 +156,9 @@ impl Name {
     pub fn prefix(&self, n: usize) -> Name {
         let n = n.min(self.len());
         Name {
-            value: self.value.slice(..self.offset_of(n)),
+            buf: self.buf.clone(),
+            start: self.start,
+            len: self.offset_of(n) as u16,
             starts: self.starts[..n].iter().copied().collect(),
         }
     }
@@ -128,32 +167,45 @@ impl Name {
     /// what a dispatch or FIB hash covers for a prefix of length `n`.
     #[inline]
     pub fn prefix_octets(&self, n: usize) -> &[u8] {
-        &self.value[..self.offset_of(n.min(self.len()))]
+        &self.value()[..self.offset_of(n.min(self.len()))]
     }
 
     /// Whether this name is a prefix of (or equal to) `other`.
     #[inline]
     pub fn is_prefix_of(&self, other: &Name) -> bool {
-        other.value.starts_with(&self.value)
+        other.value().starts_with(self.value())
     }
 
     /// The TLV-VALUE: the concatenated encodings of the components.
     #[inline]
-    pub fn value(&self) -> &Bytes {
-        &self.value
+    pub fn value(&self) -> &[u8] {
+        let start = self.start as usize;
+        &self.buf[start..start + usize::from(self.len)]
+    }
+
+    /// The TLV-VALUE as a buffer sharing this name's.
+    pub fn value_bytes(&self) -> Bytes {
+        let start = self.start as usize;
+        self.buf.slice(start..start + usize::from(self.len))
+    }
+
+    /// The buffer the name lives in: for a name decoded by a forwarder view, the whole packet.
+    #[inline]
+    pub(crate) fn backing(&self) -> &Bytes {
+        &self.buf
     }
 
     /// Octets of the encoded Name element.
     #[inline]
     pub fn encoded_len(&self) -> usize {
-        tlv_len(tt::NAME, self.value.len())
+        tlv_len(tt::NAME, usize::from(self.len))
     }
 
     /// Writes the Name element.
     #[inline]
     pub fn encode(&self, out: &mut impl BufMut) {
-        put_header(out, tt::NAME, self.value.len());
-        out.put_slice(&self.value);
+        put_header(out, tt::NAME, usize::from(self.len));
+        out.put_slice(self.value());
     }
 
     /// The encoded Name element in a new buffer.
@@ -165,11 +217,12 @@ impl Name {
 
     /// Appends a component.
     pub fn push(&mut self, c: Component<'_>) {
-        let mut buf = BytesMut::with_capacity(self.value.len() + c.encoded_len());
-        buf.put_slice(&self.value);
-        self.starts.push(buf.len() as u32);
+        let mut buf = BytesMut::with_capacity(usize::from(self.len) + c.encoded_len());
+        buf.put_slice(self.value());
+        let mut starts = core::mem::take(&mut self.starts);
+        starts.push(offset16(buf.len()));
         c.encode(&mut buf);
-        self.value = buf.freeze();
+        *self = Name::from_parts(buf.freeze(), starts);
     }
 
     /// This name with `c` appended.
@@ -193,25 +246,21 @@ impl Name {
         self.to_string()
     }
 
-    /// Index of the only ParametersSha256DigestComponent; `Ok(None)` without one.
-    pub(crate) fn params_digest_index(&self) -> Result<Option<usize>> {
-        let mut found = None;
+    /// Where the ParametersSha256DigestComponent is.
+    pub(crate) fn params_digest(&self) -> ParamsDigest {
+        let mut found = ParamsDigest::Absent;
         for (i, &start) in self.starts.iter().enumerate() {
-            // Type 2 is below 253, so its VAR-NUMBER is the single octet 2.
-            if u64::from(self.value[start as usize]) == tt::PARAMETERS_SHA256_DIGEST_COMPONENT {
-                if found.is_some() {
-                    return Err(DecodeError::ParamsDigestPlacement);
-                }
-                found = Some(i);
-            }
+            found = found.see(self.value()[usize::from(start)], i);
         }
-        Ok(found)
+        found
     }
 
     /// Offset in `value` where component `i` starts (`value.len()` for `i == len`).
     #[inline]
     fn offset_of(&self, i: usize) -> usize {
-        self.starts.get(i).map_or(self.value.len(), |&s| s as usize)
+        self.starts
+            .get(i)
+            .map_or(usize::from(self.len), |&s| usize::from(s))
     }
 
     /// Offset in `value` one past component `i`.
@@ -221,35 +270,135 @@ impl Name {
     }
 }
 
-/// Validates the components of a Name value and returns where each starts.
-#[inline]
-fn scan_components(value: &[u8]) -> Result<Offsets> {
-    let mut starts = Offsets::new();
-    let mut r = Reader::new(value);
-    while let Some(el) = r.next_element() {
-        let el = el?;
-        if el.typ > 0xFFFF {
-            return Err(DecodeError::InvalidValue {
-                typ: el.typ,
-                reason: "name component type above 65535",
-            });
-        }
-        if (el.typ == tt::IMPLICIT_SHA256_DIGEST_COMPONENT
-            || el.typ == tt::PARAMETERS_SHA256_DIGEST_COMPONENT)
-            && el.value.len() != 32
-        {
-            return Err(DecodeError::InvalidLength {
-                typ: el.typ,
-                len: el.value.len(),
-            });
-        }
-        let start = u32::try_from(el.start).map_err(|_| DecodeError::InvalidValue {
-            typ: tt::NAME,
-            reason: "name longer than 4 GiB",
-        })?;
-        starts.push(start);
+/// A Name element checked while its packet is borrowed, to become a [`Name`] that takes over
+/// the packet buffer once the borrow ends (so a forwarder view never touches the refcount).
+#[derive(Debug)]
+pub(crate) struct ScannedName {
+    start: u32,
+    len: u16,
+    starts: Offsets,
+    /// Where the ParametersSha256DigestComponent is.
+    pub(crate) params_digest: ParamsDigest,
+}
+
+impl ScannedName {
+    /// Checks the Name element `el`.
+    #[inline(always)]
+    pub(crate) fn scan(el: &Element<'_>) -> Result<Self> {
+        let (starts, params_digest) = scan_components(el.value)?;
+        Ok(ScannedName {
+            start: el.value_start as u32,
+            len: el.value.len() as u16,
+            starts,
+            params_digest,
+        })
     }
-    Ok(starts)
+
+    /// Whether the name has no component.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The name, living in `packet`, the buffer that was scanned.
+    #[inline(always)]
+    pub(crate) fn into_name(self, packet: Bytes) -> Name {
+        Name {
+            buf: packet,
+            start: self.start,
+            len: self.len,
+            starts: self.starts,
+        }
+    }
+}
+
+/// Where a name's ParametersSha256DigestComponent is, found while scanning it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamsDigest {
+    /// The name has none.
+    Absent,
+    /// The name has exactly one, at this index.
+    At(u16),
+    /// The name has more than one (never valid).
+    Several,
+}
+
+impl ParamsDigest {
+    /// The index of the only digest component; `Err` when there are several.
+    pub(crate) fn index(self) -> Result<Option<usize>> {
+        match self {
+            ParamsDigest::Absent => Ok(None),
+            ParamsDigest::At(i) => Ok(Some(usize::from(i))),
+            ParamsDigest::Several => Err(DecodeError::ParamsDigestPlacement),
+        }
+    }
+
+    /// Accounts for component `i`, whose encoding starts with `first_octet`. Type 2 is below
+    /// 253, so its VAR-NUMBER is that single octet.
+    #[inline(always)]
+    fn see(self, first_octet: u8, i: usize) -> Self {
+        if u64::from(first_octet) != tt::PARAMETERS_SHA256_DIGEST_COMPONENT {
+            return self;
+        }
+        // A name value of at most 65535 octets has fewer than 65536 components.
+        let i = i as u16;
+        match self {
+            ParamsDigest::Absent => ParamsDigest::At(i),
+            _ => ParamsDigest::Several,
+        }
+    }
+}
+
+/// A component offset, which fits: names are checked against [`MAX_NAME_VALUE_LEN`].
+///
+/// # Panics
+/// When a name being built grows past [`MAX_NAME_VALUE_LEN`] octets.
+fn offset16(at: usize) -> u16 {
+    u16::try_from(at).expect("name longer than MAX_NAME_VALUE_LEN octets")
+}
+
+/// Validates the components of a Name value and returns where each starts.
+#[inline(always)]
+fn scan_components(value: &[u8]) -> Result<(Offsets, ParamsDigest)> {
+    if value.len() > MAX_NAME_VALUE_LEN {
+        return Err(DecodeError::InvalidValue {
+            typ: tt::NAME,
+            reason: "name longer than 65535 octets",
+        });
+    }
+    let mut starts = Offsets::new();
+    let mut digest = ParamsDigest::Absent;
+    let mut r = Reader::new(value);
+    while !r.is_empty() {
+        let el = r.read()?;
+        let checked = el.typ == tt::IMPLICIT_SHA256_DIGEST_COMPONENT
+            || el.typ == tt::PARAMETERS_SHA256_DIGEST_COMPONENT
+            || el.typ > 0xFFFF;
+        if checked {
+            check_component(&el)?;
+        }
+        digest = digest.see(value[el.start], starts.len());
+        starts.push(el.start as u16);
+    }
+    Ok((starts, digest))
+}
+
+/// The rules for the component types that have any: digests are 32 octets; types fit 16 bits.
+#[cold]
+fn check_component(el: &Element<'_>) -> Result<()> {
+    if el.typ > 0xFFFF {
+        return Err(DecodeError::InvalidValue {
+            typ: el.typ,
+            reason: "name component type above 65535",
+        });
+    }
+    if el.value.len() != 32 {
+        return Err(DecodeError::InvalidLength {
+            typ: el.typ,
+            len: el.value.len(),
+        });
+    }
+    Ok(())
 }
 
 /// Checks the components of a Name value without keeping their offsets.
@@ -269,7 +418,7 @@ fn parse_component(enc: &[u8]) -> Component<'_> {
 impl PartialEq for Name {
     #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.value == other.value
+        self.value() == other.value()
     }
 }
 
@@ -277,7 +426,7 @@ impl Eq for Name {}
 
 impl Hash for Name {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.value.hash(state);
+        self.value().hash(state);
     }
 }
 
