@@ -83,7 +83,7 @@ fn signature_fields(
     );
     m.insert("sig_time".into(), opt(info.and_then(|i| i.time)));
     m.insert("sig_seq".into(), opt(info.and_then(|i| i.seq_num)));
-    m.insert("sig_value".into(), opt(value.map(|v| hex::encode(v))));
+    m.insert("sig_value".into(), opt(value.map(hex::encode)));
 }
 
 fn name_case(wire: &Bytes) -> Result<Value, DecodeError> {
