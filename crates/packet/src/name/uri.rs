@@ -61,8 +61,10 @@ pub(super) fn write_component(f: &mut fmt::Formatter<'_>, c: Component<'_>) -> f
         return Ok(());
     }
     if let Some((alias, _)) = NUMBER_ALIASES.iter().find(|(_, t)| *t == typ) {
-        if let Ok(n) = read_nonneg(typ, c.value()) {
-            return write!(f, "{alias}={n}");
+        // Only the shortest encoding: `v=7` must parse back to the same octets.
+        match read_nonneg(typ, c.value()) {
+            Ok(n) if nonneg_len(n) == c.value().len() => return write!(f, "{alias}={n}"),
+            _ => {}
         }
     }
     if typ != tt::GENERIC_NAME_COMPONENT {
@@ -125,7 +127,12 @@ fn parse_component(text: &str) -> Result<(u64, Vec<u8>), UriError> {
         let typ = parse_decimal(prefix)
             .filter(|t| (1..=0xFFFF).contains(t))
             .ok_or_else(|| UriError::BadType(text.into()))?;
-        return Ok((typ, unescape(rest)?));
+        let value = unescape(rest)?;
+        let is_digest = DIGEST_ALIASES.iter().any(|(_, t)| *t == typ);
+        if is_digest && value.len() != 32 {
+            return Err(UriError::BadDigest(text.into()));
+        }
+        return Ok((typ, value));
     }
     // An '=' that does not introduce a type is part of a generic value.
     Ok((tt::GENERIC_NAME_COMPONENT, unescape(text)?))
@@ -230,6 +237,10 @@ mod tests {
         let odd = Name::from_components([Component::new(50, &[1, 2, 3]).unwrap()]);
         assert_eq!(odd.to_uri(), "/50=%01%02%03");
         assert_eq!(Name::from_uri(&odd.to_uri()).unwrap(), odd);
+        // so does a number that is not in its shortest form (found by fuzzing)
+        let long = Name::from_components([Component::new(54, &[0, 0, 0, 0, 0, 0, 0, 111]).unwrap()]);
+        assert_eq!(long.to_uri(), "/54=%00%00%00%00%00%00%00o");
+        assert_eq!(Name::from_uri(&long.to_uri()).unwrap(), long);
     }
 
     #[test]
