@@ -1,1 +1,53 @@
-fn main() {}
+//! `kite`: the one binary of the Kite NDN forwarder and its tools.
+//!
+//! Today it holds the packet tools: `kite decode` prints any NDN packet (Interest, Data, Nack,
+//! NDNLPv2 frame) field by field, and `kite encode` builds packets from the command line.
+
+mod describe;
+mod encode;
+mod input;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Kite: a Named Data Networking forwarder and its tools.
+#[derive(Parser)]
+#[command(name = "kite", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Decode an NDN packet or NDNLPv2 frame and print every field.
+    ///
+    /// Accepts TLV-encoded octets as hexadecimal text (spaces and newlines allowed) or raw
+    /// binary, from the argument, from --file, or from standard input.
+    Decode(input::InputArgs),
+    /// Encode an Interest, Data or Nack and print it as hexadecimal.
+    #[command(subcommand)]
+    Encode(encode::EncodeCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Decode(args) => input::read(&args).and_then(describe::describe),
+        Command::Encode(cmd) => encode::run(cmd),
+    };
+    match result {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (e.g. `| head`) is not an error worth reporting.
+            let _ = out.write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("kite: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -238,7 +238,8 @@ mod tests {
         assert_eq!(odd.to_uri(), "/50=%01%02%03");
         assert_eq!(Name::from_uri(&odd.to_uri()).unwrap(), odd);
         // so does a number that is not in its shortest form (found by fuzzing)
-        let long = Name::from_components([Component::new(54, &[0, 0, 0, 0, 0, 0, 0, 111]).unwrap()]);
+        let long =
+            Name::from_components([Component::new(54, &[0, 0, 0, 0, 0, 0, 0, 111]).unwrap()]);
         assert_eq!(long.to_uri(), "/54=%00%00%00%00%00%00%00o");
         assert_eq!(Name::from_uri(&long.to_uri()).unwrap(), long);
     }

@@ -1,0 +1,110 @@
+//! The `kite` binary as a user runs it: encode a packet, pipe it to decode, read the fields;
+//! bad input gives a clear message and a failing exit status.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn kite(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kite");
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "kite failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn encoded_interest_decodes_from_stdin() {
+    let hex = stdout(&kite(
+        &[
+            "encode",
+            "interest",
+            "/example/seg=3",
+            "--must-be-fresh",
+            "--nonce",
+            "7",
+            "--params",
+            "0102",
+        ],
+        None,
+    ));
+    let text = stdout(&kite(&["decode"], Some(hex.as_bytes())));
+    assert!(
+        text.starts_with("Interest /example/seg=3/params-sha256="),
+        "{text}"
+    );
+    assert!(text.contains("  MustBeFresh\n"));
+    assert!(text.contains("  Nonce: 00000007\n"));
+    assert!(text.contains("  ApplicationParameters: 2 octets\n"));
+}
+
+#[test]
+fn binary_data_decodes_from_a_file() {
+    let hex = stdout(&kite(
+        &[
+            "encode",
+            "data",
+            "/d/v=1",
+            "--content",
+            "hello",
+            "--freshness",
+            "500",
+        ],
+        None,
+    ));
+    let path = std::env::temp_dir().join(format!("kite-cli-{}.bin", std::process::id()));
+    std::fs::write(&path, hex::decode(hex.trim()).unwrap()).unwrap();
+    let text = stdout(&kite(&["decode", "--file", path.to_str().unwrap()], None));
+    std::fs::remove_file(&path).ok();
+    assert!(text.starts_with("Data /d/v=1 ("), "{text}");
+    assert!(text.contains("  FreshnessPeriod: 500 ms\n"));
+    assert!(text.contains("  Content: 5 octets \"hello\"\n"));
+}
+
+#[test]
+fn nack_decodes_with_its_reason() {
+    let hex = stdout(&kite(
+        &["encode", "nack", "/n", "--reason", "congestion"],
+        None,
+    ));
+    let text = stdout(&kite(&["decode", hex.trim()], None));
+    assert!(text.contains("Nack Congestion for:\nInterest /n"), "{text}");
+}
+
+#[test]
+fn bad_input_fails_with_a_reason() {
+    let o = kite(&["decode", "0505070308"], None);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a valid NDN packet") && err.contains("exceeds"),
+        "{err}"
+    );
+
+    let o = kite(&["decode", "xyz"], None);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("must be hexadecimal"));
+
+    let o = kite(&["encode", "interest", "/a//b"], None);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("invalid name"));
+
+    let o = kite(&["decode"], Some(b""));
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no packet given"));
+}
