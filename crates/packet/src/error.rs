@@ -82,7 +82,7 @@ pub enum DecodeError {
         reason: &'static str,
     },
     /// Octets remain after the outermost element.
-    #[error("{0} octets after the end of the packet")]
+    #[error("{0} trailing octet(s) after the end of the packet")]
     TrailingBytes(usize),
     /// ApplicationParameters present but the name has no ParametersSha256DigestComponent, or
     /// the reverse, or the name has more than one.

@@ -6,7 +6,7 @@ use core::fmt;
 use bytes::BytesMut;
 use thiserror::Error;
 
-use super::{Component, Name};
+use super::{Component, Name, MAX_NAME_VALUE_LEN};
 use crate::tt;
 use crate::varnum::{nonneg_len, put_nonneg, read_nonneg};
 
@@ -29,6 +29,9 @@ pub enum UriError {
     /// `seg=`, `v=`, … with something that is not a decimal number.
     #[error("{0:?} needs a decimal number")]
     BadNumber(String),
+    /// The name would exceed [`MAX_NAME_VALUE_LEN`] octets.
+    #[error("name of {0} octets is longer than the 65535 Kite accepts")]
+    TooLong(usize),
     /// `sha256digest=` / `params-sha256=` without 64 hexadecimal digits.
     #[error("{0:?} needs 64 hexadecimal digits")]
     BadDigest(String),
@@ -94,16 +97,24 @@ pub(super) fn parse_name(uri: &str) -> Result<Name, UriError> {
     let path = uri.strip_prefix("ndn:").unwrap_or(uri);
     let path = path.strip_prefix('/').unwrap_or(path);
     let path = path.strip_suffix('/').unwrap_or(path);
-    let mut name = Name::root();
     if path.is_empty() {
-        return Ok(name);
+        return Ok(Name::root());
     }
-    for text in path.split('/') {
-        let (typ, value) = parse_component(text)?;
-        let c = Component::new(typ, &value).ok_or_else(|| UriError::BadType(text.into()))?;
-        name.push(c);
+    let parsed = path
+        .split('/')
+        .map(parse_component)
+        .collect::<Result<Vec<_>, _>>()?;
+    let comps = parsed
+        .iter()
+        .map(|(typ, value)| {
+            Component::new(*typ, value).ok_or_else(|| UriError::BadType(typ.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let len: usize = comps.iter().map(Component::encoded_len).sum();
+    if len > MAX_NAME_VALUE_LEN {
+        return Err(UriError::TooLong(len));
     }
-    Ok(name)
+    Ok(Name::from_components(comps))
 }
 
 /// Parses one component's URI form into its type and value.

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every test Kite has, installing what the tests need first:
+#   formatting and lints, unit and integration tests, property tests, the cross-implementation
+#   tests against python-ndn (from PyPI, in .venv), and each fuzz target for a bounded time.
+#   scripts/test.sh            everything (about 5-10 minutes on 2 cores)
+#   FUZZ_SECONDS=N scripts/test.sh   fuzz each target N seconds (default 30, 0 skips fuzzing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fuzz_seconds=${FUZZ_SECONDS:-30}
+
+step() { echo; echo "==> $*"; }
+
+need_apt() {
+  # Installs Debian packages when a needed tool is missing (CI runs as root).
+  if command -v apt-get >/dev/null 2>&1; then
+    local sudo=""
+    (( EUID != 0 )) && sudo="sudo"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq "$@"
+  else
+    echo "test.sh: please install: $*" >&2
+    exit 1
+  fi
+}
+
+step "checking tools"
+command -v cargo >/dev/null || { echo "test.sh: cargo is not installed (Kite needs stable Rust 1.85+)" >&2; exit 1; }
+command -v python3 >/dev/null || need_apt python3
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt python3-venv
+command -v c++ >/dev/null || need_apt g++
+rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
+
+step "python-ndn (PyPI) in .venv, for the cross-implementation tests"
+if ! .venv/bin/python -c 'import ndn' 2>/dev/null; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check 'python-ndn>=0.5.2,<0.6'
+fi
+.venv/bin/python -c 'import importlib.metadata as m; print("python-ndn", m.version("python-ndn"))'
+export KITE_PYTHON="$PWD/.venv/bin/python"
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "cargo test (unit, integration, property, python-ndn interop)"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace -- --include-ignored 2>&1 | tee "$log"
+passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | grep -oE '[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
+failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+
+if (( fuzz_seconds > 0 )); then
+  step "fuzzing every decoder for ${fuzz_seconds}s from the seed corpus"
+  scripts/fuzz.sh "$fuzz_seconds"
+fi
+
+echo
+echo "tests: ${passed} passed, ${failed} failed"
