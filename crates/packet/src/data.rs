@@ -9,7 +9,7 @@ use crate::error::{DecodeError, Result};
 use crate::headroom;
 use crate::name::{Name, OwnedComponent, ScannedName};
 use crate::signature::{SignError, SignatureInfo, SignatureType, Signer};
-use crate::tlv::{read_single, Element, OrderGuard, Reader};
+use crate::tlv::{read_single, read_single_of, Element, OrderGuard, Reader};
 use crate::tt;
 
 /// ContentType numbers.
@@ -143,13 +143,7 @@ impl DataView {
     /// Decodes what forwarding needs from a Data element that fills `wire`.
     #[inline]
     pub fn decode(wire: Bytes) -> Result<Self> {
-        let el = read_single(&wire)?;
-        if el.typ != tt::DATA {
-            return Err(DecodeError::UnexpectedType {
-                expected: tt::DATA,
-                actual: el.typ,
-            });
-        }
+        let el = read_single_of(&wire, tt::DATA)?;
         let mut r = el.children();
         let name = ScannedName::scan(&r.expect(tt::NAME)?)?;
         let mut guard = OrderGuard::default();

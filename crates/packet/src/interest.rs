@@ -9,7 +9,7 @@ use crate::error::{DecodeError, Result};
 use crate::headroom;
 use crate::name::{Name, ParamsDigest, ScannedName};
 use crate::signature::{SignError, SignatureInfo, Signer};
-use crate::tlv::{read_single, Element, OrderGuard, Reader};
+use crate::tlv::{read_single_of, Element, OrderGuard, Reader};
 use crate::tt;
 
 /// InterestLifetime when the element is absent (ms).
@@ -111,13 +111,7 @@ impl InterestView {
     /// Decodes what forwarding needs from an Interest element that fills `wire`.
     #[inline]
     pub fn decode(wire: Bytes) -> Result<Self> {
-        let el = read_single(&wire)?;
-        if el.typ != tt::INTEREST {
-            return Err(DecodeError::UnexpectedType {
-                expected: tt::INTEREST,
-                actual: el.typ,
-            });
-        }
+        let el = read_single_of(&wire, tt::INTEREST)?;
         let mut r = el.children();
         let name = ScannedName::scan(&r.expect(tt::NAME)?)?;
         if name.is_empty() {

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, put_u64_tlv, tlv_len};
 use crate::error::{DecodeError, Result};
-use crate::tlv::{read_single, Element};
+use crate::tlv::{read_single, set_once, Element};
 use crate::tt;
 
 /// Longest PIT token NDNLPv2 allows here.
@@ -259,17 +259,17 @@ impl LpHeader {
 
     /// Decodes one header field into `self`.
     fn decode_field(&mut self, packet: &Bytes, f: &Element<'_>) -> Result<()> {
-        let dup = DecodeError::Duplicate { typ: f.typ };
+        let typ = f.typ;
         match f.typ {
-            tt::SEQUENCE => set_once(&mut self.sequence, f.nonneg()?, dup),
-            tt::FRAG_INDEX => set_once(&mut self.frag_index, f.nonneg()?, dup),
-            tt::FRAG_COUNT => set_once(&mut self.frag_count, f.nonneg()?, dup),
+            tt::SEQUENCE => set_once(&mut self.sequence, f.nonneg()?, typ),
+            tt::FRAG_INDEX => set_once(&mut self.frag_index, f.nonneg()?, typ),
+            tt::FRAG_COUNT => set_once(&mut self.frag_count, f.nonneg()?, typ),
             tt::PIT_TOKEN => {
                 let t = PitToken::new(f.value).ok_or(DecodeError::InvalidLength {
                     typ: f.typ,
                     len: f.value.len(),
                 })?;
-                set_once(&mut self.pit_token, t, dup)
+                set_once(&mut self.pit_token, t, typ)
             }
             tt::NACK => {
                 let mut reason = NackReason::NONE;
@@ -282,24 +282,24 @@ impl LpHeader {
                         c.skip_unknown()?;
                     }
                 }
-                set_once(&mut self.nack, reason, dup)
+                set_once(&mut self.nack, reason, typ)
             }
-            tt::INCOMING_FACE_ID => set_once(&mut self.incoming_face_id, f.nonneg()?, dup),
-            tt::NEXT_HOP_FACE_ID => set_once(&mut self.next_hop_face_id, f.nonneg()?, dup),
+            tt::INCOMING_FACE_ID => set_once(&mut self.incoming_face_id, f.nonneg()?, typ),
+            tt::NEXT_HOP_FACE_ID => set_once(&mut self.next_hop_face_id, f.nonneg()?, typ),
             tt::CACHE_POLICY => {
                 let t = f.children().expect(tt::CACHE_POLICY_TYPE)?.nonneg()?;
-                set_once(&mut self.cache_policy, CachePolicy(t), dup)
+                set_once(&mut self.cache_policy, CachePolicy(t), typ)
             }
-            tt::CONGESTION_MARK => set_once(&mut self.congestion_mark, f.nonneg()?, dup),
+            tt::CONGESTION_MARK => set_once(&mut self.congestion_mark, f.nonneg()?, typ),
             tt::ACK => {
                 self.acks.push(f.nonneg()?);
                 Ok(())
             }
-            tt::TX_SEQUENCE => set_once(&mut self.tx_sequence, f.nonneg()?, dup),
+            tt::TX_SEQUENCE => set_once(&mut self.tx_sequence, f.nonneg()?, typ),
             tt::NON_DISCOVERY => {
                 f.expect_len(0)?;
                 if self.non_discovery {
-                    return Err(dup);
+                    return Err(DecodeError::Duplicate { typ });
                 }
                 self.non_discovery = true;
                 Ok(())
@@ -315,7 +315,7 @@ impl LpHeader {
                 set_once(
                     &mut self.prefix_announcement,
                     packet.slice(f.value_range()),
-                    dup,
+                    typ,
                 )
             }
             typ => Err(DecodeError::UnknownCritical { typ }),
@@ -330,15 +330,6 @@ fn nack_value_len(reason: NackReason) -> usize {
     } else {
         nonneg_tlv_len(tt::NACK_REASON, reason.0)
     }
-}
-
-/// Stores `v` in `slot` unless the field was already seen.
-fn set_once<T>(slot: &mut Option<T>, v: T, dup: DecodeError) -> Result<()> {
-    if slot.is_some() {
-        return Err(dup);
-    }
-    *slot = Some(v);
-    Ok(())
 }
 
 /// An NDNLPv2 frame: header fields and at most one fragment.

@@ -11,7 +11,7 @@ use thiserror::Error;
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, tlv_len};
 use crate::error::{DecodeError, Result};
 use crate::name::Name;
-use crate::tlv::Element;
+use crate::tlv::{set_once, Element};
 use crate::tt;
 
 /// SignatureType numbers.
@@ -177,15 +177,15 @@ impl SignatureInfo {
         let mut info = SignatureInfo::new(SignatureType(st.nonneg()?));
         while let Some(child) = r.next_element() {
             let child = child?;
-            let dup = DecodeError::Duplicate { typ: child.typ };
+            let typ = child.typ;
             match child.typ {
                 tt::KEY_LOCATOR => set_once(
                     &mut info.key_locator,
                     KeyLocator::decode(packet, &child)?,
-                    dup,
+                    typ,
                 )?,
                 tt::VALIDITY_PERIOD => {
-                    set_once(&mut info.validity, ValidityPeriod::decode(&child)?, dup)?
+                    set_once(&mut info.validity, ValidityPeriod::decode(&child)?, typ)?
                 }
                 tt::SIGNATURE_NONCE => {
                     if child.value.is_empty() {
@@ -194,11 +194,11 @@ impl SignatureInfo {
                             len: 0,
                         });
                     }
-                    set_once(&mut info.nonce, packet.slice(child.value_range()), dup)?
+                    set_once(&mut info.nonce, packet.slice(child.value_range()), typ)?
                 }
-                tt::SIGNATURE_TIME => set_once(&mut info.time, child.nonneg()?, dup)?,
-                tt::SIGNATURE_SEQ_NUM => set_once(&mut info.seq_num, child.nonneg()?, dup)?,
-                tt::SIGNATURE_TYPE => return Err(dup),
+                tt::SIGNATURE_TIME => set_once(&mut info.time, child.nonneg()?, typ)?,
+                tt::SIGNATURE_SEQ_NUM => set_once(&mut info.seq_num, child.nonneg()?, typ)?,
+                tt::SIGNATURE_TYPE => return Err(DecodeError::Duplicate { typ }),
                 _ => child.skip_unknown()?,
             }
         }
@@ -252,15 +252,6 @@ impl SignatureInfo {
             put_nonneg_tlv(out, tt::SIGNATURE_SEQ_NUM, s);
         }
     }
-}
-
-/// Stores `v` in `slot` unless the field was already seen.
-fn set_once<T>(slot: &mut Option<T>, v: T, dup: DecodeError) -> Result<()> {
-    if slot.is_some() {
-        return Err(dup);
-    }
-    *slot = Some(v);
-    Ok(())
 }
 
 /// A signature value; inline up to 112 octets (digests, HMAC, ECDSA, Ed25519), so signing

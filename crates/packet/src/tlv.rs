@@ -206,6 +206,29 @@ pub fn read_single(buf: &[u8]) -> Result<Element<'_>> {
     Ok(el)
 }
 
+/// Reads the single element of type `typ` that must fill `buf` exactly.
+#[inline]
+pub fn read_single_of(buf: &[u8], typ: u64) -> Result<Element<'_>> {
+    let el = read_single(buf)?;
+    if el.typ != typ {
+        return Err(DecodeError::UnexpectedType {
+            expected: typ,
+            actual: el.typ,
+        });
+    }
+    Ok(el)
+}
+
+/// Stores `v` in `slot`, failing with `Duplicate { typ }` when the field was already seen.
+#[inline]
+pub(crate) fn set_once<T>(slot: &mut Option<T>, v: T, typ: u64) -> Result<()> {
+    if slot.is_some() {
+        return Err(DecodeError::Duplicate { typ });
+    }
+    *slot = Some(v);
+    Ok(())
+}
+
 /// Enforces the order and uniqueness of recognized elements as a decoder walks them.
 ///
 /// Each recognized element has a rank in the grammar; ranks must strictly increase.

@@ -2,6 +2,7 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use super::*;
+use crate::tlv::read_single;
 use crate::signature::{DigestSha256, KeyLocator, SignatureType};
 use crate::testutil::{cat, tlv};
 

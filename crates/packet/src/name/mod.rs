@@ -23,7 +23,7 @@ pub use uri::UriError;
 
 use crate::encode::{put_header, tlv_len};
 use crate::error::{DecodeError, Result};
-use crate::tlv::{read_single, Element, Reader};
+use crate::tlv::{read_single_of, Element, Reader};
 use crate::tt;
 
 /// Offsets of components inside a name's value; inline up to 16 components.
@@ -54,13 +54,7 @@ impl Name {
 
     /// Decodes a whole Name element (TLV-TYPE 7) that fills `wire`.
     pub fn decode(wire: Bytes) -> Result<Self> {
-        let el = read_single(&wire)?;
-        if el.typ != tt::NAME {
-            return Err(DecodeError::UnexpectedType {
-                expected: tt::NAME,
-                actual: el.typ,
-            });
-        }
+        let el = read_single_of(&wire, tt::NAME)?;
         Self::from_element(&wire, &el)
     }
 
