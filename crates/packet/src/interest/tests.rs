@@ -2,9 +2,9 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::tlv::read_single;
 use crate::signature::{DigestSha256, KeyLocator, SignatureType};
 use crate::testutil::{cat, tlv};
+use crate::tlv::read_single;
 
 fn name(uri: &str) -> Name {
     uri.parse().unwrap()
