@@ -1,8 +1,10 @@
 //! `kite`: the one binary of the Kite NDN forwarder and its tools.
 //!
-//! Today it holds the packet tools: `kite decode` prints any NDN packet (Interest, Data, Nack,
-//! NDNLPv2 frame) field by field, and `kite encode` builds packets from the command line.
+//! Today it holds the packet tools — `kite decode` prints any NDN packet (Interest, Data,
+//! Nack, NDNLPv2 frame) field by field, `kite encode` builds packets from the command line —
+//! and `kite bench fwd`, the in-process benchmark of one forwarding thread.
 
+mod bench;
 mod describe;
 mod encode;
 mod input;
@@ -30,6 +32,9 @@ enum Command {
     /// Encode an Interest, Data or Nack and print it as hexadecimal.
     #[command(subcommand)]
     Encode(encode::EncodeCommand),
+    /// Measure Kite's performance.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Decode(args) => input::read(&args).and_then(describe::describe),
         Command::Encode(cmd) => encode::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd),
     };
     match result {
         Ok(text) => {

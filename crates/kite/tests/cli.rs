@@ -108,3 +108,52 @@ fn bad_input_fails_with_a_reason() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no packet given"));
 }
+
+#[test]
+fn bench_fwd_reports_json_on_its_last_line() {
+    let o = kite(
+        &[
+            "bench",
+            "fwd",
+            "--duration",
+            "300ms",
+            "--fib",
+            "1000",
+            "--cs-hit",
+            "50",
+            "--json",
+        ],
+        None,
+    );
+    let text = stdout(&o);
+    let last = text.lines().last().expect("output");
+    let v: serde_json::Value = serde_json::from_str(last).expect("the last line is JSON");
+    for key in [
+        "exchanges_per_sec",
+        "p50_ns",
+        "p99_ns",
+        "name_len",
+        "fib_entries",
+        "payload",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {last}");
+    }
+    assert!(v["exchanges"].as_u64().unwrap() > 0);
+    assert_eq!(v["nacks"].as_u64(), Some(0));
+    assert_eq!(v["cs_hit_percent"].as_u64(), Some(50));
+    // progress goes to stderr, not into the JSON stream
+    assert!(String::from_utf8_lossy(&o.stderr).contains("building a FIB"));
+}
+
+#[test]
+fn bench_fwd_rejects_bad_parameters() {
+    let o = kite(
+        &["bench", "fwd", "--name-len", "2", "--duration", "10ms"],
+        None,
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--name-len must be at least 3"));
+    let o = kite(&["bench", "fwd", "--duration", "soon"], None);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a duration"));
+}

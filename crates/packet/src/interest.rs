@@ -99,6 +99,9 @@ pub struct InterestView {
     pub hop_limit: Option<u8>,
     /// Range in `wire` of the ForwardingHint's value, validated.
     hint: Option<(u32, u32)>,
+    /// Offsets in `wire` of the Nonce's and HopLimit's values, to patch them in place.
+    nonce_at: Option<u32>,
+    hop_limit_at: Option<u32>,
     /// Offset in `wire` of ApplicationParameters (`wire.len()` when there are none).
     params_at: usize,
     /// Where the name's ParametersSha256DigestComponent is.
@@ -124,6 +127,7 @@ impl InterestView {
         guard.see(tt::NAME, rank::NAME)?;
         let (mut can_be_prefix, mut must_be_fresh) = (false, false);
         let (mut nonce, mut lifetime, mut hop_limit, mut hint) = (None, None, None, None);
+        let (mut nonce_at, mut hop_limit_at) = (None, None);
         let mut params_at = wire.len();
         while !r.is_empty() {
             let child = r.read()?;
@@ -154,6 +158,7 @@ impl InterestView {
                                 len: child.value.len(),
                             })?;
                     nonce = Some(Nonce(n));
+                    nonce_at = Some(child.value_start as u32);
                 }
                 tt::INTEREST_LIFETIME => {
                     guard.see(child.typ, rank::LIFETIME)?;
@@ -163,6 +168,7 @@ impl InterestView {
                     guard.see(child.typ, rank::HOP_LIMIT)?;
                     child.expect_len(1)?;
                     hop_limit = Some(child.value[0]);
+                    hop_limit_at = Some(child.value_start as u32);
                 }
                 tt::APPLICATION_PARAMETERS => {
                     guard.see(child.typ, rank::APP_PARAMS)?;
@@ -191,10 +197,43 @@ impl InterestView {
             lifetime,
             hop_limit,
             hint,
+            nonce_at,
+            hop_limit_at,
             params_at,
             params_digest,
             guard,
         })
+    }
+
+    /// The Interest's octets with `nonce` and `hop_limit`, as a forwarder sends it on: the
+    /// received octets themselves when nothing changes (the usual case: nonces travel
+    /// end-to-end and most Interests carry no HopLimit), a patched copy when fields change in
+    /// place, and a re-encoding when a field must be added or removed.
+    pub fn wire_with(&self, nonce: Nonce, hop_limit: Option<u8>) -> Bytes {
+        if self.nonce == Some(nonce) && self.hop_limit == hop_limit {
+            return self.wire().clone();
+        }
+        let patchable =
+            self.nonce_at.is_some() && (hop_limit.is_some() == self.hop_limit_at.is_some());
+        if patchable {
+            let mut copy = self.wire().to_vec();
+            if let Some(at) = self.nonce_at {
+                copy[at as usize..at as usize + 4].copy_from_slice(&nonce.0);
+            }
+            if let (Some(at), Some(h)) = (self.hop_limit_at, hop_limit) {
+                copy[at as usize] = h;
+            }
+            return Bytes::from(copy);
+        }
+        match Interest::from_view(self.clone()) {
+            Ok(mut full) => {
+                full.nonce = Some(nonce);
+                full.hop_limit = hop_limit;
+                full.encode()
+            }
+            // A view whose tail is malformed cannot be re-encoded; send it as it came.
+            Err(_) => self.wire().clone(),
+        }
     }
 
     /// The whole Interest element, as received.

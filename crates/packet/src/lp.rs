@@ -190,13 +190,10 @@ impl LpHeader {
     /// Octets [`LpHeader::encode_header`] writes for a fragment of `fragment_len` octets
     /// (`None`: no Fragment field).
     pub fn header_len(&self, fragment_len: Option<usize>) -> usize {
-        let value_len = self.lp_value_len(fragment_len);
+        let fields = self.fields_len();
+        let value_len = fields + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n));
         let frag_header = fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n) - n);
-        tlv_len(tt::LP_PACKET, value_len) - value_len + self.fields_len() + frag_header
-    }
-
-    fn lp_value_len(&self, fragment_len: Option<usize>) -> usize {
-        self.fields_len() + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n))
+        tlv_len(tt::LP_PACKET, value_len) - value_len + fields + frag_header
     }
 
     /// Writes everything of the LpPacket that precedes the fragment's octets: the LpPacket
@@ -204,7 +201,8 @@ impl LpHeader {
     /// The caller sends these octets followed by the fragment (e.g. with `writev`), so a packet
     /// is wrapped for a link without being copied.
     pub fn encode_header(&self, fragment_len: Option<usize>, out: &mut impl BufMut) {
-        put_header(out, tt::LP_PACKET, self.lp_value_len(fragment_len));
+        let value_len = self.fields_len() + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n));
+        put_header(out, tt::LP_PACKET, value_len);
         if let Some(s) = self.sequence {
             put_u64_tlv(out, tt::SEQUENCE, s);
         }

@@ -382,3 +382,37 @@ fn malformed_signed_parts_are_typed_errors() {
         DecodeError::Duplicate { .. } | DecodeError::OutOfOrder { .. }
     ));
 }
+
+#[test]
+fn wire_with_reuses_patches_or_reencodes() {
+    let mut i = Interest::new(name("/w/x"));
+    i.nonce = Some(Nonce::from(1));
+    i.hop_limit = Some(9);
+    i.app_params = Some(Bytes::from_static(b"p"));
+    let wire = i.encode();
+    let v = InterestView::decode(wire.clone()).unwrap();
+    // unchanged: the same octets, not a copy
+    let same = v.wire_with(Nonce::from(1), Some(9));
+    assert_eq!(same.as_ptr(), wire.as_ptr());
+    // changed in place
+    let patched = InterestView::decode(v.wire_with(Nonce::from(2), Some(8))).unwrap();
+    assert_eq!(
+        (patched.nonce, patched.hop_limit),
+        (Some(Nonce::from(2)), Some(8))
+    );
+    assert_eq!(patched.name, v.name);
+    assert!(
+        Interest::decode(patched.wire().clone()).is_ok(),
+        "parameters digest still valid"
+    );
+    // a HopLimit added to an Interest that had none: re-encoded
+    let mut j = Interest::new(name("/w/y"));
+    j.nonce = Some(Nonce::from(5));
+    let v = InterestView::decode(j.encode()).unwrap();
+    let added = InterestView::decode(v.wire_with(Nonce::from(5), Some(3))).unwrap();
+    assert_eq!(added.hop_limit, Some(3));
+    // and a nonce added to one without
+    let v = InterestView::decode(Interest::new(name("/w/z")).encode()).unwrap();
+    let with_nonce = InterestView::decode(v.wire_with(Nonce::from(6), None)).unwrap();
+    assert_eq!(with_nonce.nonce, Some(Nonce::from(6)));
+}

@@ -1,0 +1,256 @@
+//! The Data pipeline.
+
+use kite_packet::{tt, Name};
+
+use super::interest::{sha2_digest, starts_with};
+use super::{DropReason, InData, State, UnsolicitedPolicy};
+use crate::face::{FaceScope, LinkType};
+use crate::fib::FibGuard;
+use crate::hash::NameHashes;
+use crate::out::Out;
+use crate::strategy::StrategyCtx;
+use crate::time::Time;
+
+/// How a Data's name relates to a PCCT entry's (Interest) name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NameMatch {
+    /// Equal names.
+    Exact,
+    /// The entry's name is a proper prefix of the Data's (needs CanBePrefix).
+    Prefix,
+    /// The entry's name is the Data's full name (with its implicit digest).
+    Digest,
+}
+
+impl State {
+    pub(super) fn on_data(
+        &mut self,
+        fib: &FibGuard<'_>,
+        now: Time,
+        pkt: &InData,
+        out: &mut Vec<Out>,
+    ) {
+        self.counters.in_data += 1;
+        let Some(face) = self.faces.get(&pkt.face).copied() else {
+            return self.drop_packet(DropReason::UnknownFace);
+        };
+        if face.scope == FaceScope::NonLocal && starts_with(&pkt.data.name, b"localhost") {
+            return self.drop_packet(DropReason::ScopeViolation);
+        }
+        // The token names the PIT entry directly; a token of ours that does not match the
+        // name is forged or stale and satisfies nothing.
+        if let Some((slot, _)) = pkt.token.as_ref().and_then(|t| self.pcct.resolve(t)) {
+            if self.satisfy(fib, slot, pkt, now, false, out) {
+                return;
+            }
+            return self.drop_packet(DropReason::TokenMismatch);
+        }
+        // No usable token (a local producer, a peer that does not echo tokens): every PCCT
+        // entry whose name could match, in every hint partition, but only PIT entries that
+        // forwarded to the face the Data came from.
+        let hashes = match &pkt.hashes {
+            Some(h) => h.clone(),
+            None => self.hasher.prefix_hashes(&pkt.data.name),
+        };
+        let mut satisfied = false;
+        let name = &pkt.data.name;
+        for len in (0..=name.len()).rev() {
+            let prefix = name.prefix(len);
+            let slots: smallvec::SmallVec<[u32; 4]> =
+                self.pcct.partitions(&prefix, hashes.prefix(len)).collect();
+            for slot in slots {
+                satisfied |= self.satisfy(fib, slot, pkt, now, true, out);
+            }
+        }
+        satisfied |= self.satisfy_by_full_name(fib, pkt, now, out);
+        if !satisfied {
+            self.unsolicited(pkt, face.scope, &hashes, now);
+        }
+    }
+
+    /// Satisfies the PIT entries of `slot` that `pkt` answers; true if any was.
+    fn satisfy(
+        &mut self,
+        fib: &FibGuard<'_>,
+        slot: u32,
+        pkt: &InData,
+        now: Time,
+        require_upstream: bool,
+        out: &mut Vec<Out>,
+    ) -> bool {
+        let Some(entry) = self.pcct.entry(slot) else {
+            return false;
+        };
+        let Some(how) = name_match(&entry.name, &pkt.data.name, pkt.data.wire()) else {
+            return false;
+        };
+        let matches = [false, true].map(|mbf| {
+            self.pcct.pit(slot, mbf).is_some_and(|pit| {
+                let answers = how != NameMatch::Prefix || pit.can_be_prefix();
+                answers && (!require_upstream || pit.upstream(pkt.face).is_some())
+            })
+        });
+        if matches == [false, false] {
+            return false;
+        }
+        // Cache first: retiring the PIT entries may otherwise free the PCCT entry.
+        self.cache(slot, how, pkt, now);
+        for (mbf, matched) in [false, true].into_iter().zip(matches) {
+            if matched {
+                self.satisfy_pit(fib, slot, mbf, pkt, now, out);
+            }
+        }
+        self.pcct.remove_if_unused(slot);
+        true
+    }
+
+    /// Token-less Data for Interests that named it with its implicit digest.
+    fn satisfy_by_full_name(
+        &mut self,
+        fib: &FibGuard<'_>,
+        pkt: &InData,
+        now: Time,
+        out: &mut Vec<Out>,
+    ) -> bool {
+        if self.pcct.pit_len() == 0 {
+            return false;
+        }
+        let digest = sha2_digest(pkt.data.wire());
+        let Some(c) = kite_packet::Component::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, &digest)
+        else {
+            return false;
+        };
+        let full = pkt.data.name.clone().append(c);
+        let hash = self.hasher.hash_name(&full);
+        let slots: smallvec::SmallVec<[u32; 4]> = self.pcct.partitions(&full, hash).collect();
+        let mut satisfied = false;
+        for slot in slots {
+            satisfied |= self.satisfy(fib, slot, pkt, now, true, out);
+        }
+        satisfied
+    }
+
+    /// Sends the Data to every downstream of one PIT entry and retires the entry.
+    fn satisfy_pit(
+        &mut self,
+        fib: &FibGuard<'_>,
+        slot: u32,
+        mbf: bool,
+        pkt: &InData,
+        now: Time,
+        out: &mut Vec<Out>,
+    ) {
+        let ingress_ad_hoc = self
+            .faces
+            .get(&pkt.face)
+            .is_some_and(|f| f.link_type == LinkType::AdHoc);
+        let token = self.pcct.token(slot, mbf);
+        let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
+        for d in &pit.downstreams {
+            let same_face = d.face == pkt.face && !ingress_ad_hoc;
+            if same_face || !self.faces.contains_key(&d.face) {
+                continue;
+            }
+            out.push(Out::Data {
+                face: d.face,
+                wire: pkt.data.wire().clone(),
+                token: d.token,
+                congestion_mark: pkt.congestion_mark,
+                from_cs: false,
+            });
+        }
+        if let Some(entry) = Self::fib_entry_valid(fib, pit.fib) {
+            if let Some(strategy) = self.strategies.get(pit.strategy).cloned() {
+                let mut rejected = false;
+                let (pit_id, nonce, hop_limit) =
+                    (pit.id, pit.interest.nonce, pit.interest.hop_limit);
+                let mut ctx = StrategyCtx {
+                    now,
+                    ingress: pkt.face,
+                    pit_id,
+                    pit,
+                    slot,
+                    must_be_fresh: mbf,
+                    token,
+                    nonce: nonce.unwrap_or(kite_packet::Nonce([0; 4])),
+                    hop_limit,
+                    fib: entry,
+                    fib_scratch: &mut self.fib_scratch,
+                    faces: &self.faces,
+                    out,
+                    timers: &mut self.timers,
+                    rng: &mut self.rng,
+                    rejected: &mut rejected,
+                };
+                strategy.after_receive_data(&mut ctx);
+            }
+        }
+        self.counters.satisfied += 1;
+        let freshness = pkt.data.freshness_ms();
+        self.finalize(slot, mbf, true, Some((pkt.face, freshness)));
+    }
+
+    /// Caches a Data that satisfied the entry in `slot`: directly when the names are equal;
+    /// otherwise under its own name, plus an indirect entry under the Interest's name.
+    fn cache(&mut self, slot: u32, how: NameMatch, pkt: &InData, now: Time) {
+        if pkt.no_cache || !self.config.cs_admit {
+            return;
+        }
+        let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
+        let wire = pkt.data.wire().clone();
+        if how == NameMatch::Exact {
+            return self.pcct.cs_insert_direct(slot, wire, fresh_until);
+        }
+        let hint = self.pcct.entry(slot).and_then(|e| e.hint.clone());
+        let name = &pkt.data.name;
+        let hash = match &pkt.hashes {
+            Some(h) => h.full(),
+            None => self.hasher.hash_name(name),
+        };
+        let Ok(direct) = self.pcct.find_or_insert(name, hash, hint.as_ref()) else {
+            return;
+        };
+        self.pcct.cs_insert_direct(direct, wire, fresh_until);
+        if how == NameMatch::Prefix {
+            self.pcct.cs_insert_indirect(slot, direct);
+        }
+    }
+
+    /// Data nobody asked for: cached if the policy admits it, else dropped.
+    fn unsolicited(&mut self, pkt: &InData, scope: FaceScope, hashes: &NameHashes, now: Time) {
+        let admit = match self.config.unsolicited {
+            UnsolicitedPolicy::DropAll => false,
+            UnsolicitedPolicy::AdmitLocal => scope == FaceScope::Local,
+            UnsolicitedPolicy::AdmitNetwork => scope == FaceScope::NonLocal,
+            UnsolicitedPolicy::AdmitAll => true,
+        };
+        self.drop_packet(DropReason::Unsolicited);
+        if !admit || pkt.no_cache || !self.config.cs_admit {
+            return;
+        }
+        let Ok(slot) = self
+            .pcct
+            .find_or_insert(&pkt.data.name, hashes.full(), None)
+        else {
+            return;
+        };
+        let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
+        self.pcct
+            .cs_insert_direct(slot, pkt.data.wire().clone(), fresh_until);
+    }
+}
+
+/// How `data_name` answers an Interest named `interest_name`, if it can.
+fn name_match(interest_name: &Name, data_name: &Name, data_wire: &[u8]) -> Option<NameMatch> {
+    if interest_name == data_name {
+        return Some(NameMatch::Exact);
+    }
+    if interest_name.is_prefix_of(data_name) {
+        return Some(NameMatch::Prefix);
+    }
+    let last = interest_name.last()?;
+    let digest_named = last.typ() == tt::IMPLICIT_SHA256_DIGEST_COMPONENT
+        && interest_name.len() == data_name.len() + 1
+        && data_name.is_prefix_of(interest_name);
+    (digest_named && last.value() == sha2_digest(data_wire)).then_some(NameMatch::Digest)
+}

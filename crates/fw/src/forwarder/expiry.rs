@@ -1,0 +1,142 @@
+//! Timers (PIT expiry, strategy timers), retiring PIT entries, and purging a removed face.
+
+use kite_packet::Nonce;
+
+use super::State;
+use crate::face::FaceId;
+use crate::fib::FibGuard;
+use crate::out::Out;
+use crate::strategy::{StrategyCtx, TimerEvent};
+use crate::time::Time;
+
+impl State {
+    /// Fires every timer due by `now`.
+    pub(super) fn on_timers(&mut self, fib: &FibGuard<'_>, now: Time, out: &mut Vec<Out>) {
+        let mut fired = core::mem::take(&mut self.fired);
+        self.timers.advance(now, |_, event| fired.push(event));
+        for event in fired.drain(..) {
+            match event {
+                TimerEvent::PitExpiry {
+                    slot,
+                    must_be_fresh,
+                    pit_id,
+                } => {
+                    if self
+                        .pcct
+                        .pit(slot, must_be_fresh)
+                        .is_some_and(|p| p.id == pit_id)
+                    {
+                        if let Some(p) = self.pcct.pit_mut(slot, must_be_fresh) {
+                            p.timer = None;
+                        }
+                        self.finalize(slot, must_be_fresh, false, None);
+                    }
+                }
+                TimerEvent::Strategy(t) => self.strategy_timer(fib, now, t, out),
+            }
+        }
+        self.fired = fired;
+    }
+
+    fn strategy_timer(
+        &mut self,
+        fib: &FibGuard<'_>,
+        now: Time,
+        t: crate::strategy::StrategyTimer,
+        out: &mut Vec<Out>,
+    ) {
+        let token = self.pcct.token(t.slot, t.must_be_fresh);
+        let Some(pit) = self
+            .pcct
+            .pit_mut(t.slot, t.must_be_fresh)
+            .filter(|p| p.id == t.pit_id)
+        else {
+            return;
+        };
+        let Some(entry) = Self::fib_entry_valid(fib, pit.fib) else {
+            return;
+        };
+        let Some(strategy) = self.strategies.get(pit.strategy).cloned() else {
+            return;
+        };
+        let mut rejected = false;
+        let hop_limit = pit.interest.hop_limit.map(|h| h.saturating_sub(1));
+        let nonce = pit.interest.nonce.unwrap_or(Nonce([0; 4]));
+        let mut ctx = StrategyCtx {
+            now,
+            ingress: FaceId::INVALID,
+            pit_id: pit.id,
+            pit,
+            slot: t.slot,
+            must_be_fresh: t.must_be_fresh,
+            token,
+            nonce,
+            hop_limit,
+            fib: entry,
+            fib_scratch: &mut self.fib_scratch,
+            faces: &self.faces,
+            out,
+            timers: &mut self.timers,
+            rng: &mut self.rng,
+            rejected: &mut rejected,
+        };
+        strategy.on_timer(&mut ctx, t.data);
+        if rejected {
+            self.finalize(t.slot, t.must_be_fresh, false, None);
+        }
+    }
+
+    /// Retires a PIT entry. Its nonces go to the Dead Nonce List as NFD does: all upstream
+    /// nonces when unsatisfied; when satisfied by Data from `upstream`, that upstream's nonce,
+    /// only if the Interest asked MustBeFresh and the Data is fresh for less than the list's
+    /// lifetime (a later Interest could then loop back for the same Data).
+    pub(super) fn finalize(
+        &mut self,
+        slot: u32,
+        must_be_fresh: bool,
+        satisfied: bool,
+        upstream: Option<(FaceId, u64)>,
+    ) {
+        let Some(hash) = self.pcct.entry(slot).map(|e| e.name_hash()) else {
+            return;
+        };
+        let Some(pit) = self.pcct.pit(slot, must_be_fresh) else {
+            return;
+        };
+        if let Some(t) = pit.timer {
+            self.timers.cancel(t);
+        }
+        let now = self.last_now;
+        if satisfied {
+            let lifetime_ms = self.dnl.lifetime().as_millis() as u64;
+            if let Some((face, freshness_ms)) = upstream {
+                if must_be_fresh && freshness_ms < lifetime_ms {
+                    if let Some(u) = pit.upstream(face) {
+                        self.dnl.add(hash, u.nonce, now);
+                    }
+                }
+            }
+        } else {
+            self.counters.unsatisfied += 1;
+            for u in &pit.upstreams {
+                self.dnl.add(hash, u.nonce, now);
+            }
+        }
+        self.pcct.pit_discard(slot, must_be_fresh);
+    }
+
+    /// Removes `face` from every PIT entry; entries left without downstreams are retired.
+    pub(super) fn purge_face(&mut self, face: FaceId) {
+        let slots: Vec<(u32, bool)> = self.pcct.pit_slots().collect();
+        for (slot, mbf) in slots {
+            let Some(pit) = self.pcct.pit_mut(slot, mbf) else {
+                continue;
+            };
+            pit.downstreams.retain(|d| d.face != face);
+            pit.upstreams.retain(|u| u.face != face);
+            if pit.downstreams.is_empty() {
+                self.finalize(slot, mbf, false, None);
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! The Interest pipeline.
+
+use core::time::Duration;
+
+use kite_packet::{tt, NackReason, Name, Nonce};
+
+use super::{DropReason, InInterest, State};
+use crate::face::{FaceId, FaceScope, LinkType};
+use crate::fib::{FibEntry, FibGuard};
+use crate::hash::NameHashes;
+use crate::out::Out;
+use crate::pcct::{DownRecord, PitEntry};
+use crate::strategy::{StrategyCtx, TimerEvent};
+use crate::time::Time;
+
+impl State {
+    pub(super) fn on_interest(
+        &mut self,
+        fib: &FibGuard<'_>,
+        now: Time,
+        pkt: &InInterest,
+        out: &mut Vec<Out>,
+    ) {
+        self.counters.in_interests += 1;
+        let Some(face) = self.faces.get(&pkt.face).copied() else {
+            return self.drop_packet(DropReason::UnknownFace);
+        };
+        // HopLimit: drop at 0, else decrement; NFD's default_hop_limit fills it in.
+        let hop_limit = match pkt.interest.hop_limit {
+            Some(0) => return self.drop_packet(DropReason::HopLimitZero),
+            Some(h) => Some(h - 1),
+            None if self.config.default_hop_limit > 0 => Some(self.config.default_hop_limit - 1),
+            None => None,
+        };
+        let name = &pkt.interest.name;
+        if face.scope == FaceScope::NonLocal && starts_with(name, b"localhost") {
+            return self.drop_packet(DropReason::ScopeViolation);
+        }
+        let nonce = match pkt.interest.nonce {
+            Some(n) => n,
+            None => self.random_nonce(),
+        };
+        let full_hash = pkt.hashes.full();
+        if self.dnl.has(full_hash, nonce) {
+            let strategy = fib.lpm(name, &pkt.hashes).strategy;
+            return self.interest_loop(pkt, face.link_type, nonce, strategy, out);
+        }
+
+        // The forwarding hint picks the PIT-CS partition and the route.
+        let hinted = match self.choose_hint(fib, pkt) {
+            Ok(h) => h,
+            Err(()) => {
+                self.nack_one(pkt, nonce, NackReason::NO_ROUTE, out);
+                return self.drop_packet(DropReason::NoHintRoute);
+            }
+        };
+        let hint_name = hinted.as_ref().map(|(n, _)| n);
+        let mbf = pkt.interest.must_be_fresh;
+        let slot = match self.pcct.find_or_insert(name, full_hash, hint_name) {
+            Ok(s) => s,
+            Err(_) => return self.table_full(pkt, nonce, out),
+        };
+
+        let existing = self.pcct.pit(slot, mbf).is_some();
+        if let Some(pit) = self.pcct.pit(slot, mbf) {
+            if pit
+                .nonce_seen(nonce, pkt.face)
+                .is_loop(face.link_type == LinkType::PointToPoint)
+            {
+                let strategy = pit.strategy;
+                return self.interest_loop(pkt, face.link_type, nonce, strategy, out);
+            }
+        } else {
+            if self.config.cs_serve && self.cs_lookup(slot, pkt, hint_name, now, out) {
+                self.pcct.remove_if_unused(slot);
+                return;
+            }
+            self.counters.cs_misses += 1;
+            let id = self.next_pit_id;
+            self.next_pit_id += 1;
+            let pit = PitEntry::new(
+                id,
+                pkt.interest.clone(),
+                crate::strategy::StrategyTable::DEFAULT,
+            );
+            if self.pcct.pit_insert(slot, mbf, pit).is_err() {
+                self.pcct.remove_if_unused(slot);
+                return self.table_full(pkt, nonce, out);
+            }
+        }
+
+        // Downstream record and expiry timer.
+        let lifetime = Duration::from_millis(pkt.interest.lifetime_ms());
+        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        if existing {
+            pit.interest = pkt.interest.clone();
+        }
+        pit.add_downstream(DownRecord {
+            face: pkt.face,
+            nonce,
+            expiry: now + lifetime,
+            arrived: now,
+            token: pkt.token,
+            can_be_prefix: pkt.interest.can_be_prefix,
+        });
+        let (pit_id, expiry) = (pit.id, pit.expiry);
+        let scheduled = match pit.timer {
+            Some(t) => self.timers.reschedule(t, expiry),
+            None => match self.timers.schedule(
+                expiry,
+                TimerEvent::PitExpiry {
+                    slot,
+                    must_be_fresh: mbf,
+                    pit_id,
+                },
+            ) {
+                Ok(t) => {
+                    pit.timer = Some(t);
+                    true
+                }
+                Err(_) => false,
+            },
+        };
+        if !scheduled {
+            self.finalize(slot, mbf, false, None);
+            return self.table_full(pkt, nonce, out);
+        }
+
+        // NextHopFaceId from a local application bypasses the strategy.
+        if let Some(next_hop) = pkt.next_hop {
+            if face.scope != FaceScope::Local || !self.faces.contains_key(&next_hop) {
+                self.finalize(slot, mbf, false, None);
+                return self.drop_packet(DropReason::BadNextHop);
+            }
+            let admitted = Admitted {
+                slot,
+                mbf,
+                nonce,
+                hop_limit,
+            };
+            return self.forward_to_next_hop(&admitted, pkt, next_hop, now, out);
+        }
+
+        let entry: &FibEntry = match &hinted {
+            Some((_, e)) => e,
+            None => fib.lpm(name, &pkt.hashes),
+        };
+        let token = self.pcct.token(slot, mbf);
+        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        pit.fib = Some((entry.id, entry.seq));
+        pit.strategy = entry.strategy;
+        let Some(strategy) = self.strategies.get(entry.strategy).cloned() else {
+            return;
+        };
+        let mut rejected = false;
+        let mut ctx = StrategyCtx {
+            now,
+            ingress: pkt.face,
+            pit_id: pit.id,
+            pit,
+            slot,
+            must_be_fresh: mbf,
+            token,
+            nonce,
+            hop_limit,
+            fib: entry,
+            fib_scratch: &mut self.fib_scratch,
+            faces: &self.faces,
+            out,
+            timers: &mut self.timers,
+            rng: &mut self.rng,
+            rejected: &mut rejected,
+        };
+        strategy.after_receive_interest(&mut ctx);
+        if rejected {
+            self.finalize(slot, mbf, false, None);
+        }
+    }
+
+    /// The partition and FIB entry a forwarding hint selects: the first hint with a route.
+    /// `Ok(None)` without a hint, or when a hint names this network region (the Interest is
+    /// where its hint points, so its own name routes it). `Err` when no hint has a route.
+    fn choose_hint(
+        &self,
+        fib: &FibGuard<'_>,
+        pkt: &InInterest,
+    ) -> Result<Option<(Name, FibEntry)>, ()> {
+        if !pkt.interest.has_forwarding_hint() {
+            return Ok(None);
+        }
+        let in_region = pkt.interest.forwarding_hint().any(|h| {
+            self.config
+                .network_region
+                .iter()
+                .any(|r| r.is_prefix_of(&h))
+        });
+        if in_region {
+            return Ok(None);
+        }
+        for hint in pkt.interest.forwarding_hint() {
+            let hashes: NameHashes = self.hasher.prefix_hashes(&hint);
+            let entry = fib.lpm(&hint, &hashes);
+            if !entry.nexthops.is_empty() {
+                return Ok(Some((hint, entry.clone())));
+            }
+        }
+        Err(())
+    }
+
+    /// Answers from the CS if it can; true on a hit.
+    fn cs_lookup(
+        &mut self,
+        slot: u32,
+        pkt: &InInterest,
+        hint: Option<&Name>,
+        now: Time,
+        out: &mut Vec<Out>,
+    ) -> bool {
+        let i = &pkt.interest;
+        let hit = self
+            .pcct
+            .cs_match(slot, i.must_be_fresh, i.can_be_prefix, now)
+            .map(|(target, wire)| (target, wire.clone()))
+            .or_else(|| self.cs_digest_match(pkt, hint, now));
+        let Some((target, wire)) = hit else {
+            return false;
+        };
+        self.pcct.cs_touch(slot);
+        self.pcct.cs_touch(target);
+        self.counters.cs_hits += 1;
+        out.push(Out::Data {
+            face: pkt.face,
+            wire,
+            token: pkt.token,
+            congestion_mark: 0,
+            from_cs: true,
+        });
+        true
+    }
+
+    /// A CS hit for an Interest whose name ends in an implicit digest: the Data cached under
+    /// the name without it, if its digest matches.
+    fn cs_digest_match(
+        &self,
+        pkt: &InInterest,
+        hint: Option<&Name>,
+        now: Time,
+    ) -> Option<(u32, bytes::Bytes)> {
+        let name = &pkt.interest.name;
+        let last = name.last()?;
+        if last.typ() != tt::IMPLICIT_SHA256_DIGEST_COMPONENT {
+            return None;
+        }
+        let prefix = name.prefix(name.len() - 1);
+        let slot = self
+            .pcct
+            .find(&prefix, pkt.hashes.prefix(name.len() - 1), hint)?;
+        let (target, wire) = self
+            .pcct
+            .cs_match(slot, pkt.interest.must_be_fresh, false, now)?;
+        let digest = sha2_digest(wire);
+        (digest.as_slice() == last.value()).then(|| (target, wire.clone()))
+    }
+
+    fn forward_to_next_hop(
+        &mut self,
+        a: &Admitted,
+        pkt: &InInterest,
+        next_hop: FaceId,
+        now: Time,
+        out: &mut Vec<Out>,
+    ) {
+        let token = self.pcct.token(a.slot, a.mbf);
+        let pit = self.pcct.pit_mut(a.slot, a.mbf).expect("PIT entry exists");
+        let expiry = now + Duration::from_millis(pkt.interest.lifetime_ms());
+        pit.add_upstream(next_hop, a.nonce, now, expiry);
+        out.push(Out::Interest {
+            face: next_hop,
+            interest: pkt.interest.clone(),
+            nonce: a.nonce,
+            hop_limit: a.hop_limit,
+            token,
+        });
+    }
+
+    /// A looping Interest: Nack~Duplicate back on a point-to-point face unless the strategy
+    /// tolerates duplicates.
+    fn interest_loop(
+        &mut self,
+        pkt: &InInterest,
+        link: LinkType,
+        nonce: Nonce,
+        strategy: crate::fib::StrategyId,
+        out: &mut Vec<Out>,
+    ) {
+        self.drop_packet(DropReason::Loop);
+        let nacks = self.strategies.get(strategy).is_none_or(|s| s.nack_loops());
+        if nacks && link == LinkType::PointToPoint {
+            self.nack_one(pkt, nonce, NackReason::DUPLICATE, out);
+        }
+    }
+
+    /// No room in a table: the Interest is Nacked with Congestion.
+    fn table_full(&mut self, pkt: &InInterest, nonce: Nonce, out: &mut Vec<Out>) {
+        self.drop_packet(DropReason::TableFull);
+        self.nack_one(pkt, nonce, NackReason::CONGESTION, out);
+    }
+
+    fn nack_one(&self, pkt: &InInterest, nonce: Nonce, reason: NackReason, out: &mut Vec<Out>) {
+        out.push(Out::Nack {
+            face: pkt.face,
+            reason,
+            interest: pkt.interest.clone(),
+            nonce,
+            token: pkt.token,
+        });
+    }
+}
+
+/// What the Interest pipeline has settled about an Interest it keeps pending.
+struct Admitted {
+    slot: u32,
+    mbf: bool,
+    nonce: Nonce,
+    hop_limit: Option<u8>,
+}
+
+/// Whether the name's first component is a GenericNameComponent equal to `first`.
+pub(super) fn starts_with(name: &Name, first: &[u8]) -> bool {
+    name.get(0)
+        .is_some_and(|c| c.typ() == tt::GENERIC_NAME_COMPONENT && c.value() == first)
+}
+
+/// SHA-256 of a Data's encoding (its implicit digest).
+pub(super) fn sha2_digest(wire: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(wire).into()
+}

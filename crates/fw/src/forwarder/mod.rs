@@ -1,0 +1,318 @@
+//! One forwarding thread: its tables, its timers, and NFD's forwarding pipelines adapted to
+//! sharded tables (papers/003 section 3.1; papers/002 sections 2.3–2.4, 5).
+//!
+//! The input stage hands over decoded packets with the name hashes it computed; the forwarder
+//! reads the FIB once per burst (the RCU quiescent state is between bursts), takes Data and
+//! Nacks before Interests, and appends what must be sent to an output vector the caller drains.
+//! Nothing here blocks, locks or allocates per packet in the steady state.
+//!
+//! Pipelines: [`interest`] (HopLimit, scope, Dead Nonce List, forwarding hint, PIT insert and
+//! loop check, CS, NextHopFaceId, FIB, strategy), [`data`] (token lookup and name check,
+//! fallback by name for Data without a usable token, satisfy, CS insert direct and indirect,
+//! DNL), [`nack`] (upstream record by nonce, Duplicate retried with a new nonce, strategy), and
+//! [`expiry`] (PIT expiry and strategy timers).
+
+mod counters;
+mod data;
+mod expiry;
+mod interest;
+mod nack;
+
+use core::time::Duration;
+
+use kite_packet::{DataView, InterestView, NackReason, Name, Nonce, PitToken};
+
+pub use counters::{Counters, DropReason};
+
+use crate::dnl::{DeadNonceList, DnlConfig};
+use crate::face::FaceId;
+use crate::fib::{FibGuard, FibReader};
+use crate::hash::{NameHasher, NameHashes};
+use crate::out::Out;
+use crate::pcct::{Pcct, PcctConfig};
+use crate::strategy::{FaceInfo, FaceTable, FibScratch, StrategyTable, TimerEvent};
+use crate::time::Time;
+use crate::timer::TimerWheel;
+
+/// What to do with Data nobody asked for (NFD's `cs_unsolicited_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnsolicitedPolicy {
+    /// Drop it (the default).
+    #[default]
+    DropAll,
+    /// Cache it when it comes from a local face.
+    AdmitLocal,
+    /// Cache it when it comes from a non-local face.
+    AdmitNetwork,
+    /// Cache it.
+    AdmitAll,
+}
+
+/// Settings of one forwarding thread.
+#[derive(Debug, Clone)]
+pub struct ForwarderConfig {
+    /// PIT-CS table sizes.
+    pub pcct: PcctConfig,
+    /// Dead Nonce List settings.
+    pub dnl: DnlConfig,
+    /// Timers pending at once (PIT expiries and strategy timers).
+    pub timer_capacity: usize,
+    /// Data nobody asked for.
+    pub unsolicited: UnsolicitedPolicy,
+    /// Names of this network region: a forwarding hint under one of them is ignored (the
+    /// Interest has arrived where its hint points) and the name is used.
+    pub network_region: Vec<Name>,
+    /// HopLimit given to Interests that arrive without one (NFD's `default_hop_limit`; 0: none).
+    pub default_hop_limit: u8,
+    /// Whether Data is stored in the CS (NFD's CS "admit" flag).
+    pub cs_admit: bool,
+    /// Whether Interests are answered from the CS (NFD's CS "serve" flag).
+    pub cs_serve: bool,
+}
+
+impl Default for ForwarderConfig {
+    fn default() -> Self {
+        ForwarderConfig {
+            pcct: PcctConfig::default(),
+            dnl: DnlConfig::default(),
+            timer_capacity: 1 << 18,
+            unsolicited: UnsolicitedPolicy::DropAll,
+            network_region: Vec::new(),
+            default_hop_limit: 0,
+            cs_admit: true,
+            cs_serve: true,
+        }
+    }
+}
+
+/// An Interest from the input stage.
+#[derive(Debug, Clone)]
+pub struct InInterest {
+    /// The Interest.
+    pub interest: InterestView,
+    /// Hashes of its name's prefixes (computed once, by the input stage).
+    pub hashes: NameHashes,
+    /// The face it came from.
+    pub face: FaceId,
+    /// The downstream's PIT token, echoed on the answer.
+    pub token: Option<PitToken>,
+    /// NextHopFaceId from a local application.
+    pub next_hop: Option<FaceId>,
+}
+
+/// A Data from the input stage.
+#[derive(Debug, Clone)]
+pub struct InData {
+    /// The Data.
+    pub data: DataView,
+    /// Hashes of its name's prefixes, if the input stage computed them (it does for Data it
+    /// dispatched by name); computed here when needed otherwise.
+    pub hashes: Option<NameHashes>,
+    /// The face it came from.
+    pub face: FaceId,
+    /// The PIT token it carries (this thread's, when the upstream echoed it).
+    pub token: Option<PitToken>,
+    /// Its NDNLPv2 CongestionMark (0: none).
+    pub congestion_mark: u64,
+    /// NDNLPv2 CachePolicy NoCache.
+    pub no_cache: bool,
+}
+
+/// A Nack from the input stage.
+#[derive(Debug, Clone)]
+pub struct InNack {
+    /// The Interest it refuses.
+    pub interest: InterestView,
+    /// Hashes of the Interest name's prefixes.
+    pub hashes: NameHashes,
+    /// Why.
+    pub reason: NackReason,
+    /// The face it came from.
+    pub face: FaceId,
+    /// The PIT token it carries.
+    pub token: Option<PitToken>,
+}
+
+/// One forwarding thread.
+pub struct Forwarder {
+    fib: FibReader,
+    state: State,
+}
+
+/// Everything but the FIB reader, so a FIB read section and the pipelines can be borrowed
+/// at once.
+struct State {
+    config: ForwarderConfig,
+    pcct: Pcct,
+    dnl: DeadNonceList,
+    timers: TimerWheel<TimerEvent>,
+    fired: Vec<TimerEvent>,
+    strategies: StrategyTable,
+    fib_scratch: FibScratch,
+    faces: FaceTable,
+    hasher: NameHasher,
+    counters: Counters,
+    next_pit_id: u64,
+    rng: u64,
+    last_now: Time,
+}
+
+impl Forwarder {
+    /// Forwarding thread `thread` (its id goes into PIT tokens), reading the FIB through `fib`,
+    /// hashing names with `hasher` (the input stage's key), starting at `now`.
+    pub fn new(
+        thread: u8,
+        config: ForwarderConfig,
+        fib: FibReader,
+        strategies: StrategyTable,
+        hasher: NameHasher,
+        now: Time,
+    ) -> Self {
+        let timers = TimerWheel::new(now, Duration::from_millis(1), config.timer_capacity);
+        Forwarder {
+            fib,
+            state: State {
+                pcct: Pcct::new(thread, config.pcct),
+                dnl: DeadNonceList::new(config.dnl, now),
+                timers,
+                fired: Vec::with_capacity(256),
+                strategies,
+                fib_scratch: FibScratch::default(),
+                faces: FaceTable::default(),
+                hasher,
+                counters: Counters::default(),
+                next_pit_id: 1,
+                last_now: now,
+                rng: 0x9E37_79B9_7F4A_7C15 ^ (u64::from(thread) << 32 | now.0),
+                config,
+            },
+        }
+    }
+
+    /// Processes one burst: Data, then Nacks, then Interests (Data first: dropping a Data
+    /// wastes the work already spent on its Interest), then due timers. Packets to send are
+    /// appended to `out`. Packets are read in place (they are large; moving them costs more
+    /// than reading them).
+    pub fn process_burst(
+        &mut self,
+        now: Time,
+        data: &[InData],
+        nacks: &[InNack],
+        interests: &[InInterest],
+        out: &mut Vec<Out>,
+    ) {
+        let Some(fib) = self.fib.enter() else {
+            return;
+        };
+        let s = &mut self.state;
+        s.last_now = now;
+        let start = out.len();
+        for d in data {
+            s.on_data(&fib, now, d, out);
+        }
+        for n in nacks {
+            s.on_nack(&fib, now, n, out);
+        }
+        for i in interests {
+            s.on_interest(&fib, now, i, out);
+        }
+        s.on_timers(&fib, now, out);
+        s.dnl.tick(now);
+        s.counters.count_out(&out[start..]);
+    }
+
+    /// Processes one Interest (a burst of one).
+    pub fn on_interest(&mut self, now: Time, pkt: InInterest, out: &mut Vec<Out>) {
+        self.process_burst(now, &[], &[], &[pkt], out);
+    }
+
+    /// Processes one Data (a burst of one).
+    pub fn on_data(&mut self, now: Time, pkt: InData, out: &mut Vec<Out>) {
+        self.process_burst(now, &[pkt], &[], &[], out);
+    }
+
+    /// Processes one Nack (a burst of one).
+    pub fn on_nack(&mut self, now: Time, pkt: InNack, out: &mut Vec<Out>) {
+        self.process_burst(now, &[], &[pkt], &[], out);
+    }
+
+    /// Fires due timers (PIT expiry, strategy timers) without packets.
+    pub fn advance(&mut self, now: Time, out: &mut Vec<Out>) {
+        self.process_burst(now, &[], &[], &[], out);
+    }
+
+    /// When the next timer is due: how long an idle thread may sleep.
+    pub fn next_deadline(&self) -> Option<Time> {
+        self.state.timers.next_deadline()
+    }
+
+    /// Makes a face known to this thread.
+    pub fn add_face(&mut self, face: FaceId, info: FaceInfo) {
+        self.state.faces.insert(face, info);
+    }
+
+    /// Forgets a face and purges it from every PIT entry; entries left with no downstream
+    /// are finalized as unsatisfied.
+    pub fn remove_face(&mut self, face: FaceId) {
+        self.state.faces.remove(&face);
+        self.state.purge_face(face);
+    }
+
+    /// This thread's counters.
+    pub fn counters(&self) -> &Counters {
+        &self.state.counters
+    }
+
+    /// The PIT-CS table (read-only: for management datasets and tests).
+    pub fn pcct(&self) -> &Pcct {
+        &self.state.pcct
+    }
+
+    /// The Dead Nonce List (read-only).
+    pub fn dnl(&self) -> &DeadNonceList {
+        &self.state.dnl
+    }
+
+    /// Pending timers.
+    pub fn timers_pending(&self) -> usize {
+        self.state.timers.len()
+    }
+
+    /// Changes the CS capacity of this thread (management's `cs/config`).
+    pub fn set_cs_capacity(&mut self, capacity: usize) {
+        self.state.pcct.set_cs_capacity(capacity);
+    }
+
+    /// Sets NFD's CS admit and serve flags.
+    pub fn set_cs_flags(&mut self, admit: bool, serve: bool) {
+        self.state.config.cs_admit = admit;
+        self.state.config.cs_serve = serve;
+    }
+}
+
+impl State {
+    /// A nonce for an Interest that arrived without one.
+    fn random_nonce(&mut self) -> Nonce {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        Nonce::from(x as u32)
+    }
+
+    fn drop_packet(&mut self, reason: DropReason) {
+        self.counters.drop(reason);
+    }
+
+    fn fib_entry_valid<'g>(
+        fib: &'g FibGuard<'_>,
+        reference: Option<(u32, u64)>,
+    ) -> Option<&'g crate::fib::FibEntry> {
+        let (id, seq) = reference?;
+        fib.get(id).filter(|e| e.seq == seq)
+    }
+}
+
+#[cfg(test)]
+mod tests;

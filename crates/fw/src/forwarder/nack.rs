@@ -1,0 +1,142 @@
+//! The Nack pipeline.
+
+use kite_packet::{NackReason, Nonce};
+
+use super::{DropReason, InNack, State};
+use crate::fib::FibGuard;
+use crate::out::Out;
+use crate::strategy::{StrategyCtx, StrategyTable};
+use crate::time::Time;
+
+/// Nack~Duplicate retries per upstream: one, so two forwarders cannot bounce an Interest
+/// between them forever.
+const DUPLICATE_RETRIES: u8 = 1;
+
+impl State {
+    pub(super) fn on_nack(
+        &mut self,
+        fib: &FibGuard<'_>,
+        now: Time,
+        pkt: &InNack,
+        out: &mut Vec<Out>,
+    ) {
+        self.counters.in_nacks += 1;
+        if !self.faces.contains_key(&pkt.face) {
+            return self.drop_packet(DropReason::UnknownFace);
+        }
+        let mbf = pkt.interest.must_be_fresh;
+        let name = &pkt.interest.name;
+        // By token when it is ours and current, else by name (any hint partition).
+        let by_token = pkt
+            .token
+            .as_ref()
+            .and_then(|t| self.pcct.resolve(t))
+            .filter(|&(slot, m)| {
+                m == mbf
+                    && self.pcct.pit(slot, mbf).is_some()
+                    && self.pcct.entry(slot).is_some_and(|e| e.name == *name)
+            });
+        let slot = by_token.map(|(s, _)| s).or_else(|| {
+            self.pcct.partitions(name, pkt.hashes.full()).find(|&s| {
+                self.pcct
+                    .pit(s, mbf)
+                    .is_some_and(|p| p.upstream(pkt.face).is_some())
+            })
+        });
+        let Some(slot) = slot else {
+            return self.drop_packet(DropReason::NackUnmatched);
+        };
+        let Some(nonce) = pkt.interest.nonce else {
+            return self.drop_packet(DropReason::NackUnmatched);
+        };
+        let Some(up) = self
+            .pcct
+            .pit_mut(slot, mbf)
+            .and_then(|pit| pit.upstream_mut(pkt.face))
+            .filter(|u| u.nonce == nonce)
+        else {
+            return self.drop_packet(DropReason::NackUnmatched);
+        };
+        up.nack = Some(pkt.reason);
+
+        // Nack~Duplicate: the nonce collided somewhere upstream; try once more with a new one.
+        if pkt.reason == NackReason::DUPLICATE && up.duplicate_retries < DUPLICATE_RETRIES {
+            up.duplicate_retries += 1;
+            return self.retry_with_new_nonce(slot, mbf, pkt, now, out);
+        }
+        self.run_nack_strategy(fib, slot, mbf, pkt, now, out);
+    }
+
+    /// Sends the Interest again to the upstream that Nacked it, with a fresh Nonce.
+    fn retry_with_new_nonce(
+        &mut self,
+        slot: u32,
+        mbf: bool,
+        pkt: &InNack,
+        now: Time,
+        out: &mut Vec<Out>,
+    ) {
+        let nonce = self.random_nonce();
+        let token = self.pcct.token(slot, mbf);
+        let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
+        let expiry = now + core::time::Duration::from_millis(pit.interest.lifetime_ms());
+        pit.add_upstream(pkt.face, nonce, now, expiry);
+        out.push(Out::Interest {
+            face: pkt.face,
+            interest: pit.interest.clone(),
+            nonce,
+            hop_limit: pit.interest.hop_limit.map(|h| h.saturating_sub(1)),
+            token,
+        });
+    }
+
+    /// Lets the strategy react to the Nack; if the FIB entry that chose it is gone, the
+    /// default reaction runs (Nack downstream once every upstream has Nacked).
+    fn run_nack_strategy(
+        &mut self,
+        fib: &FibGuard<'_>,
+        slot: u32,
+        mbf: bool,
+        pkt: &InNack,
+        now: Time,
+        out: &mut Vec<Out>,
+    ) {
+        let token = self.pcct.token(slot, mbf);
+        let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
+        let (entry, strategy_id) = match Self::fib_entry_valid(fib, pit.fib) {
+            Some(e) => (e, pit.strategy),
+            None => (
+                fib.lpm(&pkt.interest.name, &pkt.hashes),
+                StrategyTable::DEFAULT,
+            ),
+        };
+        let Some(strategy) = self.strategies.get(strategy_id).cloned() else {
+            return;
+        };
+        let mut rejected = false;
+        let (pit_id, hop_limit) = (pit.id, pit.interest.hop_limit.map(|h| h.saturating_sub(1)));
+        let nonce = pit.interest.nonce.unwrap_or(Nonce([0; 4]));
+        let mut ctx = StrategyCtx {
+            now,
+            ingress: pkt.face,
+            pit_id,
+            pit,
+            slot,
+            must_be_fresh: mbf,
+            token,
+            nonce,
+            hop_limit,
+            fib: entry,
+            fib_scratch: &mut self.fib_scratch,
+            faces: &self.faces,
+            out,
+            timers: &mut self.timers,
+            rng: &mut self.rng,
+            rejected: &mut rejected,
+        };
+        strategy.after_receive_nack(&mut ctx, pkt.reason);
+        if rejected {
+            self.finalize(slot, mbf, false, None);
+        }
+    }
+}

@@ -1,0 +1,631 @@
+//! Deterministic pipeline tests: virtual faces, a virtual clock, real encoded packets.
+
+mod harness;
+
+use core::time::Duration;
+
+use kite_packet::{NackReason, Nonce};
+
+use self::harness::*;
+use super::*;
+use crate::face::{FaceScope, LinkType};
+use crate::pcct::PcctConfig;
+
+#[test]
+fn forwards_then_satisfies_with_tokens_both_ways() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let out = h.interest(APP, interest("/a/1", 1), Some(tok(0xC0)));
+    let (face, token) = sent_interest(&out);
+    assert_eq!(face, UP1);
+    let out = h.data(UP1, data("/a/1", 1000), Some(token));
+    assert_eq!(out.len(), 1);
+    let (face, down_token) = sent_data(&out[0]);
+    assert_eq!((face, down_token), (APP, Some(tok(0xC0))));
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
+    let c = h.fwd.counters();
+    assert_eq!(
+        (
+            c.in_interests,
+            c.out_interests,
+            c.in_data,
+            c.out_data,
+            c.satisfied
+        ),
+        (1, 1, 1, 1, 1)
+    );
+    assert_eq!(h.fwd.timers_pending(), 0, "the expiry timer was cancelled");
+}
+
+#[test]
+fn interests_aggregate_across_consumers() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let out1 = h.interest(APP, interest("/a/1", 1), Some(tok(1)));
+    let out2 = h.interest(APP2, interest("/a/1", 2), Some(tok(2)));
+    assert_eq!(out1.len(), 1);
+    assert!(out2.is_empty(), "aggregated: not forwarded again");
+    let (_, token) = sent_interest(&out1);
+    let out = h.data(UP1, data("/a/1", 0), Some(token));
+    let mut got: Vec<_> = out.iter().map(sent_data).collect();
+    got.sort_by_key(|(f, _)| *f);
+    assert_eq!(got, vec![(APP, Some(tok(1))), (APP2, Some(tok(2)))]);
+}
+
+#[test]
+fn must_be_fresh_is_not_aggregated_with_stale_ok_interests() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let out1 = h.interest(APP, interest("/a/1", 1), None);
+    let mut fresh = interest("/a/1", 2);
+    fresh.must_be_fresh = true;
+    let out2 = h.interest(APP2, fresh, None);
+    assert_eq!(
+        (out1.len(), out2.len()),
+        (1, 1),
+        "two PIT entries, two upstream Interests"
+    );
+    assert_eq!(h.fwd.pcct().pit_len(), 2);
+    let (_, token) = sent_interest(&out2);
+    let out = h.data(UP1, data("/a/1", 100), Some(token));
+    assert_eq!(out.len(), 2, "the Data satisfies both");
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
+}
+
+#[test]
+fn can_be_prefix_fetch_creates_an_indirect_cs_entry() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let mut i = interest("/a", 1);
+    i.can_be_prefix = true;
+    let out = h.interest(APP, i.clone(), None);
+    let (_, token) = sent_interest(&out);
+    assert_eq!(h.data(UP1, data("/a/b/c", 10_000), Some(token)).len(), 1);
+    // direct entry under /a/b/c, indirect under /a
+    assert_eq!(h.fwd.pcct().cs_len(), 2);
+    i.nonce = Some(Nonce::from(2));
+    let out = h.interest(APP2, i, None);
+    assert!(
+        matches!(
+            out[..],
+            [Out::Data {
+                face: APP2,
+                from_cs: true,
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+    let out = h.interest(APP2, interest("/a/b/c", 3), None);
+    assert!(matches!(out[..], [Out::Data { from_cs: true, .. }]));
+    // an exact Interest for /a is not answered by /a/b/c
+    let out = h.interest(APP2, interest("/a", 4), None);
+    assert!(matches!(out[..], [Out::Interest { face: UP1, .. }]));
+    assert_eq!(h.fwd.counters().cs_hits, 2);
+}
+
+#[test]
+fn must_be_fresh_honours_freshness_period() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/a/1", 1), None));
+    h.data(UP1, data("/a/1", 50), Some(token));
+    let mut fresh = interest("/a/1", 2);
+    fresh.must_be_fresh = true;
+    assert!(matches!(
+        h.interest(APP, fresh.clone(), None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
+    h.advance(60);
+    fresh.nonce = Some(Nonce::from(3));
+    assert!(matches!(
+        h.interest(APP, fresh, None)[..],
+        [Out::Interest { .. }]
+    ));
+    // stale Data still answers an Interest without MustBeFresh
+    assert!(matches!(
+        h.interest(APP2, interest("/a/1", 4), None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
+}
+
+#[test]
+fn forwarding_hint_partitions_the_cache() {
+    let mut h = Harness::new();
+    h.route("/isp", UP1, 10);
+    h.route("/n", UP2, 10);
+    let mut hinted = interest("/n/1", 1);
+    hinted.forwarding_hint = vec![name("/isp")];
+    let out = h.interest(APP, hinted.clone(), None);
+    let (face, token) = sent_interest(&out);
+    assert_eq!(face, UP1, "routed by the hint");
+    h.data(UP1, data("/n/1", 10_000), Some(token));
+    // same name without a hint: not answered by Data fetched under the hint
+    let out = h.interest(APP, interest("/n/1", 2), None);
+    assert!(
+        matches!(out[..], [Out::Interest { face: UP2, .. }]),
+        "{out:?}"
+    );
+    // under another hint: not answered either
+    h.route("/other", UP2, 10);
+    let mut other = interest("/n/1", 3);
+    other.forwarding_hint = vec![name("/other")];
+    assert!(matches!(
+        h.interest(APP, other, None)[..],
+        [Out::Interest { .. }]
+    ));
+    // under the same hint: a hit
+    hinted.nonce = Some(Nonce::from(4));
+    assert!(matches!(
+        h.interest(APP, hinted, None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
+}
+
+#[test]
+fn hint_without_route_is_nacked_and_region_hints_are_ignored() {
+    let mut h = Harness::new();
+    h.route("/n", UP2, 10);
+    let mut i = interest("/n/1", 1);
+    i.forwarding_hint = vec![name("/nowhere")];
+    let out = h.interest(APP, i.clone(), None);
+    assert!(matches!(
+        out[..],
+        [Out::Nack {
+            reason: NackReason::NO_ROUTE,
+            ..
+        }]
+    ));
+    assert_eq!(h.fwd.counters().drops(DropReason::NoHintRoute), 1);
+    let mut h = Harness::with_config(ForwarderConfig {
+        network_region: vec![name("/nowhere")],
+        ..ForwarderConfig::default()
+    });
+    h.route("/n", UP2, 10);
+    assert!(matches!(
+        h.interest(APP, i, None)[..],
+        [Out::Interest { face: UP2, .. }]
+    ));
+}
+
+#[test]
+fn forged_and_stale_tokens_satisfy_nothing() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/a/1", 1), None));
+    // right token, wrong name
+    assert!(h.data(UP1, data("/a/2", 0), Some(token)).is_empty());
+    assert_eq!(h.fwd.counters().drops(DropReason::TokenMismatch), 1);
+    assert_eq!(h.fwd.pcct().pit_len(), 1);
+    // the real Data still works
+    assert_eq!(h.data(UP1, data("/a/1", 0), Some(token)).len(), 1);
+    // the same token again is stale now: no PIT entry, so unsolicited
+    assert!(h.data(UP1, data("/a/1", 0), Some(token)).is_empty());
+}
+
+#[test]
+fn tokenless_data_from_the_upstream_is_matched_by_name() {
+    let mut h = Harness::new();
+    h.route("/p", PRODUCER, 0);
+    let mut i = interest("/p", 1);
+    i.can_be_prefix = true;
+    h.interest(APP, i, Some(tok(9)));
+    // from a face the Interest was not sent to: unsolicited
+    assert!(h.data(UP2, data("/p/x", 0), None).is_empty());
+    assert_eq!(h.fwd.counters().drops(DropReason::Unsolicited), 1);
+    let out = h.data(PRODUCER, data("/p/x", 0), None);
+    assert_eq!(
+        out.iter().map(sent_data).collect::<Vec<_>>(),
+        vec![(APP, Some(tok(9)))]
+    );
+}
+
+#[test]
+fn duplicate_nonce_is_a_loop_and_a_new_nonce_is_a_retransmission() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    h.route("/a", UP2, 20);
+    h.interest(APP, interest("/a/1", 7), None);
+    let out = h.interest(APP2, interest("/a/1", 7), Some(tok(5)));
+    assert!(
+        matches!(&out[..], [Out::Nack { face: APP2, reason: NackReason::DUPLICATE, token: Some(t), .. }] if *t == tok(5)),
+        "{out:?}"
+    );
+    assert_eq!(h.fwd.counters().drops(DropReason::Loop), 1);
+    // the consumer retransmits with a new nonce after suppression: forwarded to the next
+    // nexthop
+    h.advance(20);
+    let out = h.interest(APP, interest("/a/1", 8), None);
+    assert!(
+        matches!(out[..], [Out::Interest { face: UP2, .. }]),
+        "{out:?}"
+    );
+    // as in NFD, a nonce already sent upstream is a loop even from the same downstream
+    let out = h.interest(APP, interest("/a/1", 7), None);
+    assert!(
+        matches!(
+            out[..],
+            [Out::Nack {
+                reason: NackReason::DUPLICATE,
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn dead_nonce_list_catches_a_loop_after_the_pit_entry_is_gone() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let mut i = interest("/a/1", 42);
+    i.lifetime = Some(100);
+    h.interest(APP, i.clone(), None);
+    h.advance(150);
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
+    assert_eq!(h.fwd.counters().unsatisfied, 1);
+    // the Interest comes back around with the same nonce
+    let out = h.interest(UP2, i, None);
+    assert!(
+        matches!(
+            out[..],
+            [Out::Nack {
+                reason: NackReason::DUPLICATE,
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn hop_limit_is_enforced_and_decremented() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    h.route("/a", APP2, 20);
+    let mut i = interest("/a/1", 1);
+    i.hop_limit = Some(0);
+    assert!(h.interest(APP, i.clone(), None).is_empty());
+    assert_eq!(h.fwd.counters().drops(DropReason::HopLimitZero), 1);
+    i.hop_limit = Some(5);
+    assert!(matches!(
+        h.interest(APP, i.clone(), None)[..],
+        [Out::Interest {
+            hop_limit: Some(4),
+            ..
+        }]
+    ));
+    // HopLimit 1 becomes 0: only local faces may still receive it
+    i.hop_limit = Some(1);
+    i.name = name("/a/2");
+    let out = h.interest(APP, i, None);
+    assert!(
+        matches!(
+            out[..],
+            [Out::Interest {
+                face: APP2,
+                hop_limit: Some(0),
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn localhost_stays_local() {
+    let mut h = Harness::new();
+    h.route("/localhost/x", UP1, 10);
+    assert!(h
+        .interest(UP2, interest("/localhost/x", 1), None)
+        .is_empty());
+    assert_eq!(h.fwd.counters().drops(DropReason::ScopeViolation), 1);
+    // from a local face it may not leave through a non-local one either
+    let out = h.interest(APP, interest("/localhost/x", 2), None);
+    assert!(matches!(
+        out[..],
+        [Out::Nack {
+            reason: NackReason::NO_ROUTE,
+            ..
+        }]
+    ));
+    // and a non-local face cannot inject /localhost Data
+    assert!(h.data(UP1, data("/localhost/x", 0), None).is_empty());
+    assert_eq!(h.fwd.counters().drops(DropReason::ScopeViolation), 2);
+}
+
+#[test]
+fn localhop_from_the_network_only_reaches_local_faces() {
+    let mut h = Harness::new();
+    h.route("/localhop/x", UP1, 10);
+    let out = h.interest(UP2, interest("/localhop/x", 1), None);
+    assert!(matches!(
+        out[..],
+        [Out::Nack {
+            reason: NackReason::NO_ROUTE,
+            ..
+        }]
+    ));
+    assert!(matches!(
+        h.interest(APP, interest("/localhop/x", 2), None)[..],
+        [Out::Interest { face: UP1, .. }]
+    ));
+}
+
+#[test]
+fn unsolicited_data_is_dropped_unless_the_policy_admits_it() {
+    let mut h = Harness::new();
+    assert!(h.data(UP1, data("/u", 1000), None).is_empty());
+    assert_eq!(h.fwd.pcct().cs_len(), 0);
+    let mut h = Harness::with_config(ForwarderConfig {
+        unsolicited: UnsolicitedPolicy::AdmitNetwork,
+        ..ForwarderConfig::default()
+    });
+    h.data(APP, data("/local", 1000), None);
+    assert_eq!(
+        h.fwd.pcct().cs_len(),
+        0,
+        "local Data not admitted by admit-network"
+    );
+    h.data(UP1, data("/u", 1000), None);
+    assert_eq!(h.fwd.pcct().cs_len(), 1);
+    assert!(matches!(
+        h.interest(APP, interest("/u", 1), None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
+}
+
+#[test]
+fn no_cache_data_is_not_cached() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/a/1", 1), None));
+    h.data_with(UP1, data("/a/1", 1000), Some(token), |d| d.no_cache = true);
+    assert_eq!(h.fwd.pcct().cs_len(), 0);
+}
+
+#[test]
+fn pit_entries_expire_and_leave_nothing_behind() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    for k in 0..50u32 {
+        let mut i = interest(&format!("/a/{k}"), k);
+        i.lifetime = Some(u64::from(100 + k));
+        h.interest(APP, i, None);
+    }
+    assert_eq!(h.fwd.pcct().pit_len(), 50);
+    h.advance(120);
+    assert!(h.fwd.pcct().pit_len() < 50 && h.fwd.pcct().pit_len() > 0);
+    h.advance(100);
+    assert_eq!((h.fwd.pcct().pit_len(), h.fwd.pcct().len()), (0, 0));
+    assert_eq!(h.fwd.timers_pending(), 0);
+    assert_eq!(h.fwd.counters().unsatisfied, 50);
+}
+
+#[test]
+fn nack_goes_downstream_once_every_upstream_has_nacked() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let out = h.interest(APP, interest("/a/1", 1), Some(tok(3)));
+    let (_, token) = sent_interest(&out);
+    let out = h.nack(UP1, interest("/a/1", 1), NackReason::NO_ROUTE, Some(token));
+    assert!(
+        matches!(&out[..], [Out::Nack { face: APP, reason: NackReason::NO_ROUTE, token: Some(t), .. }] if *t == tok(3)),
+        "{out:?}"
+    );
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
+
+    // multicast to two upstreams: the least severe reason, once both have Nacked
+    h.strategy("/m", "/localhost/nfd/strategy/multicast");
+    h.route("/m", UP1, 10);
+    h.route("/m", UP2, 10);
+    let out = h.interest(APP, interest("/m/1", 2), None);
+    assert_eq!(out.len(), 2);
+    let (_, token) = sent_interest(&out);
+    assert!(h
+        .nack(UP1, interest("/m/1", 2), NackReason::NO_ROUTE, Some(token))
+        .is_empty());
+    let out = h.nack(
+        UP2,
+        interest("/m/1", 2),
+        NackReason::CONGESTION,
+        Some(token),
+    );
+    assert!(
+        matches!(
+            out[..],
+            [Out::Nack {
+                reason: NackReason::CONGESTION,
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn nack_duplicate_is_retried_once_with_a_new_nonce() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/a/1", 1), None));
+    let out = h.nack(UP1, interest("/a/1", 1), NackReason::DUPLICATE, Some(token));
+    let Some(Out::Interest { face, nonce, .. }) = out.first().cloned() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(face, UP1);
+    assert_ne!(nonce, Nonce::from(1));
+    let mut again = interest("/a/1", 1);
+    again.nonce = Some(nonce);
+    let out = h.nack(UP1, again, NackReason::DUPLICATE, Some(token));
+    assert!(
+        matches!(
+            out[..],
+            [Out::Nack {
+                face: APP,
+                reason: NackReason::DUPLICATE,
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn nack_with_an_unknown_nonce_is_ignored() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/a/1", 1), None));
+    assert!(h
+        .nack(UP1, interest("/a/1", 99), NackReason::NO_ROUTE, Some(token))
+        .is_empty());
+    assert_eq!(h.fwd.counters().drops(DropReason::NackUnmatched), 1);
+    assert_eq!(h.fwd.pcct().pit_len(), 1);
+}
+
+#[test]
+fn best_route_prefers_low_cost_suppresses_then_tries_the_next() {
+    let mut h = Harness::new();
+    h.route("/a", UP2, 20);
+    h.route("/a", UP1, 10);
+    assert!(matches!(
+        h.interest(APP, interest("/a/1", 1), None)[..],
+        [Out::Interest { face: UP1, .. }]
+    ));
+    // retransmission (new nonce) within 10 ms: suppressed
+    h.advance(5);
+    assert!(h.interest(APP, interest("/a/1", 2), None).is_empty());
+    // after the interval: the next nexthop not tried yet
+    h.advance(10);
+    assert!(matches!(
+        h.interest(APP, interest("/a/1", 3), None)[..],
+        [Out::Interest { face: UP2, .. }]
+    ));
+    // no route at all: Nack~NoRoute
+    assert!(matches!(
+        h.interest(APP, interest("/none", 4), None)[..],
+        [Out::Nack {
+            reason: NackReason::NO_ROUTE,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn multicast_sends_everywhere_and_does_not_nack_loops() {
+    let mut h = Harness::new();
+    h.strategy("/m", "/localhost/nfd/strategy/multicast/v=5");
+    h.route("/m", UP1, 10);
+    h.route("/m", UP2, 10);
+    h.route("/m", APP, 10);
+    let out = h.interest(APP, interest("/m/1", 1), None);
+    let mut faces: Vec<FaceId> = out.iter().map(Out::face).collect();
+    faces.sort();
+    assert_eq!(faces, vec![UP1, UP2], "everywhere but where it came from");
+    assert!(
+        h.interest(APP2, interest("/m/1", 1), None).is_empty(),
+        "loop dropped silently"
+    );
+}
+
+#[test]
+fn round_robin_rotates_and_random_spreads() {
+    let mut h = Harness::new();
+    h.strategy("/r", "/localhost/kite/strategy/round-robin");
+    h.route("/r", UP1, 10);
+    h.route("/r", UP2, 10);
+    let faces: Vec<FaceId> = (0..4)
+        .map(|k| h.interest(APP, interest(&format!("/r/{k}"), k), None)[0].face())
+        .collect();
+    assert_eq!(faces, vec![UP1, UP2, UP1, UP2]);
+    h.strategy("/x", "/localhost/nfd/strategy/random");
+    h.route("/x", UP1, 10);
+    h.route("/x", UP2, 10);
+    let mut seen = std::collections::HashSet::new();
+    for k in 0..40 {
+        seen.insert(h.interest(APP, interest(&format!("/x/{k}"), k), None)[0].face());
+    }
+    assert_eq!(seen.len(), 2);
+}
+
+#[test]
+fn next_hop_face_id_bypasses_the_strategy_for_local_apps_only() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let out = h.interest_with(APP, interest("/a/1", 1), None, |i| i.next_hop = Some(UP2));
+    assert!(
+        matches!(out[..], [Out::Interest { face: UP2, .. }]),
+        "{out:?}"
+    );
+    let out = h.interest_with(UP1, interest("/a/2", 2), None, |i| i.next_hop = Some(UP2));
+    assert!(out.is_empty());
+    assert_eq!(h.fwd.counters().drops(DropReason::BadNextHop), 1);
+    assert_eq!(
+        h.fwd.pcct().pit_len(),
+        1,
+        "the rejected Interest left no PIT entry"
+    );
+}
+
+#[test]
+fn full_tables_nack_with_congestion() {
+    let mut h = Harness::with_config(ForwarderConfig {
+        pcct: PcctConfig {
+            capacity: 4,
+            pit_capacity: 2,
+            cs_capacity: 2,
+        },
+        ..ForwarderConfig::default()
+    });
+    h.route("/a", UP1, 10);
+    h.interest(APP, interest("/a/1", 1), None);
+    h.interest(APP, interest("/a/2", 2), None);
+    let out = h.interest(APP, interest("/a/3", 3), Some(tok(8)));
+    assert!(
+        matches!(
+            out[..],
+            [Out::Nack {
+                reason: NackReason::CONGESTION,
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+    assert_eq!(h.fwd.counters().drops(DropReason::TableFull), 1);
+    assert_eq!(h.fwd.pcct().pit_len(), 2);
+}
+
+#[test]
+fn removing_a_face_purges_it_from_the_pit() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    h.interest(APP, interest("/a/1", 1), None);
+    h.interest(APP2, interest("/a/2", 2), None);
+    h.fwd.remove_face(APP);
+    assert_eq!(h.fwd.pcct().pit_len(), 1);
+    h.fwd.remove_face(UP1);
+    let (slot, mbf) = h.fwd.pcct().pit_slots().next().unwrap();
+    assert!(h.fwd.pcct().pit(slot, mbf).unwrap().upstreams.is_empty());
+    // Data for the purged downstream goes nowhere
+    assert!(h.data(UP2, data("/a/1", 0), None).is_empty());
+}
+
+#[test]
+fn changed_fib_entry_means_default_handling_for_late_nacks() {
+    let mut h = Harness::new();
+    h.strategy("/m", "/localhost/nfd/strategy/multicast");
+    h.route("/m", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/m/1", 1), None));
+    // the route changes while the Interest is pending: the FIB entry is rewritten
+    h.route("/m", UP2, 5);
+    let out = h.nack(UP1, interest("/m/1", 1), NackReason::NO_ROUTE, Some(token));
+    assert!(matches!(out[..], [Out::Nack { face: APP, .. }]), "{out:?}");
+}
+
+#[test]
+fn multi_access_downstreams_get_no_nacks() {
+    let mut h = Harness::new();
+    h.add_face(MCAST, FaceScope::NonLocal, LinkType::MultiAccess);
+    assert!(h.interest(MCAST, interest("/none/1", 1), None).is_empty());
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
+    let _ = Duration::ZERO;
+}

@@ -1,0 +1,26 @@
+//! `kite-fw`: Kite's forwarding plane, as a library independent of sockets.
+//!
+//! One [`Forwarder`](forwarder::Forwarder) is one forwarding thread (NDN-DPDK's forwarding
+//! stage, papers/002 sections 2, 4, 5, 6): it owns its PIT-CS composite table, Dead Nonce List
+//! and timers outright, shares the FIB read-only through an RCU-style scheme, and runs NFD's
+//! forwarding pipelines (papers/003 section 3.1) over packets the input stage has decoded and
+//! hashed. Time comes from the caller, so tests drive a virtual clock.
+//!
+//! Modules: `face` and `time` (small shared types), `hash` (name hashes computed once per
+//! packet), `timer` (O(1) timer wheel), `dnl` (Dead Nonce List), `fib` (2-stage LPM under
+//! RCU, with strategy choice merged in), `pcct` (PIT and CS in one table with a token index),
+//! `strategy` (the strategy API and built-ins), and `forwarder` (the pipelines).
+
+pub mod dnl;
+pub mod face;
+pub mod fib;
+pub mod forwarder;
+pub mod hash;
+pub mod ndt;
+pub mod out;
+pub mod pcct;
+mod slab;
+pub mod strategy;
+pub mod time;
+pub mod timer;
+pub mod workload;

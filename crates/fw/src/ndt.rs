@@ -1,0 +1,119 @@
+//! The Name Dispatch Table (papers/002 section 3.2): which forwarding thread handles an
+//! Interest, from the hash of its first k name components.
+//!
+//! A flat vector of 2^b thread ids indexed by the low b bits of the prefix hash: one load, no
+//! name compare, and Interests sharing a k-prefix always meet in the same thread (aggregation
+//! and per-prefix strategy state stay correct). Data and Nacks carrying a Kite token go to the
+//! thread named in the token instead; tokenless Data goes to every thread the table names for
+//! the Data name's prefixes of length 0..=k.
+
+use smallvec::SmallVec;
+
+use crate::hash::NameHashes;
+
+/// Default prefix length hashed for dispatch.
+pub const DEFAULT_PREFIX_LEN: usize = 2;
+/// Default table size, as a power of two.
+pub const DEFAULT_BITS: u32 = 16;
+
+/// The Name Dispatch Table.
+#[derive(Debug, Clone)]
+pub struct Ndt {
+    prefix_len: usize,
+    mask: u64,
+    threads: Vec<u8>,
+}
+
+impl Ndt {
+    /// A table of 2^`bits` entries over `threads` forwarding threads, filled round-robin,
+    /// hashing the first `prefix_len` components (`usize::MAX`: the whole name).
+    pub fn new(bits: u32, threads: u8, prefix_len: usize) -> Self {
+        let size = 1usize << bits.min(24);
+        let threads = threads.max(1);
+        Ndt {
+            prefix_len,
+            mask: size as u64 - 1,
+            threads: (0..size)
+                .map(|i| (i % usize::from(threads)) as u8)
+                .collect(),
+        }
+    }
+
+    /// The thread for an Interest with these name hashes.
+    #[inline]
+    pub fn thread_for(&self, hashes: &NameHashes) -> u8 {
+        self.threads[(hashes.prefix(self.prefix_len) & self.mask) as usize]
+    }
+
+    /// The threads that may hold a PIT entry a tokenless Data with these name hashes
+    /// satisfies: those of its prefixes of length 0..=k, without repeats.
+    pub fn threads_for_data(&self, hashes: &NameHashes) -> SmallVec<[u8; 4]> {
+        let mut out = SmallVec::new();
+        let deepest = self.prefix_len.min(hashes.name_len());
+        for len in 0..=deepest {
+            let t = self.threads[(hashes.prefix(len) & self.mask) as usize];
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    /// Prefix length hashed for dispatch.
+    pub fn prefix_len(&self) -> usize {
+        self.prefix_len
+    }
+
+    /// Reassigns one table entry (load rebalancing).
+    pub fn set(&mut self, index: usize, thread: u8) {
+        if let Some(slot) = self.threads.get_mut(index) {
+            *slot = thread;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::NameHasher;
+
+    #[test]
+    fn same_prefix_same_thread_and_threads_are_spread() {
+        let h = NameHasher::with_key(1, 1);
+        let ndt = Ndt::new(16, 4, 2);
+        let a = h.prefix_hashes(&"/a/b/c/d".parse().unwrap());
+        let b = h.prefix_hashes(&"/a/b/x".parse().unwrap());
+        assert_eq!(ndt.thread_for(&a), ndt.thread_for(&b));
+        let mut seen = [0u32; 4];
+        for i in 0..4000 {
+            let n = h.prefix_hashes(&format!("/p{i}/q").parse().unwrap());
+            seen[usize::from(ndt.thread_for(&n))] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 800), "{seen:?}");
+    }
+
+    #[test]
+    fn tokenless_data_reaches_every_thread_an_interest_could_have_used() {
+        let h = NameHasher::with_key(2, 3);
+        let ndt = Ndt::new(16, 8, 2);
+        let data = h.prefix_hashes(&"/a/b/c".parse().unwrap());
+        let threads = ndt.threads_for_data(&data);
+        // a CanBePrefix Interest for /a was dispatched by the hash of /a
+        let prefix_interest = h.prefix_hashes(&"/a".parse().unwrap());
+        assert!(threads.contains(&ndt.thread_for(&prefix_interest)));
+        let exact = h.prefix_hashes(&"/a/b/c".parse().unwrap());
+        assert!(threads.contains(&ndt.thread_for(&exact)));
+        assert!(threads.len() <= 3);
+    }
+
+    #[test]
+    fn full_name_dispatch_option() {
+        let h = NameHasher::with_key(4, 4);
+        let ndt = Ndt::new(16, 16, usize::MAX);
+        let a = h.prefix_hashes(&"/a/b/1".parse().unwrap());
+        assert_eq!(
+            ndt.thread_for(&a),
+            ndt.threads[(a.full() & ndt.mask) as usize]
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! What a forwarding thread hands to the output stage: packets with their destination face,
+//! the PIT token to attach, and the fields that change per hop. Encoding happens in the output
+//! stage, so the forwarding thread never copies a packet.
+
+use bytes::Bytes;
+use kite_packet::{InterestView, LpHeader, NackReason, Nonce, PitToken};
+
+use crate::face::FaceId;
+
+/// One packet to send.
+#[derive(Debug, Clone)]
+pub enum Out {
+    /// An Interest forwarded upstream.
+    Interest {
+        /// Where to.
+        face: FaceId,
+        /// The Interest as received (its octets are reused).
+        interest: InterestView,
+        /// The Nonce to send (the received one, or a new one after a Nack~Duplicate).
+        nonce: Nonce,
+        /// The HopLimit to send (already decremented), if the Interest has one.
+        hop_limit: Option<u8>,
+        /// This thread's token for the PIT entry.
+        token: PitToken,
+    },
+    /// A Data sent downstream (or from the CS).
+    Data {
+        /// Where to.
+        face: FaceId,
+        /// The Data's octets.
+        wire: Bytes,
+        /// The downstream's own token, echoed.
+        token: Option<PitToken>,
+        /// The NDNLPv2 CongestionMark to attach (0: none).
+        congestion_mark: u64,
+        /// Whether it came from the Content Store (NFD reports IncomingFaceId 254 for those).
+        from_cs: bool,
+    },
+    /// A Nack sent downstream.
+    Nack {
+        /// Where to.
+        face: FaceId,
+        /// Why.
+        reason: NackReason,
+        /// The Interest being refused.
+        interest: InterestView,
+        /// The Nonce that downstream sent (a Nack carries the Interest as the downstream sent it).
+        nonce: Nonce,
+        /// The downstream's own token, echoed.
+        token: Option<PitToken>,
+    },
+}
+
+impl Out {
+    /// Encodes the packet for its link: the NDNLPv2 header (PIT token, Nack, CongestionMark)
+    /// is written into `header` (cleared first; left empty when no field is needed, so the
+    /// packet travels bare), and the network-layer octets to send after it are returned. The
+    /// packet itself is not copied unless a field inside it changed.
+    pub fn encode_frame(&self, header: &mut Vec<u8>) -> Bytes {
+        header.clear();
+        let (lp, packet) = match self {
+            Out::Interest {
+                interest,
+                nonce,
+                hop_limit,
+                token,
+                ..
+            } => (
+                LpHeader {
+                    pit_token: Some(*token),
+                    ..LpHeader::default()
+                },
+                interest.wire_with(*nonce, *hop_limit),
+            ),
+            Out::Data {
+                wire,
+                token,
+                congestion_mark,
+                ..
+            } => (
+                LpHeader {
+                    pit_token: *token,
+                    congestion_mark: (*congestion_mark > 0).then_some(*congestion_mark),
+                    ..LpHeader::default()
+                },
+                wire.clone(),
+            ),
+            Out::Nack {
+                reason,
+                interest,
+                nonce,
+                token,
+                ..
+            } => (
+                LpHeader {
+                    pit_token: *token,
+                    nack: Some(*reason),
+                    ..LpHeader::default()
+                },
+                interest.wire_with(*nonce, interest.hop_limit),
+            ),
+        };
+        if !lp.is_empty() {
+            lp.encode_header(Some(packet.len()), header);
+        }
+        packet
+    }
+
+    /// The face the packet goes to.
+    pub fn face(&self) -> FaceId {
+        match self {
+            Out::Interest { face, .. } | Out::Data { face, .. } | Out::Nack { face, .. } => *face,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kite_packet::{Interest, LpPacket, Nack, NetPacket};
+
+    fn view(nonce: u32) -> InterestView {
+        let mut i = Interest::new("/o".parse().unwrap());
+        i.nonce = Some(Nonce::from(nonce));
+        InterestView::decode(i.encode()).unwrap()
+    }
+
+    fn frame(out: &Out) -> Bytes {
+        let mut header = Vec::new();
+        let packet = out.encode_frame(&mut header);
+        header.extend_from_slice(&packet);
+        Bytes::from(header)
+    }
+
+    #[test]
+    fn interests_carry_our_token_and_reuse_the_octets() {
+        let v = view(1);
+        let out = Out::Interest {
+            face: FaceId(1),
+            interest: v.clone(),
+            nonce: Nonce::from(1),
+            hop_limit: None,
+            token: PitToken::from_u64(77),
+        };
+        let mut header = Vec::new();
+        let packet = out.encode_frame(&mut header);
+        assert_eq!(packet.as_ptr(), v.wire().as_ptr(), "not copied");
+        let lp = LpPacket::decode(frame(&out)).unwrap();
+        assert_eq!(lp.header.pit_token, Some(PitToken::from_u64(77)));
+    }
+
+    #[test]
+    fn data_without_token_or_mark_travels_bare() {
+        let wire = Bytes::from_static(&[6, 2, 7, 0]);
+        let out = Out::Data {
+            face: FaceId(1),
+            wire: wire.clone(),
+            token: None,
+            congestion_mark: 0,
+            from_cs: false,
+        };
+        assert_eq!(frame(&out), wire);
+        let marked = Out::Data {
+            face: FaceId(1),
+            wire,
+            token: None,
+            congestion_mark: 1,
+            from_cs: false,
+        };
+        assert_eq!(
+            LpPacket::decode(frame(&marked))
+                .unwrap()
+                .header
+                .congestion_mark,
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn nacks_carry_the_downstream_nonce_and_token() {
+        let out = Out::Nack {
+            face: FaceId(1),
+            reason: NackReason::NO_ROUTE,
+            interest: view(1),
+            nonce: Nonce::from(9),
+            token: Some(PitToken::from_u64(5)),
+        };
+        let (h, p) = NetPacket::decode_frame(frame(&out)).unwrap();
+        assert_eq!(h.pit_token, Some(PitToken::from_u64(5)));
+        let NetPacket::Nack(Nack { reason, interest }) = p else {
+            panic!("not a Nack")
+        };
+        assert_eq!(
+            (reason, interest.nonce),
+            (NackReason::NO_ROUTE, Some(Nonce::from(9)))
+        );
+    }
+}

@@ -1,0 +1,503 @@
+//! The PIT-CS Composite Table (PCCT) of one forwarding thread (papers/002 section 5).
+//!
+//! An entry is keyed by (name, chosen forwarding hint) and holds up to two PIT entries — one for
+//! Interests without MustBeFresh, one with (they cannot be aggregated; CanBePrefix differences
+//! can) — and one CS entry. A CS entry is *direct* (the Data's encoding, under the Data's name)
+//! or *indirect* (under the name of a CanBePrefix Interest that a longer-named Data satisfied,
+//! pointing at the direct entry), so a repeated prefix Interest hits the cache with one exact
+//! lookup.
+//!
+//! Structure: entries in a preallocated [`Slab`]; a hashbrown `HashTable` of slot numbers keyed
+//! by the *name* hash only (through [`table_hash`]), so the partitions of one name for
+//! different hints can all be found (Data without a token needs that); PIT entries in their own
+//! slab; CS entries on an intrusive least-recently-used list (O(1) touch and eviction; LRU as
+//! NFD's default policy, with no allocation per access).
+//!
+//! Tokens: a PIT entry forwarded upstream is named by an 8-octet token
+//! `thread (8 bits) | MustBeFresh (1) | generation (23) | slot (32)`, so an arriving Data or Nack
+//! finds its entry by indexing the slab, the generation rejects tokens of entries that are gone,
+//! and the caller then compares names so a forged token satisfies nothing.
+//!
+//! Capacity is bounded three ways (entries, PIT entries, CS entries); when entries run out the
+//! least recently used CS entries are evicted to make room, and when that is not enough the
+//! insertion fails and the caller Nacks the Interest.
+
+mod pit;
+
+use bytes::Bytes;
+use hashbrown::HashTable;
+use kite_packet::{Name, PitToken};
+
+pub use pit::{DownRecord, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
+
+use crate::hash::table_hash;
+use crate::slab::Slab;
+use crate::time::Time;
+
+/// "No entry" in the LRU links.
+const NIL: u32 = u32::MAX;
+
+/// Bits of the slot generation carried in a token.
+const GEN_BITS: u32 = 23;
+const GEN_MASK: u32 = (1 << GEN_BITS) - 1;
+
+/// How big a PCCT may grow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PcctConfig {
+    /// Entries (names × hints) held at once.
+    pub capacity: usize,
+    /// PIT entries held at once.
+    pub pit_capacity: usize,
+    /// CS entries (direct and indirect) held at once.
+    pub cs_capacity: usize,
+}
+
+impl Default for PcctConfig {
+    fn default() -> Self {
+        PcctConfig {
+            capacity: 1 << 18,
+            pit_capacity: 1 << 17,
+            cs_capacity: 1 << 16,
+        }
+    }
+}
+
+/// A cached Data, or a pointer to one.
+#[derive(Debug, Clone)]
+pub enum CsEntry {
+    /// The Data, under its own name.
+    Direct {
+        /// Its encoding, as received.
+        wire: Bytes,
+        /// Until when it is fresh (for MustBeFresh Interests).
+        fresh_until: Time,
+    },
+    /// Under a CanBePrefix Interest's name: the direct entry it was satisfied with.
+    Indirect {
+        /// Slot of the direct entry.
+        slot: u32,
+        /// Its generation when the pointer was made.
+        gen: u32,
+    },
+}
+
+/// One (name, chosen forwarding hint) entry.
+#[derive(Debug)]
+pub struct Entry {
+    /// The name (an Interest's or a Data's).
+    pub name: Name,
+    /// The forwarding hint the Interest was forwarded by, if any (a separate partition).
+    pub hint: Option<Name>,
+    name_hash: u64,
+    pit: [Option<u32>; 2],
+    cs: Option<CsEntry>,
+    lru_prev: u32,
+    lru_next: u32,
+}
+
+impl Entry {
+    /// The CS entry.
+    pub fn cs(&self) -> Option<&CsEntry> {
+        self.cs.as_ref()
+    }
+
+    /// The hash of the name (the input stage's full-name hash).
+    pub fn name_hash(&self) -> u64 {
+        self.name_hash
+    }
+
+    /// Whether a PIT entry exists for this MustBeFresh value.
+    pub fn has_pit(&self, must_be_fresh: bool) -> bool {
+        self.pit[usize::from(must_be_fresh)].is_some()
+    }
+
+    fn is_unused(&self) -> bool {
+        self.pit == [None, None] && self.cs.is_none()
+    }
+}
+
+/// Why an insertion failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Full {
+    /// No entry could be freed.
+    Entries,
+    /// Every PIT entry is in use.
+    Pit,
+}
+
+/// The PIT-CS composite table of one forwarding thread.
+#[derive(Debug)]
+pub struct Pcct {
+    thread: u8,
+    entries: Slab<Entry>,
+    index: HashTable<u32>,
+    pits: Slab<PitEntry>,
+    lru_head: u32,
+    lru_tail: u32,
+    cs_len: usize,
+    cs_capacity: usize,
+}
+
+impl Pcct {
+    /// An empty table for forwarding thread `thread` (the thread id goes into tokens).
+    pub fn new(thread: u8, config: PcctConfig) -> Self {
+        Pcct {
+            thread,
+            entries: Slab::with_capacity(config.capacity),
+            index: HashTable::with_capacity(config.capacity),
+            pits: Slab::with_capacity(config.pit_capacity),
+            lru_head: NIL,
+            lru_tail: NIL,
+            cs_len: 0,
+            cs_capacity: config.cs_capacity.min(config.capacity),
+        }
+    }
+
+    /// Entries in use.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// PIT entries in use.
+    pub fn pit_len(&self) -> usize {
+        self.pits.len()
+    }
+
+    /// CS entries in use (direct and indirect).
+    pub fn cs_len(&self) -> usize {
+        self.cs_len
+    }
+
+    /// The most CS entries kept.
+    pub fn cs_capacity(&self) -> usize {
+        self.cs_capacity
+    }
+
+    /// Changes how many CS entries are kept, evicting the excess.
+    pub fn set_cs_capacity(&mut self, capacity: usize) {
+        self.cs_capacity = capacity.min(self.entries.capacity());
+        while self.cs_len > self.cs_capacity {
+            self.evict_lru();
+        }
+    }
+
+    /// The entry in `slot`.
+    #[inline]
+    pub fn entry(&self, slot: u32) -> Option<&Entry> {
+        self.entries.get(slot)
+    }
+
+    /// The entry for (`name`, `hint`), whose name hashes to `name_hash`.
+    #[inline]
+    pub fn find(&self, name: &Name, name_hash: u64, hint: Option<&Name>) -> Option<u32> {
+        let entries = &self.entries;
+        self.index
+            .find(table_hash(name_hash), |&s| {
+                let e = entries.get(s).expect("indexed slots hold entries");
+                e.name == *name && e.hint.as_ref() == hint
+            })
+            .copied()
+    }
+
+    /// The slots of every entry named `name`, whatever their hint.
+    pub fn partitions<'a>(
+        &'a self,
+        name: &'a Name,
+        name_hash: u64,
+    ) -> impl Iterator<Item = u32> + 'a {
+        self.index
+            .iter_hash(table_hash(name_hash))
+            .copied()
+            .filter(move |&s| self.entries.get(s).is_some_and(|e| e.name == *name))
+    }
+
+    /// The entry for (`name`, `hint`), created when absent. When the table is full, least
+    /// recently used CS entries are evicted to make room.
+    pub fn find_or_insert(
+        &mut self,
+        name: &Name,
+        name_hash: u64,
+        hint: Option<&Name>,
+    ) -> Result<u32, Full> {
+        if let Some(slot) = self.find(name, name_hash, hint) {
+            return Ok(slot);
+        }
+        // A few evictions at most, so one insertion stays O(1).
+        for _ in 0..4 {
+            if !self.entries.is_full() || self.cs_len == 0 {
+                break;
+            }
+            self.evict_lru();
+        }
+        let entry = Entry {
+            name: name.clone(),
+            hint: hint.cloned(),
+            name_hash,
+            pit: [None, None],
+            cs: None,
+            lru_prev: NIL,
+            lru_next: NIL,
+        };
+        let (slot, _) = self.entries.insert(entry).map_err(|_| Full::Entries)?;
+        let entries = &self.entries;
+        self.index.insert_unique(table_hash(name_hash), slot, |&s| {
+            table_hash(
+                entries
+                    .get(s)
+                    .expect("indexed slots hold entries")
+                    .name_hash,
+            )
+        });
+        Ok(slot)
+    }
+
+    /// Drops the entry in `slot` if it holds neither PIT nor CS entry.
+    pub fn remove_if_unused(&mut self, slot: u32) {
+        let Some(e) = self.entries.get(slot) else {
+            return;
+        };
+        if !e.is_unused() {
+            return;
+        }
+        if let Ok(found) = self
+            .index
+            .find_entry(table_hash(e.name_hash), |&s| s == slot)
+        {
+            found.remove();
+        }
+        self.entries.remove(slot);
+    }
+
+    // ---- PIT ----
+
+    /// The PIT entry of `slot` for this MustBeFresh value.
+    #[inline]
+    pub fn pit(&self, slot: u32, must_be_fresh: bool) -> Option<&PitEntry> {
+        let i = self.entries.get(slot)?.pit[usize::from(must_be_fresh)]?;
+        self.pits.get(i)
+    }
+
+    /// The PIT entry of `slot` for this MustBeFresh value, mutably.
+    #[inline]
+    pub fn pit_mut(&mut self, slot: u32, must_be_fresh: bool) -> Option<&mut PitEntry> {
+        let i = self.entries.get(slot)?.pit[usize::from(must_be_fresh)]?;
+        self.pits.get_mut(i)
+    }
+
+    /// Stores a new PIT entry in `slot`; the entry must not have one for this MustBeFresh value.
+    pub fn pit_insert(
+        &mut self,
+        slot: u32,
+        must_be_fresh: bool,
+        pit: PitEntry,
+    ) -> Result<(), Full> {
+        let (i, _) = self.pits.insert(pit).map_err(|_| Full::Pit)?;
+        let e = self.entries.get_mut(slot).expect("slot of a live entry");
+        debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
+        e.pit[usize::from(must_be_fresh)] = Some(i);
+        Ok(())
+    }
+
+    /// Removes and returns the PIT entry; the PCCT entry goes too if nothing else is in it.
+    pub fn pit_remove(&mut self, slot: u32, must_be_fresh: bool) -> Option<PitEntry> {
+        let e = self.entries.get_mut(slot)?;
+        let i = e.pit[usize::from(must_be_fresh)].take()?;
+        let pit = self.pits.remove(i);
+        self.remove_if_unused(slot);
+        pit
+    }
+
+    /// Every PIT entry, as (slot, MustBeFresh).
+    pub fn pit_slots(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.entries.iter().flat_map(|(slot, e)| {
+            [false, true]
+                .into_iter()
+                .filter(move |&mbf| e.pit[usize::from(mbf)].is_some())
+                .map(move |mbf| (slot, mbf))
+        })
+    }
+
+    /// Removes the PIT entry without handing it back (dropped where it lies, not moved); the
+    /// PCCT entry goes too if nothing else is in it.
+    pub fn pit_discard(&mut self, slot: u32, must_be_fresh: bool) {
+        let Some(e) = self.entries.get_mut(slot) else {
+            return;
+        };
+        if let Some(i) = e.pit[usize::from(must_be_fresh)].take() {
+            self.pits.discard(i);
+            self.remove_if_unused(slot);
+        }
+    }
+
+    /// The token naming the PIT entry of `slot` for this MustBeFresh value.
+    #[inline]
+    pub fn token(&self, slot: u32, must_be_fresh: bool) -> PitToken {
+        let gen = u64::from(self.entries.gen(slot) & GEN_MASK);
+        let t = u64::from(self.thread) << 56
+            | u64::from(must_be_fresh) << 55
+            | gen << 32
+            | u64::from(slot);
+        PitToken::from_u64(t)
+    }
+
+    /// The (slot, MustBeFresh) a token names, if it is this thread's and still current.
+    #[inline]
+    pub fn resolve(&self, token: &PitToken) -> Option<(u32, bool)> {
+        let t = token.as_u64()?;
+        if (t >> 56) as u8 != self.thread {
+            return None;
+        }
+        let slot = t as u32;
+        let gen = (t >> 32) as u32 & GEN_MASK;
+        self.entries.get(slot)?;
+        if self.entries.gen(slot) & GEN_MASK != gen {
+            return None;
+        }
+        Some((slot, t >> 55 & 1 == 1))
+    }
+
+    /// The forwarding thread a token names (what the input stage dispatches Data and Nacks by).
+    #[inline]
+    pub fn token_thread(token: &PitToken) -> Option<u8> {
+        token.as_u64().map(|t| (t >> 56) as u8)
+    }
+
+    // ---- CS ----
+
+    /// The cached Data that answers an Interest at `slot`: the direct entry, or — for a
+    /// CanBePrefix Interest — the one an indirect entry points at; fresh when `must_be_fresh`.
+    pub fn cs_match(
+        &self,
+        slot: u32,
+        must_be_fresh: bool,
+        can_be_prefix: bool,
+        now: Time,
+    ) -> Option<(u32, &Bytes)> {
+        let (target, wire, fresh_until) = match self.entries.get(slot)?.cs.as_ref()? {
+            CsEntry::Direct { wire, fresh_until } => (slot, wire, *fresh_until),
+            CsEntry::Indirect { slot: t, gen } if can_be_prefix => {
+                match self.entries.get_checked(*t, *gen)?.cs.as_ref()? {
+                    CsEntry::Direct { wire, fresh_until } => (*t, wire, *fresh_until),
+                    CsEntry::Indirect { .. } => return None,
+                }
+            }
+            CsEntry::Indirect { .. } => return None,
+        };
+        if must_be_fresh && fresh_until <= now {
+            return None;
+        }
+        Some((target, wire))
+    }
+
+    /// Marks the CS entry of `slot` as just used.
+    pub fn cs_touch(&mut self, slot: u32) {
+        if self.entries.get(slot).is_some_and(|e| e.cs.is_some()) {
+            self.lru_unlink(slot);
+            self.lru_push_front(slot);
+        }
+    }
+
+    /// Caches `wire` as the direct entry of `slot`, evicting the least recently used entries
+    /// beyond capacity.
+    pub fn cs_insert_direct(&mut self, slot: u32, wire: Bytes, fresh_until: Time) {
+        self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
+    }
+
+    /// Makes `slot` an indirect entry pointing at the direct entry in `target`.
+    pub fn cs_insert_indirect(&mut self, slot: u32, target: u32) {
+        let gen = self.entries.gen(target);
+        self.cs_set(slot, CsEntry::Indirect { slot: target, gen });
+    }
+
+    fn cs_set(&mut self, slot: u32, cs: CsEntry) {
+        if self.cs_capacity == 0 {
+            return;
+        }
+        let Some(e) = self.entries.get_mut(slot) else {
+            return;
+        };
+        let was_cached = e.cs.replace(cs).is_some();
+        if was_cached {
+            self.lru_unlink(slot);
+        } else {
+            self.cs_len += 1;
+        }
+        self.lru_push_front(slot);
+        while self.cs_len > self.cs_capacity {
+            self.evict_lru();
+        }
+    }
+
+    /// Removes the CS entry of `slot` (and the entry itself if nothing else is in it).
+    pub fn cs_erase(&mut self, slot: u32) -> bool {
+        let Some(e) = self.entries.get_mut(slot) else {
+            return false;
+        };
+        if e.cs.take().is_none() {
+            return false;
+        }
+        self.cs_len -= 1;
+        self.lru_unlink(slot);
+        self.remove_if_unused(slot);
+        true
+    }
+
+    /// Slots holding CS entries, most recently used first.
+    pub fn cs_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut at = self.lru_head;
+        core::iter::from_fn(move || {
+            if at == NIL {
+                return None;
+            }
+            let slot = at;
+            at = self.entries.get(slot).map_or(NIL, |e| e.lru_next);
+            Some(slot)
+        })
+    }
+
+    fn evict_lru(&mut self) {
+        if self.lru_tail != NIL {
+            self.cs_erase(self.lru_tail);
+        }
+    }
+
+    fn lru_unlink(&mut self, slot: u32) {
+        let Some(e) = self.entries.get(slot) else {
+            return;
+        };
+        let (prev, next) = (e.lru_prev, e.lru_next);
+        match self.entries.get_mut(prev) {
+            Some(p) => p.lru_next = next,
+            None => self.lru_head = next,
+        }
+        match self.entries.get_mut(next) {
+            Some(n) => n.lru_prev = prev,
+            None => self.lru_tail = prev,
+        }
+        if let Some(e) = self.entries.get_mut(slot) {
+            e.lru_prev = NIL;
+            e.lru_next = NIL;
+        }
+    }
+
+    fn lru_push_front(&mut self, slot: u32) {
+        let old_head = self.lru_head;
+        if let Some(e) = self.entries.get_mut(slot) {
+            e.lru_prev = NIL;
+            e.lru_next = old_head;
+        }
+        match self.entries.get_mut(old_head) {
+            Some(h) => h.lru_prev = slot,
+            None => self.lru_tail = slot,
+        }
+        self.lru_head = slot;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,239 @@
+use kite_packet::{Interest, InterestView, Nonce};
+
+use super::*;
+use crate::fib::StrategyId;
+use crate::hash::NameHasher;
+
+const H: NameHasher = NameHasher::with_key(7, 9);
+
+fn name(uri: &str) -> Name {
+    uri.parse().unwrap()
+}
+
+fn hash(n: &Name) -> u64 {
+    H.hash_name(n)
+}
+
+fn small() -> Pcct {
+    Pcct::new(
+        3,
+        PcctConfig {
+            capacity: 8,
+            pit_capacity: 4,
+            cs_capacity: 4,
+        },
+    )
+}
+
+fn pit_for(n: &Name) -> PitEntry {
+    let mut i = Interest::new(n.clone());
+    i.nonce = Some(Nonce::from(1));
+    PitEntry::new(1, InterestView::decode(i.encode()).unwrap(), StrategyId(0))
+}
+
+fn insert(t: &mut Pcct, uri: &str, hint: Option<&Name>) -> u32 {
+    let n = name(uri);
+    t.find_or_insert(&n, hash(&n), hint).unwrap()
+}
+
+#[test]
+fn entries_are_keyed_by_name_and_hint() {
+    let mut t = small();
+    let hint = name("/isp");
+    let a = insert(&mut t, "/a", None);
+    let ah = insert(&mut t, "/a", Some(&hint));
+    assert_ne!(a, ah);
+    assert_eq!(insert(&mut t, "/a", None), a, "found, not created again");
+    let n = name("/a");
+    assert_eq!(t.find(&n, hash(&n), None), Some(a));
+    assert_eq!(t.find(&n, hash(&n), Some(&hint)), Some(ah));
+    assert_eq!(t.find(&n, hash(&n), Some(&name("/other"))), None);
+    let mut parts: Vec<u32> = t.partitions(&n, hash(&n)).collect();
+    parts.sort();
+    assert_eq!(parts, {
+        let mut v = vec![a, ah];
+        v.sort();
+        v
+    });
+    assert_eq!(t.len(), 2);
+}
+
+#[test]
+fn unused_entries_are_removed_with_their_last_pit_entry() {
+    let mut t = small();
+    let n = name("/a");
+    let s = insert(&mut t, "/a", None);
+    t.pit_insert(s, false, pit_for(&n)).unwrap();
+    t.pit_insert(s, true, pit_for(&n)).unwrap();
+    assert_eq!(t.pit_len(), 2);
+    assert!(t.pit_remove(s, false).is_some());
+    assert!(t.entry(s).is_some(), "the MustBeFresh PIT entry keeps it");
+    assert!(t.pit_remove(s, true).is_some());
+    assert!(t.entry(s).is_none());
+    assert_eq!(t.find(&n, hash(&n), None), None);
+    assert_eq!((t.len(), t.pit_len()), (0, 0));
+}
+
+#[test]
+fn tokens_resolve_only_while_current_and_only_on_their_thread() {
+    let mut t = small();
+    let n = name("/a");
+    let s = insert(&mut t, "/a", None);
+    t.pit_insert(s, true, pit_for(&n)).unwrap();
+    let tok = t.token(s, true);
+    assert_eq!(Pcct::token_thread(&tok), Some(3));
+    assert_eq!(t.resolve(&tok), Some((s, true)));
+    assert_eq!(t.resolve(&t.token(s, false)), Some((s, false)));
+    // another thread's table refuses it
+    let other = Pcct::new(4, PcctConfig::default());
+    assert_eq!(other.resolve(&tok), None);
+    // non-Kite tokens are refused
+    assert_eq!(t.resolve(&PitToken::new(&[1, 2, 3]).unwrap()), None);
+    // once the entry is gone and the slot reused, the old token is stale
+    t.pit_remove(s, true);
+    let s2 = insert(&mut t, "/b", None);
+    assert_eq!(s2, s);
+    assert_eq!(t.resolve(&tok), None);
+}
+
+#[test]
+fn direct_cs_entries_and_freshness() {
+    let mut t = small();
+    let s = insert(&mut t, "/d", None);
+    let wire = Bytes::from_static(b"data");
+    t.cs_insert_direct(s, wire.clone(), Time::from_millis(100));
+    assert_eq!(t.cs_len(), 1);
+    let hit = t.cs_match(s, false, false, Time::from_millis(500)).unwrap();
+    assert_eq!(hit, (s, &wire));
+    assert!(t.cs_match(s, true, false, Time::from_millis(99)).is_some());
+    assert!(t.cs_match(s, true, false, Time::from_millis(100)).is_none());
+    // replacing keeps one entry
+    t.cs_insert_direct(s, Bytes::from_static(b"newer"), Time::ZERO);
+    assert_eq!(t.cs_len(), 1);
+}
+
+#[test]
+fn indirect_entries_answer_only_prefix_interests_and_go_stale() {
+    let mut t = small();
+    let direct = insert(&mut t, "/p/1", None);
+    let indirect = insert(&mut t, "/p", None);
+    t.cs_insert_direct(direct, Bytes::from_static(b"d"), Time::from_millis(100));
+    t.cs_insert_indirect(indirect, direct);
+    assert_eq!(t.cs_len(), 2);
+    assert_eq!(
+        t.cs_match(indirect, false, true, Time::ZERO).unwrap().0,
+        direct
+    );
+    assert!(
+        t.cs_match(indirect, false, false, Time::ZERO).is_none(),
+        "exact Interest"
+    );
+    assert!(
+        t.cs_match(indirect, true, true, Time::from_millis(200))
+            .is_none(),
+        "stale"
+    );
+    // the direct entry goes: the indirect one no longer answers
+    assert!(t.cs_erase(direct));
+    assert!(t.cs_match(indirect, false, true, Time::ZERO).is_none());
+    // even after its slot is reused by another name
+    let reused = insert(&mut t, "/q", None);
+    assert_eq!(reused, direct);
+    t.cs_insert_direct(reused, Bytes::from_static(b"q"), Time::ZERO);
+    assert!(t.cs_match(indirect, false, true, Time::ZERO).is_none());
+}
+
+#[test]
+fn lru_eviction_keeps_the_recently_used() {
+    let mut t = small();
+    let slots: Vec<u32> = (0..4)
+        .map(|i| {
+            let s = insert(&mut t, &format!("/c/{i}"), None);
+            t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+            s
+        })
+        .collect();
+    t.cs_touch(slots[0]);
+    let s4 = insert(&mut t, "/c/4", None);
+    t.cs_insert_direct(s4, Bytes::new(), Time::ZERO);
+    assert_eq!(t.cs_len(), 4);
+    // /c/1 was the least recently used
+    assert!(t.entry(slots[1]).is_none());
+    assert!(t.entry(slots[0]).is_some());
+    let order: Vec<u32> = t.cs_slots().collect();
+    assert_eq!(order, vec![s4, slots[0], slots[3], slots[2]]);
+    t.set_cs_capacity(1);
+    assert_eq!(t.cs_slots().collect::<Vec<_>>(), vec![s4]);
+    assert_eq!(t.len(), 1);
+}
+
+#[test]
+fn a_full_table_evicts_cache_then_refuses() {
+    let mut t = small();
+    for i in 0..4 {
+        let s = insert(&mut t, &format!("/c/{i}"), None);
+        t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+    }
+    let mut pit_slots = Vec::new();
+    for i in 0..4 {
+        let n = name(&format!("/p/{i}"));
+        let s = t.find_or_insert(&n, hash(&n), None).unwrap();
+        t.pit_insert(s, false, pit_for(&n)).unwrap();
+        pit_slots.push(s);
+    }
+    assert_eq!(t.len(), 8);
+    // PIT entries exhausted
+    let n = name("/p/4");
+    let s = t.find_or_insert(&n, hash(&n), None).unwrap();
+    assert_eq!(t.pit_insert(s, false, pit_for(&n)), Err(Full::Pit));
+    t.remove_if_unused(s);
+    // entries exhausted by PIT entries alone: CS entries are evicted to make room, then refused
+    let mut t = small();
+    for i in 0..8 {
+        let n = name(&format!("/x/{i}"));
+        let s = t.find_or_insert(&n, hash(&n), None).unwrap();
+        if i < 4 {
+            t.pit_insert(s, false, pit_for(&n)).unwrap();
+        } else {
+            t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+        }
+    }
+    let n = name("/y");
+    assert!(
+        t.find_or_insert(&n, hash(&n), None).is_ok(),
+        "a CS entry made room"
+    );
+    assert_eq!(t.cs_len(), 3);
+    let mut t2 = Pcct::new(
+        0,
+        PcctConfig {
+            capacity: 2,
+            pit_capacity: 2,
+            cs_capacity: 2,
+        },
+    );
+    for i in 0..2 {
+        let n = name(&format!("/z/{i}"));
+        let s = t2.find_or_insert(&n, hash(&n), None).unwrap();
+        t2.pit_insert(s, false, pit_for(&n)).unwrap();
+    }
+    let n = name("/z/2");
+    assert_eq!(t2.find_or_insert(&n, hash(&n), None), Err(Full::Entries));
+}
+
+#[test]
+fn dispatch_hash_pitfall_is_avoided() {
+    // Names a thread owns share the low 16 bits of their hash; lookups must stay fast and
+    // correct when every key does.
+    let same_low_bits = |n: &Name| (hash(n) & !0xFFFF) | 0xBEEF;
+    let mut t = Pcct::new(0, PcctConfig::default());
+    for i in 0..20_000u64 {
+        let n = name(&format!("/n/{i}"));
+        let s = t.find_or_insert(&n, same_low_bits(&n), None).unwrap();
+        t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+    }
+    for i in (0..20_000u64).step_by(997) {
+        let n = name(&format!("/n/{i}"));
+        assert!(t.find(&n, same_low_bits(&n), None).is_some());
+    }
+}

@@ -1,0 +1,174 @@
+//! A fixed-capacity slab: values in a preallocated vector, addressed by index, with a free
+//! list and a generation per slot so stale references are detected instead of followed.
+
+/// A slab of at most `capacity` values. Inserting never reallocates: the storage is reserved
+/// up front, and a full slab refuses the value.
+#[derive(Debug)]
+pub struct Slab<T> {
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    len: usize,
+    capacity: usize,
+}
+
+#[derive(Debug)]
+struct Slot<T> {
+    gen: u32,
+    value: Option<T>,
+}
+
+impl<T> Slab<T> {
+    /// An empty slab for up to `capacity` values (at most 2^32).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let capacity = capacity.min(u32::MAX as usize);
+        Slab {
+            slots: Vec::with_capacity(capacity),
+            free: Vec::with_capacity(capacity),
+            len: 0,
+            capacity,
+        }
+    }
+
+    /// Stores `value`; its index and the slot's generation, or the value back when full.
+    #[inline]
+    pub fn insert(&mut self, value: T) -> Result<(u32, u32), T> {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None if self.slots.len() < self.capacity => {
+                self.slots.push(Slot {
+                    gen: 0,
+                    value: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+            None => return Err(value),
+        };
+        let slot = &mut self.slots[index as usize];
+        slot.value = Some(value);
+        self.len += 1;
+        Ok((index, slot.gen))
+    }
+
+    /// Removes the value at `index`; the slot's generation moves on.
+    #[inline]
+    pub fn remove(&mut self, index: u32) -> Option<T> {
+        let slot = self.slots.get_mut(index as usize)?;
+        let value = slot.value.take()?;
+        slot.gen = slot.gen.wrapping_add(1);
+        self.free.push(index);
+        self.len -= 1;
+        Some(value)
+    }
+
+    /// Drops the value at `index` in place; the slot's generation moves on.
+    #[inline]
+    pub fn discard(&mut self, index: u32) -> bool {
+        let Some(slot) = self.slots.get_mut(index as usize) else {
+            return false;
+        };
+        if slot.value.is_none() {
+            return false;
+        }
+        slot.value = None;
+        slot.gen = slot.gen.wrapping_add(1);
+        self.free.push(index);
+        self.len -= 1;
+        true
+    }
+
+    /// The value at `index`.
+    #[inline]
+    pub fn get(&self, index: u32) -> Option<&T> {
+        self.slots.get(index as usize)?.value.as_ref()
+    }
+
+    /// The value at `index`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, index: u32) -> Option<&mut T> {
+        self.slots.get_mut(index as usize)?.value.as_mut()
+    }
+
+    /// The value at `index` if the slot still has generation `gen`.
+    #[inline]
+    pub fn get_checked(&self, index: u32, gen: u32) -> Option<&T> {
+        let slot = self.slots.get(index as usize)?;
+        if slot.gen == gen {
+            slot.value.as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// The current generation of slot `index` (0 for a slot never used).
+    #[inline]
+    pub fn gen(&self, index: u32) -> u32 {
+        self.slots.get(index as usize).map_or(0, |s| s.gen)
+    }
+
+    /// Values stored.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no value is stored.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether no more values fit.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len >= self.capacity
+    }
+
+    /// The most values it holds.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Indices and values stored, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.value.as_ref().map(|v| (i as u32, v)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_remove_reuse_and_generations() {
+        let mut s = Slab::with_capacity(2);
+        let (a, ga) = s.insert('a').unwrap();
+        let (b, _) = s.insert('b').unwrap();
+        assert_eq!(s.insert('c'), Err('c'));
+        assert!(s.is_full());
+        assert_eq!(s.remove(a), Some('a'));
+        assert_eq!(s.remove(a), None);
+        assert_eq!(s.get_checked(a, ga), None);
+        let (c, gc) = s.insert('c').unwrap();
+        assert_eq!(c, a);
+        assert_ne!(gc, ga);
+        assert_eq!(s.get_checked(c, gc), Some(&'c'));
+        assert_eq!(s.get(b), Some(&'b'));
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.iter().map(|(_, v)| *v).collect::<String>(), "cb");
+        assert_eq!(s.get(99), None);
+    }
+
+    #[test]
+    fn storage_is_reserved_up_front() {
+        let mut s = Slab::with_capacity(1000);
+        let ptr = s.slots.as_ptr();
+        for i in 0..1000 {
+            s.insert(i).unwrap();
+        }
+        assert_eq!(s.slots.as_ptr(), ptr, "no reallocation");
+    }
+}

@@ -1,0 +1,213 @@
+//! What a strategy sees and may do while it handles one event.
+
+use core::time::Duration;
+
+use hashbrown::HashMap;
+use kite_packet::{InterestView, NackReason, Nonce, PitToken};
+
+use crate::face::{FaceId, FaceScope, LinkType};
+use crate::fib::{FibEntry, NextHop};
+use crate::out::Out;
+use crate::pcct::{PitEntry, PIT_SCRATCH_LEN};
+use crate::time::Time;
+use crate::timer::TimerWheel;
+
+/// Size of a FIB entry's strategy scratch area (per forwarding thread).
+pub const FIB_SCRATCH_LEN: usize = 96;
+
+/// What forwarding rules need to know about a face.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaceInfo {
+    /// Local (applications) or non-local.
+    pub scope: FaceScope,
+    /// Point-to-point, multi-access or ad hoc.
+    pub link_type: LinkType,
+}
+
+/// The faces a forwarding thread may send to.
+pub type FaceTable = HashMap<FaceId, FaceInfo>;
+
+/// Per-thread FIB scratch areas, keyed by FIB entry id and valid for one entry `seq`.
+pub(crate) type FibScratch = HashMap<u32, (u64, [u8; FIB_SCRATCH_LEN])>;
+
+/// A timer event a strategy set on a PIT entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StrategyTimer {
+    pub slot: u32,
+    pub must_be_fresh: bool,
+    pub pit_id: u64,
+    pub data: u64,
+}
+
+/// Events the forwarding thread's timer wheel carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimerEvent {
+    /// A PIT entry's lifetime is over.
+    PitExpiry {
+        slot: u32,
+        must_be_fresh: bool,
+        pit_id: u64,
+    },
+    /// A strategy timer.
+    Strategy(StrategyTimer),
+}
+
+/// The state of one strategy invocation; built by the forwarder, consumed by the strategy.
+pub struct StrategyCtx<'a> {
+    pub(crate) now: Time,
+    pub(crate) ingress: FaceId,
+    pub(crate) pit: &'a mut PitEntry,
+    pub(crate) pit_id: u64,
+    pub(crate) slot: u32,
+    pub(crate) must_be_fresh: bool,
+    pub(crate) token: PitToken,
+    pub(crate) nonce: Nonce,
+    pub(crate) hop_limit: Option<u8>,
+    pub(crate) fib: &'a FibEntry,
+    pub(crate) fib_scratch: &'a mut FibScratch,
+    pub(crate) faces: &'a FaceTable,
+    pub(crate) out: &'a mut Vec<Out>,
+    pub(crate) timers: &'a mut TimerWheel<TimerEvent>,
+    pub(crate) rng: &'a mut u64,
+    pub(crate) rejected: &'a mut bool,
+}
+
+impl StrategyCtx<'_> {
+    /// The current time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// The face the triggering packet came from.
+    pub fn ingress(&self) -> FaceId {
+        self.ingress
+    }
+
+    /// The pending Interest.
+    pub fn interest(&self) -> &InterestView {
+        &self.pit.interest
+    }
+
+    /// The PIT entry's records.
+    pub fn pit(&self) -> &PitEntry {
+        self.pit
+    }
+
+    /// The FIB entry's nexthops, lowest cost first.
+    pub fn nexthops(&self) -> &[NextHop] {
+        &self.fib.nexthops
+    }
+
+    /// The PIT entry's scratch area.
+    pub fn pit_scratch(&mut self) -> &mut [u8; PIT_SCRATCH_LEN] {
+        &mut self.pit.scratch
+    }
+
+    /// The FIB entry's scratch area in this thread; zeroed whenever the FIB entry changes.
+    pub fn fib_scratch(&mut self) -> &mut [u8; FIB_SCRATCH_LEN] {
+        let seq = self.fib.seq;
+        let area = self
+            .fib_scratch
+            .entry(self.fib.id)
+            .or_insert((seq, [0; FIB_SCRATCH_LEN]));
+        if area.0 != seq {
+            *area = (seq, [0; FIB_SCRATCH_LEN]);
+        }
+        &mut area.1
+    }
+
+    /// A pseudo-random number (xorshift, per thread).
+    pub fn random(&mut self) -> u64 {
+        let mut x = *self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *self.rng = x;
+        x
+    }
+
+    /// Whether the Interest may be sent to `face`: the face exists; it is not where the
+    /// Interest came from (unless ad hoc); `/localhost` stays on local faces; `/localhop` from
+    /// the network goes only to local faces; an exhausted HopLimit reaches only local faces.
+    pub fn can_forward_to(&self, face: FaceId) -> bool {
+        let Some(out) = self.faces.get(&face) else {
+            return false;
+        };
+        if face == self.ingress && out.link_type != LinkType::AdHoc {
+            return false;
+        }
+        if out.scope == FaceScope::Local {
+            return true;
+        }
+        let name = &self.pit.interest.name;
+        let first = name.get(0).map(|c| c.value());
+        let from_network = self
+            .faces
+            .get(&self.ingress)
+            .is_none_or(|f| f.scope == FaceScope::NonLocal);
+        !(first == Some(b"localhost")
+            || (first == Some(b"localhop") && from_network)
+            || self.hop_limit == Some(0))
+    }
+
+    /// Sends the Interest to `face` if it may go there; records the upstream.
+    pub fn forward(&mut self, face: FaceId) -> bool {
+        self.forward_with_nonce(face, self.nonce)
+    }
+
+    /// Like [`StrategyCtx::forward`] with a different Nonce (a retry after Nack~Duplicate).
+    pub fn forward_with_nonce(&mut self, face: FaceId, nonce: Nonce) -> bool {
+        if !self.can_forward_to(face) {
+            return false;
+        }
+        let lifetime = Duration::from_millis(self.pit.interest.lifetime_ms());
+        self.pit
+            .add_upstream(face, nonce, self.now, self.now + lifetime);
+        self.out.push(Out::Interest {
+            face,
+            interest: self.pit.interest.clone(),
+            nonce,
+            hop_limit: self.hop_limit,
+            token: self.token,
+        });
+        true
+    }
+
+    /// Answers every downstream with a Nack (none on multi-access faces) and drops the
+    /// pending Interest.
+    pub fn nack_downstreams(&mut self, reason: NackReason) {
+        for d in &self.pit.downstreams {
+            let multi_access = self
+                .faces
+                .get(&d.face)
+                .is_some_and(|f| f.link_type == LinkType::MultiAccess);
+            if !multi_access && self.faces.contains_key(&d.face) {
+                self.out.push(Out::Nack {
+                    face: d.face,
+                    reason,
+                    interest: self.pit.interest.clone(),
+                    nonce: d.nonce,
+                    token: d.token,
+                });
+            }
+        }
+        *self.rejected = true;
+    }
+
+    /// Drops the pending Interest without answering.
+    pub fn reject(&mut self) {
+        *self.rejected = true;
+    }
+
+    /// Calls the strategy's `on_timer` with `data` after `delay`, while the PIT entry lives.
+    /// False when the thread's timers are exhausted.
+    pub fn set_timer(&mut self, delay: Duration, data: u64) -> bool {
+        let event = TimerEvent::Strategy(StrategyTimer {
+            slot: self.slot,
+            must_be_fresh: self.must_be_fresh,
+            pit_id: self.pit_id,
+            data,
+        });
+        self.timers.schedule(self.now + delay, event).is_ok()
+    }
+}

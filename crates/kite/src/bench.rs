@@ -1,0 +1,166 @@
+//! `kite bench`: performance measurements.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+use clap::{Args, Subcommand};
+use kite_fw::workload::{self, WorkloadConfig};
+use kite_packet::Name;
+use serde_json::json;
+
+/// Which benchmark.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// One forwarding thread in-process: Interests in, Interests out to a virtual producer,
+    /// Data back, Data out; every exchange decodes, hashes, dispatches, runs the pipelines and
+    /// encodes the outgoing LP headers, with no sockets. Reports exchanges per second.
+    Fwd(FwdArgs),
+}
+
+/// Parameters of `kite bench fwd`.
+#[derive(Args)]
+pub struct FwdArgs {
+    /// Components per Interest name (at least 3).
+    #[arg(long, default_value_t = 4)]
+    name_len: usize,
+    /// FIB entries (prefixes /f0 .. /fN-1, every Interest under a different one).
+    #[arg(long = "fib", default_value_t = 10_000)]
+    fib_entries: usize,
+    /// Percentage of Interests answered by the Content Store (0-100).
+    #[arg(long = "cs-hit", default_value_t = 0)]
+    cs_hit_percent: u8,
+    /// CanBePrefix Interests answered by Data with a longer name (prefix match), instead of
+    /// exact names.
+    #[arg(long)]
+    prefix_match: bool,
+    /// Content octets per Data.
+    #[arg(long, default_value_t = 1000)]
+    payload: usize,
+    /// Packets per burst (the forwarding thread's batch).
+    #[arg(long, default_value_t = 32)]
+    burst: usize,
+    /// How long to measure, e.g. 10s, 500ms, 2m.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    duration: Duration,
+    /// Strategy (NFD name, version optional).
+    #[arg(long, default_value = "/localhost/nfd/strategy/best-route")]
+    strategy: String,
+    /// Content Store capacity of the thread, in entries.
+    #[arg(long, default_value_t = 1 << 15)]
+    cs_capacity: usize,
+    /// Print one JSON object as the last line (for scripts).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs a benchmark and returns its report.
+pub fn run(cmd: BenchCommand) -> Result<String> {
+    match cmd {
+        BenchCommand::Fwd(a) => fwd(a),
+    }
+}
+
+fn fwd(a: FwdArgs) -> Result<String> {
+    if a.burst == 0 || a.burst > 1024 {
+        return Err(anyhow!("--burst must be from 1 to 1024"));
+    }
+    let strategy: Name = a
+        .strategy
+        .parse()
+        .map_err(|e| anyhow!("--strategy {:?}: {e}", a.strategy))?;
+    let config = WorkloadConfig {
+        name_len: a.name_len,
+        fib_entries: a.fib_entries,
+        cs_hit_percent: a.cs_hit_percent,
+        prefix_match: a.prefix_match,
+        payload: a.payload,
+        burst: a.burst,
+        duration: a.duration,
+        strategy,
+        cs_capacity: a.cs_capacity,
+    };
+    eprintln!(
+        "kite bench fwd: building a FIB of {} entries, then measuring for {:?}",
+        a.fib_entries, a.duration
+    );
+    let report = workload::run(&config, &mut |elapsed, rate| {
+        eprintln!(
+            "  {:>5.1}s  {:>10.0} exchanges/s",
+            elapsed.as_secs_f64(),
+            rate
+        );
+    })
+    .map_err(|e| anyhow!(e))?;
+    let summary = json!({
+        "benchmark": "fwd",
+        "exchanges_per_sec": report.exchanges_per_sec.round(),
+        "p50_ns": report.p50_ns,
+        "p99_ns": report.p99_ns,
+        "exchanges": report.exchanges,
+        "cs_hits": report.cs_hits,
+        "nacks": report.nacks,
+        "seconds": report.elapsed.as_secs_f64(),
+        "bytes_out": report.bytes_out,
+        "fib_bytes_per_entry": report.fib_bytes_per_entry.round(),
+        "name_len": a.name_len,
+        "fib_entries": a.fib_entries,
+        "cs_hit_percent": a.cs_hit_percent,
+        "prefix_match": a.prefix_match,
+        "payload": a.payload,
+        "burst": a.burst,
+        "strategy": a.strategy,
+        "cs_capacity": a.cs_capacity,
+    });
+    let text = format!(
+        "{:.0} exchanges/s per thread (p50 {} ns, p99 {} ns per exchange), {} exchanges in {:.1} s, \
+         CS hits {}, Nacks {}, FIB {:.0} B/entry\n",
+        report.exchanges_per_sec,
+        report.p50_ns,
+        report.p99_ns,
+        report.exchanges,
+        report.elapsed.as_secs_f64(),
+        report.cs_hits,
+        report.nacks,
+        report.fib_bytes_per_entry
+    );
+    Ok(if a.json {
+        format!("{text}{summary}\n")
+    } else {
+        text
+    })
+}
+
+/// Parses `10s`, `500ms`, `2m`, or a plain number of seconds.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("{s:?} is not a duration (examples: 10s, 500ms, 2m)");
+    let (num, unit) = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map_or((s, "s"), |i| s.split_at(i));
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return Err(bad()),
+    };
+    if !(0.0..=86_400.0).contains(&secs) {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("x").is_err());
+        assert!(parse_duration("5h").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+}
