@@ -369,35 +369,37 @@ impl Runner<'_> {
         fwd.process_burst(clock.now(), &[], &[], &self.interests, &mut self.out);
         self.interests.clear();
         // Output stage; the producer answers what reaches it. (The vector is taken and put
-        // back so its capacity is reused.)
+        // back so its capacity is reused; packets are read in place.)
         let mut sent = core::mem::take(&mut self.out);
-        for o in sent.drain(..) {
+        for o in &sent {
             let packet = o.encode_frame(&mut self.header);
             self.report.bytes_out += (self.header.len() + packet.len()) as u64;
             match o {
                 Out::Interest {
                     token, interest, ..
                 } => {
-                    let frame = self.produce(token, &interest.name);
-                    self.data.push(input_data(frame)?);
+                    let frame = self.produce(*token, &interest.name);
+                    input_data(frame, &mut self.data)?;
                 }
                 Out::Data { from_cs, .. } => {
                     self.report.exchanges += 1;
-                    self.report.cs_hits += u64::from(from_cs);
+                    self.report.cs_hits += u64::from(*from_cs);
                 }
                 Out::Nack { .. } => self.report.nacks += 1,
             }
         }
+        sent.clear();
         self.out = sent;
         fwd.process_burst(clock.now(), &self.data, &[], &[], &mut self.out);
         self.data.clear();
-        for o in self.out.drain(..) {
+        for o in &self.out {
             let packet = o.encode_frame(&mut self.header);
             self.report.bytes_out += (self.header.len() + packet.len()) as u64;
             if matches!(o, Out::Data { .. }) {
                 self.report.exchanges += 1;
             }
         }
+        self.out.clear();
         Ok(self.report.exchanges - before)
     }
 
@@ -431,8 +433,9 @@ impl Runner<'_> {
     }
 }
 
-/// Input stage for a Data frame: frame, view; dispatch by the token's thread.
-fn input_data(frame: Bytes) -> Result<InData, String> {
+/// Input stage for a Data frame: frame, view; dispatch by the token's thread; queued for
+/// the forwarding thread.
+fn input_data(frame: Bytes, queue: &mut Vec<InData>) -> Result<(), String> {
     let lp = LpPacket::decode(frame).map_err(|e| e.to_string())?;
     let fragment = lp.fragment.ok_or("Data frame without fragment")?;
     let data = DataView::decode(fragment).map_err(|e| e.to_string())?;
@@ -440,14 +443,15 @@ fn input_data(frame: Bytes) -> Result<InData, String> {
         .header
         .pit_token
         .and_then(|t| crate::pcct::Pcct::token_thread(&t));
-    Ok(InData {
+    queue.push(InData {
         data,
         hashes: None,
         face: PRODUCER,
         token: lp.header.pit_token,
         congestion_mark: lp.header.congestion_mark.unwrap_or(0),
         no_cache: false,
-    })
+    });
+    Ok(())
 }
 
 fn percentile(sorted: &[u64], p: usize) -> u64 {
