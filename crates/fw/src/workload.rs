@@ -364,6 +364,7 @@ impl Runner<'_> {
                 face: CONSUMER,
                 token: lp.header.pit_token,
                 next_hop: None,
+                congestion_mark: 0,
             });
         }
         fwd.process_burst(clock.now(), &[], &[], &self.interests, &mut self.out);

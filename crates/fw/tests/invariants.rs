@@ -143,6 +143,7 @@ impl World {
                     face: CONSUMERS[face],
                     token: Some(PitToken::from_u64(u64::from(nonce))),
                     next_hop: None,
+                    congestion_mark: 0,
                 };
                 self.fwd.on_interest(self.now, pkt, &mut out);
             }

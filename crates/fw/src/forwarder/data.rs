@@ -155,7 +155,7 @@ impl State {
                 face: d.face,
                 wire: pkt.data.wire().clone(),
                 token: d.token,
-                congestion_mark: pkt.congestion_mark,
+                congestion_mark: pkt.congestion_mark.max(d.congestion_mark),
                 from_cs: false,
             });
         }

@@ -102,6 +102,7 @@ impl State {
             arrived: now,
             token: pkt.token,
             can_be_prefix: pkt.interest.can_be_prefix,
+            congestion_mark: pkt.congestion_mark,
         });
         let (pit_id, expiry) = (pit.id, pit.expiry);
         let scheduled = match pit.timer {

@@ -98,6 +98,8 @@ pub struct InInterest {
     pub token: Option<PitToken>,
     /// NextHopFaceId from a local application.
     pub next_hop: Option<FaceId>,
+    /// Its NDNLPv2 CongestionMark (0: none).
+    pub congestion_mark: u64,
 }
 
 /// A Data from the input stage.

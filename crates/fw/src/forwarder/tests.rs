@@ -629,3 +629,36 @@ fn multi_access_downstreams_get_no_nacks() {
     assert_eq!(h.fwd.pcct().pit_len(), 0);
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn data_copies_carry_the_larger_congestion_mark() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let out = h.interest_with(APP, interest("/a/1", 1), None, |i| i.congestion_mark = 1);
+    let (_, token) = sent_interest(&out);
+    assert!(
+        h.interest(APP2, interest("/a/1", 2), None).is_empty(),
+        "aggregated"
+    );
+    let marks = |out: &[Out]| {
+        let mut m: Vec<(FaceId, u64)> = out
+            .iter()
+            .map(|o| match o {
+                Out::Data {
+                    face,
+                    congestion_mark,
+                    ..
+                } => (*face, *congestion_mark),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        m.sort();
+        m
+    };
+    let out = h.data(UP1, data("/a/1", 0), Some(token));
+    assert_eq!(marks(&out), vec![(APP, 1), (APP2, 0)]);
+    // a marked Data marks every copy
+    let (_, token) = sent_interest(&h.interest(APP, interest("/a/2", 3), None));
+    let out = h.data_with(UP1, data("/a/2", 0), Some(token), |d| d.congestion_mark = 2);
+    assert_eq!(marks(&out), vec![(APP, 2)]);
+}

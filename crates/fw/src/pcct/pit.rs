@@ -28,6 +28,9 @@ pub struct DownRecord {
     pub token: Option<PitToken>,
     /// Its Interest asked with CanBePrefix.
     pub can_be_prefix: bool,
+    /// The NDNLPv2 CongestionMark its Interest carried (0: none): the Data sent back carries
+    /// at least this mark, so the consumer learns of congestion on either path.
+    pub congestion_mark: u64,
 }
 
 /// One upstream: a face the Interest was forwarded to.
@@ -207,6 +210,7 @@ mod tests {
             arrived: Time::ZERO,
             token: None,
             can_be_prefix: false,
+            congestion_mark: 0,
         }
     }
 

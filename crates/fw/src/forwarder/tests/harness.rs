@@ -90,6 +90,7 @@ impl Harness {
             face,
             token,
             next_hop: None,
+            congestion_mark: 0,
         };
         edit(&mut pkt);
         let mut out = Vec::new();
