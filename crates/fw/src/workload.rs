@@ -24,7 +24,7 @@ use crate::forwarder::{Forwarder, ForwarderConfig, InData, InInterest};
 use crate::hash::NameHasher;
 use crate::ndt::Ndt;
 use crate::out::Out;
-use crate::pcct::PcctConfig;
+use crate::pcct::{Pcct, PcctConfig};
 use crate::strategy::{FaceInfo, StrategyTable};
 use crate::time::{Clock, MonotonicClock};
 
@@ -94,6 +94,11 @@ pub struct WorkloadReport {
     pub bytes_out: u64,
     /// Resident memory the FIB took per entry (both RCU copies, index, names), octets.
     pub fib_bytes_per_entry: f64,
+    /// Octets a pending Interest takes in the PCCT (entry, PIT entry, index), not counting the
+    /// Interest's own octets, which it shares with the received packet.
+    pub pit_bytes_per_entry: usize,
+    /// Octets a cached Data takes in the PCCT (entry, index) plus the Data's own octets.
+    pub cs_bytes_per_entry: usize,
 }
 
 /// Progress while measuring: elapsed time and exchanges per second so far.
@@ -202,8 +207,11 @@ impl<'a> Workload<'a> {
             cursor: 0,
         };
         runner.warm(&mut fwd, &clock);
+        let data_octets = runner.scenario.data_tail.len() + 2 * 3 + 8 * config.name_len;
         runner.report = WorkloadReport {
             fib_bytes_per_entry,
+            pit_bytes_per_entry: Pcct::ENTRY_BYTES + Pcct::PIT_ENTRY_BYTES,
+            cs_bytes_per_entry: Pcct::ENTRY_BYTES + data_octets,
             ..WorkloadReport::default()
         };
         Ok(Workload {

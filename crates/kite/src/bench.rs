@@ -102,6 +102,8 @@ fn fwd(a: FwdArgs) -> Result<String> {
         "seconds": report.elapsed.as_secs_f64(),
         "bytes_out": report.bytes_out,
         "fib_bytes_per_entry": report.fib_bytes_per_entry.round(),
+        "pit_bytes_per_entry": report.pit_bytes_per_entry,
+        "cs_bytes_per_entry": report.cs_bytes_per_entry,
         "name_len": a.name_len,
         "fib_entries": a.fib_entries,
         "cs_hit_percent": a.cs_hit_percent,
@@ -113,7 +115,7 @@ fn fwd(a: FwdArgs) -> Result<String> {
     });
     let text = format!(
         "{:.0} exchanges/s per thread (p50 {} ns, p99 {} ns per exchange), {} exchanges in {:.1} s, \
-         CS hits {}, Nacks {}, FIB {:.0} B/entry\n",
+         CS hits {}, Nacks {}; memory per entry: FIB {:.0} B, PIT {} B, CS {} B\n",
         report.exchanges_per_sec,
         report.p50_ns,
         report.p99_ns,
@@ -121,7 +123,9 @@ fn fwd(a: FwdArgs) -> Result<String> {
         report.elapsed.as_secs_f64(),
         report.cs_hits,
         report.nacks,
-        report.fib_bytes_per_entry
+        report.fib_bytes_per_entry,
+        report.pit_bytes_per_entry,
+        report.cs_bytes_per_entry
     );
     Ok(if a.json {
         format!("{text}{summary}\n")

@@ -153,6 +153,12 @@ impl Pcct {
         }
     }
 
+    /// Octets one PCCT entry takes: the entry in the slab plus its index slot (a 4-octet slot
+    /// number and a control octet).
+    pub const ENTRY_BYTES: usize = core::mem::size_of::<Option<Entry>>() + 4 + 2 * 4 + 5;
+    /// Octets one PIT entry takes in its slab, beyond its PCCT entry.
+    pub const PIT_ENTRY_BYTES: usize = core::mem::size_of::<Option<PitEntry>>() + 2 * 4;
+
     /// Entries in use.
     pub fn len(&self) -> usize {
         self.entries.len()
