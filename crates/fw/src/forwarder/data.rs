@@ -1,14 +1,13 @@
 //! The Data pipeline.
 
-use kite_packet::{tt, Name};
+use kite_packet::{tt, Name, Nonce};
 
 use super::interest::{sha2_digest, starts_with};
-use super::{DropReason, InData, State, UnsolicitedPolicy};
+use super::{DropReason, InData, Invocation, State, UnsolicitedPolicy};
 use crate::face::{FaceScope, LinkType};
 use crate::fib::FibGuard;
 use crate::hash::NameHashes;
 use crate::out::Out;
-use crate::strategy::StrategyCtx;
 use crate::time::Time;
 
 /// How a Data's name relates to a PCCT entry's (Interest) name.
@@ -31,8 +30,8 @@ impl State {
         out: &mut Vec<Out>,
     ) {
         self.counters.in_data += 1;
-        let Some(face) = self.faces.get(&pkt.face).copied() else {
-            return self.drop_packet(DropReason::UnknownFace);
+        let Some(face) = self.known_face(pkt.face) else {
+            return;
         };
         if face.scope == FaceScope::NonLocal && starts_with(&pkt.data.name, b"localhost") {
             return self.drop_packet(DropReason::ScopeViolation);
@@ -144,8 +143,7 @@ impl State {
             .faces
             .get(&pkt.face)
             .is_some_and(|f| f.link_type == LinkType::AdHoc);
-        let token = self.pcct.token(slot, mbf);
-        let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
+        let pit = self.pcct.pit(slot, mbf).expect("checked by the caller");
         for d in &pit.downstreams {
             let same_face = d.face == pkt.face && !ingress_ad_hoc;
             if same_face || !self.faces.contains_key(&d.face) {
@@ -159,31 +157,23 @@ impl State {
                 from_cs: false,
             });
         }
-        if let Some(entry) = Self::fib_entry_valid(fib, pit.fib) {
-            if let Some(strategy) = self.strategies.get(pit.strategy).cloned() {
-                let mut rejected = false;
-                let (pit_id, nonce, hop_limit) =
-                    (pit.id, pit.interest.nonce, pit.interest.hop_limit);
-                let mut ctx = StrategyCtx {
-                    now,
-                    ingress: pkt.face,
-                    pit_id,
-                    pit,
-                    slot,
-                    must_be_fresh: mbf,
-                    token,
-                    nonce: nonce.unwrap_or(kite_packet::Nonce([0; 4])),
-                    hop_limit,
-                    fib: entry,
-                    fib_scratch: &mut self.fib_scratch,
-                    faces: &self.faces,
-                    out,
-                    timers: &mut self.timers,
-                    rng: &mut self.rng,
-                    rejected: &mut rejected,
-                };
-                strategy.after_receive_data(&mut ctx);
-            }
+        let (fib_ref, strategy, nonce, hop_limit) = (
+            pit.fib,
+            pit.strategy,
+            pit.interest.nonce,
+            pit.interest.hop_limit,
+        );
+        if let Some(entry) = Self::fib_entry_valid(fib, fib_ref) {
+            let inv = Invocation {
+                strategy,
+                fib: entry,
+                slot,
+                must_be_fresh: mbf,
+                ingress: pkt.face,
+                nonce: nonce.unwrap_or(Nonce([0; 4])),
+                hop_limit,
+            };
+            self.with_strategy(inv, now, out, |s, ctx| s.after_receive_data(ctx));
         }
         self.counters.satisfied += 1;
         let freshness = pkt.data.freshness_ms();

@@ -2,11 +2,11 @@
 
 use kite_packet::Nonce;
 
-use super::State;
+use super::{Invocation, State};
 use crate::face::FaceId;
 use crate::fib::FibGuard;
 use crate::out::Out;
-use crate::strategy::{StrategyCtx, TimerEvent};
+use crate::strategy::TimerEvent;
 use crate::time::Time;
 
 impl State {
@@ -45,10 +45,9 @@ impl State {
         t: crate::strategy::StrategyTimer,
         out: &mut Vec<Out>,
     ) {
-        let token = self.pcct.token(t.slot, t.must_be_fresh);
         let Some(pit) = self
             .pcct
-            .pit_mut(t.slot, t.must_be_fresh)
+            .pit(t.slot, t.must_be_fresh)
             .filter(|p| p.id == t.pit_id)
         else {
             return;
@@ -56,32 +55,16 @@ impl State {
         let Some(entry) = Self::fib_entry_valid(fib, pit.fib) else {
             return;
         };
-        let Some(strategy) = self.strategies.get(pit.strategy).cloned() else {
-            return;
-        };
-        let mut rejected = false;
-        let hop_limit = pit.interest.hop_limit.map(|h| h.saturating_sub(1));
-        let nonce = pit.interest.nonce.unwrap_or(Nonce([0; 4]));
-        let mut ctx = StrategyCtx {
-            now,
-            ingress: FaceId::INVALID,
-            pit_id: pit.id,
-            pit,
+        let inv = Invocation {
+            strategy: pit.strategy,
+            fib: entry,
             slot: t.slot,
             must_be_fresh: t.must_be_fresh,
-            token,
-            nonce,
-            hop_limit,
-            fib: entry,
-            fib_scratch: &mut self.fib_scratch,
-            faces: &self.faces,
-            out,
-            timers: &mut self.timers,
-            rng: &mut self.rng,
-            rejected: &mut rejected,
+            ingress: FaceId::INVALID,
+            nonce: pit.interest.nonce.unwrap_or(Nonce([0; 4])),
+            hop_limit: pit.interest.hop_limit.map(|h| h.saturating_sub(1)),
         };
-        strategy.on_timer(&mut ctx, t.data);
-        if rejected {
+        if self.with_strategy(inv, now, out, |s, ctx| s.on_timer(ctx, t.data)) {
             self.finalize(t.slot, t.must_be_fresh, false, None);
         }
     }

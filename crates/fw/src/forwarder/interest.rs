@@ -4,13 +4,13 @@ use core::time::Duration;
 
 use kite_packet::{tt, NackReason, Name, Nonce};
 
-use super::{DropReason, InInterest, State};
+use super::{DropReason, InInterest, Invocation, State};
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, FibGuard};
 use crate::hash::NameHashes;
 use crate::out::Out;
 use crate::pcct::{DownRecord, PitEntry};
-use crate::strategy::{StrategyCtx, TimerEvent};
+use crate::strategy::TimerEvent;
 use crate::time::Time;
 
 impl State {
@@ -22,8 +22,8 @@ impl State {
         out: &mut Vec<Out>,
     ) {
         self.counters.in_interests += 1;
-        let Some(face) = self.faces.get(&pkt.face).copied() else {
-            return self.drop_packet(DropReason::UnknownFace);
+        let Some(face) = self.known_face(pkt.face) else {
+            return;
         };
         // HopLimit: drop at 0, else decrement; NFD's default_hop_limit fills it in.
         let hop_limit = match pkt.interest.hop_limit {
@@ -146,34 +146,19 @@ impl State {
             Some((_, e)) => e,
             None => fib.lpm(name, &pkt.hashes),
         };
-        let token = self.pcct.token(slot, mbf);
         let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
         pit.fib = Some((entry.id, entry.seq));
         pit.strategy = entry.strategy;
-        let Some(strategy) = self.strategies.get(entry.strategy).cloned() else {
-            return;
-        };
-        let mut rejected = false;
-        let mut ctx = StrategyCtx {
-            now,
-            ingress: pkt.face,
-            pit_id: pit.id,
-            pit,
+        let inv = Invocation {
+            strategy: entry.strategy,
+            fib: entry,
             slot,
             must_be_fresh: mbf,
-            token,
+            ingress: pkt.face,
             nonce,
             hop_limit,
-            fib: entry,
-            fib_scratch: &mut self.fib_scratch,
-            faces: &self.faces,
-            out,
-            timers: &mut self.timers,
-            rng: &mut self.rng,
-            rejected: &mut rejected,
         };
-        strategy.after_receive_interest(&mut ctx);
-        if rejected {
+        if self.with_strategy(inv, now, out, |s, ctx| s.after_receive_interest(ctx)) {
             self.finalize(slot, mbf, false, None);
         }
     }

@@ -30,7 +30,7 @@ use crate::fib::{FibGuard, FibReader};
 use crate::hash::{NameHasher, NameHashes};
 use crate::out::Out;
 use crate::pcct::{Pcct, PcctConfig};
-use crate::strategy::{FaceInfo, FaceTable, FibScratch, StrategyTable, TimerEvent};
+use crate::strategy::{FaceInfo, FaceTable, FibScratch, StrategyCtx, StrategyTable, TimerEvent};
 use crate::time::Time;
 use crate::timer::TimerWheel;
 
@@ -307,6 +307,55 @@ impl State {
         self.counters.drop(reason);
     }
 
+    /// The face a packet came from, or `None` (counted as a drop) when this thread does not
+    /// know it.
+    fn known_face(&mut self, face: FaceId) -> Option<FaceInfo> {
+        let info = self.faces.get(&face).copied();
+        if info.is_none() {
+            self.drop_packet(DropReason::UnknownFace);
+        }
+        info
+    }
+
+    /// Runs `f` with the strategy and a context over one PIT entry; returns whether the
+    /// strategy rejected the pending Interest (false when the entry or strategy is gone).
+    fn with_strategy(
+        &mut self,
+        inv: Invocation<'_>,
+        now: Time,
+        out: &mut Vec<Out>,
+        f: impl FnOnce(&dyn crate::strategy::Strategy, &mut StrategyCtx<'_>),
+    ) -> bool {
+        let Some(strategy) = self.strategies.get(inv.strategy).cloned() else {
+            return false;
+        };
+        let token = self.pcct.token(inv.slot, inv.must_be_fresh);
+        let Some(pit) = self.pcct.pit_mut(inv.slot, inv.must_be_fresh) else {
+            return false;
+        };
+        let mut rejected = false;
+        let mut ctx = StrategyCtx {
+            now,
+            ingress: inv.ingress,
+            pit_id: pit.id,
+            pit,
+            slot: inv.slot,
+            must_be_fresh: inv.must_be_fresh,
+            token,
+            nonce: inv.nonce,
+            hop_limit: inv.hop_limit,
+            fib: inv.fib,
+            fib_scratch: &mut self.fib_scratch,
+            faces: &self.faces,
+            out,
+            timers: &mut self.timers,
+            rng: &mut self.rng,
+            rejected: &mut rejected,
+        };
+        f(&*strategy, &mut ctx);
+        rejected
+    }
+
     fn fib_entry_valid<'g>(
         fib: &'g FibGuard<'_>,
         reference: Option<(u32, u64)>,
@@ -314,6 +363,17 @@ impl State {
         let (id, seq) = reference?;
         fib.get(id).filter(|e| e.seq == seq)
     }
+}
+
+/// One strategy invocation: which strategy, over which PIT entry, triggered by what.
+struct Invocation<'e> {
+    strategy: crate::fib::StrategyId,
+    fib: &'e crate::fib::FibEntry,
+    slot: u32,
+    must_be_fresh: bool,
+    ingress: FaceId,
+    nonce: Nonce,
+    hop_limit: Option<u8>,
 }
 
 #[cfg(test)]

@@ -2,10 +2,10 @@
 
 use kite_packet::{NackReason, Nonce};
 
-use super::{DropReason, InNack, State};
+use super::{DropReason, InNack, Invocation, State};
 use crate::fib::FibGuard;
 use crate::out::Out;
-use crate::strategy::{StrategyCtx, StrategyTable};
+use crate::strategy::StrategyTable;
 use crate::time::Time;
 
 /// Nack~Duplicate retries per upstream: one, so two forwarders cannot bounce an Interest
@@ -21,8 +21,8 @@ impl State {
         out: &mut Vec<Out>,
     ) {
         self.counters.in_nacks += 1;
-        if !self.faces.contains_key(&pkt.face) {
-            return self.drop_packet(DropReason::UnknownFace);
+        if self.known_face(pkt.face).is_none() {
+            return;
         }
         let mbf = pkt.interest.must_be_fresh;
         let name = &pkt.interest.name;
@@ -101,41 +101,26 @@ impl State {
         now: Time,
         out: &mut Vec<Out>,
     ) {
-        let token = self.pcct.token(slot, mbf);
-        let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
-        let (entry, strategy_id) = match Self::fib_entry_valid(fib, pit.fib) {
+        let pit = self.pcct.pit(slot, mbf).expect("checked by the caller");
+        let (entry, strategy) = match Self::fib_entry_valid(fib, pit.fib) {
             Some(e) => (e, pit.strategy),
             None => (
                 fib.lpm(&pkt.interest.name, &pkt.hashes),
                 StrategyTable::DEFAULT,
             ),
         };
-        let Some(strategy) = self.strategies.get(strategy_id).cloned() else {
-            return;
-        };
-        let mut rejected = false;
-        let (pit_id, hop_limit) = (pit.id, pit.interest.hop_limit.map(|h| h.saturating_sub(1)));
-        let nonce = pit.interest.nonce.unwrap_or(Nonce([0; 4]));
-        let mut ctx = StrategyCtx {
-            now,
-            ingress: pkt.face,
-            pit_id,
-            pit,
+        let inv = Invocation {
+            strategy,
+            fib: entry,
             slot,
             must_be_fresh: mbf,
-            token,
-            nonce,
-            hop_limit,
-            fib: entry,
-            fib_scratch: &mut self.fib_scratch,
-            faces: &self.faces,
-            out,
-            timers: &mut self.timers,
-            rng: &mut self.rng,
-            rejected: &mut rejected,
+            ingress: pkt.face,
+            nonce: pit.interest.nonce.unwrap_or(Nonce([0; 4])),
+            hop_limit: pit.interest.hop_limit.map(|h| h.saturating_sub(1)),
         };
-        strategy.after_receive_nack(&mut ctx, pkt.reason);
-        if rejected {
+        if self.with_strategy(inv, now, out, |s, ctx| {
+            s.after_receive_nack(ctx, pkt.reason)
+        }) {
             self.finalize(slot, mbf, false, None);
         }
     }

@@ -4,6 +4,7 @@ use core::time::Duration;
 
 use hashbrown::HashMap;
 use kite_packet::{InterestView, NackReason, Nonce, PitToken};
+use smallvec::SmallVec;
 
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, NextHop};
@@ -148,6 +149,21 @@ impl StrategyCtx<'_> {
         !(first == Some(b"localhost")
             || (first == Some(b"localhop") && from_network)
             || self.hop_limit == Some(0))
+    }
+
+    /// The nexthops the Interest may go to, lowest cost first. When there is none and nothing
+    /// is pending upstream, the downstreams get Nack~NoRoute and the result is empty.
+    pub fn eligible_or_nack(&mut self) -> SmallVec<[FaceId; 8]> {
+        let hops: SmallVec<[FaceId; 8]> = self
+            .nexthops()
+            .iter()
+            .map(|n| n.face)
+            .filter(|&f| self.can_forward_to(f))
+            .collect();
+        if hops.is_empty() && self.pit.upstreams.is_empty() {
+            self.nack_downstreams(NackReason::NO_ROUTE);
+        }
+        hops
     }
 
     /// Sends the Interest to `face` if it may go there; records the upstream.

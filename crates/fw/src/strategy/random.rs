@@ -1,12 +1,10 @@
 //! random: one eligible nexthop chosen uniformly at random per Interest (a retransmission
 //! past suppression gets a new draw).
 
-use kite_packet::{NackReason, Name};
-use smallvec::SmallVec;
+use kite_packet::Name;
 
 use super::retx::{Decision, RetxSuppression};
 use super::{Strategy, StrategyCtx};
-use crate::face::FaceId;
 
 /// The random strategy (NFD's `/localhost/nfd/strategy/random/v=1`).
 #[derive(Debug)]
@@ -42,19 +40,10 @@ impl Strategy for Random {
         if self.retx.decide(ctx) == Decision::Suppress {
             return;
         }
-        let hops: SmallVec<[FaceId; 8]> = ctx
-            .nexthops()
-            .iter()
-            .map(|n| n.face)
-            .filter(|&f| ctx.can_forward_to(f))
-            .collect();
-        if hops.is_empty() {
-            if ctx.pit().upstreams.is_empty() {
-                ctx.nack_downstreams(NackReason::NO_ROUTE);
-            }
-            return;
+        let hops = ctx.eligible_or_nack();
+        if !hops.is_empty() {
+            let pick = hops[(ctx.random() % hops.len() as u64) as usize];
+            ctx.forward(pick);
         }
-        let pick = hops[(ctx.random() % hops.len() as u64) as usize];
-        ctx.forward(pick);
     }
 }

@@ -1,12 +1,10 @@
 //! round-robin: successive Interests of a namespace take successive eligible nexthops; the
 //! rotation counter lives in the FIB entry's scratch area (per forwarding thread).
 
-use kite_packet::{NackReason, Name};
-use smallvec::SmallVec;
+use kite_packet::Name;
 
 use super::retx::{Decision, RetxSuppression};
 use super::{Strategy, StrategyCtx};
-use crate::face::FaceId;
 
 /// The round-robin strategy (`/localhost/kite/strategy/round-robin/v=1`; NFD has none).
 #[derive(Debug)]
@@ -42,16 +40,8 @@ impl Strategy for RoundRobin {
         if self.retx.decide(ctx) == Decision::Suppress {
             return;
         }
-        let hops: SmallVec<[FaceId; 8]> = ctx
-            .nexthops()
-            .iter()
-            .map(|n| n.face)
-            .filter(|&f| ctx.can_forward_to(f))
-            .collect();
+        let hops = ctx.eligible_or_nack();
         if hops.is_empty() {
-            if ctx.pit().upstreams.is_empty() {
-                ctx.nack_downstreams(NackReason::NO_ROUTE);
-            }
             return;
         }
         let scratch = ctx.fib_scratch();
