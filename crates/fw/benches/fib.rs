@@ -17,7 +17,9 @@ use kite_fw::fib::{FibConfig, FibWriter, StrategyId};
 use kite_fw::hash::{NameHasher, NameHashes};
 use kite_packet::Name;
 
-const HASHER: NameHasher = NameHasher::with_key(0x6b69, 0x7465);
+fn hasher() -> NameHasher {
+    NameHasher::with_key(0x6b69, 0x7465)
+}
 /// Distinct names looked up in turn.
 const LOOKUPS: usize = 1 << 16;
 
@@ -40,7 +42,7 @@ fn lookups(entries: u64, hit: bool) -> Vec<(Name, NameHashes)> {
                 format!("/z{i}/b{i}/c/d")
             };
             let name: Name = uri.parse().expect("valid name");
-            let hashes = HASHER.prefix_hashes(&name);
+            let hashes = hasher().prefix_hashes(&name);
             (name, hashes)
         })
         .collect()
@@ -49,7 +51,7 @@ fn lookups(entries: u64, hit: bool) -> Vec<(Name, NameHashes)> {
 fn lpm(c: &mut Criterion) {
     let mut g = c.benchmark_group("fib_lpm_4c");
     for entries in [10_000u64, 100_000, 1_000_000] {
-        let (mut w, factory) = FibWriter::new(HASHER, FibConfig::default(), StrategyId(0));
+        let (mut w, factory) = FibWriter::new(hasher(), FibConfig::default(), StrategyId(0));
         for i in 0..entries {
             w.add_nexthop(&entry(i), FaceId(256 + (i % 64) as u32), 1)
                 .expect("short prefix");

@@ -17,12 +17,18 @@ use smallvec::SmallVec;
 pub struct NameHasher {
     k0: u64,
     k1: u64,
+    /// The hash of the empty prefix, which depends only on the key.
+    root: u64,
 }
 
 impl NameHasher {
     /// A hasher with a fixed key (tests, reproducible benchmarks).
-    pub const fn with_key(k0: u64, k1: u64) -> Self {
-        NameHasher { k0, k1 }
+    pub fn with_key(k0: u64, k1: u64) -> Self {
+        NameHasher {
+            k0,
+            k1,
+            root: SipHasher13::new_with_keys(k0, k1).finish(),
+        }
     }
 
     /// A hasher with a key drawn from the operating system's randomness, so that remote
@@ -30,10 +36,10 @@ impl NameHasher {
     pub fn random() -> Self {
         use std::hash::BuildHasher;
         let state = std::collections::hash_map::RandomState::new();
-        NameHasher {
-            k0: state.hash_one(0x6b69_7465_u64),
-            k1: state.hash_one(0x006e_646e_u64),
-        }
+        Self::with_key(
+            state.hash_one(0x6b69_7465_u64),
+            state.hash_one(0x006e_646e_u64),
+        )
     }
 
     /// Hashes of every prefix of `name`: element `i` is the hash of the first `i` components.
@@ -41,7 +47,7 @@ impl NameHasher {
     pub fn prefix_hashes(&self, name: &Name) -> NameHashes {
         let mut hashes = SmallVec::with_capacity(name.len() + 1);
         let mut h = SipHasher13::new_with_keys(self.k0, self.k1);
-        hashes.push(h.finish());
+        hashes.push(self.root);
         let value = name.value();
         let mut start = 0;
         for i in 1..=name.len() {

@@ -17,7 +17,9 @@ use kite_packet::{
 };
 use proptest::prelude::*;
 
-const HASHER: NameHasher = NameHasher::with_key(5, 6);
+fn hasher() -> NameHasher {
+    NameHasher::with_key(5, 6)
+}
 const CONSUMERS: [FaceId; 3] = [FaceId(300), FaceId(301), FaceId(302)];
 const UPSTREAMS: [FaceId; 2] = [FaceId(400), FaceId(401)];
 const NAMES: [&str; 6] = ["/a", "/a/b", "/a/b/c", "/m/x", "/m/x/y", "/z"];
@@ -73,7 +75,7 @@ struct World {
 impl World {
     fn new() -> Self {
         let (mut fib, readers) =
-            FibWriter::new(HASHER, FibConfig::default(), StrategyTable::DEFAULT);
+            FibWriter::new(hasher(), FibConfig::default(), StrategyTable::DEFAULT);
         let strategies = StrategyTable::builtin();
         fib.add_nexthop(&name("/a"), UPSTREAMS[0], 10).unwrap();
         fib.add_nexthop(&name("/a"), UPSTREAMS[1], 20).unwrap();
@@ -93,7 +95,7 @@ impl World {
             ..ForwarderConfig::default()
         };
         let now = Time::from_millis(10);
-        let mut fwd = Forwarder::new(2, config, readers.reader(), strategies, HASHER, now);
+        let mut fwd = Forwarder::new(2, config, readers.reader(), strategies, hasher(), now);
         for f in CONSUMERS {
             fwd.add_face(
                 f,
@@ -138,7 +140,7 @@ impl World {
                 i.lifetime = Some(lifetime);
                 let view = InterestView::decode(i.encode()).unwrap();
                 let pkt = InInterest {
-                    hashes: HASHER.prefix_hashes(&view.name),
+                    hashes: hasher().prefix_hashes(&view.name),
                     interest: view,
                     face: CONSUMERS[face],
                     token: Some(PitToken::from_u64(u64::from(nonce))),
@@ -180,7 +182,7 @@ impl World {
                 i.nonce = Some(Nonce::from(nonce));
                 let view = InterestView::decode(i.encode()).unwrap();
                 let pkt = InNack {
-                    hashes: HASHER.prefix_hashes(&view.name),
+                    hashes: hasher().prefix_hashes(&view.name),
                     interest: view,
                     reason: NackReason(reason),
                     face: UPSTREAMS[face],

@@ -143,7 +143,34 @@ fn field_rank(typ: u64) -> Option<u8> {
 impl LpHeader {
     /// Whether no field is set, so the fragment can travel bare.
     pub fn is_empty(&self) -> bool {
-        *self == LpHeader::default()
+        let LpHeader {
+            sequence,
+            frag_index,
+            frag_count,
+            pit_token,
+            nack,
+            incoming_face_id,
+            next_hop_face_id,
+            cache_policy,
+            congestion_mark,
+            acks,
+            tx_sequence,
+            non_discovery,
+            prefix_announcement,
+        } = self;
+        sequence.is_none()
+            && frag_index.is_none()
+            && frag_count.is_none()
+            && pit_token.is_none()
+            && nack.is_none()
+            && incoming_face_id.is_none()
+            && next_hop_face_id.is_none()
+            && cache_policy.is_none()
+            && congestion_mark.is_none()
+            && acks.is_empty()
+            && tx_sequence.is_none()
+            && !non_discovery
+            && prefix_announcement.is_none()
     }
 
     /// Octets of the header fields.

@@ -329,7 +329,9 @@ mod tests {
     use crate::fib::{NextHop, StrategyId};
     use smallvec::smallvec;
 
-    const HASHER: NameHasher = NameHasher::with_key(7, 11);
+    fn hasher() -> NameHasher {
+        NameHasher::with_key(7, 11)
+    }
 
     fn n(s: &str) -> Name {
         s.parse().unwrap()
@@ -360,19 +362,19 @@ mod tests {
 
     fn slot(prefix: &str, max_depth: u8, node: Node) -> Slot {
         Slot {
-            hash: HASHER.hash_name(&n(prefix)),
+            hash: hasher().hash_name(&n(prefix)),
             max_depth,
             node,
         }
     }
 
     fn table(stage1: usize) -> FibTable {
-        FibTable::new(HASHER, stage1, entry("/", 0, 0))
+        FibTable::new(hasher(), stage1, entry("/", 0, 0))
     }
 
     fn lpm(t: &FibTable, name: &str) -> String {
         let name = n(name);
-        t.lpm(&name, &HASHER.prefix_hashes(&name))
+        t.lpm(&name, &hasher().prefix_hashes(&name))
             .prefix
             .to_string()
     }

@@ -516,7 +516,9 @@ mod tests {
     use crate::fib::FibReader;
     use crate::hash::NameHashes;
 
-    const HASHER: NameHasher = NameHasher::with_key(0x5eed, 0xf1b);
+    fn hasher() -> NameHasher {
+        NameHasher::with_key(0x5eed, 0xf1b)
+    }
     const BEST_ROUTE: StrategyId = StrategyId(1);
     const MULTICAST: StrategyId = StrategyId(2);
 
@@ -528,14 +530,14 @@ mod tests {
         let config = FibConfig {
             max_depth_stage1: stage1,
         };
-        let (w, factory) = FibWriter::new(HASHER, config, BEST_ROUTE);
+        let (w, factory) = FibWriter::new(hasher(), config, BEST_ROUTE);
         (w, factory.reader())
     }
 
     fn lpm(r: &FibReader, name: &str) -> FibEntry {
         let name = n(name);
         let guard = r.enter().unwrap();
-        guard.lpm(&name, &HASHER.prefix_hashes(&name)).clone()
+        guard.lpm(&name, &hasher().prefix_hashes(&name)).clone()
     }
 
     fn exact(r: &FibReader, prefix: &str) -> Option<FibEntry> {
@@ -565,7 +567,7 @@ mod tests {
         assert!(root.nexthops.is_empty());
         assert_eq!(root.strategy, BEST_ROUTE);
         let name = n("/a/b");
-        assert_eq!(g.lpm(&name, &HASHER.prefix_hashes(&name)).id, 0);
+        assert_eq!(g.lpm(&name, &hasher().prefix_hashes(&name)).id, 0);
     }
 
     #[test]
@@ -886,7 +888,10 @@ mod tests {
         w.publish();
         let name = long(40);
         let g = r.enter().unwrap();
-        assert_eq!(g.lpm(&name, &HASHER.prefix_hashes(&name)).prefix, long(32));
+        assert_eq!(
+            g.lpm(&name, &hasher().prefix_hashes(&name)).prefix,
+            long(32)
+        );
         assert_eq!(g.len(), 2);
         drop(g);
         assert_eq!(marker(&r, &"/x".repeat(8)), Some(32));
@@ -922,7 +927,7 @@ mod tests {
     fn readers_end_with_the_writer_and_the_factory_is_shareable() {
         fn shareable<T: Send + Sync + Clone>(_: &T) {}
         fn sendable<T: Send>(_: &T) {}
-        let (w, factory) = FibWriter::new(HASHER, FibConfig::default(), BEST_ROUTE);
+        let (w, factory) = FibWriter::new(hasher(), FibConfig::default(), BEST_ROUTE);
         shareable(&factory);
         let r = factory.clone().reader();
         sendable(&r);
@@ -936,7 +941,7 @@ mod tests {
     fn a_reader_thread_never_sees_a_torn_or_rootless_fib() {
         const GROUP: u32 = 50;
         let (mut w, factory) = FibWriter::new(
-            HASHER,
+            hasher(),
             FibConfig {
                 max_depth_stage1: 2,
             },
@@ -952,11 +957,11 @@ mod tests {
             let stop = Arc::clone(&stop);
             let group: Vec<(Name, NameHashes)> = group
                 .iter()
-                .map(|p| (p.clone(), HASHER.prefix_hashes(p)))
+                .map(|p| (p.clone(), hasher().prefix_hashes(p)))
                 .collect();
             let bulk: Vec<(Name, NameHashes)> = (0..200)
                 .map(|i| n(&format!("/bulk/{i}/a/b/c")))
-                .map(|p| (p.clone(), HASHER.prefix_hashes(&p)))
+                .map(|p| (p.clone(), hasher().prefix_hashes(&p)))
                 .collect();
             let r = factory.reader();
             std::thread::spawn(move || {
@@ -1128,7 +1133,7 @@ mod tests {
             }
             for l in lookups {
                 let name = name_of(l);
-                let e = g.lpm(&name, &HASHER.prefix_hashes(&name));
+                let e = g.lpm(&name, &hasher().prefix_hashes(&name));
                 let longest = (0..=l.len()).rev().find(|&d| want.contains(&l[..d]));
                 prop_assert_eq!(Some(e.prefix.len()), longest, "lookup {}", name);
                 prop_assert!(e.prefix.is_prefix_of(&name));

@@ -326,7 +326,9 @@ impl State {
         out: &mut Vec<Out>,
         f: impl FnOnce(&dyn crate::strategy::Strategy, &mut StrategyCtx<'_>),
     ) -> bool {
-        let Some(strategy) = self.strategies.get(inv.strategy).cloned() else {
+        // Borrowed, not cloned: the strategy table and the PCCT are disjoint fields, and an
+        // Arc clone would cost two atomic operations per packet.
+        let Some(strategy) = self.strategies.get(inv.strategy) else {
             return false;
         };
         let token = self.pcct.token(inv.slot, inv.must_be_fresh);
@@ -352,7 +354,7 @@ impl State {
             rng: &mut self.rng,
             rejected: &mut rejected,
         };
-        f(&*strategy, &mut ctx);
+        f(&**strategy, &mut ctx);
         rejected
     }
 

@@ -4,14 +4,16 @@ use super::*;
 use crate::fib::StrategyId;
 use crate::hash::NameHasher;
 
-const H: NameHasher = NameHasher::with_key(7, 9);
+fn hasher() -> NameHasher {
+    NameHasher::with_key(7, 9)
+}
 
 fn name(uri: &str) -> Name {
     uri.parse().unwrap()
 }
 
 fn hash(n: &Name) -> u64 {
-    H.hash_name(n)
+    hasher().hash_name(n)
 }
 
 fn small() -> Pcct {

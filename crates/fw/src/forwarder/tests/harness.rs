@@ -17,7 +17,9 @@ pub const UP1: FaceId = FaceId(400);
 pub const UP2: FaceId = FaceId(401);
 pub const MCAST: FaceId = FaceId(500);
 
-const HASHER: NameHasher = NameHasher::with_key(11, 13);
+fn hasher() -> NameHasher {
+    NameHasher::with_key(11, 13)
+}
 
 pub struct Harness {
     pub fwd: Forwarder,
@@ -33,9 +35,16 @@ impl Harness {
 
     pub fn with_config(config: ForwarderConfig) -> Self {
         let strategies = StrategyTable::builtin();
-        let (fib, readers) = FibWriter::new(HASHER, FibConfig::default(), StrategyTable::DEFAULT);
+        let (fib, readers) = FibWriter::new(hasher(), FibConfig::default(), StrategyTable::DEFAULT);
         let now = Time::from_millis(1_000);
-        let fwd = Forwarder::new(1, config, readers.reader(), strategies.clone(), HASHER, now);
+        let fwd = Forwarder::new(
+            1,
+            config,
+            readers.reader(),
+            strategies.clone(),
+            hasher(),
+            now,
+        );
         let mut h = Harness {
             fwd,
             fib,
@@ -85,7 +94,7 @@ impl Harness {
     ) -> Vec<Out> {
         let view = InterestView::decode(i.encode()).unwrap();
         let mut pkt = InInterest {
-            hashes: HASHER.prefix_hashes(&view.name),
+            hashes: hasher().prefix_hashes(&view.name),
             interest: view,
             face,
             token,
@@ -132,7 +141,7 @@ impl Harness {
     ) -> Vec<Out> {
         let view = InterestView::decode(i.encode()).unwrap();
         let pkt = InNack {
-            hashes: HASHER.prefix_hashes(&view.name),
+            hashes: hasher().prefix_hashes(&view.name),
             interest: view,
             reason,
             face,
