@@ -145,8 +145,10 @@ impl State {
             .is_some_and(|f| f.link_type == LinkType::AdHoc);
         let pit = self.pcct.pit(slot, mbf).expect("checked by the caller");
         for d in &pit.downstreams {
+            // Not back where it came from (unless ad hoc), not to a face that is gone, and not
+            // to a downstream whose own Interest has expired (it has given up waiting).
             let same_face = d.face == pkt.face && !ingress_ad_hoc;
-            if same_face || !self.faces.contains_key(&d.face) {
+            if same_face || d.expiry < now || !self.faces.contains_key(&d.face) {
                 continue;
             }
             out.push(Out::Data {

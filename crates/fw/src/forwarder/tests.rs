@@ -662,3 +662,23 @@ fn data_copies_carry_the_larger_congestion_mark() {
     let out = h.data_with(UP1, data("/a/2", 0), Some(token), |d| d.congestion_mark = 2);
     assert_eq!(marks(&out), vec![(APP, 2)]);
 }
+
+#[test]
+fn data_skips_downstreams_whose_interest_expired() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let mut short = interest("/a/1", 1);
+    short.lifetime = Some(100);
+    let (_, token) = sent_interest(&h.interest(APP, short, None));
+    h.advance(50);
+    let mut long = interest("/a/1", 2);
+    long.lifetime = Some(4000);
+    h.interest(APP2, long, None);
+    h.advance(80);
+    // APP's Interest expired at +100 ms; APP2's is still pending
+    let out = h.data(UP1, data("/a/1", 0), Some(token));
+    assert_eq!(
+        out.iter().map(sent_data).collect::<Vec<_>>(),
+        vec![(APP2, None)]
+    );
+}
