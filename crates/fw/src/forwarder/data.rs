@@ -2,12 +2,13 @@
 
 use kite_packet::{tt, Name, Nonce};
 
-use super::interest::{sha2_digest, starts_with};
+use super::interest::sha2_digest;
 use super::{DropReason, InData, Invocation, State, UnsolicitedPolicy};
 use crate::face::{FaceScope, LinkType};
 use crate::fib::FibGuard;
 use crate::hash::NameHashes;
 use crate::out::Out;
+use crate::pcct::NameScope;
 use crate::time::Time;
 
 /// How a Data's name relates to a PCCT entry's (Interest) name.
@@ -33,7 +34,9 @@ impl State {
         let Some(face) = self.known_face(pkt.face) else {
             return;
         };
-        if face.scope == FaceScope::NonLocal && starts_with(&pkt.data.name, b"localhost") {
+        if face.scope == FaceScope::NonLocal
+            && NameScope::of(&pkt.data.name) == NameScope::Localhost
+        {
             return self.drop_packet(DropReason::ScopeViolation);
         }
         // The token names the PIT entry directly; a token of ours that does not match the

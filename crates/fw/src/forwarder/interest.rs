@@ -9,7 +9,7 @@ use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, FibGuard};
 use crate::hash::NameHashes;
 use crate::out::Out;
-use crate::pcct::{DownRecord, PitEntry};
+use crate::pcct::{DownRecord, NameScope, PitEntry};
 use crate::strategy::TimerEvent;
 use crate::time::Time;
 
@@ -33,7 +33,7 @@ impl State {
             None => None,
         };
         let name = &pkt.interest.name;
-        if face.scope == FaceScope::NonLocal && starts_with(name, b"localhost") {
+        if face.scope == FaceScope::NonLocal && NameScope::of(name) == NameScope::Localhost {
             return self.drop_packet(DropReason::ScopeViolation);
         }
         let nonce = match pkt.interest.nonce {
@@ -309,12 +309,6 @@ struct Admitted {
     mbf: bool,
     nonce: Nonce,
     hop_limit: Option<u8>,
-}
-
-/// Whether the name's first component is a GenericNameComponent equal to `first`.
-pub(super) fn starts_with(name: &Name, first: &[u8]) -> bool {
-    name.get(0)
-        .is_some_and(|c| c.typ() == tt::GENERIC_NAME_COMPONENT && c.value() == first)
 }
 
 /// SHA-256 of a Data's encoding (its implicit digest).

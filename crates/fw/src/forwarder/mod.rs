@@ -335,10 +335,15 @@ impl State {
         let Some(pit) = self.pcct.pit_mut(inv.slot, inv.must_be_fresh) else {
             return false;
         };
+        let from_local = self
+            .faces
+            .get(&inv.ingress)
+            .is_some_and(|f| f.scope == crate::face::FaceScope::Local);
         let mut rejected = false;
         let mut ctx = StrategyCtx {
             now,
             ingress: inv.ingress,
+            from_local,
             pit_id: pit.id,
             pit,
             slot: inv.slot,

@@ -28,7 +28,7 @@ use bytes::Bytes;
 use hashbrown::HashTable;
 use kite_packet::{Name, PitToken};
 
-pub use pit::{DownRecord, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
+pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
 
 use crate::hash::table_hash;
 use crate::slab::Slab;

@@ -50,6 +50,32 @@ pub struct UpRecord {
     pub duplicate_retries: u8,
 }
 
+/// Which scope rule a name falls under, decided once per PIT entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameScope {
+    /// Any other name.
+    #[default]
+    Global,
+    /// Under `/localhost`: never crosses a non-local face.
+    Localhost,
+    /// Under `/localhop`: from the network, only to local faces.
+    Localhop,
+}
+
+impl NameScope {
+    /// The rule for `name` (first component a GenericNameComponent `localhost`/`localhop`).
+    pub fn of(name: &kite_packet::Name) -> Self {
+        match name.get(0) {
+            Some(c) if c.typ() == kite_packet::tt::GENERIC_NAME_COMPONENT => match c.value() {
+                b"localhost" => NameScope::Localhost,
+                b"localhop" => NameScope::Localhop,
+                _ => NameScope::Global,
+            },
+            _ => NameScope::Global,
+        }
+    }
+}
+
 /// A pending Interest.
 #[derive(Debug)]
 pub struct PitEntry {
@@ -72,12 +98,16 @@ pub struct PitEntry {
     pub strategy: StrategyId,
     /// Scratch area owned by the strategy.
     pub scratch: [u8; PIT_SCRATCH_LEN],
+    /// The scope rule of the name.
+    pub scope: NameScope,
 }
 
 impl PitEntry {
     /// A new entry for `interest`, with no records yet.
     pub fn new(id: u64, interest: InterestView, strategy: StrategyId) -> Self {
+        let scope = NameScope::of(&interest.name);
         PitEntry {
+            scope,
             id,
             interest,
             downstreams: SmallVec::new(),
@@ -248,6 +278,16 @@ mod tests {
         assert!(fresh.nonce_seen(Nonce::from(7), FaceId(300)).is_loop(false));
         assert!(fresh.nonce_seen(Nonce::from(7), FaceId(301)).is_loop(true));
         assert!(!fresh.nonce_seen(Nonce::from(8), FaceId(301)).is_loop(true));
+    }
+
+    #[test]
+    fn name_scope_is_read_from_the_first_component() {
+        let n = |u: &str| u.parse::<kite_packet::Name>().unwrap();
+        assert_eq!(NameScope::of(&n("/localhost/nfd")), NameScope::Localhost);
+        assert_eq!(NameScope::of(&n("/localhop/nfd")), NameScope::Localhop);
+        assert_eq!(NameScope::of(&n("/a/localhost")), NameScope::Global);
+        assert_eq!(NameScope::of(&n("/9=localhost")), NameScope::Global);
+        assert_eq!(NameScope::of(&n("/")), NameScope::Global);
     }
 
     #[test]

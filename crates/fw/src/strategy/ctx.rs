@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, NextHop};
 use crate::out::Out;
-use crate::pcct::{PitEntry, PIT_SCRATCH_LEN};
+use crate::pcct::{NameScope, PitEntry, PIT_SCRATCH_LEN};
 use crate::time::Time;
 use crate::timer::TimerWheel;
 
@@ -57,6 +57,8 @@ pub(crate) enum TimerEvent {
 pub struct StrategyCtx<'a> {
     pub(crate) now: Time,
     pub(crate) ingress: FaceId,
+    /// Whether the ingress face is local (resolved once per invocation).
+    pub(crate) from_local: bool,
     pub(crate) pit: &'a mut PitEntry,
     pub(crate) pit_id: u64,
     pub(crate) slot: u32,
@@ -140,15 +142,12 @@ impl StrategyCtx<'_> {
         if out.scope == FaceScope::Local {
             return true;
         }
-        let name = &self.pit.interest.name;
-        let first = name.get(0).map(|c| c.value());
-        let from_network = self
-            .faces
-            .get(&self.ingress)
-            .is_none_or(|f| f.scope == FaceScope::NonLocal);
-        !(first == Some(b"localhost")
-            || (first == Some(b"localhop") && from_network)
-            || self.hop_limit == Some(0))
+        let scope_ok = match self.pit.scope {
+            NameScope::Global => true,
+            NameScope::Localhost => false,
+            NameScope::Localhop => self.from_local,
+        };
+        scope_ok && self.hop_limit != Some(0)
     }
 
     /// The nexthops the Interest may go to, lowest cost first. When there is none and nothing
