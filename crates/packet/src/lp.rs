@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, put_u64_tlv, tlv_len};
 use crate::error::{DecodeError, Result};
-use crate::tlv::{read_single, set_once, Element};
+use crate::tlv::{read_single, read_single_of, set_once, Element};
 use crate::tt;
 
 /// Longest PIT token NDNLPv2 allows here.
@@ -330,13 +330,7 @@ impl LpHeader {
                 Ok(())
             }
             tt::PREFIX_ANNOUNCEMENT => {
-                let inner = read_single(f.value)?;
-                if inner.typ != tt::DATA {
-                    return Err(DecodeError::UnexpectedType {
-                        expected: tt::DATA,
-                        actual: inner.typ,
-                    });
-                }
+                read_single_of(f.value, tt::DATA)?;
                 set_once(
                     &mut self.prefix_announcement,
                     packet.slice(f.value_range()),

@@ -65,6 +65,19 @@ impl<'a> Element<'a> {
         Reader::with_base(self.value, self.value_start)
     }
 
+    /// This element, if its TLV-TYPE is `typ`; `UnexpectedType` otherwise.
+    #[inline]
+    pub fn of_type(self, typ: u64) -> Result<Self> {
+        if self.typ == typ {
+            Ok(self)
+        } else {
+            Err(DecodeError::UnexpectedType {
+                expected: typ,
+                actual: self.typ,
+            })
+        }
+    }
+
     /// Fails with `UnknownCritical` when this unrecognized element is critical.
     #[inline]
     pub fn skip_unknown(&self) -> Result<()> {
@@ -184,14 +197,7 @@ impl<'a> Reader<'a> {
         if self.is_empty() {
             return Err(DecodeError::Missing { typ });
         }
-        let el = self.read()?;
-        if el.typ != typ {
-            return Err(DecodeError::UnexpectedType {
-                expected: typ,
-                actual: el.typ,
-            });
-        }
-        Ok(el)
+        self.read()?.of_type(typ)
     }
 }
 
@@ -209,14 +215,7 @@ pub fn read_single(buf: &[u8]) -> Result<Element<'_>> {
 /// Reads the single element of type `typ` that must fill `buf` exactly.
 #[inline]
 pub fn read_single_of(buf: &[u8], typ: u64) -> Result<Element<'_>> {
-    let el = read_single(buf)?;
-    if el.typ != typ {
-        return Err(DecodeError::UnexpectedType {
-            expected: typ,
-            actual: el.typ,
-        });
-    }
-    Ok(el)
+    read_single(buf)?.of_type(typ)
 }
 
 /// Stores `v` in `slot`, failing with `Duplicate { typ }` when the field was already seen.
