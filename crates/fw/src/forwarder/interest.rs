@@ -142,7 +142,7 @@ impl State {
             return self.forward_to_next_hop(&admitted, pkt, next_hop, now, out);
         }
 
-        let entry: &FibEntry = match &hinted {
+        let entry: &FibEntry = match hinted {
             Some((_, e)) => e,
             None => fib.lpm(name, &pkt.hashes),
         };
@@ -166,11 +166,11 @@ impl State {
     /// The partition and FIB entry a forwarding hint selects: the first hint with a route.
     /// `Ok(None)` without a hint, or when a hint names this network region (the Interest is
     /// where its hint points, so its own name routes it). `Err` when no hint has a route.
-    fn choose_hint(
+    fn choose_hint<'g>(
         &self,
-        fib: &FibGuard<'_>,
+        fib: &'g FibGuard<'_>,
         pkt: &InInterest,
-    ) -> Result<Option<(Name, FibEntry)>, ()> {
+    ) -> Result<Option<(Name, &'g FibEntry)>, ()> {
         if !pkt.interest.has_forwarding_hint() {
             return Ok(None);
         }
@@ -187,7 +187,7 @@ impl State {
             let hashes: NameHashes = self.hasher.prefix_hashes(&hint);
             let entry = fib.lpm(&hint, &hashes);
             if !entry.nexthops.is_empty() {
-                return Ok(Some((hint, entry.clone())));
+                return Ok(Some((hint, entry)));
             }
         }
         Err(())
