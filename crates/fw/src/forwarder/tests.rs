@@ -682,3 +682,30 @@ fn data_skips_downstreams_whose_interest_expired() {
         vec![(APP2, None)]
     );
 }
+
+#[test]
+fn tokenless_data_satisfies_an_interest_named_by_its_implicit_digest() {
+    let mut h = Harness::new();
+    h.route("/p", PRODUCER, 0);
+    let d = data("/p/x", 0);
+    let wire = d.sign(&kite_packet::DigestSha256).unwrap();
+    let digest = kite_packet::DataView::decode(wire)
+        .unwrap()
+        .implicit_digest();
+    let by_digest = format!("/p/x/sha256digest={}", hex_of(&digest));
+    h.interest(APP, interest(&by_digest, 1), Some(tok(4)));
+    let out = h.data(PRODUCER, d, None);
+    assert_eq!(
+        out.iter().map(sent_data).collect::<Vec<_>>(),
+        vec![(APP, Some(tok(4)))]
+    );
+    // a Data with the same name but other octets does not match the digest
+    h.interest(APP, interest(&by_digest, 2), None);
+    let mut other = data("/p/x", 0);
+    other.content = Some(bytes::Bytes::from_static(b"different"));
+    assert!(h.data(PRODUCER, other, None).is_empty());
+}
+
+fn hex_of(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

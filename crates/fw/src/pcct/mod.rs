@@ -136,6 +136,9 @@ pub struct Pcct {
     lru_tail: u32,
     cs_len: usize,
     cs_capacity: usize,
+    /// PIT entries whose name ends in an implicit digest: only while there are some can a
+    /// Data without a token need its digest computed to find them.
+    digest_named_pits: usize,
 }
 
 impl Pcct {
@@ -150,6 +153,7 @@ impl Pcct {
             lru_tail: NIL,
             cs_len: 0,
             cs_capacity: config.cs_capacity.min(config.capacity),
+            digest_named_pits: 0,
         }
     }
 
@@ -306,16 +310,14 @@ impl Pcct {
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
         e.pit[usize::from(must_be_fresh)] = Some(i);
+        self.digest_named_pits += usize::from(ends_in_digest(&e.name));
         Ok(())
     }
 
-    /// Removes and returns the PIT entry; the PCCT entry goes too if nothing else is in it.
-    pub fn pit_remove(&mut self, slot: u32, must_be_fresh: bool) -> Option<PitEntry> {
-        let e = self.entries.get_mut(slot)?;
-        let i = e.pit[usize::from(must_be_fresh)].take()?;
-        let pit = self.pits.remove(i);
-        self.remove_if_unused(slot);
-        pit
+    /// Whether some pending Interest names its Data by implicit digest.
+    #[inline]
+    pub fn has_digest_named_pits(&self) -> bool {
+        self.digest_named_pits > 0
     }
 
     /// Every PIT entry, as (slot, MustBeFresh).
@@ -328,16 +330,19 @@ impl Pcct {
         })
     }
 
-    /// Removes the PIT entry without handing it back (dropped where it lies, not moved); the
-    /// PCCT entry goes too if nothing else is in it.
-    pub fn pit_discard(&mut self, slot: u32, must_be_fresh: bool) {
+    /// Removes the PIT entry (dropped where it lies, not moved out); the PCCT entry goes too
+    /// if nothing else is in it. False when there was no such PIT entry.
+    pub fn pit_discard(&mut self, slot: u32, must_be_fresh: bool) -> bool {
         let Some(e) = self.entries.get_mut(slot) else {
-            return;
+            return false;
         };
-        if let Some(i) = e.pit[usize::from(must_be_fresh)].take() {
-            self.pits.discard(i);
-            self.remove_if_unused(slot);
-        }
+        let Some(i) = e.pit[usize::from(must_be_fresh)].take() else {
+            return false;
+        };
+        self.digest_named_pits -= usize::from(ends_in_digest(&e.name));
+        self.pits.discard(i);
+        self.remove_if_unused(slot);
+        true
     }
 
     /// The token naming the PIT entry of `slot` for this MustBeFresh value.
@@ -503,6 +508,12 @@ impl Pcct {
         }
         self.lru_head = slot;
     }
+}
+
+/// Whether the name's last component is an ImplicitSha256DigestComponent.
+fn ends_in_digest(name: &Name) -> bool {
+    name.last()
+        .is_some_and(|c| c.typ() == kite_packet::tt::IMPLICIT_SHA256_DIGEST_COMPONENT)
 }
 
 #[cfg(test)]

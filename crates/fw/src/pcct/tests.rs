@@ -68,9 +68,10 @@ fn unused_entries_are_removed_with_their_last_pit_entry() {
     t.pit_insert(s, false, pit_for(&n)).unwrap();
     t.pit_insert(s, true, pit_for(&n)).unwrap();
     assert_eq!(t.pit_len(), 2);
-    assert!(t.pit_remove(s, false).is_some());
+    assert!(t.pit_discard(s, false));
     assert!(t.entry(s).is_some(), "the MustBeFresh PIT entry keeps it");
-    assert!(t.pit_remove(s, true).is_some());
+    assert!(t.pit_discard(s, true));
+    assert!(!t.pit_discard(s, true), "already gone");
     assert!(t.entry(s).is_none());
     assert_eq!(t.find(&n, hash(&n), None), None);
     assert_eq!((t.len(), t.pit_len()), (0, 0));
@@ -92,7 +93,7 @@ fn tokens_resolve_only_while_current_and_only_on_their_thread() {
     // non-Kite tokens are refused
     assert_eq!(t.resolve(&PitToken::new(&[1, 2, 3]).unwrap()), None);
     // once the entry is gone and the slot reused, the old token is stale
-    t.pit_remove(s, true);
+    t.pit_discard(s, true);
     let s2 = insert(&mut t, "/b", None);
     assert_eq!(s2, s);
     assert_eq!(t.resolve(&tok), None);
@@ -238,4 +239,22 @@ fn dispatch_hash_pitfall_is_avoided() {
         let n = name(&format!("/n/{i}"));
         assert!(t.find(&n, same_low_bits(&n), None).is_some());
     }
+}
+
+#[test]
+fn digest_named_pit_entries_are_counted() {
+    let mut t = small();
+    assert!(!t.has_digest_named_pits());
+    let digest = format!("/d/sha256digest={}", "ab".repeat(32));
+    let plain = insert(&mut t, "/d", None);
+    t.pit_insert(plain, false, pit_for(&name("/d"))).unwrap();
+    assert!(!t.has_digest_named_pits());
+    let named = insert(&mut t, &digest, None);
+    t.pit_insert(named, false, pit_for(&name(&digest))).unwrap();
+    t.pit_insert(named, true, pit_for(&name(&digest))).unwrap();
+    assert!(t.has_digest_named_pits());
+    t.pit_discard(named, false);
+    assert!(t.has_digest_named_pits(), "one left");
+    t.pit_discard(named, true);
+    assert!(!t.has_digest_named_pits());
 }
