@@ -169,13 +169,7 @@ fn hint_without_route_is_nacked_and_region_hints_are_ignored() {
     let mut i = interest("/n/1", 1);
     i.forwarding_hint = vec![name("/nowhere")];
     let out = h.interest(APP, i.clone(), None);
-    assert!(matches!(
-        out[..],
-        [Out::Nack {
-            reason: NackReason::NO_ROUTE,
-            ..
-        }]
-    ));
+    assert_eq!(nack_reason(&out), Some(NackReason::NO_ROUTE));
     assert_eq!(h.fwd.counters().drops(DropReason::NoHintRoute), 1);
     let mut h = Harness::with_config(ForwarderConfig {
         network_region: vec![name("/nowhere")],
@@ -242,16 +236,7 @@ fn duplicate_nonce_is_a_loop_and_a_new_nonce_is_a_retransmission() {
     );
     // as in NFD, a nonce already sent upstream is a loop even from the same downstream
     let out = h.interest(APP, interest("/a/1", 7), None);
-    assert!(
-        matches!(
-            out[..],
-            [Out::Nack {
-                reason: NackReason::DUPLICATE,
-                ..
-            }]
-        ),
-        "{out:?}"
-    );
+    assert_eq!(nack_reason(&out), Some(NackReason::DUPLICATE), "{out:?}");
 }
 
 #[test]
@@ -266,16 +251,7 @@ fn dead_nonce_list_catches_a_loop_after_the_pit_entry_is_gone() {
     assert_eq!(h.fwd.counters().unsatisfied, 1);
     // the Interest comes back around with the same nonce
     let out = h.interest(UP2, i, None);
-    assert!(
-        matches!(
-            out[..],
-            [Out::Nack {
-                reason: NackReason::DUPLICATE,
-                ..
-            }]
-        ),
-        "{out:?}"
-    );
+    assert_eq!(nack_reason(&out), Some(NackReason::DUPLICATE), "{out:?}");
 }
 
 #[test]
@@ -322,13 +298,7 @@ fn localhost_stays_local() {
     assert_eq!(h.fwd.counters().drops(DropReason::ScopeViolation), 1);
     // from a local face it may not leave through a non-local one either
     let out = h.interest(APP, interest("/localhost/x", 2), None);
-    assert!(matches!(
-        out[..],
-        [Out::Nack {
-            reason: NackReason::NO_ROUTE,
-            ..
-        }]
-    ));
+    assert_eq!(nack_reason(&out), Some(NackReason::NO_ROUTE));
     // and a non-local face cannot inject /localhost Data
     assert!(h.data(UP1, data("/localhost/x", 0), None).is_empty());
     assert_eq!(h.fwd.counters().drops(DropReason::ScopeViolation), 2);
@@ -339,13 +309,7 @@ fn localhop_from_the_network_only_reaches_local_faces() {
     let mut h = Harness::new();
     h.route("/localhop/x", UP1, 10);
     let out = h.interest(UP2, interest("/localhop/x", 1), None);
-    assert!(matches!(
-        out[..],
-        [Out::Nack {
-            reason: NackReason::NO_ROUTE,
-            ..
-        }]
-    ));
+    assert_eq!(nack_reason(&out), Some(NackReason::NO_ROUTE));
     assert!(matches!(
         h.interest(APP, interest("/localhop/x", 2), None)[..],
         [Out::Interest { face: UP1, .. }]
@@ -431,16 +395,7 @@ fn nack_goes_downstream_once_every_upstream_has_nacked() {
         NackReason::CONGESTION,
         Some(token),
     );
-    assert!(
-        matches!(
-            out[..],
-            [Out::Nack {
-                reason: NackReason::CONGESTION,
-                ..
-            }]
-        ),
-        "{out:?}"
-    );
+    assert_eq!(nack_reason(&out), Some(NackReason::CONGESTION), "{out:?}");
 }
 
 #[test]
@@ -457,15 +412,9 @@ fn nack_duplicate_is_retried_once_with_a_new_nonce() {
     let mut again = interest("/a/1", 1);
     again.nonce = Some(nonce);
     let out = h.nack(UP1, again, NackReason::DUPLICATE, Some(token));
-    assert!(
-        matches!(
-            out[..],
-            [Out::Nack {
-                face: APP,
-                reason: NackReason::DUPLICATE,
-                ..
-            }]
-        ),
+    assert_eq!(
+        only_nack(&out),
+        Some((APP, NackReason::DUPLICATE)),
         "{out:?}"
     );
 }
@@ -501,13 +450,10 @@ fn best_route_prefers_low_cost_suppresses_then_tries_the_next() {
         [Out::Interest { face: UP2, .. }]
     ));
     // no route at all: Nack~NoRoute
-    assert!(matches!(
-        h.interest(APP, interest("/none", 4), None)[..],
-        [Out::Nack {
-            reason: NackReason::NO_ROUTE,
-            ..
-        }]
-    ));
+    assert_eq!(
+        nack_reason(&h.interest(APP, interest("/none", 4), None)),
+        Some(NackReason::NO_ROUTE)
+    );
 }
 
 #[test]
@@ -580,16 +526,7 @@ fn full_tables_nack_with_congestion() {
     h.interest(APP, interest("/a/1", 1), None);
     h.interest(APP, interest("/a/2", 2), None);
     let out = h.interest(APP, interest("/a/3", 3), Some(tok(8)));
-    assert!(
-        matches!(
-            out[..],
-            [Out::Nack {
-                reason: NackReason::CONGESTION,
-                ..
-            }]
-        ),
-        "{out:?}"
-    );
+    assert_eq!(nack_reason(&out), Some(NackReason::CONGESTION), "{out:?}");
     assert_eq!(h.fwd.counters().drops(DropReason::TableFull), 1);
     assert_eq!(h.fwd.pcct().pit_len(), 2);
 }

@@ -188,3 +188,16 @@ pub fn sent_data(out: &Out) -> (FaceId, Option<PitToken>) {
         other => panic!("expected a Data, got {other:?}"),
     }
 }
+
+/// The face and reason of the only packet sent, when it is a Nack.
+pub fn only_nack(out: &[Out]) -> Option<(FaceId, kite_packet::NackReason)> {
+    match out {
+        [Out::Nack { face, reason, .. }] => Some((*face, *reason)),
+        _ => None,
+    }
+}
+
+/// The reason of the only packet sent, when it is a Nack.
+pub fn nack_reason(out: &[Out]) -> Option<kite_packet::NackReason> {
+    only_nack(out).map(|(_, r)| r)
+}
