@@ -3,7 +3,7 @@
 //! stage, so the forwarding thread never copies a packet.
 
 use bytes::Bytes;
-use kite_packet::{InterestView, LpHeader, NackReason, Nonce, PitToken};
+use kite_packet::{HopHeader, InterestView, NackReason, Nonce, PitToken};
 
 use crate::face::FaceId;
 
@@ -58,7 +58,7 @@ impl Out {
     /// packet itself is not copied unless a field inside it changed.
     pub fn encode_frame(&self, header: &mut Vec<u8>) -> Bytes {
         header.clear();
-        let (lp, packet) = match self {
+        let (hop, packet) = match self {
             Out::Interest {
                 interest,
                 nonce,
@@ -66,9 +66,9 @@ impl Out {
                 token,
                 ..
             } => (
-                LpHeader {
-                    pit_token: Some(*token),
-                    ..LpHeader::default()
+                HopHeader {
+                    pit_token: Some(token),
+                    ..HopHeader::default()
                 },
                 interest.wire_with(*nonce, *hop_limit),
             ),
@@ -78,10 +78,10 @@ impl Out {
                 congestion_mark,
                 ..
             } => (
-                LpHeader {
-                    pit_token: *token,
-                    congestion_mark: (*congestion_mark > 0).then_some(*congestion_mark),
-                    ..LpHeader::default()
+                HopHeader {
+                    pit_token: token.as_ref(),
+                    nack: None,
+                    congestion_mark: *congestion_mark,
                 },
                 wire.clone(),
             ),
@@ -92,16 +92,16 @@ impl Out {
                 token,
                 ..
             } => (
-                LpHeader {
-                    pit_token: *token,
+                HopHeader {
+                    pit_token: token.as_ref(),
                     nack: Some(*reason),
-                    ..LpHeader::default()
+                    congestion_mark: 0,
                 },
                 interest.wire_with(*nonce, interest.hop_limit),
             ),
         };
-        if !lp.is_empty() {
-            lp.encode_header(Some(packet.len()), header);
+        if !hop.is_empty() {
+            hop.encode_header(packet.len(), header);
         }
         packet
     }

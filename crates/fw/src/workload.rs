@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kite_packet::{
-    tt, Component, ContentType, Data, DataView, Interest, InterestView, LpHeader, LpPacket, Name,
-    Nonce, PitToken, SignatureInfo, SignatureType,
+    tt, Component, ContentType, Data, DataView, HopHeader, Interest, InterestView, LpHeader,
+    LpPacket, Name, Nonce, PitToken, SignatureInfo, SignatureType,
 };
 
 use crate::face::{FaceId, FaceScope, LinkType};
@@ -420,15 +420,15 @@ impl Runner<'_> {
         let name_tlv = kite_packet::encode::tlv_len(tt::NAME, name_value_len);
         let data_len =
             kite_packet::encode::tlv_len(tt::DATA, name_tlv + self.scenario.data_tail.len());
-        let header = LpHeader {
-            pit_token: Some(token),
-            ..LpHeader::default()
+        let header = HopHeader {
+            pit_token: Some(&token),
+            ..HopHeader::default()
         };
-        let total = header.header_len(Some(data_len)) + data_len;
+        let total = header.header_len(data_len) + data_len;
         if self.arena.capacity() < total {
             self.arena = BytesMut::with_capacity(ARENA.max(total));
         }
-        header.encode_header(Some(data_len), &mut self.arena);
+        header.encode_header(data_len, &mut self.arena);
         kite_packet::encode::put_header(
             &mut self.arena,
             tt::DATA,

@@ -12,6 +12,9 @@ use crate::error::{DecodeError, Result};
 use crate::tlv::{read_single, read_single_of, set_once, Element};
 use crate::tt;
 
+mod hop;
+pub use hop::HopHeader;
+
 /// Longest PIT token NDNLPv2 allows here.
 pub const MAX_PIT_TOKEN_LEN: usize = 32;
 
@@ -174,6 +177,7 @@ impl LpHeader {
     }
 
     /// Octets of the header fields.
+    #[inline]
     pub fn fields_len(&self) -> usize {
         let u64_field = |typ| tlv_len(typ, 8);
         self.sequence.map_or(0, |_| u64_field(tt::SEQUENCE))
@@ -216,6 +220,7 @@ impl LpHeader {
 
     /// Octets [`LpHeader::encode_header`] writes for a fragment of `fragment_len` octets
     /// (`None`: no Fragment field).
+    #[inline]
     pub fn header_len(&self, fragment_len: Option<usize>) -> usize {
         let fields = self.fields_len();
         let value_len = fields + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n));
@@ -227,6 +232,7 @@ impl LpHeader {
     /// TLV-TYPE and TLV-LENGTH, the header fields, and the Fragment TLV-TYPE and TLV-LENGTH.
     /// The caller sends these octets followed by the fragment (e.g. with `writev`), so a packet
     /// is wrapped for a link without being copied.
+    #[inline]
     pub fn encode_header(&self, fragment_len: Option<usize>, out: &mut impl BufMut) {
         let value_len = self.fields_len() + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n));
         put_header(out, tt::LP_PACKET, value_len);
@@ -363,6 +369,7 @@ pub struct LpPacket {
 impl LpPacket {
     /// Decodes a frame that fills `frame`: an LpPacket, or a bare Interest or Data (which
     /// becomes an LpPacket with no header fields and the whole frame as fragment).
+    #[inline]
     pub fn decode(frame: Bytes) -> Result<Self> {
         let outer = read_single(&frame)?;
         match outer.typ {

@@ -65,13 +65,14 @@ pub enum NameScope {
 impl NameScope {
     /// The rule for `name` (first component a GenericNameComponent `localhost`/`localhop`).
     pub fn of(name: &kite_packet::Name) -> Self {
-        match name.get(0) {
-            Some(c) if c.typ() == kite_packet::tt::GENERIC_NAME_COMPONENT => match c.value() {
-                b"localhost" => NameScope::Localhost,
-                b"localhop" => NameScope::Localhop,
-                _ => NameScope::Global,
-            },
-            _ => NameScope::Global,
+        // The first component's whole TLV (type 8, length 9 or 8), so no component is parsed.
+        let v = name.value();
+        if v.starts_with(b"\x08\x09localhost") {
+            NameScope::Localhost
+        } else if v.starts_with(b"\x08\x08localhop") {
+            NameScope::Localhop
+        } else {
+            NameScope::Global
         }
     }
 }
@@ -286,6 +287,8 @@ mod tests {
         assert_eq!(NameScope::of(&n("/localhost/nfd")), NameScope::Localhost);
         assert_eq!(NameScope::of(&n("/localhop/nfd")), NameScope::Localhop);
         assert_eq!(NameScope::of(&n("/a/localhost")), NameScope::Global);
+        assert_eq!(NameScope::of(&n("/localhostx/a")), NameScope::Global);
+        assert_eq!(NameScope::of(&n("/localho")), NameScope::Global);
         assert_eq!(NameScope::of(&n("/9=localhost")), NameScope::Global);
         assert_eq!(NameScope::of(&n("/")), NameScope::Global);
     }
