@@ -66,13 +66,24 @@ impl Sip13 {
         }
     }
 
-    /// The hash of a message of `total` octets whose last `tail.len() < 8` octets are `tail`
-    /// and whose earlier words are already in the state (the state itself is left as is).
+    /// The hash of the first `end` octets of `octets`, whose whole words before `end & !7` are
+    /// already in the state (the state itself is left as is).
     #[inline(always)]
-    fn finish(mut self, tail: &[u8], total: usize) -> u64 {
-        let mut last = [0u8; 8];
-        last[..tail.len()].copy_from_slice(tail);
-        let b = u64::from_le_bytes(last) | ((total as u64) << 56);
+    fn finish(mut self, octets: &[u8], end: usize) -> u64 {
+        let tail_len = end & 7;
+        let tail = if tail_len == 0 {
+            0
+        } else if end >= 8 {
+            // The word ending at `end`, shifted so only the tail's octets remain.
+            let w = u64::from_le_bytes(octets[end - 8..end].try_into().expect("8 octets"));
+            w >> (8 * (8 - tail_len))
+        } else {
+            octets[..end]
+                .iter()
+                .rev()
+                .fold(0, |acc, &b| (acc << 8) | u64::from(b))
+        };
+        let b = tail | ((end as u64) << 56);
         self.compress(b);
         self.v[2] ^= 0xff;
         self.round();
@@ -126,7 +137,7 @@ impl NameHasher {
             let whole = end & !7;
             h.words(&value[done..whole]);
             done = whole;
-            hashes.push(h.finish(&value[done..end], end));
+            hashes.push(h.finish(value, end));
         }
         NameHashes { hashes }
     }
@@ -137,7 +148,7 @@ impl NameHasher {
         let mut h = Sip13::new(self.k0, self.k1);
         let whole = octets.len() & !7;
         h.words(&octets[..whole]);
-        h.finish(&octets[whole..], octets.len())
+        h.finish(octets, octets.len())
     }
 
     /// The hash of a whole name.

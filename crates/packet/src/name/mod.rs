@@ -34,7 +34,7 @@ type Offsets = SmallVec<[u16; 16]>;
 pub const MAX_NAME_VALUE_LEN: usize = u16::MAX as usize;
 
 /// An NDN name.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Name {
     /// The buffer holding the value: the whole packet for a decoded name.
     buf: Bytes,
@@ -44,6 +44,20 @@ pub struct Name {
     len: u16,
     /// Offset of each component in the value.
     starts: Offsets,
+}
+
+impl Clone for Name {
+    /// Shares the buffer; the offsets are copied in one block (the derived clone copied them one
+    /// by one: ~100 instructions per clone, a few clones per forwarded packet).
+    #[inline]
+    fn clone(&self) -> Self {
+        Name {
+            buf: self.buf.clone(),
+            start: self.start,
+            len: self.len,
+            starts: Offsets::from_slice(&self.starts),
+        }
+    }
 }
 
 impl Name {
@@ -153,7 +167,7 @@ impl Name {
             buf: self.buf.clone(),
             start: self.start,
             len: self.offset_of(n) as u16,
-            starts: self.starts[..n].iter().copied().collect(),
+            starts: Offsets::from_slice(&self.starts[..n]),
         }
     }
 
