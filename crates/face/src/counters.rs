@@ -1,0 +1,39 @@
+//! Per-face counters: NFD's FaceStatus counters and the link service's drop reasons.
+//!
+//! Plain integers: a face is owned by one thread, which alone updates them; a management
+//! reader gets a copy from that thread.
+
+/// Counters of one face.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FaceCounters {
+    /// Interests received (NFD NInInterests).
+    pub n_in_interests: u64,
+    /// Data received (NInData).
+    pub n_in_data: u64,
+    /// Nacks received (NInNacks).
+    pub n_in_nacks: u64,
+    /// Interests sent (NOutInterests).
+    pub n_out_interests: u64,
+    /// Data sent (NOutData).
+    pub n_out_data: u64,
+    /// Nacks sent (NOutNacks).
+    pub n_out_nacks: u64,
+    /// Link-layer octets received (NInBytes).
+    pub n_in_bytes: u64,
+    /// Link-layer octets written to the socket (NOutBytes).
+    pub n_out_bytes: u64,
+    /// Frames dropped because the LpPacket or the packet in it did not decode.
+    pub n_in_malformed: u64,
+    /// Packets dropped for carrying an LP field they may not (NextHopFaceId without local
+    /// fields, NextHopFaceId on Data or Nack, Nack on a Data).
+    pub n_in_lp_dropped: u64,
+    /// Fragments dropped by reassembly (bounds, duplicates, inconsistent FragCount, timeout).
+    pub n_reassembly_dropped: u64,
+    /// Stream elements that broke framing (too long or malformed TLV header): each closes the
+    /// face.
+    pub n_framing_errors: u64,
+    /// Frames dropped because the output queue was full.
+    pub n_out_queue_full: u64,
+    /// Frames dropped because they could not be fragmented to the MTU.
+    pub n_out_too_large: u64,
+}

@@ -1,0 +1,364 @@
+//! A face: one peer (or multicast group), its transport, link service, output queue and
+//! counters. A face belongs to one thread, which polls its socket in a `mio::Poll`.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kite_packet::LpHeader;
+use mio::unix::SourceFd;
+use mio::{Interest, Registry, Token};
+use thiserror::Error;
+
+use crate::counters::FaceCounters;
+use crate::framing::FramingError;
+use crate::link::{LinkService, Received};
+use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
+use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
+use crate::reassembly::{Endpoint, ReassemblyLimits};
+use crate::stream::StreamIo;
+use crate::udp::{MulticastIo, UdpPeer};
+use crate::uri::FaceUri;
+use crate::ws::WsIo;
+
+/// NFD's default MTU of UDP unicast faces.
+pub const DEFAULT_UDP_MTU: usize = 8800;
+
+/// NFD's default idle timeout of on-demand UDP faces.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Settings channels give the faces they create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaceConfig {
+    /// Frames an output queue holds before it drops.
+    pub queue_capacity: usize,
+    /// MTU of datagram faces.
+    pub udp_mtu: usize,
+    /// How long an on-demand datagram face lives without receiving.
+    pub idle_timeout: Duration,
+    /// Reassembly bounds of datagram faces.
+    pub reassembly: ReassemblyLimits,
+}
+
+impl Default for FaceConfig {
+    fn default() -> Self {
+        FaceConfig {
+            queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            udp_mtu: DEFAULT_UDP_MTU,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            reassembly: ReassemblyLimits::default(),
+        }
+    }
+}
+
+/// Why a face failed or refused an operation.
+#[derive(Debug, Error)]
+pub enum FaceError {
+    /// The peer closed the connection.
+    #[error("connection closed by peer")]
+    Closed,
+    /// A socket error.
+    #[error("socket error: {0}")]
+    Io(#[from] io::Error),
+    /// The stream stopped being a sequence of TLV elements.
+    #[error("framing error: {0}")]
+    Framing(#[from] FramingError),
+    /// A WebSocket protocol error.
+    #[error("WebSocket error: {0}")]
+    WebSocket(String),
+    /// Local fields were asked of a non-local face.
+    #[error("local fields can only be enabled on faces with local scope")]
+    NotLocal,
+    /// A face to this remote already exists.
+    #[error("face {0} already exists for this remote")]
+    Exists(FaceId),
+}
+
+/// What a receive burst left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The socket had nothing more: wait for the next readiness event.
+    Drained,
+    /// The burst budget ran out first: call again without waiting (readiness is
+    /// edge-triggered and will not be reported again).
+    More,
+}
+
+/// What a flush left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flushed {
+    /// The output queue is empty.
+    Done,
+    /// The socket is full: flush again when it reports writable.
+    Blocked,
+}
+
+/// The socket side of a face.
+#[derive(Debug)]
+pub(crate) enum Transport {
+    /// A Unix or TCP stream.
+    Stream(StreamIo),
+    /// A UDP peer reached through its channel's shared socket.
+    Udp(UdpPeer),
+    /// A UDP multicast group with its own socket.
+    Multicast(MulticastIo),
+    /// A WebSocket connection.
+    Ws(WsIo),
+}
+
+/// Everything a transport constructor tells [`Face::new`].
+pub(crate) struct FaceParts {
+    pub remote: FaceUri,
+    pub local: FaceUri,
+    pub scope: FaceScope,
+    pub persistency: Persistency,
+    pub link_type: LinkType,
+    pub transport: Transport,
+}
+
+/// One face.
+#[derive(Debug)]
+pub struct Face {
+    id: FaceId,
+    remote: FaceUri,
+    local: FaceUri,
+    scope: FaceScope,
+    persistency: Persistency,
+    link_type: LinkType,
+    counters: FaceCounters,
+    link: LinkService,
+    queue: OutQueue,
+    transport: Transport,
+    last_rx: Instant,
+    idle_timeout: Duration,
+}
+
+impl Face {
+    pub(crate) fn new(id: FaceId, parts: FaceParts, config: &FaceConfig) -> Self {
+        let mtu = match parts.transport {
+            Transport::Udp(_) | Transport::Multicast(_) => Some(config.udp_mtu),
+            Transport::Stream(_) | Transport::Ws(_) => None,
+        };
+        Face {
+            id,
+            remote: parts.remote,
+            local: parts.local,
+            scope: parts.scope,
+            persistency: parts.persistency,
+            link_type: parts.link_type,
+            counters: FaceCounters::default(),
+            link: LinkService::new(mtu, config.reassembly),
+            queue: OutQueue::new(config.queue_capacity),
+            transport: parts.transport,
+            last_rx: Instant::now(),
+            idle_timeout: config.idle_timeout,
+        }
+    }
+
+    /// The face's id.
+    pub fn id(&self) -> FaceId {
+        self.id
+    }
+
+    /// The peer's URI (NFD FaceStatus Uri).
+    pub fn remote_uri(&self) -> &FaceUri {
+        &self.remote
+    }
+
+    /// The local end's URI (NFD LocalUri).
+    pub fn local_uri(&self) -> &FaceUri {
+        &self.local
+    }
+
+    /// Local or non-local.
+    pub fn scope(&self) -> FaceScope {
+        self.scope
+    }
+
+    /// On-demand, persistent or permanent.
+    pub fn persistency(&self) -> Persistency {
+        self.persistency
+    }
+
+    /// Changes the persistency (`faces/update`, or a `faces/create` of an existing face).
+    pub fn set_persistency(&mut self, p: Persistency) {
+        self.persistency = p;
+    }
+
+    /// Point-to-point or multi-access.
+    pub fn link_type(&self) -> LinkType {
+        self.link_type
+    }
+
+    /// The MTU packets are fragmented to; `None` for faces that never fragment (streams,
+    /// WebSocket), which NFD reports as unlimited.
+    pub fn mtu(&self) -> Option<usize> {
+        self.link.mtu()
+    }
+
+    /// Sets the MTU of a datagram face (ignored on others).
+    pub fn set_mtu(&mut self, mtu: usize) {
+        self.link.set_mtu(mtu);
+    }
+
+    /// Whether local fields are enabled.
+    pub fn local_fields(&self) -> bool {
+        self.link.local_fields()
+    }
+
+    /// Enables or disables local fields; only local faces may enable them (NFD answers 409
+    /// otherwise).
+    pub fn set_local_fields(&mut self, on: bool) -> Result<(), FaceError> {
+        if on && self.scope != FaceScope::Local {
+            return Err(FaceError::NotLocal);
+        }
+        self.link.set_local_fields(on);
+        Ok(())
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &FaceCounters {
+        &self.counters
+    }
+
+    /// The remote socket address of a UDP unicast face (what its channel demultiplexes on).
+    pub fn udp_remote(&self) -> Option<std::net::SocketAddr> {
+        match &self.transport {
+            Transport::Udp(p) => Some(p.remote()),
+            _ => None,
+        }
+    }
+
+    /// The file descriptor readiness is reported on; `None` for UDP unicast faces, whose
+    /// channel's socket carries their readiness (the caller flushes them on its events).
+    pub fn raw_fd(&self) -> Option<RawFd> {
+        match &self.transport {
+            Transport::Stream(s) => Some(s.raw_fd()),
+            Transport::Udp(_) => None,
+            Transport::Multicast(m) => Some(m.raw_fd()),
+            Transport::Ws(w) => Some(w.raw_fd()),
+        }
+    }
+
+    /// Registers the face's socket (if it has its own) for edge-triggered read and write
+    /// readiness under `token`.
+    pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+        match self.raw_fd() {
+            Some(fd) => registry.register(
+                &mut SourceFd(&fd),
+                token,
+                Interest::READABLE | Interest::WRITABLE,
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// Removes the face's socket from `registry` (dropping the face also does).
+    pub fn deregister(&self, registry: &Registry) -> io::Result<()> {
+        match self.raw_fd() {
+            Some(fd) => registry.deregister(&mut SourceFd(&fd)),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads one burst from the face's own socket (one large read for streams, one
+    /// `recvmmsg` for multicast) and pushes the packets it completes. An error means the
+    /// face is unusable: the caller closes it (or, for a permanent face, keeps it).
+    /// UDP unicast faces read nothing here: their channel reads and calls
+    /// [`Face::receive_frame`].
+    pub fn recv_burst(
+        &mut self,
+        now: Instant,
+        out: &mut Vec<Received>,
+    ) -> Result<Progress, FaceError> {
+        let (id, link, c) = (self.id, &mut self.link, &mut self.counters);
+        let mut got = false;
+        let progress = match &mut self.transport {
+            Transport::Stream(s) => s.recv_burst(|frame| {
+                got = true;
+                link.receive(id, Endpoint::Peer, frame, now, c, out)
+            }),
+            Transport::Multicast(m) => m.recv_burst(|from, frame| {
+                got = true;
+                link.receive(id, Endpoint::Ip(from), frame, now, c, out)
+            }),
+            Transport::Ws(w) => w.recv_burst(|frame| {
+                got = true;
+                link.receive(id, Endpoint::Peer, frame, now, c, out)
+            }),
+            Transport::Udp(_) => Ok(Progress::Drained),
+        };
+        if got {
+            self.last_rx = now;
+        }
+        if let Err(FaceError::Framing(_)) = progress {
+            self.counters.n_framing_errors += 1;
+        }
+        if matches!(self.transport, Transport::Ws(_)) && !self.queue.is_empty() {
+            // A WebSocket handshake that just completed may have frames waiting.
+            self.flush()?;
+        }
+        progress
+    }
+
+    /// Handles one datagram its channel received for this face.
+    pub fn receive_frame(&mut self, frame: Bytes, now: Instant, out: &mut Vec<Received>) {
+        self.last_rx = now;
+        self.link
+            .receive(self.id, Endpoint::Peer, frame, now, &mut self.counters, out);
+    }
+
+    /// Drops reassembly state that timed out; call it now and then (e.g. once per second).
+    pub fn expire(&mut self, now: Instant) {
+        self.link.expire(now, &mut self.counters);
+    }
+
+    /// Whether this on-demand datagram face received nothing for its idle timeout, so the
+    /// caller should close it (NFD closes such faces; streams close when the peer does).
+    pub fn idle_expired(&self, now: Instant) -> bool {
+        self.persistency == Persistency::OnDemand
+            && matches!(self.transport, Transport::Udp(_))
+            && now.saturating_duration_since(self.last_rx) >= self.idle_timeout
+    }
+
+    /// Queues a frame that is already encoded (an LpPacket or a bare packet) of `kind`.
+    /// `false`: dropped and counted (queue full, or too large to fragment). Never blocks.
+    pub fn send(&mut self, kind: PacketKind, frame: Bytes) -> bool {
+        self.send_parts(kind, &[], frame)
+    }
+
+    /// Queues a frame given as link-header octets and the packet's own octets (as
+    /// `kite-fw`'s `Out::encode_frame` produces them): the packet is not copied.
+    pub fn send_parts(&mut self, kind: PacketKind, head: &[u8], body: Bytes) -> bool {
+        self.link
+            .send(kind, head, body, &mut self.counters, &mut self.queue)
+    }
+
+    /// Queues a packet with LP header fields; IncomingFaceId is sent only when local fields
+    /// are enabled.
+    pub fn send_packet(&mut self, header: LpHeader, packet: Bytes) -> bool {
+        self.link
+            .send_packet(header, packet, &mut self.counters, &mut self.queue)
+    }
+
+    /// Frames waiting in the output queue.
+    pub fn pending_output(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Writes the output queue in bursts (`writev` for streams, `sendmmsg` for datagrams)
+    /// until it is empty or the socket is full.
+    pub fn flush(&mut self) -> Result<Flushed, FaceError> {
+        if self.queue.is_empty() {
+            return Ok(Flushed::Done);
+        }
+        let c = &mut self.counters;
+        match &mut self.transport {
+            Transport::Stream(s) => s.flush(&mut self.queue, c),
+            Transport::Udp(p) => p.flush(&mut self.queue, c),
+            Transport::Multicast(m) => m.flush(&mut self.queue, c),
+            Transport::Ws(w) => w.flush(&mut self.queue, c),
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! `kite-face`: NDN faces for Kite's input and output threads.
+//!
+//! A [`Face`] is one peer: a transport (Unix or TCP stream, UDP unicast or multicast,
+//! WebSocket), the NDNLPv2 [link service](link) (reassembly, fragmentation, PIT token,
+//! congestion mark, local fields), a bounded output queue and NFD's counters. Listeners
+//! ([`Channel`] for streams, [`UdpChannel`] for UDP) create on-demand faces as peers arrive.
+//!
+//! How a daemon thread uses it: it owns a `mio::Poll`, some channels and faces, each
+//! registered under its own token (edge-triggered). On a readable event it calls
+//! [`Face::recv_burst`] (or [`UdpChannel::recv_burst`], then [`Face::receive_frame`] per
+//! datagram) and hands the [`Received`] packets to the forwarder; [`Progress::More`] means
+//! "call again, the event will not repeat". Output goes through [`Face::send_parts`] /
+//! [`Face::send`] (enqueue, never block) and [`Face::flush`] once per burst; on
+//! [`Flushed::Blocked`] the thread waits for the writable event. Face ids come from the
+//! caller ([`FaceIds`]) and are never reused.
+//!
+//! Invariants: no call blocks (except [`tcp::connect`]); receive and send are one system call
+//! per burst (large `read`, `recvmmsg`, `writev`, `sendmmsg`), never per packet; stream
+//! packets are zero-copy slices of the read buffer; every bad input is dropped and counted
+//! in [`FaceCounters`], and a stream that loses framing closes its face.
+
+mod channel;
+pub mod counters;
+mod face;
+pub mod framing;
+pub mod link;
+mod props;
+pub mod queue;
+pub mod reassembly;
+mod stream;
+mod sys;
+pub mod tcp;
+pub mod udp;
+pub mod unix;
+pub mod uri;
+mod ws;
+
+pub use channel::{Channel, ListenError};
+pub use counters::FaceCounters;
+pub use face::{
+    Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT, DEFAULT_UDP_MTU,
+};
+pub use link::{Received, RxPacket};
+pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
+pub use udp::{Datagram, UdpChannel};
+pub use uri::{FaceUri, MacAddr, UriError};

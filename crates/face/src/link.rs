@@ -1,0 +1,514 @@
+//! The NDNLPv2 link service of one face (NFD's GenericLinkService, without reliability).
+//!
+//! Receive: decode the LpPacket, reassemble fragments (datagram faces only), decode the
+//! forwarder view of the packet, and apply NFD's rules on LP fields: NextHopFaceId only from a
+//! face with local fields enabled and only on Interests (else the packet is dropped),
+//! CachePolicy only on Data, IncomingFaceId ignored. Send: add or strip local fields, and cut
+//! a frame larger than the MTU into fragments whose first one carries the header fields
+//! (datagram faces; stream faces never fragment, since python-ndn cannot reassemble).
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use kite_packet::{
+    CachePolicy, DataView, InterestView, LpHeader, LpPacket, NackReason, NetPacketView, PitToken,
+};
+use smallvec::SmallVec;
+
+use crate::counters::FaceCounters;
+use crate::props::{FaceId, PacketKind};
+use crate::queue::{OutFrame, OutQueue};
+use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+
+/// Worst-case octets of the LpPacket, Sequence, FragIndex, FragCount and Fragment headers
+/// around a fragment's payload.
+const FRAG_OVERHEAD: usize = 4 + 10 + 4 + 4 + 4;
+
+/// A network packet received on a face, with the LP fields the forwarder reads.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The face it came from.
+    pub face: FaceId,
+    /// The packet (forwarder view).
+    pub packet: RxPacket,
+    /// PitToken, to echo on the answer.
+    pub pit_token: Option<PitToken>,
+    /// CongestionMark (0: none).
+    pub congestion_mark: u64,
+    /// NextHopFaceId (Interests from a local face with local fields enabled only).
+    pub next_hop_face_id: Option<u64>,
+    /// CachePolicy (Data only).
+    pub cache_policy: Option<CachePolicy>,
+}
+
+/// The network packet inside a received frame.
+#[derive(Debug, Clone)]
+pub enum RxPacket {
+    /// An Interest.
+    Interest(InterestView),
+    /// A Data.
+    Data(DataView),
+    /// A Nack of an Interest.
+    Nack(NackReason, InterestView),
+}
+
+impl RxPacket {
+    /// Which kind of packet this is.
+    pub fn kind(&self) -> PacketKind {
+        match self {
+            RxPacket::Interest(_) => PacketKind::Interest,
+            RxPacket::Data(_) => PacketKind::Data,
+            RxPacket::Nack(..) => PacketKind::Nack,
+        }
+    }
+}
+
+/// Link service state of one face.
+#[derive(Debug)]
+pub struct LinkService {
+    reassembler: Option<Reassembler>,
+    mtu: Option<usize>,
+    local_fields: bool,
+    next_seq: u64,
+    scratch: Vec<u8>,
+}
+
+impl LinkService {
+    /// A link service that fragments to `mtu` and reassembles when `mtu` is set (datagram
+    /// faces), and does neither when it is `None` (stream faces).
+    pub fn new(mtu: Option<usize>, limits: ReassemblyLimits) -> Self {
+        LinkService {
+            reassembler: mtu.map(|_| Reassembler::new(limits)),
+            mtu,
+            local_fields: false,
+            next_seq: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The MTU fragmentation cuts to (`None`: never fragment).
+    pub fn mtu(&self) -> Option<usize> {
+        self.mtu
+    }
+
+    /// Changes the MTU of a datagram face (ignored on a face that never fragments).
+    pub fn set_mtu(&mut self, mtu: usize) {
+        if self.mtu.is_some() {
+            self.mtu = Some(mtu);
+        }
+    }
+
+    /// Whether local fields (IncomingFaceId out, NextHopFaceId in) are enabled.
+    pub fn local_fields(&self) -> bool {
+        self.local_fields
+    }
+
+    /// Enables or disables local fields (the caller checks the face is local).
+    pub fn set_local_fields(&mut self, on: bool) {
+        self.local_fields = on;
+    }
+
+    /// Handles one received frame from `from`, pushing the packet it completes (if any).
+    pub fn receive(
+        &mut self,
+        face: FaceId,
+        from: Endpoint,
+        frame: Bytes,
+        now: Instant,
+        c: &mut FaceCounters,
+        out: &mut Vec<Received>,
+    ) {
+        c.n_in_bytes += frame.len() as u64;
+        let Ok(lp) = LpPacket::decode(frame) else {
+            c.n_in_malformed += 1;
+            return;
+        };
+        let (header, wire) = if lp.is_fragmented() {
+            let Some(r) = &mut self.reassembler else {
+                c.n_reassembly_dropped += 1;
+                return;
+            };
+            c.n_reassembly_dropped += r.expire(now) as u64;
+            match r.add(from, lp, now) {
+                Ok(Some(whole)) => whole,
+                Ok(None) => return,
+                Err(_) => {
+                    c.n_reassembly_dropped += 1;
+                    return;
+                }
+            }
+        } else {
+            match lp.fragment {
+                Some(f) => (lp.header, f),
+                None => return, // an LP frame with no packet (idle or Ack-only)
+            }
+        };
+        if let Some(r) = self.receive_packet(face, header, wire, c) {
+            out.push(r);
+        }
+    }
+
+    /// Drops partial packets that timed out; the caller runs this now and then so a face
+    /// that stops receiving does not hold fragments forever.
+    pub fn expire(&mut self, now: Instant, c: &mut FaceCounters) {
+        if let Some(r) = &mut self.reassembler {
+            c.n_reassembly_dropped += r.expire(now) as u64;
+        }
+    }
+
+    /// Decodes a whole packet and applies the LP field rules.
+    fn receive_packet(
+        &self,
+        face: FaceId,
+        h: LpHeader,
+        wire: Bytes,
+        c: &mut FaceCounters,
+    ) -> Option<Received> {
+        let Ok(view) = NetPacketView::decode(wire) else {
+            c.n_in_malformed += 1;
+            return None;
+        };
+        let packet = match (view, h.nack) {
+            (NetPacketView::Interest(i), None) => RxPacket::Interest(i),
+            (NetPacketView::Interest(i), Some(reason)) => RxPacket::Nack(reason, i),
+            (NetPacketView::Data(d), None) => RxPacket::Data(d),
+            (NetPacketView::Data(_), Some(_)) => {
+                c.n_in_lp_dropped += 1;
+                return None;
+            }
+        };
+        let next_hop_ok = matches!(packet, RxPacket::Interest(_)) && self.local_fields;
+        if h.next_hop_face_id.is_some() && !next_hop_ok {
+            c.n_in_lp_dropped += 1;
+            return None;
+        }
+        match packet {
+            RxPacket::Interest(_) => c.n_in_interests += 1,
+            RxPacket::Data(_) => c.n_in_data += 1,
+            RxPacket::Nack(..) => c.n_in_nacks += 1,
+        }
+        let is_data = matches!(packet, RxPacket::Data(_));
+        Some(Received {
+            face,
+            packet,
+            pit_token: h.pit_token,
+            congestion_mark: h.congestion_mark.unwrap_or(0),
+            next_hop_face_id: h.next_hop_face_id,
+            cache_policy: h.cache_policy.filter(|_| is_data),
+        })
+    }
+
+    /// Queues a packet given as its LP header fields and its encoded octets; IncomingFaceId is
+    /// kept only when local fields are enabled. `false`: dropped (queue full or too large).
+    pub fn send_packet(
+        &mut self,
+        mut header: LpHeader,
+        packet: Bytes,
+        c: &mut FaceCounters,
+        q: &mut OutQueue,
+    ) -> bool {
+        if !self.local_fields {
+            header.incoming_face_id = None;
+        }
+        let kind = if header.nack.is_some() {
+            PacketKind::Nack
+        } else if packet.first() == Some(&6) {
+            PacketKind::Data
+        } else {
+            PacketKind::Interest
+        };
+        let mut head = std::mem::take(&mut self.scratch);
+        head.clear();
+        if !header.is_empty() {
+            header.encode_header(Some(packet.len()), &mut head);
+        }
+        let ok = self.send(kind, &head, packet, c, q);
+        self.scratch = head;
+        ok
+    }
+
+    /// Queues a frame given as link-header octets and the packet's octets (the form
+    /// `kite-fw` encodes), fragmenting it if it exceeds the MTU. `false`: dropped.
+    pub fn send(
+        &mut self,
+        kind: PacketKind,
+        head: &[u8],
+        body: Bytes,
+        c: &mut FaceCounters,
+        q: &mut OutQueue,
+    ) -> bool {
+        let len = head.len() + body.len();
+        let queued = match self.mtu {
+            Some(mtu) if len > mtu => self.fragment(head, body, mtu, c, q),
+            _ => {
+                let ok = q.push(OutFrame {
+                    head: SmallVec::from_slice(head),
+                    body,
+                });
+                if !ok {
+                    c.n_out_queue_full += 1;
+                }
+                ok
+            }
+        };
+        if queued {
+            match kind {
+                PacketKind::Interest => c.n_out_interests += 1,
+                PacketKind::Data => c.n_out_data += 1,
+                PacketKind::Nack => c.n_out_nacks += 1,
+            }
+        }
+        queued
+    }
+
+    /// Cuts a frame into fragments of at most `mtu` octets and queues them all, or none.
+    fn fragment(
+        &mut self,
+        head: &[u8],
+        body: Bytes,
+        mtu: usize,
+        c: &mut FaceCounters,
+        q: &mut OutQueue,
+    ) -> bool {
+        let frame = if head.is_empty() {
+            body
+        } else {
+            Bytes::from([head, &body[..]].concat())
+        };
+        let Ok(LpPacket {
+            header,
+            fragment: Some(payload),
+        }) = LpPacket::decode(frame)
+        else {
+            c.n_out_too_large += 1;
+            return false;
+        };
+        let first_room = mtu.saturating_sub(FRAG_OVERHEAD + header.fields_len());
+        let room = mtu.saturating_sub(FRAG_OVERHEAD);
+        if first_room == 0 || header.frag_count.is_some() {
+            c.n_out_too_large += 1;
+            return false;
+        }
+        let rest = payload.len().saturating_sub(first_room);
+        let count = 1 + rest.div_ceil(room);
+        if count > q.room() {
+            c.n_out_queue_full += 1;
+            return false;
+        }
+        let mut start = 0;
+        for index in 0..count {
+            let end = payload
+                .len()
+                .min(start + if index == 0 { first_room } else { room });
+            let piece = payload.slice(start..end);
+            let fields = LpHeader {
+                sequence: Some(self.next_seq),
+                frag_index: Some(index as u64),
+                frag_count: Some(count as u64),
+                ..if index == 0 {
+                    header.clone()
+                } else {
+                    LpHeader::default()
+                }
+            };
+            self.next_seq = self.next_seq.wrapping_add(1);
+            self.scratch.clear();
+            fields.encode_header(Some(piece.len()), &mut self.scratch);
+            q.push(OutFrame {
+                head: SmallVec::from_slice(&self.scratch),
+                body: piece,
+            });
+            start = end;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kite_packet::{Data, Interest, Name};
+
+    fn interest(name: &str) -> Bytes {
+        Interest::new(name.parse::<Name>().unwrap()).encode()
+    }
+
+    fn data(name: &str, size: usize) -> Bytes {
+        Data::new(name.parse::<Name>().unwrap(), vec![7u8; size]).encode()
+    }
+
+    fn rx(link: &mut LinkService, frame: Bytes) -> (Vec<Received>, FaceCounters) {
+        let mut c = FaceCounters::default();
+        let mut out = Vec::new();
+        link.receive(
+            FaceId(300),
+            Endpoint::Peer,
+            frame,
+            Instant::now(),
+            &mut c,
+            &mut out,
+        );
+        (out, c)
+    }
+
+    fn lp(header: LpHeader, packet: Bytes) -> Bytes {
+        LpPacket {
+            header,
+            fragment: Some(packet),
+        }
+        .encode()
+    }
+
+    #[test]
+    fn bare_and_lp_packets_carry_their_fields_to_the_forwarder() {
+        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let (out, c) = rx(&mut link, interest("/a"));
+        assert!(matches!(out[0].packet, RxPacket::Interest(_)));
+        assert_eq!(c.n_in_interests, 1);
+        let h = LpHeader {
+            pit_token: PitToken::new(b"tok"),
+            congestion_mark: Some(1),
+            cache_policy: Some(CachePolicy::NO_CACHE),
+            ..LpHeader::default()
+        };
+        let (out, c) = rx(&mut link, lp(h.clone(), data("/a", 10)));
+        assert_eq!(out[0].pit_token, PitToken::new(b"tok"));
+        assert_eq!(out[0].congestion_mark, 1);
+        assert_eq!(out[0].cache_policy, Some(CachePolicy::NO_CACHE));
+        assert_eq!(c.n_in_data, 1);
+        let (out, _) = rx(&mut link, lp(h, interest("/a")));
+        assert_eq!(
+            out[0].cache_policy, None,
+            "CachePolicy ignored on Interests"
+        );
+        let nack = LpHeader {
+            nack: Some(NackReason::NO_ROUTE),
+            ..LpHeader::default()
+        };
+        let (out, c) = rx(&mut link, lp(nack.clone(), interest("/a")));
+        assert!(matches!(
+            out[0].packet,
+            RxPacket::Nack(NackReason::NO_ROUTE, _)
+        ));
+        assert_eq!(c.n_in_nacks, 1);
+        let (out, c) = rx(&mut link, lp(nack, data("/a", 1)));
+        assert!(out.is_empty());
+        assert_eq!(c.n_in_lp_dropped, 1);
+    }
+
+    #[test]
+    fn next_hop_face_id_needs_local_fields() {
+        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let h = LpHeader {
+            next_hop_face_id: Some(400),
+            ..LpHeader::default()
+        };
+        let (out, c) = rx(&mut link, lp(h.clone(), interest("/a")));
+        assert!(out.is_empty());
+        assert_eq!(c.n_in_lp_dropped, 1);
+        link.set_local_fields(true);
+        let (out, _) = rx(&mut link, lp(h.clone(), interest("/a")));
+        assert_eq!(out[0].next_hop_face_id, Some(400));
+        let (out, _) = rx(&mut link, lp(h, data("/a", 1)));
+        assert!(out.is_empty(), "NextHopFaceId on Data drops it");
+    }
+
+    #[test]
+    fn garbage_is_counted_not_delivered() {
+        let mut link = LinkService::new(Some(1500), ReassemblyLimits::default());
+        for bad in [&[0xffu8, 0][..], &[5, 0], &[100, 2, 80, 0], &[8, 1, 0]] {
+            let (out, c) = rx(&mut link, Bytes::copy_from_slice(bad));
+            assert!(out.is_empty());
+            assert_eq!(c.n_in_malformed, 1, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn incoming_face_id_goes_out_only_with_local_fields() {
+        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut c = FaceCounters::default();
+        let mut q = OutQueue::new(8);
+        let h = LpHeader {
+            incoming_face_id: Some(300),
+            ..LpHeader::default()
+        };
+        let d = data("/a", 3);
+        assert!(link.send_packet(h.clone(), d.clone(), &mut c, &mut q));
+        assert_eq!(q.frames().0[0].to_bytes(), d, "bare without local fields");
+        link.set_local_fields(true);
+        assert!(link.send_packet(h, d, &mut c, &mut q));
+        let f = LpPacket::decode(q.frames().0[1].to_bytes()).unwrap();
+        assert_eq!(f.header.incoming_face_id, Some(300));
+        assert_eq!(c.n_out_data, 2);
+    }
+
+    #[test]
+    fn fragments_fit_the_mtu_and_reassemble_in_any_order() {
+        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut c = FaceCounters::default();
+        let mut q = OutQueue::new(64);
+        let packet = data("/big", 8000);
+        let h = LpHeader {
+            pit_token: Some(PitToken::from_u64(9)),
+            ..LpHeader::default()
+        };
+        assert!(tx.send_packet(h, packet.clone(), &mut c, &mut q));
+        let frames: Vec<Bytes> = q.frames().0.iter().map(OutFrame::to_bytes).collect();
+        assert_eq!(frames.len(), 6);
+        assert!(frames.iter().all(|f| f.len() <= 1500));
+        assert_eq!(c.n_out_data, 1);
+        let mut rx_link = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut rc = FaceCounters::default();
+        let mut out = Vec::new();
+        for i in [3, 5, 0, 4, 1, 2] {
+            assert!(out.is_empty());
+            let now = Instant::now();
+            rx_link.receive(
+                FaceId(1),
+                Endpoint::Peer,
+                frames[i].clone(),
+                now,
+                &mut rc,
+                &mut out,
+            );
+        }
+        let RxPacket::Data(d) = &out[0].packet else {
+            panic!("not Data")
+        };
+        assert_eq!(d.wire(), &packet);
+        assert_eq!(out[0].pit_token, Some(PitToken::from_u64(9)));
+        assert_eq!(rc.n_in_data, 1);
+    }
+
+    #[test]
+    fn fragments_are_queued_all_or_none() {
+        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut c = FaceCounters::default();
+        let mut q = OutQueue::new(3);
+        assert!(!tx.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));
+        assert!(q.is_empty());
+        assert_eq!(c.n_out_queue_full, 1);
+        assert_eq!(c.n_out_data, 0);
+    }
+
+    #[test]
+    fn stream_faces_never_fragment_or_reassemble() {
+        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut c = FaceCounters::default();
+        let mut q = OutQueue::new(8);
+        assert!(link.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));
+        assert_eq!(q.len(), 1);
+        let frag = LpPacket {
+            header: LpHeader {
+                sequence: Some(1),
+                frag_index: Some(0),
+                frag_count: Some(2),
+                ..LpHeader::default()
+            },
+            fragment: Some(Bytes::from_static(b"xx")),
+        };
+        let (out, c) = rx(&mut link, frag.encode());
+        assert!(out.is_empty());
+        assert_eq!(c.n_reassembly_dropped, 1);
+    }
+}

@@ -1,0 +1,106 @@
+//! What a face is, apart from its socket: id, scope, persistency, link type.
+
+use core::fmt;
+
+/// A face's identifier. The caller assigns ids and never reuses one, so a route naming a
+/// destroyed face can never reach a newer face.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FaceId(pub u64);
+
+impl FaceId {
+    /// The first id for faces created at run time (1..=255 are NFD's reserved internal faces).
+    pub const FIRST_DYNAMIC: FaceId = FaceId(256);
+}
+
+impl fmt::Debug for FaceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "face{}", self.0)
+    }
+}
+
+impl fmt::Display for FaceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Hands out increasing face ids starting at [`FaceId::FIRST_DYNAMIC`]; channels take ids
+/// from it when they create faces.
+#[derive(Debug)]
+pub struct FaceIds {
+    next: u64,
+}
+
+impl Default for FaceIds {
+    fn default() -> Self {
+        FaceIds {
+            next: FaceId::FIRST_DYNAMIC.0,
+        }
+    }
+}
+
+impl FaceIds {
+    /// An allocator whose first id is 256.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next unused id.
+    pub fn next_id(&mut self) -> FaceId {
+        let id = FaceId(self.next);
+        self.next += 1;
+        id
+    }
+}
+
+/// Whether a face reaches applications on this host (NFD FaceScope).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaceScope {
+    /// Reaches other nodes (0).
+    NonLocal = 0,
+    /// Reaches local applications (1): `/localhost` may cross it, local fields may be enabled.
+    Local = 1,
+}
+
+/// How long a face lives (NFD FacePersistency).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Persistency {
+    /// Created by configuration or `faces/create`; closed on the first error (0).
+    Persistent = 0,
+    /// Created by a listener when a peer arrived; closed on error or (datagram) when idle (1).
+    OnDemand = 1,
+    /// Survives errors: the socket is kept and reopened where possible (2).
+    Permanent = 2,
+}
+
+/// How many peers a face reaches (NFD LinkType).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkType {
+    /// One peer (0).
+    PointToPoint = 0,
+    /// Many peers that all hear each other: multicast (1).
+    MultiAccess = 1,
+}
+
+/// The kind of network packet a frame carries; counters are kept per kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PacketKind {
+    /// An Interest.
+    Interest,
+    /// A Data.
+    Data,
+    /// A Nack (an Interest under an LP Nack header).
+    Nack,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_start_after_the_reserved_range_and_never_repeat() {
+        let mut ids = FaceIds::new();
+        assert_eq!(ids.next_id(), FaceId(256));
+        assert_eq!(ids.next_id(), FaceId(257));
+    }
+}

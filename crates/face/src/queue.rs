@@ -1,0 +1,188 @@
+//! The bounded output queue of a face: frames waiting for the next burst write.
+//!
+//! A frame is a small header (an NDNLPv2 header or nothing) and a body that is the packet's
+//! own `Bytes`, so wrapping a packet for the link never copies it; the two parts go out as one
+//! datagram (`sendmmsg` with two iovecs) or one stretch of the stream (`writev`).
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use smallvec::SmallVec;
+
+/// Octets of header kept inline in a queued frame.
+pub const INLINE_HEAD: usize = 64;
+
+/// Frames a face's output queue holds by default.
+pub const DEFAULT_QUEUE_CAPACITY: usize = 1024;
+
+/// One frame to send: `head` then `body`.
+#[derive(Debug, Clone, Default)]
+pub struct OutFrame {
+    /// Link header octets (often empty).
+    pub head: SmallVec<[u8; INLINE_HEAD]>,
+    /// The packet (or fragment) octets.
+    pub body: Bytes,
+}
+
+impl OutFrame {
+    /// Total octets of the frame.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.body.len()
+    }
+
+    /// Whether the frame has no octets.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The frame's octets from `offset` on, as up to two slices.
+    pub fn parts_from(&self, offset: usize) -> [&[u8]; 2] {
+        let h = self.head.len();
+        if offset < h {
+            [&self.head[offset..], &self.body[..]]
+        } else {
+            [&[], &self.body[offset - h..]]
+        }
+    }
+
+    /// The frame as one `Bytes` (copies only when there is a head).
+    pub fn to_bytes(&self) -> Bytes {
+        if self.head.is_empty() {
+            self.body.clone()
+        } else {
+            let mut v = Vec::with_capacity(self.len());
+            v.extend_from_slice(&self.head);
+            v.extend_from_slice(&self.body);
+            Bytes::from(v)
+        }
+    }
+}
+
+/// A bounded FIFO of frames, with how much of the front frame a stream already wrote.
+#[derive(Debug)]
+pub struct OutQueue {
+    frames: VecDeque<OutFrame>,
+    capacity: usize,
+    front_written: usize,
+}
+
+impl OutQueue {
+    /// An empty queue holding at most `capacity` frames.
+    pub fn new(capacity: usize) -> Self {
+        OutQueue {
+            frames: VecDeque::with_capacity(capacity.min(DEFAULT_QUEUE_CAPACITY)),
+            capacity,
+            front_written: 0,
+        }
+    }
+
+    /// Frames waiting.
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Free frame slots.
+    pub fn room(&self) -> usize {
+        self.capacity - self.frames.len()
+    }
+
+    /// Appends `frame`; `false` (frame dropped) when the queue is full.
+    pub fn push(&mut self, frame: OutFrame) -> bool {
+        if self.frames.len() >= self.capacity {
+            return false;
+        }
+        self.frames.push_back(frame);
+        true
+    }
+
+    /// The waiting frames, front first, as up to two slices.
+    pub fn frames(&self) -> (&[OutFrame], &[OutFrame]) {
+        self.frames.as_slices()
+    }
+
+    /// Octets of the front frame already written.
+    pub fn front_written(&self) -> usize {
+        self.front_written
+    }
+
+    /// Removes `n` whole frames from the front; returns their octets.
+    pub fn pop_frames(&mut self, n: usize) -> usize {
+        let mut octets = 0;
+        for f in self.frames.drain(..n) {
+            octets += f.len();
+        }
+        octets -= self.front_written.min(octets);
+        self.front_written = 0;
+        octets
+    }
+
+    /// Consumes `written` octets of a stream write from the front of the queue.
+    pub fn consume_octets(&mut self, mut written: usize) {
+        while let Some(front) = self.frames.front() {
+            let left = front.len() - self.front_written;
+            if written < left {
+                self.front_written += written;
+                return;
+            }
+            written -= left;
+            self.front_written = 0;
+            self.frames.pop_front();
+        }
+    }
+
+    /// Drops every waiting frame.
+    pub fn clear(&mut self) {
+        self.frames.clear();
+        self.front_written = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(head: &[u8], body: &'static [u8]) -> OutFrame {
+        OutFrame {
+            head: SmallVec::from_slice(head),
+            body: Bytes::from_static(body),
+        }
+    }
+
+    #[test]
+    fn full_queue_refuses_frames() {
+        let mut q = OutQueue::new(2);
+        assert!(q.push(frame(b"", b"a")));
+        assert!(q.push(frame(b"", b"b")));
+        assert!(!q.push(frame(b"", b"c")));
+        assert_eq!(q.room(), 0);
+    }
+
+    #[test]
+    fn partial_stream_writes_resume_mid_frame() {
+        let mut q = OutQueue::new(8);
+        q.push(frame(b"hh", b"body"));
+        q.push(frame(b"", b"xyz"));
+        q.consume_octets(3);
+        assert_eq!(
+            q.frames().0[0].parts_from(q.front_written()),
+            [&b""[..], b"ody"]
+        );
+        q.consume_octets(4);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.front_written(), 1);
+        q.consume_octets(2);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn frames_with_a_head_concatenate() {
+        assert_eq!(&frame(b"h", b"b").to_bytes()[..], b"hb");
+        let f = frame(b"", b"bare");
+        assert_eq!(f.to_bytes().as_ptr(), f.body.as_ptr());
+    }
+}

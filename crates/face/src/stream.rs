@@ -1,0 +1,115 @@
+//! The stream transport (Unix and TCP faces): large reads cut into TLV elements, `writev`
+//! of the output queue.
+
+use std::io::{self, IoSlice, Write};
+use std::os::fd::{AsRawFd, RawFd};
+
+use bytes::Bytes;
+
+use crate::counters::FaceCounters;
+use crate::face::{FaceError, Flushed, Progress};
+use crate::framing::{Framer, READ_CHUNK};
+use crate::queue::OutQueue;
+use crate::sys;
+
+/// Reads per receive burst before the face yields to others.
+const READS_PER_BURST: usize = 4;
+
+/// Frames gathered into one `writev`.
+const WRITEV_FRAMES: usize = 64;
+
+/// A connected stream socket.
+#[derive(Debug)]
+pub(crate) enum Conn {
+    /// A Unix stream socket.
+    Unix(mio::net::UnixStream),
+    /// A TCP connection.
+    Tcp(mio::net::TcpStream),
+}
+
+/// A stream socket and its receive buffer.
+#[derive(Debug)]
+pub(crate) struct StreamIo {
+    conn: Conn,
+    framer: Framer,
+}
+
+impl StreamIo {
+    /// Wraps a non-blocking stream socket.
+    pub fn new(conn: Conn) -> Self {
+        StreamIo {
+            conn,
+            framer: Framer::new(),
+        }
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        match &self.conn {
+            Conn::Unix(s) => s.as_raw_fd(),
+            Conn::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// Reads up to [`READS_PER_BURST`] chunks and hands each complete element to `deliver`.
+    /// A short read means the socket is drained (readiness fires again on new data).
+    pub fn recv_burst(&mut self, mut deliver: impl FnMut(Bytes)) -> Result<Progress, FaceError> {
+        let fd = self.raw_fd();
+        for _ in 0..READS_PER_BURST {
+            let n = match sys::read_into(fd, self.framer.buffer(), READ_CHUNK) {
+                Ok(0) => return Err(FaceError::Closed),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            while let Some(frame) = self.framer.next_frame()? {
+                deliver(frame);
+            }
+            if n < READ_CHUNK {
+                return Ok(Progress::Drained);
+            }
+        }
+        Ok(Progress::More)
+    }
+
+    /// Writes the queue with `writev` calls until it is empty or the socket is full.
+    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
+        loop {
+            let mut iov = [IoSlice::new(&[]); 2 * WRITEV_FRAMES];
+            let mut n_iov = 0;
+            let mut total = 0;
+            let (a, b) = q.frames();
+            let mut offset = q.front_written();
+            for f in a.iter().chain(b).take(WRITEV_FRAMES) {
+                for part in f.parts_from(offset) {
+                    if !part.is_empty() {
+                        iov[n_iov] = IoSlice::new(part);
+                        n_iov += 1;
+                        total += part.len();
+                    }
+                }
+                offset = 0;
+            }
+            let res = match &mut self.conn {
+                Conn::Unix(s) => s.write_vectored(&iov[..n_iov]),
+                Conn::Tcp(s) => s.write_vectored(&iov[..n_iov]),
+            };
+            match res {
+                Ok(0) => return Err(FaceError::Closed),
+                Ok(n) => {
+                    c.n_out_bytes += n as u64;
+                    q.consume_octets(n);
+                    if q.is_empty() {
+                        return Ok(Flushed::Done);
+                    }
+                    if n < total {
+                        return Ok(Flushed::Blocked);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! The system calls std and mio do not offer: `recvmmsg`, `sendmmsg`, and `read` into a
+//! buffer's uninitialized spare capacity. Every `unsafe` block in the crate lives here.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::mem;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::RawFd;
+
+use bytes::BytesMut;
+
+/// Datagrams read (or written) by one `recvmmsg` (`sendmmsg`) call.
+pub const BATCH: usize = 32;
+
+/// Reads at most `max` octets from `fd` into `buf`'s spare capacity, growing it as needed.
+/// Returns the octets read (0: end of stream).
+pub fn read_into(fd: RawFd, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
+    buf.reserve(max);
+    let spare = buf.spare_capacity_mut();
+    let len = spare.len().min(max);
+    // SAFETY: `spare` is writable memory of at least `len` octets owned by `buf`; `read`
+    // writes at most `len` octets into it and does not keep the pointer.
+    let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), len) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let n = n as usize;
+    // SAFETY: the kernel initialized the first `n` (<= len) octets of the spare capacity.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
+/// Buffers for receiving one burst of datagrams, allocated once and reused.
+pub struct RecvBatch {
+    slots: Vec<u8>,
+    slot_len: usize,
+    lens: [usize; BATCH],
+    addrs: Box<[libc::sockaddr_storage; BATCH]>,
+}
+
+impl std::fmt::Debug for RecvBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecvBatch")
+            .field("slot_len", &self.slot_len)
+            .finish()
+    }
+}
+
+impl RecvBatch {
+    /// Room for [`BATCH`] datagrams of up to `slot_len` octets each.
+    pub fn new(slot_len: usize) -> Self {
+        RecvBatch {
+            slots: vec![0; slot_len * BATCH],
+            slot_len,
+            lens: [0; BATCH],
+            // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+            addrs: Box::new(unsafe { mem::zeroed() }),
+        }
+    }
+
+    /// Receives up to [`BATCH`] datagrams from `fd` in one `recvmmsg` call; returns how many.
+    /// A datagram longer than a slot arrives truncated (see [`RecvBatch::truncated`]).
+    pub fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
+        // SAFETY: iovec and mmsghdr are plain old data; all-zero is a valid value.
+        let mut iov: [libc::iovec; BATCH] = unsafe { mem::zeroed() };
+        // SAFETY: as above.
+        let mut hdrs: [libc::mmsghdr; BATCH] = unsafe { mem::zeroed() };
+        for (i, ((v, h), chunk)) in iov
+            .iter_mut()
+            .zip(hdrs.iter_mut())
+            .zip(self.slots.chunks_exact_mut(self.slot_len))
+            .enumerate()
+        {
+            v.iov_base = chunk.as_mut_ptr().cast();
+            v.iov_len = chunk.len();
+            h.msg_hdr.msg_iov = v;
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_hdr.msg_namelen = mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        }
+        // SAFETY: every header points at a live slot of `self.slots` and a live address slot,
+        // both exclusively borrowed for the call; the kernel writes within the given lengths.
+        let n = unsafe {
+            libc::recvmmsg(
+                fd,
+                hdrs.as_mut_ptr(),
+                BATCH as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = n as usize;
+        for (len, h) in self.lens.iter_mut().zip(&hdrs[..n]) {
+            *len = if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                usize::MAX
+            } else {
+                h.msg_len as usize
+            };
+        }
+        Ok(n)
+    }
+
+    /// Whether datagram `i` of the last burst was longer than a slot.
+    pub fn truncated(&self, i: usize) -> bool {
+        self.lens[i] == usize::MAX
+    }
+
+    /// Datagram `i` of the last burst (empty when truncated).
+    pub fn datagram(&self, i: usize) -> &[u8] {
+        let len = if self.truncated(i) { 0 } else { self.lens[i] };
+        let start = i * self.slot_len;
+        &self.slots[start..start + len]
+    }
+
+    /// The sender of datagram `i` of the last burst.
+    pub fn source(&self, i: usize) -> Option<SocketAddr> {
+        from_storage(&self.addrs[i])
+    }
+}
+
+/// Sends each of `frames` (each frame the concatenation of its parts) to `dest` (or the
+/// connected peer) in one `sendmmsg` call; returns how many frames were sent.
+pub fn send_mmsg(fd: RawFd, dest: Option<SocketAddr>, frames: &[[&[u8]; 2]]) -> io::Result<usize> {
+    let n = frames.len().min(BATCH);
+    // SAFETY: plain old data; all-zero is valid.
+    let mut iov: [[libc::iovec; 2]; BATCH] = unsafe { mem::zeroed() };
+    // SAFETY: as above.
+    let mut hdrs: [libc::mmsghdr; BATCH] = unsafe { mem::zeroed() };
+    let (mut addr, addr_len) = match dest {
+        Some(a) => to_storage(a),
+        // SAFETY: as above.
+        None => (unsafe { mem::zeroed() }, 0),
+    };
+    for ((v, h), parts) in iov.iter_mut().zip(hdrs.iter_mut()).zip(&frames[..n]) {
+        for (slot, part) in v.iter_mut().zip(parts) {
+            slot.iov_base = part.as_ptr() as *mut libc::c_void;
+            slot.iov_len = part.len();
+        }
+        h.msg_hdr.msg_iov = v.as_mut_ptr();
+        h.msg_hdr.msg_iovlen = 2;
+        if addr_len > 0 {
+            h.msg_hdr.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
+            h.msg_hdr.msg_namelen = addr_len;
+        }
+    }
+    // SAFETY: the headers point at iovecs and an address that live through the call; the
+    // iovecs point at borrowed frame octets the kernel only reads.
+    let sent =
+        unsafe { libc::sendmmsg(fd, hdrs.as_mut_ptr(), n as libc::c_uint, libc::MSG_DONTWAIT) };
+    if sent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(sent as usize)
+}
+
+/// The socket address in `ss`, for IPv4 and IPv6.
+fn from_storage(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match i32::from(ss.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says `ss` holds a sockaddr_in, which fits in the storage.
+            let a: libc::sockaddr_in = unsafe { *(ss as *const _ as *const libc::sockaddr_in) };
+            let ip = Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                ip,
+                u16::from_be(a.sin_port),
+            )))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says `ss` holds a sockaddr_in6, which fits in the storage.
+            let a: libc::sockaddr_in6 = unsafe { *(ss as *const _ as *const libc::sockaddr_in6) };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(a.sin6_addr.s6_addr),
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// `a` as a sockaddr_storage and its length.
+fn to_storage(a: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: plain old data; all-zero is valid.
+    let mut ss: libc::sockaddr_storage = unsafe { mem::zeroed() };
+    let len = match a {
+        SocketAddr::V4(v4) => {
+            // SAFETY: sockaddr_in fits in sockaddr_storage, which is suitably aligned.
+            let sin = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = v4.port().to_be();
+            sin.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+            mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(v6) => {
+            // SAFETY: sockaddr_in6 fits in sockaddr_storage, which is suitably aligned.
+            let sin6 = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = v6.port().to_be();
+            sin6.sin6_addr.s6_addr = v6.ip().octets();
+            sin6.sin6_flowinfo = v6.flowinfo();
+            sin6.sin6_scope_id = v6.scope_id();
+            mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn addresses_survive_the_round_trip_through_sockaddr_storage() {
+        for s in ["127.0.0.1:6363", "[::1]:9", "[2001:db8::7]:65535"] {
+            let a: SocketAddr = s.parse().unwrap();
+            assert_eq!(from_storage(&to_storage(a).0), Some(a));
+        }
+    }
+
+    #[test]
+    fn sendmmsg_and_recvmmsg_move_a_burst_with_sources_and_truncation() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let frames: Vec<[&[u8]; 2]> = vec![[b"ab", b"cd"], [b"", b"x"], [b"0123456789", b""]];
+        let sent = send_mmsg(tx.as_raw_fd(), Some(rx.local_addr().unwrap()), &frames).unwrap();
+        assert_eq!(sent, 3);
+        let mut batch = RecvBatch::new(8);
+        let n = batch.recv(rx.as_raw_fd()).unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(batch.datagram(0), b"abcd");
+        assert_eq!(batch.datagram(1), b"x");
+        assert!(batch.truncated(2));
+        assert_eq!(batch.source(0), Some(tx.local_addr().unwrap()));
+        let err = batch.recv(rx.as_raw_fd()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn read_into_appends_after_existing_octets() {
+        let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        std::io::Write::write_all(&mut a, b"hello").unwrap();
+        let mut buf = BytesMut::from(&b"> "[..]);
+        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 3).unwrap(), 3);
+        assert_eq!(&buf[..], b"> hel");
+        drop(a);
+        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 2);
+        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 0);
+    }
+}

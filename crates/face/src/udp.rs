@@ -1,0 +1,345 @@
+//! UDP faces. A [`UdpChannel`] owns one socket per local endpoint, reads it with `recvmmsg`
+//! and demultiplexes datagrams by sender: a new sender gets an on-demand face, closed by the
+//! caller once [`Face::idle_expired`](crate::Face::idle_expired). Unicast faces send through
+//! the channel's socket with `sendmmsg`. A multicast face owns its own socket, joined to the
+//! group, and is permanent and multi-access.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use hashbrown::HashMap;
+use mio::net::UdpSocket;
+use mio::{Interest, Registry, Token};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::counters::FaceCounters;
+use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
+use crate::framing::MAX_FRAME_LEN;
+use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
+use crate::queue::OutQueue;
+use crate::sys::{self, RecvBatch, BATCH};
+use crate::uri::FaceUri;
+
+/// Octets the receive arena grows by; received datagrams are copied into it back to back
+/// so the packets handed on are exact-size slices of one allocation.
+const ARENA_CHUNK: usize = 256 * 1024;
+
+/// Where received datagrams are copied out of the reusable `recvmmsg` slots.
+#[derive(Debug, Default)]
+struct Arena {
+    buf: BytesMut,
+}
+
+impl Arena {
+    fn copy(&mut self, d: &[u8]) -> Bytes {
+        if self.buf.capacity() - self.buf.len() < d.len() {
+            self.buf.reserve(ARENA_CHUNK.max(d.len()));
+        }
+        self.buf.extend_from_slice(d);
+        self.buf.split().freeze()
+    }
+}
+
+/// A datagram the channel received for an existing (or just created) face.
+#[derive(Debug, Clone)]
+pub struct Datagram {
+    /// The face it belongs to: pass it to that face's [`Face::receive_frame`].
+    pub face: FaceId,
+    /// The frame.
+    pub frame: Bytes,
+}
+
+/// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
+pub struct UdpChannel {
+    socket: Arc<UdpSocket>,
+    local: SocketAddr,
+    peers: HashMap<SocketAddr, FaceId>,
+    batch: RecvBatch,
+    arena: Arena,
+    config: FaceConfig,
+    dropped: u64,
+}
+
+impl std::fmt::Debug for UdpChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UdpChannel")
+            .field("local", &self.local)
+            .field("faces", &self.peers.len())
+            .finish()
+    }
+}
+
+impl UdpChannel {
+    /// Binds `addr` (an IPv6 channel is IPv6-only, so IPv4 gets its own channel as in NFD).
+    pub fn bind(addr: SocketAddr, config: FaceConfig) -> io::Result<Self> {
+        let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+        if addr.is_ipv6() {
+            s.set_only_v6(true)?;
+        }
+        s.set_nonblocking(true)?;
+        s.bind(&addr.into())?;
+        let socket = UdpSocket::from_std(s.into());
+        let local = socket.local_addr()?;
+        Ok(UdpChannel {
+            socket: Arc::new(socket),
+            local,
+            peers: HashMap::new(),
+            batch: RecvBatch::new(MAX_FRAME_LEN),
+            arena: Arena::default(),
+            config,
+            dropped: 0,
+        })
+    }
+
+    /// The channel's URI (NFD ChannelStatus LocalUri).
+    pub fn local_uri(&self) -> FaceUri {
+        FaceUri::Udp(self.local)
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Datagrams dropped before reaching a face (too long for a receive slot).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Registers the socket for edge-triggered read and write readiness. A writable event
+    /// means every face of this channel with pending output may flush again.
+    pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(
+            &mut mio::unix::SourceFd(&self.socket.as_raw_fd()),
+            token,
+            Interest::READABLE | Interest::WRITABLE,
+        )
+    }
+
+    /// The face of `remote`, if one exists.
+    pub fn face_of(&self, remote: SocketAddr) -> Option<FaceId> {
+        self.peers.get(&remote).copied()
+    }
+
+    /// Reads one burst (one `recvmmsg`). Datagrams from known remotes go to `datagrams`; a
+    /// new remote gets an on-demand face (id from `ids`) pushed to `created`, and its
+    /// datagrams go to `datagrams` as well.
+    pub fn recv_burst(
+        &mut self,
+        ids: &mut FaceIds,
+        datagrams: &mut Vec<Datagram>,
+        created: &mut Vec<Face>,
+    ) -> io::Result<Progress> {
+        let n = loop {
+            match self.batch.recv(self.socket.as_raw_fd()) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        for i in 0..n {
+            let Some(from) = self.batch.source(i).filter(|_| !self.batch.truncated(i)) else {
+                self.dropped += 1;
+                continue;
+            };
+            let face = match self.peers.get(&from) {
+                Some(&id) => id,
+                None => {
+                    let face = self.new_face(ids.next_id(), from, Persistency::OnDemand);
+                    let id = face.id();
+                    created.push(face);
+                    id
+                }
+            };
+            let frame = self.arena.copy(self.batch.datagram(i));
+            datagrams.push(Datagram { face, frame });
+        }
+        Ok(if n == BATCH {
+            Progress::More
+        } else {
+            Progress::Drained
+        })
+    }
+
+    /// Creates the face of `remote` (`faces/create udp4://…`); fails with
+    /// [`FaceError::Exists`] when one exists (the caller may then update its persistency).
+    pub fn connect(
+        &mut self,
+        id: FaceId,
+        remote: SocketAddr,
+        persistency: Persistency,
+    ) -> Result<Face, FaceError> {
+        if let Some(&existing) = self.peers.get(&remote) {
+            return Err(FaceError::Exists(existing));
+        }
+        Ok(self.new_face(id, remote, persistency))
+    }
+
+    /// Forgets `remote`'s face once the caller closed it, so its next datagram creates a
+    /// new face.
+    pub fn forget(&mut self, remote: SocketAddr) {
+        self.peers.remove(&remote);
+    }
+
+    fn new_face(&mut self, id: FaceId, remote: SocketAddr, persistency: Persistency) -> Face {
+        self.peers.insert(remote, id);
+        let parts = FaceParts {
+            remote: FaceUri::Udp(remote),
+            local: FaceUri::Udp(self.local),
+            scope: FaceScope::NonLocal,
+            persistency,
+            link_type: LinkType::PointToPoint,
+            transport: Transport::Udp(UdpPeer {
+                socket: Arc::clone(&self.socket),
+                remote,
+            }),
+        };
+        Face::new(id, parts, &self.config)
+    }
+}
+
+/// A unicast UDP face's end: its channel's socket and the remote address.
+#[derive(Debug)]
+pub(crate) struct UdpPeer {
+    socket: Arc<UdpSocket>,
+    remote: SocketAddr,
+}
+
+impl UdpPeer {
+    pub fn remote(&self) -> SocketAddr {
+        self.remote
+    }
+
+    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
+        flush_datagrams(self.socket.as_raw_fd(), self.remote, q, c)
+    }
+}
+
+/// Writes the queue to `dest` with `sendmmsg` until it is empty or the socket is full. A
+/// send error other than "full" drops the frame that caused it and is returned.
+fn flush_datagrams(
+    fd: RawFd,
+    dest: SocketAddr,
+    q: &mut OutQueue,
+    c: &mut FaceCounters,
+) -> Result<Flushed, FaceError> {
+    while !q.is_empty() {
+        let res = {
+            let (front, _) = q.frames();
+            let mut frames: [[&[u8]; 2]; BATCH] = [[&[]; 2]; BATCH];
+            let n = front.len().min(BATCH);
+            for (slot, f) in frames.iter_mut().zip(front) {
+                *slot = f.parts_from(0);
+            }
+            sys::send_mmsg(fd, Some(dest), &frames[..n])
+        };
+        match res {
+            Ok(sent) => c.n_out_bytes += q.pop_frames(sent) as u64,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                q.pop_frames(1);
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(Flushed::Done)
+}
+
+/// A multicast face's own socket, bound to the group and joined on one interface.
+#[derive(Debug)]
+pub(crate) struct MulticastIo {
+    socket: UdpSocket,
+    group: SocketAddr,
+    batch: RecvBatch,
+    arena: Arena,
+}
+
+impl MulticastIo {
+    pub fn raw_fd(&self) -> RawFd {
+        self.socket.as_raw_fd()
+    }
+
+    pub fn recv_burst(
+        &mut self,
+        mut deliver: impl FnMut(SocketAddr, Bytes),
+    ) -> Result<Progress, FaceError> {
+        let n = match self.batch.recv(self.socket.as_raw_fd()) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Progress::More),
+            Err(e) => return Err(e.into()),
+        };
+        for i in 0..n {
+            if let Some(from) = self.batch.source(i).filter(|_| !self.batch.truncated(i)) {
+                deliver(from, self.arena.copy(self.batch.datagram(i)));
+            }
+        }
+        Ok(if n == BATCH {
+            Progress::More
+        } else {
+            Progress::Drained
+        })
+    }
+
+    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
+        flush_datagrams(self.socket.as_raw_fd(), self.group, q, c)
+    }
+}
+
+/// Opens a permanent multi-access face on IPv4 multicast `group` (e.g.
+/// 224.0.23.170:56363) through the interface whose address is `iface`. `loopback` keeps
+/// this host's own sockets hearing what the face sends (NFD turns it off; tests need it).
+pub fn multicast(
+    id: FaceId,
+    group: SocketAddrV4,
+    iface: Ipv4Addr,
+    loopback: bool,
+    config: &FaceConfig,
+) -> io::Result<Face> {
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_reuse_address(true)?;
+    s.set_nonblocking(true)?;
+    s.bind(&SocketAddr::V4(group).into())?;
+    s.join_multicast_v4(group.ip(), &iface)?;
+    s.set_multicast_if_v4(&iface)?;
+    s.set_multicast_loop_v4(loopback)?;
+    let socket = UdpSocket::from_std(s.into());
+    let parts = FaceParts {
+        remote: FaceUri::Udp(SocketAddr::V4(group)),
+        local: FaceUri::Udp(SocketAddr::V4(SocketAddrV4::new(iface, group.port()))),
+        scope: FaceScope::NonLocal,
+        persistency: Persistency::Permanent,
+        link_type: LinkType::MultiAccess,
+        transport: Transport::Multicast(MulticastIo {
+            socket,
+            group: SocketAddr::V4(group),
+            batch: RecvBatch::new(MAX_FRAME_LEN),
+            arena: Arena::default(),
+        }),
+    };
+    Ok(Face::new(id, parts, config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arena_hands_out_exact_slices_of_one_allocation() {
+        let mut a = Arena::default();
+        let x = a.copy(b"abc");
+        let y = a.copy(b"de");
+        assert_eq!(&x[..], b"abc");
+        assert_eq!(&y[..], b"de");
+        assert_eq!(
+            y.as_ptr(),
+            x.as_ptr().wrapping_add(3),
+            "contiguous, no new allocation"
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! WebSocket faces (NFD's `ws://` listener): each binary message carries one NDN packet.
+//! The handshake runs non-blocking inside the face, driven by its readiness events.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+
+use bytes::Bytes;
+use mio::net::TcpStream;
+use tungstenite::handshake::server::{NoCallback, ServerHandshake};
+use tungstenite::handshake::{HandshakeError, MidHandshake};
+use tungstenite::protocol::WebSocketConfig;
+use tungstenite::{Error as WsError, Message, WebSocket};
+
+use crate::counters::FaceCounters;
+use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
+use crate::framing::MAX_FRAME_LEN;
+use crate::props::{FaceId, LinkType, Persistency};
+use crate::queue::OutQueue;
+use crate::tcp::scope_of;
+use crate::uri::FaceUri;
+
+/// Messages read per receive burst.
+const MESSAGES_PER_BURST: usize = 64;
+
+type Handshake = MidHandshake<ServerHandshake<TcpStream, NoCallback>>;
+
+enum WsState {
+    Handshaking(Handshake),
+    Open(WebSocket<TcpStream>),
+    Failed,
+}
+
+/// A WebSocket connection, during or after its handshake.
+pub(crate) struct WsIo {
+    fd: RawFd,
+    state: WsState,
+}
+
+impl std::fmt::Debug for WsIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.state {
+            WsState::Handshaking(_) => "handshaking",
+            WsState::Open(_) => "open",
+            WsState::Failed => "failed",
+        };
+        f.debug_struct("WsIo").field("state", &state).finish()
+    }
+}
+
+fn ws_error(e: WsError) -> FaceError {
+    match e {
+        WsError::ConnectionClosed | WsError::AlreadyClosed => FaceError::Closed,
+        WsError::Io(e) => FaceError::Io(e),
+        e => FaceError::WebSocket(e.to_string()),
+    }
+}
+
+fn would_block(e: &WsError) -> bool {
+    matches!(e, WsError::Io(e) if e.kind() == io::ErrorKind::WouldBlock)
+}
+
+impl WsIo {
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd
+    }
+
+    /// Finishes the handshake if it is still running; `Ok(false)` while it waits.
+    fn open(&mut self) -> Result<bool, FaceError> {
+        match std::mem::replace(&mut self.state, WsState::Failed) {
+            WsState::Handshaking(mid) => match mid.handshake() {
+                Ok(ws) => self.state = WsState::Open(ws),
+                Err(HandshakeError::Interrupted(mid)) => {
+                    self.state = WsState::Handshaking(mid);
+                    return Ok(false);
+                }
+                Err(HandshakeError::Failure(e)) => return Err(ws_error(e)),
+            },
+            WsState::Open(ws) => self.state = WsState::Open(ws),
+            WsState::Failed => return Err(FaceError::Closed),
+        }
+        Ok(true)
+    }
+
+    pub fn recv_burst(&mut self, mut deliver: impl FnMut(Bytes)) -> Result<Progress, FaceError> {
+        if !self.open()? {
+            return Ok(Progress::Drained);
+        }
+        let WsState::Open(ws) = &mut self.state else {
+            return Err(FaceError::Closed);
+        };
+        for _ in 0..MESSAGES_PER_BURST {
+            match ws.read() {
+                Ok(Message::Binary(b)) => deliver(b),
+                Ok(_) => {} // text, ping, pong, close: tungstenite answers control frames
+                Err(e) if would_block(&e) => return Ok(Progress::Drained),
+                Err(e) => return Err(ws_error(e)),
+            }
+        }
+        Ok(Progress::More)
+    }
+
+    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
+        if !self.open()? {
+            return Ok(Flushed::Blocked);
+        }
+        let WsState::Open(ws) = &mut self.state else {
+            return Err(FaceError::Closed);
+        };
+        loop {
+            let mut queued = 0;
+            let (a, b) = q.frames();
+            for f in a.iter().chain(b) {
+                match ws.write(Message::Binary(f.to_bytes())) {
+                    Ok(()) => queued += 1,
+                    Err(WsError::WriteBufferFull(_)) => break,
+                    Err(e) if would_block(&e) => break,
+                    Err(e) => return Err(ws_error(e)),
+                }
+            }
+            c.n_out_bytes += q.pop_frames(queued) as u64;
+            match ws.flush() {
+                Ok(()) if q.is_empty() => return Ok(Flushed::Done),
+                Ok(()) => {}
+                Err(e) if would_block(&e) => return Ok(Flushed::Blocked),
+                Err(e) => return Err(ws_error(e)),
+            }
+        }
+    }
+}
+
+/// Starts the server handshake on an accepted connection and returns its face (on-demand;
+/// local only when both ends are loopback). Packets sent before the handshake completes
+/// wait in the output queue.
+pub(crate) fn accepted(id: FaceId, stream: TcpStream, config: &FaceConfig) -> io::Result<Face> {
+    stream.set_nodelay(true)?;
+    let local: SocketAddr = stream.local_addr()?;
+    let remote: SocketAddr = stream.peer_addr()?;
+    let fd = stream.as_raw_fd();
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_FRAME_LEN))
+        .max_frame_size(Some(MAX_FRAME_LEN));
+    let state = match tungstenite::accept_with_config(stream, Some(ws_config)) {
+        Ok(ws) => WsState::Open(ws),
+        Err(HandshakeError::Interrupted(mid)) => WsState::Handshaking(mid),
+        Err(HandshakeError::Failure(e)) => return Err(io::Error::other(e)),
+    };
+    let parts = FaceParts {
+        remote: FaceUri::WsClient(remote),
+        local: FaceUri::Ws(local),
+        scope: scope_of(local, remote),
+        persistency: Persistency::OnDemand,
+        link_type: LinkType::PointToPoint,
+        transport: Transport::Ws(WsIo { fd, state }),
+    };
+    Ok(Face::new(id, parts, config))
+}

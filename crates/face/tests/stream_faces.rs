@@ -1,0 +1,209 @@
+//! Unix and TCP faces over real sockets: accept, exchange both ways, framing errors,
+//! back-pressure (EAGAIN) and the bounded output queue.
+
+mod common;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use common::{data, interest, name_of, Driver};
+use kite_face::{
+    tcp, unix, Channel, FaceConfig, FaceError, FaceId, FaceIds, FaceScope, FaceUri, Flushed,
+    ListenError, PacketKind, Persistency, RxPacket,
+};
+use kite_packet::{LpHeader, PitToken};
+
+fn accept_one(ch: &mut Channel, ids: &mut FaceIds) -> kite_face::Face {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(f) = ch.accept(ids).unwrap() {
+            return f;
+        }
+        assert!(Instant::now() < deadline, "no connection accepted");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn unix_listener_accepts_and_packets_flow_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run/nfd/nfd.sock");
+    let mut ch = Channel::unix(&path, FaceConfig::default()).unwrap();
+    assert_eq!(ch.local_uri(), &FaceUri::Unix(path.clone()));
+    let mut ids = FaceIds::new();
+    let client = unix::connect(FaceId(9), &path, &FaceConfig::default()).unwrap();
+    let server = accept_one(&mut ch, &mut ids);
+    assert_eq!(server.id(), FaceId(256));
+    assert_eq!(server.scope(), FaceScope::Local);
+    assert_eq!(server.persistency(), Persistency::OnDemand);
+    assert!(matches!(server.remote_uri(), FaceUri::Fd(_)));
+    assert_eq!(server.mtu(), None);
+
+    let mut d = Driver::new();
+    let c = d.add(client);
+    let s = d.add(server);
+    let token = LpHeader {
+        pit_token: Some(PitToken::from_u64(42)),
+        ..LpHeader::default()
+    };
+    for i in 0..3 {
+        assert!(d.faces[c].send_packet(token.clone(), interest(&format!("/a/{i}"))));
+    }
+    d.flush(c);
+    let got = d.receive(3);
+    assert_eq!(got.len(), 3);
+    assert!(got.iter().all(|(i, r)| *i == s && r.pit_token == Some(PitToken::from_u64(42))));
+    assert_eq!(name_of(&got[2].1), "/a/2");
+
+    assert!(d.faces[s].send_parts(PacketKind::Data, &[], data("/a/0", 100)));
+    d.flush(s);
+    let got = d.receive(1);
+    assert_eq!(got[0].0, c);
+    assert!(matches!(got[0].1.packet, RxPacket::Data(_)));
+    let sc = d.faces[s].counters();
+    assert_eq!((sc.n_in_interests, sc.n_out_data), (3, 1));
+    assert!(sc.n_in_bytes > 0 && sc.n_out_bytes > 0);
+}
+
+#[test]
+fn unix_listener_replaces_stale_sockets_and_refuses_live_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nfd.sock");
+    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    assert!(path.exists(), "stale socket file left behind");
+    let live = Channel::unix(&path, FaceConfig::default()).unwrap();
+    assert!(matches!(
+        Channel::unix(&path, FaceConfig::default()),
+        Err(ListenError::InUse(_))
+    ));
+    drop(live);
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    assert!(matches!(
+        Channel::unix(&file, FaceConfig::default()),
+        Err(ListenError::NotASocket(_))
+    ));
+    let err = Channel::unix(&file.join("sub/nfd.sock"), FaceConfig::default()).unwrap_err();
+    assert!(matches!(err, ListenError::CreateDir { .. }));
+    assert!(err.to_string().contains("cannot create directory"), "{err}");
+}
+
+/// A server face for a raw client socket the test writes bytes into.
+fn raw_unix_pair() -> (std::os::unix::net::UnixStream, kite_face::Face, Channel) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.sock");
+    let mut ch = Channel::unix(&path, FaceConfig::default()).unwrap();
+    let raw = std::os::unix::net::UnixStream::connect(&path).unwrap();
+    let face = accept_one(&mut ch, &mut FaceIds::new());
+    (raw, face, ch)
+}
+
+#[test]
+fn oversize_or_malformed_elements_close_the_face() {
+    for bad in [
+        vec![6, 253, 0x23, 0x29], // TLV-LENGTH 9001
+        vec![0, 0],               // TLV-TYPE 0
+        vec![6, 253, 0, 1],       // non-minimal TLV-LENGTH
+    ] {
+        let (mut raw, mut face, _ch) = raw_unix_pair();
+        let mut ok = interest("/ok").to_vec();
+        ok.extend_from_slice(&bad);
+        raw.write_all(&ok).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let mut out = Vec::new();
+        let res = face.recv_burst(Instant::now(), &mut out);
+        assert!(matches!(res, Err(FaceError::Framing(_))), "{bad:?}: {res:?}");
+        assert_eq!(out.len(), 1, "packets before the bad element still arrive");
+        assert_eq!(face.counters().n_framing_errors, 1);
+    }
+}
+
+#[test]
+fn peer_close_is_reported() {
+    let (raw, mut face, _ch) = raw_unix_pair();
+    drop(raw);
+    std::thread::sleep(Duration::from_millis(10));
+    let res = face.recv_burst(Instant::now(), &mut Vec::new());
+    assert!(matches!(res, Err(FaceError::Closed)), "{res:?}");
+}
+
+#[test]
+fn full_socket_blocks_the_flush_and_the_rest_goes_out_once_drained() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.sock");
+    let mut ch = Channel::unix(&path, FaceConfig::default()).unwrap();
+    let client = unix::connect(FaceId(9), &path, &FaceConfig::default()).unwrap();
+    let mut server = accept_one(&mut ch, &mut FaceIds::new());
+    let packet = data("/big", 8000);
+    let mut sent = 0;
+    let blocked = loop {
+        for _ in 0..64 {
+            assert!(server.send(PacketKind::Data, packet.clone()));
+            sent += 1;
+        }
+        match server.flush().unwrap() {
+            Flushed::Blocked => break true,
+            Flushed::Done if sent > 20_000 => break false,
+            Flushed::Done => {}
+        }
+    };
+    assert!(blocked, "a unix socket without reader never filled");
+    assert!(server.pending_output() > 0);
+    let mut d = Driver::new();
+    let c = d.add(client);
+    let s = d.add(server);
+    d.flush(s);
+    let got = d.receive(sent);
+    assert_eq!(got.len(), sent);
+    assert!(got.iter().all(|(i, _)| *i == c));
+    assert_eq!(d.faces[s].counters().n_out_data, sent as u64);
+    assert_eq!(d.faces[c].counters().n_in_data, sent as u64);
+}
+
+#[test]
+fn a_full_output_queue_drops_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.sock");
+    let config = FaceConfig {
+        queue_capacity: 4,
+        ..FaceConfig::default()
+    };
+    let _ch = Channel::unix(&path, config).unwrap();
+    let mut face = unix::connect(FaceId(9), &path, &config).unwrap();
+    for _ in 0..4 {
+        assert!(face.send(PacketKind::Interest, interest("/q")));
+    }
+    assert!(!face.send(PacketKind::Interest, interest("/q")));
+    assert_eq!(face.counters().n_out_queue_full, 1);
+    assert_eq!(face.counters().n_out_interests, 4);
+    assert_eq!(face.pending_output(), 4);
+}
+
+#[test]
+fn tcp_listener_and_outgoing_face_exchange_packets() {
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let mut ch = Channel::tcp(any, FaceConfig::default()).unwrap();
+    let FaceUri::Tcp(addr) = *ch.local_uri() else {
+        panic!("not a TCP channel")
+    };
+    let client =
+        tcp::connect(FaceId(300), addr, Persistency::Persistent, &FaceConfig::default()).unwrap();
+    assert_eq!(client.remote_uri(), &FaceUri::Tcp(addr));
+    assert_eq!(client.persistency(), Persistency::Persistent);
+    let server = accept_one(&mut ch, &mut FaceIds::new());
+    assert_eq!(server.scope(), FaceScope::Local, "both ends loopback");
+    assert_eq!(server.persistency(), Persistency::OnDemand);
+    let mut d = Driver::new();
+    let c = d.add(client);
+    let s = d.add(server);
+    assert!(d.faces[c].send(PacketKind::Interest, interest("/tcp")));
+    d.flush(c);
+    let got = d.receive(1);
+    assert_eq!((got[0].0, name_of(&got[0].1)), (s, "/tcp".to_owned()));
+    assert!(d.faces[s].send(PacketKind::Data, data("/tcp", 5000)));
+    d.flush(s);
+    let got = d.receive(1);
+    assert_eq!(got[0].0, c);
+    assert_eq!(d.faces[c].counters().n_in_data, 1);
+}
