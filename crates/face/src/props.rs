@@ -8,6 +8,14 @@ use core::fmt;
 pub struct FaceId(pub u64);
 
 impl FaceId {
+    /// No face (NFD's INVALID_FACEID).
+    pub const INVALID: FaceId = FaceId(0);
+    /// The forwarder's own internal face, where management is served.
+    pub const INTERNAL: FaceId = FaceId(1);
+    /// The face NFD reports for Data answered from the Content Store.
+    pub const CONTENT_STORE: FaceId = FaceId(254);
+    /// The null face (drops everything).
+    pub const NULL: FaceId = FaceId(255);
     /// The first id for faces created at run time (1..=255 are NFD's reserved internal faces).
     pub const FIRST_DYNAMIC: FaceId = FaceId(256);
 }
@@ -54,9 +62,10 @@ impl FaceIds {
 }
 
 /// Whether a face reaches applications on this host (NFD FaceScope).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FaceScope {
     /// Reaches other nodes (0).
+    #[default]
     NonLocal = 0,
     /// Reaches local applications (1): `/localhost` may cross it, local fields may be enabled.
     Local = 1,
@@ -74,12 +83,16 @@ pub enum Persistency {
 }
 
 /// How many peers a face reaches (NFD LinkType).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum LinkType {
     /// One peer (0).
+    #[default]
     PointToPoint = 0,
     /// Many peers that all hear each other: multicast (1).
     MultiAccess = 1,
+    /// Many peers that do not all hear each other (2): a strategy may send back out the
+    /// face an Interest came in on.
+    AdHoc = 2,
 }
 
 /// The kind of network packet a frame carries; counters are kept per kind.

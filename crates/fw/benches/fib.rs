@@ -53,7 +53,7 @@ fn lpm(c: &mut Criterion) {
     for entries in [10_000u64, 100_000, 1_000_000] {
         let (mut w, factory) = FibWriter::new(hasher(), FibConfig::default(), StrategyId(0));
         for i in 0..entries {
-            w.add_nexthop(&entry(i), FaceId(256 + (i % 64) as u32), 1)
+            w.add_nexthop(&entry(i), FaceId(256 + (i % 64)), 1)
                 .expect("short prefix");
         }
         w.publish();

@@ -341,7 +341,7 @@ mod tests {
         FibEntry {
             prefix: n(prefix),
             nexthops: smallvec![NextHop {
-                face: FaceId(300 + id),
+                face: FaceId(300 + u64::from(id)),
                 cost: 0
             }],
             strategy: StrategyId(0),

@@ -545,7 +545,7 @@ mod tests {
     }
 
     fn faces(e: &FibEntry) -> Vec<u32> {
-        e.nexthops.iter().map(|h| h.face.0).collect()
+        e.nexthops.iter().map(|h| h.face.0 as u32).collect()
     }
 
     fn marker(r: &FibReader, prefix: &str) -> Option<u8> {
@@ -553,7 +553,7 @@ mod tests {
     }
 
     fn add(w: &mut FibWriter, prefix: &str, face: u32, cost: u32) {
-        w.add_nexthop(&n(prefix), FaceId(face), cost).unwrap();
+        w.add_nexthop(&n(prefix), FaceId(face.into()), cost).unwrap();
     }
 
     #[test]
@@ -975,7 +975,7 @@ mod tests {
                     for (name, hashes) in &group {
                         let e = g.lpm(name, hashes);
                         assert_eq!(e.prefix.len(), 2, "{name}");
-                        assert_eq!(faces(e), [face.0], "torn group at {name}");
+                        assert_eq!(faces(e), [face.0 as u32], "torn group at {name}");
                     }
                     for (name, hashes) in &bulk {
                         let e = g.lpm(name, hashes);
@@ -992,14 +992,14 @@ mod tests {
             })
         };
         for round in 0..6u32 {
-            let (old, new) = (FaceId(1000 + round), FaceId(1001 + round));
+            let (old, new) = (FaceId(1000 + u64::from(round)), FaceId(1001 + u64::from(round)));
             for p in &group {
                 w.add_nexthop(&p.prefix(2), new, 0).unwrap();
                 w.remove_nexthop(&p.prefix(2), old);
             }
             for i in 0..1000u32 {
                 let p = n(&format!("/bulk/{}/a/b", (i * 7 + round) % 200));
-                w.add_nexthop(&p.prefix(2 + (i % 3) as usize), FaceId(2000 + i % 5), i)
+                w.add_nexthop(&p.prefix(2 + (i % 3) as usize), FaceId(2000 + u64::from(i % 5)), i)
                     .unwrap();
                 if i % 100 == 99 {
                     w.publish();
@@ -1102,7 +1102,7 @@ mod tests {
                 .map(|(_, r)| {
                     r.iter()
                         .map(|(&f, &c)| NextHop {
-                            face: FaceId(f),
+                            face: FaceId(f.into()),
                             cost: c,
                         })
                         .collect()
@@ -1216,16 +1216,16 @@ mod tests {
             for op in &ops {
                 model.apply(op, &pool);
                 match *op {
-                    Op::Add(i, f, c) => w.add_nexthop(&names[i], FaceId(f), c).unwrap(),
+                    Op::Add(i, f, c) => w.add_nexthop(&names[i], FaceId(f.into()), c).unwrap(),
                     Op::Remove(i, f) => {
-                        w.remove_nexthop(&names[i], FaceId(f));
+                        w.remove_nexthop(&names[i], FaceId(f.into()));
                     }
                     Op::Set(i, s) => w.set_strategy(&names[i], StrategyId(s)).unwrap(),
                     Op::Unset(i) => {
                         w.unset_strategy(&names[i]);
                     }
                     Op::RemoveFace(f) => {
-                        w.remove_face(FaceId(f));
+                        w.remove_face(FaceId(f.into()));
                     }
                     Op::Publish => {
                         w.publish();

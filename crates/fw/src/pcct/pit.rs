@@ -235,7 +235,7 @@ mod tests {
 
     fn down(face: u32, nonce: u32, expiry_ms: u64) -> DownRecord {
         DownRecord {
-            face: FaceId(face),
+            face: FaceId(face.into()),
             nonce: Nonce::from(nonce),
             expiry: Time::from_millis(expiry_ms),
             arrived: Time::ZERO,
