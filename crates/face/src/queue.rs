@@ -70,7 +70,9 @@ impl OutQueue {
     /// An empty queue holding at most `capacity` frames.
     pub fn new(capacity: usize) -> Self {
         OutQueue {
-            frames: VecDeque::with_capacity(capacity.min(DEFAULT_QUEUE_CAPACITY)),
+            // Grows on first use and keeps its size: idle faces cost little, busy ones
+            // stop allocating once warm.
+            frames: VecDeque::new(),
             capacity,
             front_written: 0,
         }

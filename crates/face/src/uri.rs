@@ -294,6 +294,7 @@ fn resolve(host: &str, family: Family, lenient: bool) -> Result<IpAddr, UriError
             IpAddr::V6(v6) if lenient && family != Family::V6 => {
                 v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
             }
+            IpAddr::V6(v6) if !lenient && v6.to_ipv4_mapped().is_some() => return Err(bad()),
             ip => ip,
         };
         return if fits(&ip) { Ok(ip) } else { Err(bad()) };

@@ -53,7 +53,9 @@ fn unix_listener_accepts_and_packets_flow_both_ways() {
     d.flush(c);
     let got = d.receive(3);
     assert_eq!(got.len(), 3);
-    assert!(got.iter().all(|(i, r)| *i == s && r.pit_token == Some(PitToken::from_u64(42))));
+    assert!(got
+        .iter()
+        .all(|(i, r)| *i == s && r.pit_token == Some(PitToken::from_u64(42))));
     assert_eq!(name_of(&got[2].1), "/a/2");
 
     assert!(d.faces[s].send_parts(PacketKind::Data, &[], data("/a/0", 100)));
@@ -113,7 +115,10 @@ fn oversize_or_malformed_elements_close_the_face() {
         std::thread::sleep(Duration::from_millis(20));
         let mut out = Vec::new();
         let res = face.recv_burst(Instant::now(), &mut out);
-        assert!(matches!(res, Err(FaceError::Framing(_))), "{bad:?}: {res:?}");
+        assert!(
+            matches!(res, Err(FaceError::Framing(_))),
+            "{bad:?}: {res:?}"
+        );
         assert_eq!(out.len(), 1, "packets before the bad element still arrive");
         assert_eq!(face.counters().n_framing_errors, 1);
     }
@@ -187,8 +192,13 @@ fn tcp_listener_and_outgoing_face_exchange_packets() {
     let FaceUri::Tcp(addr) = *ch.local_uri() else {
         panic!("not a TCP channel")
     };
-    let client =
-        tcp::connect(FaceId(300), addr, Persistency::Persistent, &FaceConfig::default()).unwrap();
+    let client = tcp::connect(
+        FaceId(300),
+        addr,
+        Persistency::Persistent,
+        &FaceConfig::default(),
+    )
+    .unwrap();
     assert_eq!(client.remote_uri(), &FaceUri::Tcp(addr));
     assert_eq!(client.persistency(), Persistency::Persistent);
     let server = accept_one(&mut ch, &mut FaceIds::new());

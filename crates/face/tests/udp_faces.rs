@@ -1,0 +1,209 @@
+//! UDP faces over loopback: demultiplexing per remote, on-demand idle close, fragmentation
+//! and reassembly with fragments out of order, reassembly bounds.
+
+mod common;
+
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::{data, interest, name_of};
+use kite_face::reassembly::ReassemblyLimits;
+use kite_face::{
+    Datagram, Face, FaceConfig, FaceId, FaceIds, FaceScope, FaceUri, Flushed, PacketKind,
+    Persistency, Received, RxPacket, UdpChannel,
+};
+use kite_packet::{LpHeader, LpPacket};
+
+fn channel(config: FaceConfig) -> UdpChannel {
+    UdpChannel::bind("127.0.0.1:0".parse().unwrap(), config).unwrap()
+}
+
+fn peer() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+/// Reads until `n` datagrams arrived on `ch` (or 5 s pass).
+fn recv(ch: &mut UdpChannel, ids: &mut FaceIds, n: usize) -> (Vec<Datagram>, Vec<Face>) {
+    let (mut dgrams, mut created) = (Vec::new(), Vec::new());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while dgrams.len() < n && Instant::now() < deadline {
+        ch.recv_burst(ids, &mut dgrams, &mut created).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    (dgrams, created)
+}
+
+/// Hands every datagram to its face; returns the packets completed.
+fn deliver(faces: &mut [Face], dgrams: Vec<Datagram>) -> Vec<Received> {
+    let mut out = Vec::new();
+    for d in dgrams {
+        let f = faces
+            .iter_mut()
+            .find(|f| f.id() == d.face)
+            .expect("face exists");
+        f.receive_frame(d.frame, Instant::now(), &mut out);
+    }
+    out
+}
+
+#[test]
+fn one_on_demand_face_per_remote_and_replies_reach_it() {
+    let mut ch = channel(FaceConfig::default());
+    let mut ids = FaceIds::new();
+    let (a, b) = (peer(), peer());
+    let to = ch.local_addr();
+    a.send_to(&interest("/a/1"), to).unwrap();
+    b.send_to(&interest("/b/1"), to).unwrap();
+    a.send_to(&interest("/a/2"), to).unwrap();
+    let (dgrams, mut faces) = recv(&mut ch, &mut ids, 3);
+    assert_eq!(faces.len(), 2);
+    let fa = ch.face_of(a.local_addr().unwrap()).unwrap();
+    let fb = ch.face_of(b.local_addr().unwrap()).unwrap();
+    assert_ne!(fa, fb);
+    let face_a = faces.iter().find(|f| f.id() == fa).unwrap();
+    assert_eq!(face_a.remote_uri(), &FaceUri::Udp(a.local_addr().unwrap()));
+    assert_eq!(face_a.local_uri(), &ch.local_uri());
+    assert_eq!(
+        face_a.scope(),
+        FaceScope::NonLocal,
+        "UDP is non-local even on loopback"
+    );
+    assert_eq!(face_a.persistency(), Persistency::OnDemand);
+    assert_eq!(face_a.mtu(), Some(8800));
+    let got = deliver(&mut faces, dgrams);
+    let names: Vec<(FaceId, String)> = got.iter().map(|r| (r.face, name_of(r))).collect();
+    assert_eq!(
+        names,
+        [
+            (fa, "/a/1".to_owned()),
+            (fb, "/b/1".to_owned()),
+            (fa, "/a/2".to_owned())
+        ]
+    );
+    let face_a = faces.iter_mut().find(|f| f.id() == fa).unwrap();
+    assert_eq!(face_a.counters().n_in_interests, 2);
+    let reply = data("/a/1", 50);
+    assert!(face_a.send(PacketKind::Data, reply.clone()));
+    assert!(face_a.send(PacketKind::Data, reply.clone()));
+    assert_eq!(face_a.flush().unwrap(), Flushed::Done);
+    assert_eq!(face_a.counters().n_out_bytes, 2 * reply.len() as u64);
+    let mut buf = [0u8; 9000];
+    for _ in 0..2 {
+        let (n, from) = a.recv_from(&mut buf).unwrap();
+        assert_eq!((&buf[..n], from), (&reply[..], to));
+    }
+}
+
+#[test]
+fn idle_on_demand_faces_expire_and_a_returning_peer_gets_a_new_face() {
+    let config = FaceConfig {
+        idle_timeout: Duration::from_millis(50),
+        ..FaceConfig::default()
+    };
+    let mut ch = channel(config);
+    let mut ids = FaceIds::new();
+    let a = peer();
+    a.send_to(&interest("/x"), ch.local_addr()).unwrap();
+    let (dgrams, mut faces) = recv(&mut ch, &mut ids, 1);
+    deliver(&mut faces, dgrams);
+    let now = Instant::now();
+    assert!(!faces[0].idle_expired(now));
+    assert!(faces[0].idle_expired(now + Duration::from_millis(60)));
+    let old = faces[0].id();
+    ch.forget(a.local_addr().unwrap());
+    a.send_to(&interest("/x"), ch.local_addr()).unwrap();
+    let (_, again) = recv(&mut ch, &mut ids, 1);
+    assert_eq!(again.len(), 1);
+    assert!(again[0].id() > old, "ids are never reused");
+
+    let b = peer();
+    let b_addr = b.local_addr().unwrap();
+    let created = ch
+        .connect(FaceId(900), b_addr, Persistency::Persistent)
+        .unwrap();
+    assert!(!created.idle_expired(Instant::now() + Duration::from_secs(3600)));
+    assert!(matches!(
+        ch.connect(FaceId(901), b_addr, Persistency::Persistent),
+        Err(kite_face::FaceError::Exists(FaceId(900)))
+    ));
+}
+
+#[test]
+fn fragments_at_mtu_1500_reassemble_when_they_arrive_out_of_order() {
+    let mut sender_ch = channel(FaceConfig::default());
+    let capture = peer();
+    let mut tx = sender_ch
+        .connect(
+            FaceId(500),
+            capture.local_addr().unwrap(),
+            Persistency::Persistent,
+        )
+        .unwrap();
+    tx.set_mtu(1500);
+    let packet = data("/big", 8000);
+    let header = LpHeader {
+        congestion_mark: Some(1),
+        ..LpHeader::default()
+    };
+    assert!(tx.send_packet(header, packet.clone()));
+    assert_eq!(tx.flush().unwrap(), Flushed::Done);
+    let mut frags = Vec::new();
+    let mut buf = [0u8; 9000];
+    while frags.len() < 6 {
+        let n = capture.recv(&mut buf).unwrap();
+        assert!(n <= 1500, "fragment of {n} octets exceeds the MTU");
+        frags.push(Bytes::copy_from_slice(&buf[..n]));
+    }
+    let lp = LpPacket::decode(frags[0].clone()).unwrap();
+    assert_eq!(lp.header.frag_count, Some(6));
+
+    let mut rx_ch = channel(FaceConfig::default());
+    for i in [4, 1, 5, 0, 3, 2] {
+        capture.send_to(&frags[i], rx_ch.local_addr()).unwrap();
+    }
+    let (dgrams, mut faces) = recv(&mut rx_ch, &mut FaceIds::new(), 6);
+    let got = deliver(&mut faces, dgrams);
+    assert_eq!(got.len(), 1);
+    let RxPacket::Data(d) = &got[0].packet else {
+        panic!("not a Data")
+    };
+    assert_eq!(d.wire(), &packet);
+    assert_eq!(got[0].congestion_mark, 1);
+}
+
+#[test]
+fn too_many_partial_packets_are_dropped_and_counted() {
+    let config = FaceConfig {
+        reassembly: ReassemblyLimits {
+            max_partials: 2,
+            ..ReassemblyLimits::default()
+        },
+        ..FaceConfig::default()
+    };
+    let mut ch = channel(config);
+    let a = peer();
+    for seq in 0..5u64 {
+        let first = LpPacket {
+            header: LpHeader {
+                sequence: Some(seq * 10),
+                frag_index: Some(0),
+                frag_count: Some(2),
+                ..LpHeader::default()
+            },
+            fragment: Some(Bytes::from_static(b"half")),
+        };
+        a.send_to(&first.encode(), ch.local_addr()).unwrap();
+    }
+    let (dgrams, mut faces) = recv(&mut ch, &mut FaceIds::new(), 5);
+    assert!(deliver(&mut faces, dgrams).is_empty());
+    assert_eq!(faces[0].counters().n_reassembly_dropped, 3);
+    faces[0].expire(Instant::now() + Duration::from_secs(1));
+    assert_eq!(
+        faces[0].counters().n_reassembly_dropped,
+        5,
+        "timed-out partials count"
+    );
+}
