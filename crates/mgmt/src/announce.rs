@@ -48,11 +48,16 @@ impl PrefixAnnouncement {
         let n = data.name.len();
         let named_right = n >= 3
             && data.name.get(n - 3).is_some_and(|c| {
-                c.typ() == tt::KEYWORD_NAME_COMPONENT
-                    && c.value() == t::PREFIX_ANNOUNCEMENT_KEYWORD
+                c.typ() == tt::KEYWORD_NAME_COMPONENT && c.value() == t::PREFIX_ANNOUNCEMENT_KEYWORD
             })
-            && data.name.get(n - 2).is_some_and(|c| c.as_version().is_some())
-            && data.name.get(n - 1).is_some_and(|c| c.as_segment().is_some());
+            && data
+                .name
+                .get(n - 2)
+                .is_some_and(|c| c.as_version().is_some())
+            && data
+                .name
+                .get(n - 1)
+                .is_some_and(|c| c.as_segment().is_some());
         if !named_right {
             return Err(AnnounceError::BadName);
         }

@@ -101,7 +101,10 @@ impl Verb {
     }
 
     fn names(self) -> (&'static str, &'static str) {
-        let (_, m, v) = VERBS.iter().find(|(x, _, _)| *x == self).expect("every verb");
+        let (_, m, v) = VERBS
+            .iter()
+            .find(|(x, _, _)| *x == self)
+            .expect("every verb");
         (m, v)
     }
 
@@ -300,8 +303,8 @@ pub fn parse_command(interest: &Interest) -> Result<Command, CommandError> {
             .app_params
             .as_ref()
             .ok_or(CommandError::MissingParameters)?;
-        let pa = PrefixAnnouncement::decode(ap.clone())
-            .map_err(CommandError::MalformedAnnouncement)?;
+        let pa =
+            PrefixAnnouncement::decode(ap.clone()).map_err(CommandError::MalformedAnnouncement)?;
         (ControlParameters::default(), Some(pa))
     } else {
         let c = name.get(4).ok_or(CommandError::MissingParameters)?;

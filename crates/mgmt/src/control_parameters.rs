@@ -243,9 +243,8 @@ mod tests {
     #[test]
     fn decoding_accepts_any_order_ignores_unknown_and_keeps_the_first() {
         // Cost, then an unknown critical type 201, then Name, then a second Cost.
-        let wire = Bytes::from_static(&[
-            104, 14, 106, 1, 5, 201, 1, 0, 7, 3, 8, 1, b'x', 106, 1, 9,
-        ]);
+        let wire =
+            Bytes::from_static(&[104, 14, 106, 1, 5, 201, 1, 0, 7, 3, 8, 1, b'x', 106, 1, 9]);
         let p = ControlParameters::decode(&wire).unwrap();
         assert_eq!(p.cost, Some(5));
         assert_eq!(p.name, Some("/x".parse().unwrap()));

@@ -100,7 +100,10 @@ mod tests {
         };
         let r = ControlResponse::success(&p);
         let back = ControlResponse::decode(&Bytes::from(r.encode())).unwrap();
-        assert_eq!((back.status_code, back.status_text.as_str()), (200, "Success"));
+        assert_eq!(
+            (back.status_code, back.status_text.as_str()),
+            (200, "Success")
+        );
         assert_eq!(back.parameters().unwrap().unwrap(), p);
     }
 

@@ -125,7 +125,10 @@ mod tests {
         want.extend_from_slice(b"unix:///run/nfd/nfd.sock");
         want.extend_from_slice(&[132, 1, 1, 133, 1, 1, 134, 1, 0, 108, 1, 4]);
         assert_eq!(wire, want);
-        assert_eq!(FaceEventNotification::decode(&Bytes::from(wire)).unwrap(), e);
+        assert_eq!(
+            FaceEventNotification::decode(&Bytes::from(wire)).unwrap(),
+            e
+        );
     }
 
     #[test]
@@ -133,7 +136,9 @@ mod tests {
         let bad = Bytes::from_static(&[192, 3, 105, 1, 1]);
         assert_eq!(
             FaceEventNotification::decode(&bad),
-            Err(DecodeError::Missing { typ: t::FACE_EVENT_KIND })
+            Err(DecodeError::Missing {
+                typ: t::FACE_EVENT_KIND
+            })
         );
     }
 }

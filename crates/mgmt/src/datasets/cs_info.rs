@@ -8,7 +8,13 @@ use crate::tlv_types as t;
 use crate::wire::{put_nonneg, required, walk_strict, Tlv};
 
 /// Field order of CsInfo.
-const ORDER: [u64; 5] = [t::CAPACITY, t::FLAGS, t::N_CS_ENTRIES, t::N_HITS, t::N_MISSES];
+const ORDER: [u64; 5] = [
+    t::CAPACITY,
+    t::FLAGS,
+    t::N_CS_ENTRIES,
+    t::N_HITS,
+    t::N_MISSES,
+];
 
 /// Content Store information.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

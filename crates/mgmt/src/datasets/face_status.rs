@@ -6,9 +6,7 @@ use kite_packet::tlv::Element;
 use kite_packet::Result;
 
 use crate::tlv_types::{self as t, FacePersistency, FaceScope, LinkType};
-use crate::wire::{
-    put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv,
-};
+use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// Field order of FaceStatus.
 const ORDER: [u64; 19] = [
@@ -220,11 +218,15 @@ impl FaceQueryFilter {
             uri.split_once("://").map_or(uri, |(s, _)| s)
         }
         self.face_id.is_none_or(|id| id == face.face_id)
-            && self.uri_scheme.as_deref().is_none_or(|s| {
-                s == scheme(&face.uri) || s == scheme(&face.local_uri)
-            })
+            && self
+                .uri_scheme
+                .as_deref()
+                .is_none_or(|s| s == scheme(&face.uri) || s == scheme(&face.local_uri))
             && self.uri.as_deref().is_none_or(|u| u == face.uri)
-            && self.local_uri.as_deref().is_none_or(|u| u == face.local_uri)
+            && self
+                .local_uri
+                .as_deref()
+                .is_none_or(|u| u == face.local_uri)
             && self.face_scope.is_none_or(|s| s == face.face_scope)
             && self
                 .face_persistency

@@ -181,7 +181,9 @@ mod tests {
         let without_version = wire.slice(12..);
         assert_eq!(
             ForwarderStatus::decode(&without_version),
-            Err(DecodeError::Missing { typ: t::NFD_VERSION })
+            Err(DecodeError::Missing {
+                typ: t::NFD_VERSION
+            })
         );
         // StartTimestamp after CurrentTimestamp.
         let mut swapped = Vec::new();

@@ -8,7 +8,13 @@ use crate::tlv_types::{self as t, RouteOrigin};
 use crate::wire::{put_name, put_nonneg, put_opt_nonneg, required, walk_strict, Tlv};
 
 /// Field order of Route.
-const ROUTE_ORDER: [u64; 5] = [t::FACE_ID, t::ORIGIN, t::COST, t::FLAGS, t::EXPIRATION_PERIOD];
+const ROUTE_ORDER: [u64; 5] = [
+    t::FACE_ID,
+    t::ORIGIN,
+    t::COST,
+    t::FLAGS,
+    t::EXPIRATION_PERIOD,
+];
 
 /// One route of a RIB entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -39,7 +45,10 @@ impl Tlv for Route {
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let mut n: [Option<u64>; 5] = [None; 5];
         walk_strict(el.children(), &ROUTE_ORDER, None, |f| {
-            let i = ROUTE_ORDER.iter().position(|&x| x == f.typ).expect("walked");
+            let i = ROUTE_ORDER
+                .iter()
+                .position(|&x| x == f.typ)
+                .expect("walked");
             n[i] = Some(f.nonneg()?);
             Ok(())
         })?;

@@ -273,8 +273,20 @@ impl Rib {
         let mut names = BTreeSet::new();
         for root in roots {
             let under = |n: &&Name| root.is_prefix_of(n);
-            names.extend(self.entries.range(root.clone()..).map(|(n, _)| n).take_while(under).cloned());
-            names.extend(self.fib.range(root.clone()..).map(|(n, _)| n).take_while(under).cloned());
+            names.extend(
+                self.entries
+                    .range(root.clone()..)
+                    .map(|(n, _)| n)
+                    .take_while(under)
+                    .cloned(),
+            );
+            names.extend(
+                self.fib
+                    .range(root.clone()..)
+                    .map(|(n, _)| n)
+                    .take_while(under)
+                    .cloned(),
+            );
         }
         let mut changes = Vec::new();
         for name in names {

@@ -142,7 +142,10 @@ fn register_reports_the_changed_subtree_only() {
         ]
     );
     // Same route again: nothing changes.
-    assert!(rib.register(&n("/a"), route(1, 0, 3, CI), 0).unwrap().is_empty());
+    assert!(rib
+        .register(&n("/a"), route(1, 0, 3, CI), 0)
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -218,7 +221,9 @@ fn prefix_deeper_than_32_is_refused_with_414() {
     let err = rib.register(&deep, route(1, 0, 0, CI), 0).unwrap_err();
     assert_eq!(err.status_code(), 414);
     assert_eq!(err.to_string(), "Route prefix cannot exceed 32 components");
-    assert!(rib.register(&deep.prefix(32), route(1, 0, 0, CI), 0).is_ok());
+    assert!(rib
+        .register(&deep.prefix(32), route(1, 0, 0, CI), 0)
+        .is_ok());
 }
 
 #[test]
@@ -263,7 +268,13 @@ mod prop {
     const NAMES: [&str; 7] = ["/", "/a", "/a/b", "/a/b/c", "/a/c", "/b", "/b/a"];
 
     fn op() -> impl Strategy<Value = Op> {
-        let route = (1u64..5, 0u64..3, 0u64..20, 0u64..4, proptest::option::of(1u64..50))
+        let route = (
+            1u64..5,
+            0u64..3,
+            0u64..20,
+            0u64..4,
+            proptest::option::of(1u64..50),
+        )
             .prop_map(|(face_id, origin, cost, flags, exp)| RibRoute {
                 face_id,
                 origin: RouteOrigin(origin),
