@@ -9,8 +9,9 @@
 //!   validation and defaults follow ndn-cxx's `control-command.cpp`, and every rejection
 //!   carries NFD's status code and text. [`ReplayGuard`] is the command-Interest timestamp
 //!   check; [`PrefixAnnouncement`] parses `rib/announce`.
-//! - **Publishing** ([`dataset`]): versioned, segmented, DigestSha256-signed dataset replies,
-//!   control responses, and the face-event notification stream, named as NFD names them.
+//! - **Publishing** ([`dataset`], [`storage`]): versioned, segmented, DigestSha256-signed
+//!   dataset replies, control responses, and the face-event notification stream, named as NFD
+//!   names them, and the 1-second in-memory storage that answers later segment Interests.
 //! - **RIB** ([`rib`]): routes keyed by (prefix, face, origin), flattened into FIB nexthops by
 //!   NFD's inheritance rules, with a FIB diff after every change.
 //!
@@ -25,6 +26,7 @@ pub mod datasets;
 pub mod face_event;
 pub mod replay;
 pub mod rib;
+pub mod storage;
 pub mod tlv_types;
 mod wire;
 
