@@ -6,6 +6,12 @@ Usage
         Write N random cases per kind, encoded by python-ndn's
         `ndn.app_support.nfd_mgmt` models, as a JSON array.  Same seed, same file.
 
+    python pyndn_mgmt.py commands --out FILE
+        Write command Interests made by python-ndn's `make_command` (signed
+        command Interest v0.2, DigestSha256) and `make_command_v2` signed as a
+        v0.3 signed Interest: {"form", "wire", "module", "verb", "fields"
+        (control_parameters), "timestamp"}.
+
     python pyndn_mgmt.py check --in FILE
         Decode every case's "wire" (written by Kite) with python-ndn and compare
         its fields with the case's.  Prints "case I: ok" or "case I: FAIL <why>"
@@ -403,6 +409,46 @@ def check(path):
     return 0 if cases else 1
 
 
+def command_cases():
+    import struct
+    from ndn.app_support.nfd_mgmt import make_command, make_command_v2
+    from ndn.encoding import Component, InterestParam, make_interest, parse_interest
+    from ndn.security import DigestSha256Signer
+
+    requests = [
+        ("rib", "register", {"name": "/a/b", "face_id": 300, "cost": 5, "origin": 255}),
+        ("rib", "unregister", {"name": "/a"}),
+        ("faces", "create", {"uri": "udp4://192.0.2.1:6363", "face_persistency": 2}),
+        ("faces", "update", {"flags": 1, "mask": 1}),
+        ("fib", "add-nexthop", {"name": "/x", "face_id": 256, "cost": 10}),
+        ("strategy-choice", "set", {"name": "/", "strategy": "/localhost/nfd/strategy/asf"}),
+        ("cs", "erase", {"name": "/bench", "count": 3}),
+    ]
+    cases = []
+    for module, verb, args in requests:
+        want = ControlParametersValue()
+        for key, val in args.items():
+            if key == "strategy":
+                want.strategy = Strategy()
+                want.strategy.name = val
+            else:
+                setattr(want, key, val)
+        fields = cp_fields(ControlParametersValue.parse(want.encode()))
+        name = make_command(module, verb, **args)
+        wire = make_interest(name, InterestParam(must_be_fresh=True, lifetime=4000))
+        ts = struct.unpack("!Q", bytes(Component.get_value(name[-4])))[0]
+        cases.append({"form": "v02", "wire": bytes(wire).hex(), "module": module,
+                      "verb": verb, "fields": fields, "timestamp": ts})
+        name = make_command_v2(module, verb, **args)
+        wire = make_interest(name, InterestParam(lifetime=4000), app_param=b"",
+                             signer=DigestSha256Signer(for_interest=True))
+        _, _, _, sig = parse_interest(wire)
+        ts = sig.signature_info.signature_time
+        cases.append({"form": "v03", "wire": bytes(wire).hex(), "module": module,
+                      "verb": verb, "fields": fields, "timestamp": ts})
+    return cases
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -410,12 +456,18 @@ def main():
     g.add_argument("--seed", type=int, required=True)
     g.add_argument("--count", type=int, required=True)
     g.add_argument("--out", required=True)
+    m = sub.add_parser("commands")
+    m.add_argument("--out", required=True)
     c = sub.add_parser("check")
     c.add_argument("--in", dest="inp", required=True)
     a = ap.parse_args()
     if a.cmd == "gen":
         with open(a.out, "w") as f:
             json.dump(gen_cases(a.seed, a.count), f)
+        return 0
+    if a.cmd == "commands":
+        with open(a.out, "w") as f:
+            json.dump(command_cases(), f)
         return 0
     return check(a.inp)
 

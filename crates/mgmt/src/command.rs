@@ -387,6 +387,23 @@ impl Command {
         }
         Ok(())
     }
+
+    /// Replaces FaceId 0 with `incoming_face_id` (the face the command arrived on, from the
+    /// IncomingFaceId field) for the verbs where 0 means "the requesting face": faces/update,
+    /// fib/add-nexthop, fib/remove-nexthop, rib/register, rib/unregister. Call it after
+    /// [`Command::validate`], which turns an absent FaceId into 0.
+    pub fn resolve_self_face(&mut self, incoming_face_id: u64) {
+        let self_face_verbs = [
+            Verb::FacesUpdate,
+            Verb::FibAddNextHop,
+            Verb::FibRemoveNextHop,
+            Verb::RibRegister,
+            Verb::RibUnregister,
+        ];
+        if self_face_verbs.contains(&self.verb) && self.params.face_id == Some(0) {
+            self.params.face_id = Some(incoming_face_id);
+        }
+    }
 }
 
 /// The field table and the verb-specific checks of ndn-cxx's `validateRequest`.

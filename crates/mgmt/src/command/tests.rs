@@ -353,3 +353,30 @@ fn verbs_name_themselves() {
         assert_eq!(Verb::from_components(m.as_bytes(), n.as_bytes()), Some(v));
     }
 }
+
+#[test]
+fn face_id_zero_means_the_requesting_face() {
+    let mut c = validate("/localhost/nfd/rib/register", register_params()).unwrap();
+    c.resolve_self_face(261);
+    assert_eq!(c.params.face_id, Some(261));
+    let mut explicit = validate(
+        "/localhost/nfd/fib/add-nexthop",
+        ControlParameters {
+            face_id: Some(300),
+            ..register_params()
+        },
+    )
+    .unwrap();
+    explicit.resolve_self_face(261);
+    assert_eq!(explicit.params.face_id, Some(300));
+    let mut destroy = validate(
+        "/localhost/nfd/faces/destroy",
+        ControlParameters {
+            face_id: Some(270),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    destroy.resolve_self_face(261);
+    assert_eq!(destroy.params.face_id, Some(270));
+}
