@@ -1,10 +1,11 @@
 //! ControlResponse (TLV-TYPE 101): StatusCode, StatusText, then an optional body element
 //! (ControlParameters for commands). Decoding is as strict as ndn-cxx: StatusCode first,
-//! StatusText second, and the next element, whatever its type, is the body.
+//! StatusText second, and the next element, whatever its type, is the body (anything after it
+//! is ignored, as ndn-cxx does).
 
 use bytes::Bytes;
 use kite_packet::tlv::Element;
-use kite_packet::{DecodeError, Result};
+use kite_packet::Result;
 
 use crate::control_parameters::ControlParameters;
 use crate::tlv_types::{self as t, status};
@@ -67,9 +68,6 @@ impl Tlv for ControlResponse {
             Some(b) => Some(buf.slice(b?.range())),
             None => None,
         };
-        if !r.is_empty() {
-            return Err(DecodeError::TrailingBytes(el.end() - r.offset()));
-        }
         Ok(ControlResponse {
             status_code,
             status_text,
@@ -81,6 +79,7 @@ impl Tlv for ControlResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kite_packet::DecodeError;
 
     #[test]
     fn exact_bytes_and_round_trip() {
@@ -119,10 +118,8 @@ mod tests {
             ControlResponse::decode(&text_first),
             Err(DecodeError::UnexpectedType { .. })
         ));
-        let two_bodies = Bytes::from_static(&[101, 9, 102, 1, 200, 103, 0, 104, 0, 104, 0]);
-        assert_eq!(
-            ControlResponse::decode(&two_bodies),
-            Err(DecodeError::TrailingBytes(2))
-        );
+        let two_bodies = Bytes::from_static(&[101, 9, 102, 1, 200, 103, 0, 104, 0, 105, 0]);
+        let r = ControlResponse::decode(&two_bodies).unwrap();
+        assert_eq!(r.body.as_deref(), Some(&[104, 0][..]));
     }
 }
