@@ -1,0 +1,66 @@
+//! StrategyChoice (`strategy-choice/list` items): a prefix and its strategy instance.
+
+use bytes::Bytes;
+use kite_packet::tlv::Element;
+use kite_packet::{tt, Name, Result};
+
+use crate::tlv_types as t;
+use crate::wire::{nested_name, put_name, put_nested, required, walk_strict, Tlv};
+
+/// One strategy choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrategyChoice {
+    /// The prefix.
+    pub name: Name,
+    /// The strategy instance name, e.g. `/localhost/nfd/strategy/best-route/v=5`.
+    pub strategy: Name,
+}
+
+impl Tlv for StrategyChoice {
+    const TYPE: u64 = t::STRATEGY_CHOICE;
+
+    fn encode_value(&self, out: &mut Vec<u8>) {
+        put_name(out, &self.name);
+        put_nested(out, t::STRATEGY, |v| put_name(v, &self.strategy));
+    }
+
+    fn decode_value(buf: &Bytes, el: &Element<'_>) -> Result<Self> {
+        let (mut name, mut strategy) = (None, None);
+        walk_strict(el.children(), &[tt::NAME, t::STRATEGY], None, |f| {
+            match f.typ {
+                tt::NAME => name = Some(Name::from_element(buf, f)?),
+                _ => strategy = Some(nested_name(buf, f)?),
+            }
+            Ok(())
+        })?;
+        Ok(StrategyChoice {
+            name: required(name, tt::NAME)?,
+            strategy: required(strategy, t::STRATEGY)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kite_packet::DecodeError;
+
+    #[test]
+    fn exact_bytes_and_round_trip() {
+        let s = StrategyChoice {
+            name: Name::root(),
+            strategy: "/s".parse().unwrap(),
+        };
+        let wire = s.encode();
+        assert_eq!(wire, [128, 9, 7, 0, 107, 5, 7, 3, 8, 1, b's']);
+        assert_eq!(StrategyChoice::decode(&Bytes::from(wire)).unwrap(), s);
+    }
+
+    #[test]
+    fn missing_strategy_is_an_error() {
+        assert_eq!(
+            StrategyChoice::decode(&Bytes::from_static(&[128, 2, 7, 0])),
+            Err(DecodeError::Missing { typ: t::STRATEGY })
+        );
+    }
+}
