@@ -19,6 +19,7 @@ pub mod hash;
 pub mod ndt;
 pub mod out;
 pub mod pcct;
+pub mod runtime;
 mod slab;
 pub mod strategy;
 pub mod time;

@@ -553,7 +553,8 @@ mod tests {
     }
 
     fn add(w: &mut FibWriter, prefix: &str, face: u32, cost: u32) {
-        w.add_nexthop(&n(prefix), FaceId(face.into()), cost).unwrap();
+        w.add_nexthop(&n(prefix), FaceId(face.into()), cost)
+            .unwrap();
     }
 
     #[test]
@@ -992,15 +993,22 @@ mod tests {
             })
         };
         for round in 0..6u32 {
-            let (old, new) = (FaceId(1000 + u64::from(round)), FaceId(1001 + u64::from(round)));
+            let (old, new) = (
+                FaceId(1000 + u64::from(round)),
+                FaceId(1001 + u64::from(round)),
+            );
             for p in &group {
                 w.add_nexthop(&p.prefix(2), new, 0).unwrap();
                 w.remove_nexthop(&p.prefix(2), old);
             }
             for i in 0..1000u32 {
                 let p = n(&format!("/bulk/{}/a/b", (i * 7 + round) % 200));
-                w.add_nexthop(&p.prefix(2 + (i % 3) as usize), FaceId(2000 + u64::from(i % 5)), i)
-                    .unwrap();
+                w.add_nexthop(
+                    &p.prefix(2 + (i % 3) as usize),
+                    FaceId(2000 + u64::from(i % 5)),
+                    i,
+                )
+                .unwrap();
                 if i % 100 == 99 {
                     w.publish();
                 }

@@ -290,6 +290,11 @@ impl Forwarder {
         self.state.config.cs_admit = admit;
         self.state.config.cs_serve = serve;
     }
+
+    /// The CS flags: (admit, serve).
+    pub fn cs_flags(&self) -> (bool, bool) {
+        (self.state.config.cs_admit, self.state.config.cs_serve)
+    }
 }
 
 impl State {

@@ -1,0 +1,492 @@
+//! The I/O thread: owns every face's socket and the listeners, reads in bursts and dispatches
+//! (the input stage), and writes what the forwarding threads send (the output stage), one
+//! `writev`/`sendmmsg` per face per burst. Sleeps in `epoll_wait` when it has nothing to do.
+
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use hashbrown::HashMap;
+use kite_face::{
+    Channel, Datagram, Face, FaceConfig, FaceIds, FaceUri, Flushed, PacketKind, Persistency,
+    Progress, Received, UdpChannel,
+};
+use mio::{Events, Poll, Token};
+use rtrb::Consumer;
+
+use super::dispatch::Dispatcher;
+use super::park::Waker;
+use super::{FaceCommandError, FaceEvent, FaceStatus, FwCommand, IoCommand, RuntimeConfig};
+use crate::face::FaceId;
+use crate::out::Out;
+use crate::strategy::FaceInfo;
+
+/// The token of the waker forwarding threads and management use.
+pub(crate) const WAKE_TOKEN: Token = Token(0);
+/// Tokens of stream listeners start here; UDP channels follow. Face tokens are their ids
+/// (at least 256), so the two ranges never meet.
+const CHANNEL_TOKEN: usize = 16;
+/// How often faces are checked for idleness and reassembly timeouts.
+const HOUSEKEEPING: Duration = Duration::from_secs(1);
+
+/// The I/O thread's "asleep in epoll" flag.
+#[derive(Debug, Default)]
+pub(crate) struct Sleep {
+    sleeping: AtomicBool,
+}
+
+impl Sleep {
+    /// Wakes the I/O thread through `waker` if it announced it sleeps.
+    pub fn wake(&self, waker: &mio::Waker) {
+        fence(Ordering::SeqCst);
+        if self.sleeping.load(Ordering::Relaxed) {
+            let _ = waker.wake();
+        }
+    }
+}
+
+pub(crate) struct IoThread {
+    poll: Poll,
+    events: Events,
+    sleep: Arc<Sleep>,
+    commands: Receiver<IoCommand>,
+    dispatcher: Dispatcher,
+    from_fwd: Vec<Consumer<Out>>,
+    fwd: Vec<(Sender<FwCommand>, Waker)>,
+    face_events: Sender<FaceEvent>,
+    config: FaceConfig,
+    ids: FaceIds,
+    channels: Vec<Channel>,
+    udp: Vec<UdpChannel>,
+    faces: HashMap<FaceId, Face>,
+    received: Vec<Received>,
+    datagrams: Vec<Datagram>,
+    created: Vec<Face>,
+    header: Vec<u8>,
+    dirty: Vec<FaceId>,
+    last_housekeeping: Instant,
+}
+
+impl IoThread {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        config: &RuntimeConfig,
+        poll: Poll,
+        sleep: Arc<Sleep>,
+        commands: Receiver<IoCommand>,
+        dispatcher: Dispatcher,
+        from_fwd: Vec<Consumer<Out>>,
+        fwd: Vec<(Sender<FwCommand>, Waker)>,
+        face_events: Sender<FaceEvent>,
+    ) -> Result<Self, super::StartError> {
+        let mut channels = Vec::new();
+        if let Some(path) = &config.unix_socket {
+            channels.push(Channel::unix(path, config.face)?);
+        }
+        for &addr in &config.tcp {
+            channels.push(Channel::tcp(addr, config.face)?);
+        }
+        for &addr in &config.ws {
+            channels.push(Channel::ws(addr, config.face)?);
+        }
+        let mut udp = Vec::new();
+        for &addr in &config.udp {
+            udp.push(
+                UdpChannel::bind(addr, config.face)
+                    .map_err(|source| kite_face::ListenError::Bind { addr, source })?,
+            );
+        }
+        for (i, c) in channels.iter_mut().enumerate() {
+            c.register(poll.registry(), Token(CHANNEL_TOKEN + i))?;
+        }
+        for (i, u) in udp.iter().enumerate() {
+            u.register(poll.registry(), Token(CHANNEL_TOKEN + channels.len() + i))?;
+        }
+        Ok(IoThread {
+            poll,
+            events: Events::with_capacity(256),
+            sleep,
+            commands,
+            dispatcher,
+            from_fwd,
+            fwd,
+            face_events,
+            config: config.face,
+            ids: FaceIds::new(),
+            channels,
+            udp,
+            faces: HashMap::new(),
+            received: Vec::with_capacity(256),
+            datagrams: Vec::with_capacity(64),
+            created: Vec::new(),
+            header: Vec::with_capacity(64),
+            dirty: Vec::new(),
+            last_housekeeping: Instant::now(),
+        })
+    }
+
+    pub fn run(mut self) {
+        loop {
+            let sent = self.drain_output();
+            let mut timeout = Some(if sent { Duration::ZERO } else { HOUSEKEEPING });
+            if !sent {
+                self.sleep.sleeping.store(true, Ordering::Relaxed);
+                fence(Ordering::SeqCst);
+                if self.from_fwd.iter().any(|c| !c.is_empty()) || !self.commands.is_empty() {
+                    timeout = Some(Duration::ZERO);
+                }
+            }
+            let polled = self.poll.poll(&mut self.events, timeout);
+            self.sleep.sleeping.store(false, Ordering::Relaxed);
+            if let Err(e) = polled {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return;
+                }
+            }
+            let now = Instant::now();
+            let ready: Vec<(Token, bool, bool)> = self
+                .events
+                .iter()
+                .map(|e| {
+                    (
+                        e.token(),
+                        e.is_readable() || e.is_read_closed(),
+                        e.is_writable(),
+                    )
+                })
+                .collect();
+            for (token, readable, writable) in ready {
+                self.handle_event(token, readable, writable, now);
+            }
+            for r in self.received.drain(..) {
+                self.dispatcher.dispatch(r);
+            }
+            self.dispatcher.wake();
+            if !self.handle_commands() {
+                return;
+            }
+            if now.duration_since(self.last_housekeeping) >= HOUSEKEEPING {
+                self.last_housekeeping = now;
+                self.housekeeping(now);
+            }
+        }
+    }
+
+    fn handle_event(&mut self, token: Token, readable: bool, writable: bool, now: Instant) {
+        let t = token.0;
+        if token == WAKE_TOKEN {
+            return;
+        }
+        if t >= FaceId::FIRST_DYNAMIC.0 as usize {
+            let id = FaceId(t as u64);
+            if writable {
+                self.flush_face(id);
+            }
+            if readable {
+                self.read_face(id, now);
+            }
+            return;
+        }
+        let i = t - CHANNEL_TOKEN;
+        if i < self.channels.len() {
+            loop {
+                match self.channels[i].accept(&mut self.ids) {
+                    Ok(Some(face)) => {
+                        self.add_face(face);
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing_warn(&format!("accept failed: {e}"));
+                        break;
+                    }
+                }
+            }
+            return;
+        }
+        let u = i - self.channels.len();
+        if u >= self.udp.len() {
+            return;
+        }
+        if readable {
+            loop {
+                let progress =
+                    self.udp[u].recv_burst(&mut self.ids, &mut self.datagrams, &mut self.created);
+                for face in core::mem::take(&mut self.created) {
+                    self.add_face(face);
+                }
+                for d in self.datagrams.drain(..) {
+                    if let Some(face) = self.faces.get_mut(&d.face) {
+                        face.receive_frame(d.frame, now, &mut self.received);
+                    }
+                }
+                if !matches!(progress, Ok(Progress::More)) {
+                    break;
+                }
+            }
+        }
+        if writable {
+            let local = self.udp[u].local_uri();
+            let waiting: Vec<FaceId> = self
+                .faces
+                .values()
+                .filter(|f| f.pending_output() > 0 && *f.local_uri() == local)
+                .map(Face::id)
+                .collect();
+            for id in waiting {
+                self.flush_face(id);
+            }
+        }
+    }
+
+    fn read_face(&mut self, id: FaceId, now: Instant) {
+        let Some(face) = self.faces.get_mut(&id) else {
+            return;
+        };
+        loop {
+            match face.recv_burst(now, &mut self.received) {
+                Ok(Progress::More) => continue,
+                Ok(Progress::Drained) => return,
+                Err(_) => break,
+            }
+        }
+        if face.persistency() != Persistency::Permanent {
+            self.close_face(id);
+        }
+    }
+
+    fn flush_face(&mut self, id: FaceId) {
+        let Some(face) = self.faces.get_mut(&id) else {
+            return;
+        };
+        match face.flush() {
+            Ok(Flushed::Done) | Ok(Flushed::Blocked) => {}
+            Err(_) if face.persistency() == Persistency::Permanent => {}
+            Err(_) => {
+                self.close_face(id);
+            }
+        }
+    }
+
+    /// Encodes and queues what the forwarding threads sent; flushes each face written to.
+    fn drain_output(&mut self) -> bool {
+        let mut any = false;
+        for ring in &mut self.from_fwd {
+            let n = ring.slots();
+            if n == 0 {
+                continue;
+            }
+            any = true;
+            for _ in 0..n {
+                let Ok(o) = ring.pop() else { break };
+                let id = o.face();
+                let Some(face) = self.faces.get_mut(&id) else {
+                    continue;
+                };
+                let kind = match &o {
+                    Out::Interest { .. } => PacketKind::Interest,
+                    Out::Data { .. } => PacketKind::Data,
+                    Out::Nack { .. } => PacketKind::Nack,
+                };
+                let packet = o.encode_frame(&mut self.header);
+                if face.pending_output() == 0 {
+                    self.dirty.push(id);
+                }
+                face.send_parts(kind, &self.header, packet);
+            }
+        }
+        for id in core::mem::take(&mut self.dirty) {
+            self.flush_face(id);
+        }
+        any
+    }
+
+    fn status(face: &Face) -> FaceStatus {
+        FaceStatus {
+            id: face.id(),
+            remote: face.remote_uri().clone(),
+            local: face.local_uri().clone(),
+            scope: face.scope(),
+            persistency: face.persistency(),
+            link_type: face.link_type(),
+            mtu: face.mtu(),
+            local_fields: face.local_fields(),
+            counters: *face.counters(),
+        }
+    }
+
+    fn add_face(&mut self, face: Face) -> FaceStatus {
+        let id = face.id();
+        if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
+            tracing_warn(&format!("cannot watch face {id}: {e}"));
+        }
+        let info = FaceInfo {
+            scope: face.scope(),
+            link_type: face.link_type(),
+        };
+        for (tx, w) in &self.fwd {
+            let _ = tx.send(FwCommand::AddFace(id, info));
+            w.wake();
+        }
+        let status = Self::status(&face);
+        let _ = self.face_events.send(FaceEvent::Created(status.clone()));
+        self.faces.insert(id, face);
+        status
+    }
+
+    fn close_face(&mut self, id: FaceId) -> Option<FaceStatus> {
+        let face = self.faces.remove(&id)?;
+        let _ = face.deregister(self.poll.registry());
+        if let Some(remote) = face.udp_remote() {
+            for u in &mut self.udp {
+                if *face.local_uri() == u.local_uri() {
+                    u.forget(remote);
+                }
+            }
+        }
+        for (tx, w) in &self.fwd {
+            let _ = tx.send(FwCommand::RemoveFace(id));
+            w.wake();
+        }
+        let status = Self::status(&face);
+        let _ = self.face_events.send(FaceEvent::Destroyed(status.clone()));
+        Some(status)
+    }
+
+    fn housekeeping(&mut self, now: Instant) {
+        let mut idle = Vec::new();
+        for (id, face) in &mut self.faces {
+            face.expire(now);
+            if face.idle_expired(now) {
+                idle.push(*id);
+            }
+        }
+        for id in idle {
+            self.close_face(id);
+        }
+    }
+
+    /// Applies management's commands; `false` when told to stop.
+    fn handle_commands(&mut self) -> bool {
+        while let Ok(cmd) = self.commands.try_recv() {
+            match cmd {
+                IoCommand::Create {
+                    remote,
+                    persistency,
+                    local_fields,
+                    mtu,
+                    reply,
+                } => {
+                    let r = self.create(remote, persistency, local_fields, mtu);
+                    let _ = reply.send(r);
+                }
+                IoCommand::Update {
+                    id,
+                    persistency,
+                    local_fields,
+                    mtu,
+                    reply,
+                } => {
+                    let r = match self.faces.get_mut(&id) {
+                        None => Err(FaceCommandError::NotFound),
+                        Some(face) => configure(face, persistency, local_fields, mtu)
+                            .map(|()| Self::status(face)),
+                    };
+                    let _ = reply.send(r);
+                }
+                IoCommand::Destroy { id, reply } => {
+                    let _ = reply.send(self.close_face(id));
+                }
+                IoCommand::List { reply } => {
+                    let mut all: Vec<FaceStatus> = self.faces.values().map(Self::status).collect();
+                    all.sort_by_key(|s| s.id);
+                    let _ = reply.send(all);
+                }
+                IoCommand::Channels { reply } => {
+                    let mut uris: Vec<FaceUri> = self
+                        .channels
+                        .iter()
+                        .map(|c| c.local_uri().clone())
+                        .collect();
+                    uris.extend(self.udp.iter().map(UdpChannel::local_uri));
+                    let _ = reply.send(uris);
+                }
+                IoCommand::Shutdown => return false,
+            }
+        }
+        true
+    }
+
+    fn create(
+        &mut self,
+        remote: FaceUri,
+        persistency: Persistency,
+        local_fields: Option<bool>,
+        mtu: Option<usize>,
+    ) -> Result<FaceStatus, FaceCommandError> {
+        if let Some(existing) = self.faces.values().find(|f| *f.remote_uri() == remote) {
+            return Err(FaceCommandError::Exists(existing.id()));
+        }
+        let mut face = match &remote {
+            FaceUri::Udp(addr) => {
+                let channel = self
+                    .udp
+                    .iter_mut()
+                    .find(|u| u.local_addr().is_ipv4() == addr.is_ipv4())
+                    .ok_or_else(|| {
+                        FaceCommandError::Unsupported(
+                            "no UDP channel for this address family".into(),
+                        )
+                    })?;
+                channel
+                    .connect(self.ids.next_id(), *addr, persistency)
+                    .map_err(|e| match e {
+                        kite_face::FaceError::Exists(id) => FaceCommandError::Exists(id),
+                        e => FaceCommandError::ConnectFailed(e.to_string()),
+                    })?
+            }
+            FaceUri::Tcp(addr) => {
+                if persistency == Persistency::OnDemand {
+                    return Err(FaceCommandError::Unsupported(
+                        "Outgoing TCP faces do not support on-demand persistency".into(),
+                    ));
+                }
+                kite_face::tcp::connect(self.ids.next_id(), *addr, persistency, &self.config)
+                    .map_err(|e| FaceCommandError::ConnectFailed(e.to_string()))?
+            }
+            other => {
+                return Err(FaceCommandError::Unsupported(format!(
+                    "unsupported protocol {}",
+                    other.scheme()
+                )))
+            }
+        };
+        configure(&mut face, None, local_fields, mtu)?;
+        Ok(self.add_face(face))
+    }
+}
+
+/// Applies optional face properties (NFD `faces/create` and `faces/update`).
+fn configure(
+    face: &mut Face,
+    persistency: Option<Persistency>,
+    local_fields: Option<bool>,
+    mtu: Option<usize>,
+) -> Result<(), FaceCommandError> {
+    if let Some(on) = local_fields {
+        face.set_local_fields(on)
+            .map_err(|e| FaceCommandError::Unsupported(e.to_string()))?;
+    }
+    if let Some(p) = persistency {
+        face.set_persistency(p);
+    }
+    if let Some(m) = mtu {
+        face.set_mtu(m);
+    }
+    Ok(())
+}
+
+/// Logs a problem the thread survives.
+fn tracing_warn(msg: &str) {
+    eprintln!("kite: {msg}");
+}

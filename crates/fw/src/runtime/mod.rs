@@ -1,0 +1,515 @@
+//! The forwarder's threads: I/O threads that own the faces' sockets and forwarding threads that
+//! own the tables (papers/002 sections 2–3, papers/003 section 3.2), joined by bounded
+//! single-producer rings, with zero CPU use when idle.
+//!
+//! - An I/O thread reads its faces in bursts, runs the link service, decodes the forwarder view,
+//!   hashes the name once and dispatches: Interests by the Name Dispatch Table, Data and Nacks
+//!   by the thread id inside Kite's PIT token (or, without one, to every thread the NDT names
+//!   for the Data name's short prefixes). It is also the output stage: it encodes what the
+//!   forwarding threads send (LP header with token and congestion mark) and writes each face's
+//!   queue with one `writev`/`sendmmsg` per burst.
+//! - A forwarding thread takes Data and Nacks before Interests, runs CoDel on each input ring
+//!   (marking, not dropping), runs the pipelines, and hands packets to the I/O thread that owns
+//!   the destination face, or to management for the internal face.
+//! - Management (a layer above) reaches the threads through [`RuntimeHandle`]: control messages
+//!   that create and destroy faces, read counters, and carry the internal face's packets.
+//!
+//! Every thread spins briefly on empty polls, then parks (a futex for forwarding threads,
+//! `epoll_wait` for I/O threads) after announcing it sleeps; producers wake a thread only when
+//! it announced that. See docs/architecture.md for the measurements behind these choices.
+
+pub mod codel;
+mod dispatch;
+mod io;
+pub mod park;
+mod worker;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender};
+use kite_face::{FaceConfig, FaceCounters, FaceUri, Persistency};
+use kite_packet::{DataView, InterestView, PitToken};
+
+use crate::face::{FaceId, FaceScope, LinkType};
+use crate::fib::FibReaderFactory;
+use crate::forwarder::{Counters, ForwarderConfig};
+use crate::hash::NameHasher;
+use crate::strategy::StrategyTable;
+use crate::time::{MonotonicClock, Time};
+use codel::CoDelConfig;
+
+/// Everything the threads are started with.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Forwarding threads (each owns a PCCT, DNL and timers).
+    pub forwarding_threads: u8,
+    /// Components of the name prefix the NDT hashes (`usize::MAX`: the whole name).
+    pub dispatch_prefix_len: usize,
+    /// Slots of each input ring of a forwarding thread (Interest, Data, Nack).
+    pub queue_capacity: usize,
+    /// CoDel on each input ring.
+    pub codel: CoDelConfig,
+    /// Packets a forwarding thread takes from its rings per burst.
+    pub burst: usize,
+    /// Each forwarding thread's tables.
+    pub forwarder: ForwarderConfig,
+    /// Face settings (queue sizes, UDP MTU, idle timeout).
+    pub face: FaceConfig,
+    /// Unix stream listener path (NFD's default is `/run/nfd/nfd.sock`).
+    pub unix_socket: Option<PathBuf>,
+    /// UDP listeners (on-demand faces per remote endpoint).
+    pub udp: Vec<std::net::SocketAddr>,
+    /// TCP listeners.
+    pub tcp: Vec<std::net::SocketAddr>,
+    /// WebSocket listeners.
+    pub ws: Vec<std::net::SocketAddr>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            forwarding_threads: 1,
+            dispatch_prefix_len: 2,
+            queue_capacity: 4096,
+            codel: CoDelConfig::default(),
+            burst: 64,
+            forwarder: ForwarderConfig::default(),
+            face: FaceConfig::default(),
+            unix_socket: None,
+            udp: Vec::new(),
+            tcp: Vec::new(),
+            ws: Vec::new(),
+        }
+    }
+}
+
+/// What management learns about a face (NFD's FaceStatus without the counters' types).
+#[derive(Debug, Clone)]
+pub struct FaceStatus {
+    /// Id.
+    pub id: FaceId,
+    /// Remote URI.
+    pub remote: FaceUri,
+    /// Local URI.
+    pub local: FaceUri,
+    /// Scope.
+    pub scope: FaceScope,
+    /// Persistency.
+    pub persistency: Persistency,
+    /// Link type.
+    pub link_type: LinkType,
+    /// MTU for datagram faces.
+    pub mtu: Option<usize>,
+    /// Whether local fields (NextHopFaceId, IncomingFaceId, CachePolicy) are on.
+    pub local_fields: bool,
+    /// Counters.
+    pub counters: FaceCounters,
+}
+
+/// A face came or went (NFD's face event notifications).
+#[derive(Debug, Clone)]
+pub enum FaceEvent {
+    /// A face was created (by a listener or a command).
+    Created(FaceStatus),
+    /// A face was destroyed (closed by the peer, an error, idleness or a command).
+    Destroyed(FaceStatus),
+}
+
+/// Why a face command failed, in NFD's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaceCommandError {
+    /// No such face (404 / 410).
+    NotFound,
+    /// A face for this remote exists (409), with its id.
+    Exists(FaceId),
+    /// The URI scheme or options are not supported (406).
+    Unsupported(String),
+    /// Connecting failed (504).
+    ConnectFailed(String),
+}
+
+/// A command for the I/O thread.
+#[derive(Debug)]
+pub(crate) enum IoCommand {
+    Create {
+        remote: FaceUri,
+        persistency: Persistency,
+        local_fields: Option<bool>,
+        mtu: Option<usize>,
+        reply: Sender<Result<FaceStatus, FaceCommandError>>,
+    },
+    Update {
+        id: FaceId,
+        persistency: Option<Persistency>,
+        local_fields: Option<bool>,
+        mtu: Option<usize>,
+        reply: Sender<Result<FaceStatus, FaceCommandError>>,
+    },
+    Destroy {
+        id: FaceId,
+        reply: Sender<Option<FaceStatus>>,
+    },
+    List {
+        reply: Sender<Vec<FaceStatus>>,
+    },
+    Channels {
+        reply: Sender<Vec<FaceUri>>,
+    },
+    Shutdown,
+}
+
+/// A command for a forwarding thread.
+pub(crate) enum FwCommand {
+    AddFace(FaceId, crate::strategy::FaceInfo),
+    RemoveFace(FaceId),
+    /// A packet management sends out of the internal face.
+    Internal(InternalPacket),
+    SetCs {
+        capacity: Option<usize>,
+        admit: Option<bool>,
+        serve: Option<bool>,
+    },
+    Counters(Sender<ThreadCounters>),
+    Shutdown,
+}
+
+/// A packet crossing the internal face (management's side of the forwarder).
+#[derive(Debug, Clone)]
+pub enum InternalPacket {
+    /// An Interest forwarded to management, with the token to echo on the answer.
+    Interest(InterestView, PitToken),
+    /// A Data management answers with, carrying the Interest's token.
+    Data(DataView, Option<PitToken>),
+}
+
+/// What one forwarding thread reports.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadCounters {
+    /// The pipelines' counters.
+    pub forwarder: Counters,
+    /// PIT entries.
+    pub pit_entries: usize,
+    /// CS entries.
+    pub cs_entries: usize,
+    /// CS capacity.
+    pub cs_capacity: usize,
+    /// Whether the CS admits and serves.
+    pub cs_admit: bool,
+    /// Whether the CS serves.
+    pub cs_serve: bool,
+    /// Packets CoDel marked.
+    pub codel_marked: u64,
+    /// Packets dropped because an input ring was full.
+    pub queue_dropped: u64,
+}
+
+/// Management's grip on the running threads.
+#[derive(Clone)]
+pub struct RuntimeHandle {
+    io: Sender<IoCommand>,
+    io_waker: Arc<mio::Waker>,
+    fwd: Vec<(Sender<FwCommand>, park::Waker)>,
+    internal_rx: Receiver<InternalPacket>,
+    events: Receiver<FaceEvent>,
+    hasher: NameHasher,
+    ndt_prefix_len: usize,
+    clock: MonotonicClock,
+}
+
+/// The running forwarder.
+pub struct Runtime {
+    handle: RuntimeHandle,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Why the forwarder could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A listener could not be opened.
+    #[error("{0}")]
+    Listen(#[from] kite_face::ListenError),
+    /// A socket or thread could not be created.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The configuration is inconsistent.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl Runtime {
+    /// Opens the listeners and starts the threads.
+    pub fn start(
+        config: RuntimeConfig,
+        fib: FibReaderFactory,
+        strategies: StrategyTable,
+        hasher: NameHasher,
+    ) -> Result<Runtime, StartError> {
+        if config.forwarding_threads == 0 {
+            return Err(StartError::Config("at least one forwarding thread".into()));
+        }
+        if config.queue_capacity == 0 || config.burst == 0 {
+            return Err(StartError::Config(
+                "queue capacity and burst must be at least 1".into(),
+            ));
+        }
+        let clock = MonotonicClock::new();
+        let n = usize::from(config.forwarding_threads);
+        let (io_tx, io_rx) = crossbeam_channel::unbounded();
+        let (internal_tx, internal_rx) = crossbeam_channel::unbounded();
+        let (event_tx, event_rx) = crossbeam_channel::unbounded();
+        let poll = mio::Poll::new()?;
+        let io_waker = Arc::new(mio::Waker::new(poll.registry(), io::WAKE_TOKEN)?);
+        let io_sleep = Arc::new(io::Sleep::default());
+
+        let mut to_fwd = Vec::with_capacity(n);
+        let mut fwd_inputs = Vec::with_capacity(n);
+        let mut to_io = Vec::with_capacity(n);
+        let mut from_fwd = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (p, c) = dispatch::rings(config.queue_capacity);
+            to_fwd.push(p);
+            fwd_inputs.push(c);
+            let (p, c) = rtrb::RingBuffer::new(config.queue_capacity * 2);
+            to_io.push(p);
+            from_fwd.push(c);
+        }
+
+        let mut threads = Vec::new();
+        let mut fwd = Vec::with_capacity(n);
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(n);
+        for (i, (inputs, out)) in fwd_inputs.into_iter().zip(to_io).enumerate() {
+            let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();
+            let worker = worker::Worker::new(
+                i as u8,
+                &config,
+                fib.reader(),
+                strategies.clone(),
+                hasher,
+                clock,
+                inputs,
+                out,
+                cmd_rx,
+                internal_tx.clone(),
+                worker::IoWake {
+                    waker: io_waker.clone(),
+                    sleep: io_sleep.clone(),
+                },
+            );
+            let ready = ready_tx.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("kite-fwd{i}"))
+                    .spawn(move || worker.run(ready))?,
+            );
+            fwd.push(cmd_tx);
+        }
+        let mut wakers = Vec::with_capacity(n);
+        for _ in 0..n {
+            wakers.push(
+                ready_rx.recv().map_err(|_| {
+                    StartError::Config("a forwarding thread exited at start".into())
+                })?,
+            );
+        }
+        // `ready` carries (thread index, waker): put them in thread order.
+        wakers.sort_by_key(|(i, _)| *i);
+        let fwd: Vec<_> = fwd
+            .into_iter()
+            .zip(wakers)
+            .map(|(tx, (_, w))| (tx, w))
+            .collect();
+
+        let io_thread = io::IoThread::new(
+            &config,
+            poll,
+            io_sleep,
+            io_rx,
+            dispatch::Dispatcher::new(
+                hasher,
+                crate::ndt::Ndt::new(16, config.forwarding_threads, config.dispatch_prefix_len),
+                to_fwd,
+                fwd.iter().map(|(_, w)| w.clone()).collect(),
+                clock,
+            ),
+            from_fwd,
+            fwd.iter().map(|(tx, w)| (tx.clone(), w.clone())).collect(),
+            event_tx,
+        )?;
+        threads.push(
+            std::thread::Builder::new()
+                .name("kite-io".into())
+                .spawn(move || io_thread.run())?,
+        );
+        Ok(Runtime {
+            handle: RuntimeHandle {
+                io: io_tx,
+                io_waker,
+                fwd,
+                internal_rx,
+                events: event_rx,
+                hasher,
+                ndt_prefix_len: config.dispatch_prefix_len,
+                clock,
+            },
+            threads,
+        })
+    }
+
+    /// Management's handle.
+    pub fn handle(&self) -> RuntimeHandle {
+        self.handle.clone()
+    }
+
+    /// Stops every thread and waits for them.
+    pub fn shutdown(self) {
+        for (tx, w) in &self.handle.fwd {
+            let _ = tx.send(FwCommand::Shutdown);
+            w.wake();
+        }
+        let _ = self.handle.io.send(IoCommand::Shutdown);
+        let _ = self.handle.io_waker.wake();
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// How long management waits for a thread to answer a command.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl RuntimeHandle {
+    fn io_request<T>(&self, make: impl FnOnce(Sender<T>) -> IoCommand) -> Option<T> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.io.send(make(tx)).ok()?;
+        let _ = self.io_waker.wake();
+        rx.recv_timeout(COMMAND_TIMEOUT).ok()
+    }
+
+    /// Creates a face to `remote` (NFD `faces/create`).
+    pub fn create_face(
+        &self,
+        remote: FaceUri,
+        persistency: Persistency,
+        local_fields: Option<bool>,
+        mtu: Option<usize>,
+    ) -> Result<FaceStatus, FaceCommandError> {
+        self.io_request(|reply| IoCommand::Create {
+            remote,
+            persistency,
+            local_fields,
+            mtu,
+            reply,
+        })
+        .unwrap_or_else(|| Err(FaceCommandError::ConnectFailed("forwarder stopping".into())))
+    }
+
+    /// Changes a face's properties (NFD `faces/update`).
+    pub fn update_face(
+        &self,
+        id: FaceId,
+        persistency: Option<Persistency>,
+        local_fields: Option<bool>,
+        mtu: Option<usize>,
+    ) -> Result<FaceStatus, FaceCommandError> {
+        self.io_request(|reply| IoCommand::Update {
+            id,
+            persistency,
+            local_fields,
+            mtu,
+            reply,
+        })
+        .unwrap_or(Err(FaceCommandError::NotFound))
+    }
+
+    /// Destroys a face; `None` when there was none with that id.
+    pub fn destroy_face(&self, id: FaceId) -> Option<FaceStatus> {
+        self.io_request(|reply| IoCommand::Destroy { id, reply })
+            .flatten()
+    }
+
+    /// Every face with its counters (NFD `faces/list`).
+    pub fn faces(&self) -> Vec<FaceStatus> {
+        self.io_request(|reply| IoCommand::List { reply })
+            .unwrap_or_default()
+    }
+
+    /// The listeners' local URIs (NFD `faces/channels`).
+    pub fn channels(&self) -> Vec<FaceUri> {
+        self.io_request(|reply| IoCommand::Channels { reply })
+            .unwrap_or_default()
+    }
+
+    /// Each forwarding thread's counters.
+    pub fn thread_counters(&self) -> Vec<ThreadCounters> {
+        self.fwd
+            .iter()
+            .filter_map(|(tx, w)| {
+                let (reply, rx) = crossbeam_channel::bounded(1);
+                tx.send(FwCommand::Counters(reply)).ok()?;
+                w.wake();
+                rx.recv_timeout(COMMAND_TIMEOUT).ok()
+            })
+            .collect()
+    }
+
+    /// Sets the CS capacity (split evenly over the threads) and flags (NFD `cs/config`).
+    pub fn set_cs(&self, capacity: Option<usize>, admit: Option<bool>, serve: Option<bool>) {
+        let n = self.fwd.len();
+        for (tx, w) in &self.fwd {
+            let _ = tx.send(FwCommand::SetCs {
+                capacity: capacity.map(|c| c.div_ceil(n)),
+                admit,
+                serve,
+            });
+            w.wake();
+        }
+    }
+
+    /// Packets forwarded to the internal face (management's Interests).
+    pub fn internal_packets(&self) -> &Receiver<InternalPacket> {
+        &self.internal_rx
+    }
+
+    /// Face events, in order.
+    pub fn face_events(&self) -> &Receiver<FaceEvent> {
+        &self.events
+    }
+
+    /// Sends a Data out of the internal face (management's answer): to the thread the token
+    /// names, or to every thread that may hold the Interest.
+    pub fn send_internal_data(&self, data: DataView, token: Option<PitToken>) {
+        let threads: Vec<usize> = match token
+            .as_ref()
+            .and_then(crate::pcct::Pcct::token_thread)
+            .map(usize::from)
+            .filter(|&t| t < self.fwd.len())
+        {
+            Some(t) => vec![t],
+            None => {
+                let ndt = crate::ndt::Ndt::new(16, self.fwd.len() as u8, self.ndt_prefix_len);
+                let hashes = self.hasher.prefix_hashes(&data.name);
+                ndt.threads_for_data(&hashes)
+                    .into_iter()
+                    .map(usize::from)
+                    .collect()
+            }
+        };
+        for t in threads {
+            let (tx, w) = &self.fwd[t];
+            let _ = tx.send(FwCommand::Internal(InternalPacket::Data(
+                data.clone(),
+                token,
+            )));
+            w.wake();
+        }
+    }
+
+    /// The forwarder's clock (for management's timestamps and expiry).
+    pub fn now(&self) -> Time {
+        use crate::time::Clock;
+        self.clock.now()
+    }
+}

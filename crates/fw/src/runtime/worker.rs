@@ -1,0 +1,326 @@
+//! A forwarding thread: takes bursts from its input rings (Data and Nacks before Interests),
+//! marks what CoDel says, runs the pipelines, and hands each outgoing packet to the I/O thread
+//! (or to management for the internal face). Parks when it has nothing to do and no timer due.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender};
+use hashbrown::HashMap;
+use rtrb::{Consumer, Producer};
+
+use super::codel::CoDel;
+use super::dispatch::{InputRings, Stamped};
+use super::park::{Waker, SPIN_POLLS};
+use super::{FwCommand, InternalPacket, RuntimeConfig, ThreadCounters};
+use crate::face::{FaceId, FaceScope, LinkType};
+use crate::fib::FibReader;
+use crate::forwarder::{Forwarder, InData, InInterest, InNack};
+use crate::hash::NameHasher;
+use crate::out::Out;
+use crate::strategy::{FaceInfo, StrategyTable};
+use crate::time::{Clock, MonotonicClock, Time};
+
+/// How the forwarding thread wakes the I/O thread (an eventfd write, only when it sleeps).
+pub(crate) struct IoWake {
+    pub waker: Arc<mio::Waker>,
+    pub sleep: Arc<super::io::Sleep>,
+}
+
+/// Where an outgoing packet goes: the I/O thread's ring or management.
+#[derive(Clone, Copy)]
+enum Port {
+    Io,
+    Internal,
+}
+
+/// Three CoDel instances, one per input ring.
+struct Aqm {
+    interests: CoDel,
+    data: CoDel,
+    nacks: CoDel,
+}
+
+pub(crate) struct Worker {
+    fwd: Forwarder,
+    clock: MonotonicClock,
+    burst: usize,
+    inputs: InputRings,
+    out_ring: Producer<Out>,
+    commands: Receiver<FwCommand>,
+    internal: Sender<InternalPacket>,
+    io: IoWake,
+    aqm: Aqm,
+    ports: HashMap<FaceId, Port>,
+    interests: Vec<InInterest>,
+    data: Vec<InData>,
+    nacks: Vec<InNack>,
+    out: Vec<Out>,
+    out_dropped: u64,
+    thread: u8,
+}
+
+impl Worker {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        thread: u8,
+        config: &RuntimeConfig,
+        fib: FibReader,
+        strategies: StrategyTable,
+        hasher: NameHasher,
+        clock: MonotonicClock,
+        inputs: InputRings,
+        out_ring: Producer<Out>,
+        commands: Receiver<FwCommand>,
+        internal: Sender<InternalPacket>,
+        io: IoWake,
+    ) -> Self {
+        let mut fwd = Forwarder::new(
+            thread,
+            config.forwarder.clone(),
+            fib,
+            strategies,
+            hasher,
+            clock.now(),
+        );
+        let internal_info = FaceInfo {
+            scope: FaceScope::Local,
+            link_type: LinkType::PointToPoint,
+        };
+        fwd.add_face(FaceId::INTERNAL, internal_info);
+        let mut ports = HashMap::new();
+        ports.insert(FaceId::INTERNAL, Port::Internal);
+        Worker {
+            fwd,
+            clock,
+            burst: config.burst,
+            inputs,
+            out_ring,
+            commands,
+            internal,
+            io,
+            aqm: Aqm {
+                interests: CoDel::new(config.codel),
+                data: CoDel::new(config.codel),
+                nacks: CoDel::new(config.codel),
+            },
+            ports,
+            interests: Vec::with_capacity(config.burst),
+            data: Vec::with_capacity(config.burst),
+            nacks: Vec::with_capacity(config.burst),
+            out: Vec::with_capacity(config.burst * 4),
+            out_dropped: 0,
+            thread,
+        }
+    }
+
+    /// The thread's loop; `ready` gets this thread's waker once it runs.
+    pub fn run(mut self, ready: Sender<(u8, Waker)>) {
+        let waker = Waker::for_current_thread();
+        if ready.send((self.thread, waker.clone())).is_err() {
+            return;
+        }
+        drop(ready);
+        let mut idle = 0u32;
+        loop {
+            let now = self.clock.now();
+            // Rings before commands: a face's AddFace was sent before its first packet was
+            // queued, so any packet taken here has its face known once commands are applied.
+            let took = self.take_burst(now);
+            match self.apply_commands() {
+                Ok(()) => {}
+                Err(Stop) => return,
+            }
+            let due = self.fwd.next_deadline().is_some_and(|t| t <= now);
+            if took || !self.data.is_empty() || due {
+                self.fwd.process_burst(
+                    now,
+                    &self.data,
+                    &self.nacks,
+                    &self.interests,
+                    &mut self.out,
+                );
+                self.data.clear();
+                self.nacks.clear();
+                self.interests.clear();
+                self.route_out();
+                idle = 0;
+                continue;
+            }
+            idle += 1;
+            if idle < SPIN_POLLS {
+                std::hint::spin_loop();
+                continue;
+            }
+            let timeout = self
+                .fwd
+                .next_deadline()
+                .map(|t| t.since(self.clock.now()).max(Duration::from_micros(100)));
+            let inputs = &self.inputs;
+            let commands = &self.commands;
+            waker.park(timeout, || inputs.has_work() || !commands.is_empty());
+            idle = 0;
+        }
+    }
+
+    /// Moves up to one burst from each ring into the burst vectors, marking per CoDel.
+    fn take_burst(&mut self, now: Time) -> bool {
+        let n = self.burst;
+        let data = take(
+            &mut self.inputs.data,
+            n,
+            now,
+            &mut self.aqm.data,
+            &mut self.data,
+        );
+        let nacks = take(
+            &mut self.inputs.nacks,
+            n,
+            now,
+            &mut self.aqm.nacks,
+            &mut self.nacks,
+        );
+        let interests = take(
+            &mut self.inputs.interests,
+            n,
+            now,
+            &mut self.aqm.interests,
+            &mut self.interests,
+        );
+        data + nacks + interests > 0
+    }
+
+    fn apply_commands(&mut self) -> Result<(), Stop> {
+        while let Ok(cmd) = self.commands.try_recv() {
+            match cmd {
+                FwCommand::AddFace(id, info) => {
+                    self.fwd.add_face(id, info);
+                    self.ports.insert(id, Port::Io);
+                }
+                FwCommand::RemoveFace(id) => {
+                    self.fwd.remove_face(id);
+                    self.ports.remove(&id);
+                }
+                FwCommand::Internal(InternalPacket::Data(data, token)) => {
+                    self.data.push(InData {
+                        data,
+                        hashes: None,
+                        face: FaceId::INTERNAL,
+                        token,
+                        congestion_mark: 0,
+                        no_cache: false,
+                    });
+                }
+                FwCommand::Internal(InternalPacket::Interest(..)) => {}
+                FwCommand::SetCs {
+                    capacity,
+                    admit,
+                    serve,
+                } => {
+                    if let Some(c) = capacity {
+                        self.fwd.set_cs_capacity(c);
+                    }
+                    let (a, s) = self.fwd.cs_flags();
+                    self.fwd
+                        .set_cs_flags(admit.unwrap_or(a), serve.unwrap_or(s));
+                }
+                FwCommand::Counters(reply) => {
+                    let _ = reply.send(self.counters());
+                }
+                FwCommand::Shutdown => return Err(Stop),
+            }
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> ThreadCounters {
+        let (admit, serve) = self.fwd.cs_flags();
+        ThreadCounters {
+            forwarder: self.fwd.counters().clone(),
+            pit_entries: self.fwd.pcct().pit_len(),
+            cs_entries: self.fwd.pcct().cs_len(),
+            cs_capacity: self.fwd.pcct().cs_capacity(),
+            cs_admit: admit,
+            cs_serve: serve,
+            codel_marked: self.aqm.interests.marked()
+                + self.aqm.data.marked()
+                + self.aqm.nacks.marked(),
+            queue_dropped: self.out_dropped,
+        }
+    }
+
+    /// Hands each outgoing packet to its port; wakes the I/O thread once if it sleeps.
+    fn route_out(&mut self) {
+        let mut to_io = false;
+        for o in self.out.drain(..) {
+            match self.ports.get(&o.face()) {
+                Some(Port::Io) => match self.out_ring.push(o) {
+                    Ok(()) => to_io = true,
+                    Err(_) => self.out_dropped += 1,
+                },
+                Some(Port::Internal) => {
+                    if let Out::Interest {
+                        interest, token, ..
+                    } = o
+                    {
+                        let _ = self
+                            .internal
+                            .send(InternalPacket::Interest(interest, token));
+                    }
+                }
+                None => self.out_dropped += 1,
+            }
+        }
+        if to_io {
+            self.io.sleep.wake(&self.io.waker);
+        }
+    }
+}
+
+/// The thread was told to stop.
+struct Stop;
+
+/// Takes up to `n` packets from `ring` into `into`, setting the congestion mark on those CoDel
+/// picks; returns how many were taken.
+fn take<T: Marked>(
+    ring: &mut Consumer<Stamped<T>>,
+    n: usize,
+    now: Time,
+    codel: &mut CoDel,
+    into: &mut Vec<T>,
+) -> usize {
+    let mut taken = 0;
+    while taken < n {
+        let Ok(Stamped { at, mut pkt }) = ring.pop() else {
+            break;
+        };
+        if codel.on_dequeue(now, now.since(at)) {
+            pkt.mark();
+        }
+        into.push(pkt);
+        taken += 1;
+    }
+    taken
+}
+
+/// A packet CoDel can mark.
+trait Marked {
+    fn mark(&mut self);
+}
+
+impl Marked for InInterest {
+    fn mark(&mut self) {
+        self.congestion_mark = self.congestion_mark.max(1);
+    }
+}
+
+impl Marked for InData {
+    fn mark(&mut self) {
+        self.congestion_mark = self.congestion_mark.max(1);
+    }
+}
+
+impl Marked for InNack {
+    /// Nacks carry no congestion mark field to the forwarder; CoDel still counts them.
+    fn mark(&mut self) {}
+}
