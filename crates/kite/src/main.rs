@@ -2,12 +2,14 @@
 //!
 //! Today it holds the packet tools — `kite decode` prints any NDN packet (Interest, Data,
 //! Nack, NDNLPv2 frame) field by field, `kite encode` builds packets from the command line —
-//! and `kite bench fwd`, the in-process benchmark of one forwarding thread.
+//! `kite run`, the forwarder daemon, and `kite bench fwd`, the in-process benchmark of one
+//! forwarding thread.
 
 mod bench;
 mod describe;
 mod encode;
 mod input;
+mod run;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -32,6 +34,8 @@ enum Command {
     /// Encode an Interest, Data or Nack and print it as hexadecimal.
     #[command(subcommand)]
     Encode(encode::EncodeCommand),
+    /// Run the forwarder: NFD's faces and management protocol, until SIGINT or SIGTERM.
+    Run(run::RunArgs),
     /// Measure Kite's performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => input::read(&args).and_then(describe::describe),
         Command::Encode(cmd) => encode::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(text) => {

@@ -179,8 +179,9 @@ pub(crate) enum FwCommand {
 /// A packet crossing the internal face (management's side of the forwarder).
 #[derive(Debug, Clone)]
 pub enum InternalPacket {
-    /// An Interest forwarded to management, with the token to echo on the answer.
-    Interest(InterestView, PitToken),
+    /// An Interest forwarded to management, with the token to echo on the answer and the
+    /// face it came from (for FaceId 0 in commands).
+    Interest(InterestView, PitToken, FaceId),
     /// A Data management answers with, carrying the Interest's token.
     Data(DataView, Option<PitToken>),
 }

@@ -260,12 +260,14 @@ impl Worker {
                 },
                 Some(Port::Internal) => {
                     if let Out::Interest {
-                        interest, token, ..
+                        interest,
+                        token,
+                        ingress,
+                        ..
                     } = o
                     {
-                        let _ = self
-                            .internal
-                            .send(InternalPacket::Interest(interest, token));
+                        let packet = InternalPacket::Interest(interest, token, ingress);
+                        let _ = self.internal.send(packet);
                     }
                 }
                 None => self.out_dropped += 1,
