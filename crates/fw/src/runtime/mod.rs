@@ -173,6 +173,7 @@ pub(crate) enum FwCommand {
         serve: Option<bool>,
     },
     Counters(Sender<ThreadCounters>),
+    CsErase(kite_packet::Name, usize, Sender<usize>),
     Shutdown,
 }
 
@@ -467,6 +468,26 @@ impl RuntimeHandle {
             });
             w.wake();
         }
+    }
+
+    /// Erases up to `limit` cached Data under `prefix` across the threads; returns how many.
+    pub fn cs_erase(&self, prefix: &kite_packet::Name, limit: usize) -> usize {
+        let mut erased = 0;
+        for (tx, w) in &self.fwd {
+            if erased == limit {
+                break;
+            }
+            let (reply, rx) = crossbeam_channel::bounded(1);
+            if tx
+                .send(FwCommand::CsErase(prefix.clone(), limit - erased, reply))
+                .is_err()
+            {
+                continue;
+            }
+            w.wake();
+            erased += rx.recv_timeout(COMMAND_TIMEOUT).unwrap_or(0);
+        }
+        erased
     }
 
     /// Packets forwarded to the internal face (management's Interests).

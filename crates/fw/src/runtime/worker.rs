@@ -227,6 +227,9 @@ impl Worker {
                 FwCommand::Counters(reply) => {
                     let _ = reply.send(self.counters());
                 }
+                FwCommand::CsErase(prefix, limit, reply) => {
+                    let _ = reply.send(self.fwd.cs_erase(&prefix, limit));
+                }
                 FwCommand::Shutdown => return Err(Stop),
             }
         }

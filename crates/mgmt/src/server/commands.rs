@@ -16,6 +16,9 @@ use crate::{Command, ControlParameters, ControlResponse};
 /// for replays: they have no KeyLocator to tell signers apart.
 const ANONYMOUS_KEY: &str = "/localhost/kite/anonymous-signer";
 
+/// Most entries one `cs/erase` removes (NFD's ERASE_LIMIT).
+const ERASE_LIMIT: usize = 256;
+
 fn response(c: u64, text: &str) -> ControlResponse {
     ControlResponse::new(c, text)
 }
@@ -104,7 +107,7 @@ impl Manager {
             Verb::StrategyChoiceSet => self.strategy_set(p),
             Verb::StrategyChoiceUnset => self.strategy_unset(p),
             Verb::CsConfig => self.cs_config(p),
-            Verb::CsErase => response(501, "cs/erase is not supported by this forwarder"),
+            Verb::CsErase => self.cs_erase(p),
         }
     }
 
@@ -284,6 +287,26 @@ impl Manager {
             self.fib.publish();
         }
         ControlResponse::success(&p)
+    }
+
+    fn cs_erase(&mut self, p: ControlParameters) -> ControlResponse {
+        let Some(name) = &p.name else {
+            return response(code::BAD_REQUEST, "failed in validating parameters");
+        };
+        let limit = p
+            .count
+            .map_or(ERASE_LIMIT, |c| (c as usize).min(ERASE_LIMIT));
+        let erased = self.runtime.cs_erase(name, limit);
+        let mut out = ControlParameters {
+            name: Some(name.clone()),
+            count: Some(erased as u64),
+            ..ControlParameters::default()
+        };
+        // NFD reports Capacity = the limit when it stopped there: more may remain.
+        if erased == ERASE_LIMIT {
+            out.capacity = Some(ERASE_LIMIT as u64);
+        }
+        ControlResponse::success(&out)
     }
 
     fn cs_config(&mut self, p: ControlParameters) -> ControlResponse {
