@@ -13,9 +13,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::select;
 use kite_fw::face::FaceId;
 use kite_fw::fib::FibWriter;
-use kite_fw::runtime::{FaceEvent, InternalPacket, RuntimeHandle};
+use kite_fw::runtime::{FaceEvent, InternalInterest, RuntimeHandle};
 use kite_fw::strategy::StrategyTable;
-use kite_packet::{DataView, Interest, InterestView, Name, PitToken};
+use kite_packet::{DataView, Interest, Name, PitToken};
 
 use crate::dataset::{self, DatasetRequest, NotificationStream};
 use crate::replay::ReplayGuard;
@@ -77,9 +77,8 @@ impl Manager {
                     Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
                 });
             select! {
-                recv(internal) -> p => match p {
-                    Ok(InternalPacket::Interest(i, token, ingress)) => self.on_interest(i, token, ingress),
-                    Ok(InternalPacket::Data(..)) => {}
+                recv(internal) -> i => match i {
+                    Ok(i) => self.on_interest(i),
                     Err(_) => return,
                 },
                 recv(events) -> e => match e {
@@ -98,7 +97,12 @@ impl Manager {
         self.runtime.now().as_millis()
     }
 
-    fn on_interest(&mut self, view: InterestView, token: PitToken, ingress: FaceId) {
+    fn on_interest(&mut self, request: InternalInterest) {
+        let InternalInterest {
+            interest: view,
+            token,
+            ingress,
+        } = request;
         let name = view.name.clone();
         let now = self.now_ms();
         if let Some(wire) = self.storage.find(&name, view.can_be_prefix, now) {
