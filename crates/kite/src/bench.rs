@@ -15,6 +15,9 @@ pub enum BenchCommand {
     /// Data back, Data out; every exchange decodes, hashes, dispatches, runs the pipelines and
     /// encodes the outgoing LP headers, with no sockets. Reports exchanges per second.
     Fwd(FwdArgs),
+    /// The whole forwarder in-process (I/O and forwarding threads, rings, parking), loaded
+    /// through unix sockets by a windowed consumer and a producer. Reports exchanges/s.
+    Daemon(crate::bench_daemon::DaemonArgs),
 }
 
 /// Parameters of `kite bench fwd`.
@@ -57,6 +60,7 @@ pub struct FwdArgs {
 pub fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
         BenchCommand::Fwd(a) => fwd(a),
+        BenchCommand::Daemon(a) => crate::bench_daemon::run(a),
     }
 }
 
@@ -135,7 +139,7 @@ fn fwd(a: FwdArgs) -> Result<String> {
 }
 
 /// Parses `10s`, `500ms`, `2m`, or a plain number of seconds.
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let bad = || format!("{s:?} is not a duration (examples: 10s, 500ms, 2m)");
     let (num, unit) = s
         .find(|c: char| !c.is_ascii_digit() && c != '.')

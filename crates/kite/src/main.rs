@@ -6,6 +6,7 @@
 //! forwarding thread.
 
 mod bench;
+mod bench_daemon;
 mod describe;
 mod encode;
 mod input;

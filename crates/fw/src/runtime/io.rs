@@ -66,6 +66,7 @@ pub(crate) struct IoThread {
     header: Vec<u8>,
     dirty: Vec<FaceId>,
     last_housekeeping: Instant,
+    spin_when_idle: bool,
 }
 
 impl IoThread {
@@ -123,12 +124,13 @@ impl IoThread {
             header: Vec::with_capacity(64),
             dirty: Vec::new(),
             last_housekeeping: Instant::now(),
+            spin_when_idle: config.spin_when_idle,
         })
     }
 
     pub fn run(mut self) {
         loop {
-            let sent = self.drain_output();
+            let sent = self.drain_output() || self.spin_when_idle;
             let mut timeout = Some(if sent { Duration::ZERO } else { HOUSEKEEPING });
             if !sent {
                 self.sleep.sleeping.store(true, Ordering::Relaxed);

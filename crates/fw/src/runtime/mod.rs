@@ -66,6 +66,8 @@ pub struct RuntimeConfig {
     pub tcp: Vec<std::net::SocketAddr>,
     /// WebSocket listeners.
     pub ws: Vec<std::net::SocketAddr>,
+    /// Never park: threads poll without sleeping (for measuring what parking costs).
+    pub spin_when_idle: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -82,6 +84,7 @@ impl Default for RuntimeConfig {
             udp: Vec::new(),
             tcp: Vec::new(),
             ws: Vec::new(),
+            spin_when_idle: false,
         }
     }
 }

@@ -58,6 +58,7 @@ pub(crate) struct Worker {
     out: Vec<Out>,
     out_dropped: u64,
     thread: u8,
+    spin_when_idle: bool,
 }
 
 impl Worker {
@@ -111,6 +112,7 @@ impl Worker {
             out: Vec::with_capacity(config.burst * 4),
             out_dropped: 0,
             thread,
+            spin_when_idle: config.spin_when_idle,
         }
     }
 
@@ -148,7 +150,7 @@ impl Worker {
                 continue;
             }
             idle += 1;
-            if idle < SPIN_POLLS {
+            if idle < SPIN_POLLS || self.spin_when_idle {
                 std::hint::spin_loop();
                 continue;
             }

@@ -1,0 +1,238 @@
+//! `kite bench daemon`: the whole forwarder (I/O thread, forwarding threads, rings, parking)
+//! started in-process, loaded through real unix sockets by a consumer with a fixed window and
+//! a producer that answers every Interest. Reports exchanges per second; `--spin` runs the
+//! same with parking disabled, to measure what sleeping when idle costs under load.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use bytes::Bytes;
+use clap::Args;
+use kite_face::framing::{Framer, READ_CHUNK};
+use kite_fw::fib::{FibConfig, FibWriter};
+use kite_fw::hash::NameHasher;
+use kite_fw::runtime::{Runtime, RuntimeConfig};
+use kite_fw::strategy::StrategyTable;
+use kite_packet::{Data, Interest, LpHeader, LpPacket, Name, NetPacketView, Nonce};
+use serde_json::json;
+
+/// Parameters of `kite bench daemon`.
+#[derive(Args)]
+pub struct DaemonArgs {
+    /// Interests the consumer keeps outstanding.
+    #[arg(long, default_value_t = 64)]
+    window: usize,
+    /// Content octets per Data.
+    #[arg(long, default_value_t = 1000)]
+    payload: usize,
+    /// Forwarding threads.
+    #[arg(long, default_value_t = 1)]
+    threads: u8,
+    /// How long to measure, e.g. 10s, 500ms.
+    #[arg(long, default_value = "5s", value_parser = crate::bench::parse_duration)]
+    duration: Duration,
+    /// Never park idle threads (busy-poll), for comparison with the default.
+    #[arg(long)]
+    spin: bool,
+    /// Print one JSON object as the last line (for scripts).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Reads whole TLV elements from a stream.
+struct Frames {
+    stream: UnixStream,
+    framer: Framer,
+}
+
+impl Frames {
+    fn next(&mut self) -> Result<Bytes> {
+        loop {
+            if let Some(f) = self.framer.next_frame().map_err(|e| anyhow!("{e}"))? {
+                return Ok(f);
+            }
+            let buf = self.framer.buffer();
+            let old = buf.len();
+            buf.resize(old + READ_CHUNK, 0);
+            let n = self.stream.read(&mut buf[old..])?;
+            buf.truncate(old + n);
+            if n == 0 {
+                return Err(anyhow!("forwarder closed the connection"));
+            }
+        }
+    }
+
+    /// Whether a whole element is already buffered (no read needed).
+    fn buffered(&mut self) -> bool {
+        self.framer.pending() > 0
+    }
+}
+
+fn connect(path: &Path) -> Result<UnixStream> {
+    let s = UnixStream::connect(path).with_context(|| format!("connect {}", path.display()))?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    Ok(s)
+}
+
+/// Answers every Interest with a Data echoing its token, writing in batches.
+fn produce(mut input: Frames, mut output: UnixStream, payload: usize) -> Result<()> {
+    let content = Bytes::from(vec![0x5A; payload]);
+    let mut batch = Vec::with_capacity(64 * 1024);
+    loop {
+        let frame = match input.next() {
+            Ok(f) => f,
+            Err(_) => return Ok(()),
+        };
+        let lp = LpPacket::decode(frame)?;
+        let Some(fragment) = lp.fragment else {
+            continue;
+        };
+        let NetPacketView::Interest(i) = NetPacketView::decode(fragment)? else {
+            continue;
+        };
+        let mut d = Data::new(i.name.clone(), content.clone());
+        d.meta.freshness_period = Some(0);
+        let data = d.encode();
+        let header = LpHeader {
+            pit_token: lp.header.pit_token,
+            ..LpHeader::default()
+        };
+        header.encode_header(Some(data.len()), &mut batch);
+        batch.extend_from_slice(&data);
+        if !input.buffered() || batch.len() > 48 * 1024 {
+            output.write_all(&batch)?;
+            batch.clear();
+        }
+    }
+}
+
+/// Keeps `window` Interests outstanding for `duration`; returns Data received.
+fn consume(
+    mut input: Frames,
+    mut output: UnixStream,
+    window: usize,
+    duration: Duration,
+) -> Result<u64> {
+    let interest = |seq: u64| {
+        let mut i = Interest::new(
+            Name::root()
+                .append_generic(b"bench")
+                .append_generic(seq.to_string().as_bytes()),
+        );
+        i.nonce = Some(Nonce::from(seq as u32));
+        i.lifetime = Some(4000);
+        i.encode()
+    };
+    let mut seq = 0u64;
+    let mut batch = Vec::new();
+    for _ in 0..window {
+        batch.extend_from_slice(&interest(seq));
+        seq += 1;
+    }
+    output.write_all(&batch)?;
+    let start = Instant::now();
+    let mut received = 0u64;
+    while start.elapsed() < duration {
+        input.next()?;
+        received += 1;
+        batch.clear();
+        batch.extend_from_slice(&interest(seq));
+        seq += 1;
+        while input.buffered() {
+            input.next()?;
+            received += 1;
+            batch.extend_from_slice(&interest(seq));
+            seq += 1;
+        }
+        output.write_all(&batch)?;
+    }
+    Ok(received)
+}
+
+/// Runs the benchmark.
+pub fn run(a: DaemonArgs) -> Result<String> {
+    if a.window == 0 || a.threads == 0 {
+        return Err(anyhow!("--window and --threads must be at least 1"));
+    }
+    let dir = std::env::temp_dir().join(format!("kite-bench-{}", std::process::id()));
+    let path = dir.join("kite.sock");
+    let hasher = NameHasher::random();
+    let strategies = StrategyTable::builtin();
+    let best = strategies
+        .find(&"/localhost/nfd/strategy/best-route".parse()?)
+        .map_err(|_| anyhow!("best-route is built in"))?;
+    let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best);
+    let mut config = RuntimeConfig {
+        forwarding_threads: a.threads,
+        unix_socket: Some(path.clone()),
+        spin_when_idle: a.spin,
+        ..RuntimeConfig::default()
+    };
+    config.forwarder.cs_admit = false;
+    let runtime = Runtime::start(config, readers, strategies, hasher)?;
+    let handle = runtime.handle();
+    let producer = connect(&path)?;
+    let wait_for = |n: usize| -> Result<Vec<_>> {
+        let t = Instant::now();
+        loop {
+            let faces = handle.faces();
+            if faces.len() >= n {
+                return Ok(faces);
+            }
+            if t.elapsed() > Duration::from_secs(5) {
+                return Err(anyhow!("the forwarder did not accept the connection"));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    let producer_face = wait_for(1)?[0].id;
+    fib.add_nexthop(&"/bench".parse()?, producer_face, 1)?;
+    fib.publish();
+    let consumer = connect(&path)?;
+    wait_for(2)?;
+
+    eprintln!(
+        "kite bench daemon: window {}, {} B payload, {} forwarding thread(s), {} idle threads, {:?}",
+        a.window,
+        a.payload,
+        a.threads,
+        if a.spin { "spinning" } else { "parking" },
+        a.duration
+    );
+    let p_in = Frames {
+        stream: producer.try_clone()?,
+        framer: Framer::new(),
+    };
+    let payload = a.payload;
+    let prod = std::thread::spawn(move || produce(p_in, producer, payload));
+    let c_in = Frames {
+        stream: consumer.try_clone()?,
+        framer: Framer::new(),
+    };
+    let start = Instant::now();
+    let received = consume(c_in, consumer, a.window, a.duration)?;
+    let secs = start.elapsed().as_secs_f64();
+    runtime.shutdown();
+    let _ = prod.join();
+    let _ = std::fs::remove_dir_all(&dir);
+    let rate = received as f64 / secs;
+    let text = format!("{rate:.0} exchanges/s through the daemon ({received} in {secs:.1} s)\n");
+    let summary = json!({
+        "benchmark": "daemon",
+        "exchanges_per_sec": rate.round(),
+        "received": received,
+        "seconds": secs,
+        "window": a.window,
+        "payload": a.payload,
+        "threads": a.threads,
+        "spin": a.spin,
+    });
+    Ok(if a.json {
+        format!("{text}{summary}\n")
+    } else {
+        text
+    })
+}
