@@ -10,7 +10,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum ClientError {
     /// No forwarder answered at any of the places tried.
-    #[error("cannot connect to the forwarder ({}): is it running?", .tried.join("; "))]
+    #[error("cannot connect to the forwarder (tried {}): it may not be running", .tried.join("; "))]
     NotRunning {
         /// Each endpoint tried, with the error it gave.
         tried: Vec<String>,

@@ -191,5 +191,5 @@ fn a_missing_socket_says_the_forwarder_may_not_be_running() {
     let text = err.to_string();
     assert!(matches!(err, ClientError::NotRunning { .. }));
     assert!(text.contains(&path.display().to_string()), "{text}");
-    assert!(text.contains("is it running?"), "{text}");
+    assert!(text.contains("may not be running"), "{text}");
 }

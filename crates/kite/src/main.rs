@@ -5,6 +5,7 @@
 //! and `kite bench fwd`, the in-process benchmark of one forwarding thread.
 
 mod bench;
+mod ctl;
 mod describe;
 mod encode;
 mod input;
@@ -35,6 +36,18 @@ enum Command {
     /// Measure Kite's performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Show the forwarder's general status: version, uptime, table sizes, packet counters.
+    Status(ctl::status::StatusArgs),
+    /// List, show, create and destroy faces.
+    Face(ctl::face::FaceArgs),
+    /// List, add and remove routes (the RIB).
+    Route(ctl::route::RouteArgs),
+    /// Show the FIB.
+    Fib(ctl::fib::FibArgs),
+    /// List, set and unset the strategy choices.
+    Strategy(ctl::strategy::StrategyArgs),
+    /// Show and configure the Content Store, and erase entries from it.
+    Cs(ctl::cs::CsArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +56,12 @@ fn main() -> ExitCode {
         Command::Decode(args) => input::read(&args).and_then(describe::describe),
         Command::Encode(cmd) => encode::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Status(args) => ctl::status::run(args),
+        Command::Face(args) => ctl::face::run(args),
+        Command::Route(args) => ctl::route::run(args),
+        Command::Fib(args) => ctl::fib::run(args),
+        Command::Strategy(args) => ctl::strategy::run(args),
+        Command::Cs(args) => ctl::cs::run(args),
     };
     match result {
         Ok(text) => {
