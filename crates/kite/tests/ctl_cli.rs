@@ -5,9 +5,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use kite_app::fake::FakeForwarder;
 use kite_mgmt::command::parse_command;
-use kite_mgmt::datasets::{FaceCounters, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord};
+use kite_mgmt::datasets::{
+    FaceCounters, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+};
 use kite_mgmt::tlv_types::{FacePersistency, FaceScope, LinkType, RouteOrigin};
-use kite_mgmt::{encode_items, ControlParameters, ControlResponse};
+use kite_mgmt::{encode_items, ControlParameters, ControlResponse, Tlv};
 use serde_json::Value;
 
 /// Runs `kite <args> --socket <fake>`.
@@ -77,6 +79,20 @@ fn faces() -> Vec<FaceStatus> {
             ..Default::default()
         },
     ]
+}
+
+/// Answers `faces/query/<filter>` over [`faces`], as NFD's face manager does.
+fn faces_query(i: &kite_packet::Interest) -> Vec<bytes::Bytes> {
+    let prefix: kite_packet::Name = "/localhost/nfd/faces/query".parse().unwrap();
+    if !(prefix.is_prefix_of(&i.name) && i.name.len() == 5) {
+        return vec![];
+    }
+    let filter = FaceQueryFilter::decode(&bytes::Bytes::copy_from_slice(
+        i.name.get(4).unwrap().value(),
+    ))
+    .unwrap();
+    let matching: Vec<FaceStatus> = faces().into_iter().filter(|f| filter.matches(f)).collect();
+    kite_mgmt::dataset::segments(&i.name, 1, &encode_items(&matching))
 }
 
 #[test]
@@ -236,15 +252,7 @@ fn fib_list_and_face_show_of_an_unknown_face() {
     }];
     let fake = FakeForwarder::builder()
         .dataset("/localhost/nfd/fib/list", encode_items(&fib))
-        .raw(|i| {
-            // faces/query answers an empty dataset whatever the filter.
-            let prefix: kite_packet::Name = "/localhost/nfd/faces/query".parse().unwrap();
-            if prefix.is_prefix_of(&i.name) && i.can_be_prefix {
-                kite_mgmt::dataset::segments(&i.name, 1, &[])
-            } else {
-                vec![]
-            }
-        })
+        .raw(faces_query)
         .start();
     let text = stdout(&kite(&fake, &["fib"]));
     assert_eq!(
@@ -271,4 +279,39 @@ fn cs_erase_repeats_while_batches_are_full() {
     let j = json(&kite(&fake, &["cs", "erase", "/bench", "--json"]));
     assert_eq!(j["count"], 259);
     assert_eq!(fake.received().len(), 2);
+}
+
+#[test]
+fn a_face_uri_names_its_face_for_routes_and_destroy() {
+    let fake = FakeForwarder::builder()
+        .command("rib", "unregister", ControlResponse::success)
+        .command("faces", "destroy", ControlResponse::success)
+        .raw(faces_query)
+        .start();
+    let text = stdout(&kite(
+        &fake,
+        &["route", "remove", "/demo", "udp://192.0.2.1"],
+    ));
+    assert_eq!(
+        text,
+        "route-removed prefix=/demo nexthop=271 origin=static\n"
+    );
+    let text = stdout(&kite(&fake, &["face", "destroy", "271"]));
+    assert_eq!(
+        text,
+        "face-destroyed id=271 local=udp4://192.0.2.2:6363 remote=udp4://192.0.2.1:6363\n"
+    );
+    let destroy = fake
+        .received()
+        .iter()
+        .filter_map(|i| parse_command(i).ok())
+        .last()
+        .unwrap();
+    assert_eq!(destroy.params.face_id, Some(271));
+    let out = kite(
+        &fake,
+        &["route", "remove", "/demo", "udp4://192.0.2.9:6363"],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not found"));
 }

@@ -1,7 +1,7 @@
 //! `kite face`: list, show, create and destroy faces (`faces/list`, `faces/query`,
 //! `faces/create`, `faces/destroy`).
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use kite_app::{nfd_name, Client};
 use kite_face::FaceUri;
@@ -30,15 +30,15 @@ enum FaceCommand {
     List,
     /// Show one face in detail.
     Show {
-        /// The FaceId.
-        id: u64,
+        /// The FaceId or the remote FaceUri.
+        face: String,
     },
     /// Create a face to a remote peer (udp4, udp6, tcp4, tcp6, ether).
     Create(CreateArgs),
     /// Destroy a face.
     Destroy {
-        /// The FaceId.
-        id: u64,
+        /// The FaceId or the remote FaceUri.
+        face: String,
     },
 }
 
@@ -82,13 +82,14 @@ pub fn run(args: FaceArgs) -> Result<String> {
             let json = Value::Array(faces.iter().map(face_json).collect());
             Ok(common.output(json, || face_table(&faces)))
         }
-        FaceCommand::Show { id } => {
-            let face = query(&mut client, id)?;
+        FaceCommand::Show { face } => {
+            let face = find(&mut client, &face)?;
             Ok(common.output(face_json(&face), || face_details(&face)))
         }
         FaceCommand::Create(c) => create(&mut client, common, c),
-        FaceCommand::Destroy { id } => {
-            let face = query(&mut client, id)?;
+        FaceCommand::Destroy { face } => {
+            let face = find(&mut client, &face)?;
+            let id = face.face_id;
             let params = ControlParameters {
                 face_id: Some(id),
                 ..Default::default()
@@ -104,27 +105,37 @@ pub fn run(args: FaceArgs) -> Result<String> {
     }
 }
 
-/// The status of face `id`, by `faces/query`; an error when there is no such face.
-fn query(client: &mut Client, id: u64) -> Result<FaceStatus> {
-    let filter = FaceQueryFilter {
-        face_id: Some(id),
-        ..Default::default()
+/// The face named by a FaceId or a remote FaceUri (canonized first), by `faces/query`; an
+/// error unless exactly one face matches.
+pub(super) fn find(client: &mut Client, face: &str) -> Result<FaceStatus> {
+    let filter = match face.parse::<u64>() {
+        Ok(id) => FaceQueryFilter {
+            face_id: Some(id),
+            ..Default::default()
+        },
+        Err(_) => FaceQueryFilter {
+            uri: Some(canonical(face)?),
+            ..Default::default()
+        },
     };
     let name = nfd_name(&[b"faces", b"query", &filter.encode()]);
     let payload = client.dataset(&name, TIMEOUT).context("faces/query")?;
-    let faces: Vec<FaceStatus> = decode_items(&payload).context("decoding faces/query")?;
-    faces
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("face {id} not found"))
+    let mut faces: Vec<FaceStatus> = decode_items(&payload).context("decoding faces/query")?;
+    match faces.len() {
+        0 => bail!("face {face} not found"),
+        1 => Ok(faces.remove(0)),
+        n => bail!("{face} is ambiguous: {n} faces match (give a FaceId)"),
+    }
+}
+
+/// The canonical form of a FaceUri a user typed.
+fn canonical(s: &str) -> Result<String> {
+    Ok(FaceUri::canonize(s)
+        .with_context(|| format!("{s:?} is not a usable face URI"))?
+        .to_string())
 }
 
 fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String> {
-    let canonical = |s: &str| -> Result<String> {
-        Ok(FaceUri::canonize(s)
-            .with_context(|| format!("{s:?} is not a usable face URI"))?
-            .to_string())
-    };
     let mut params = ControlParameters {
         uri: Some(canonical(&c.uri)?),
         local_uri: c.local.as_deref().map(canonical).transpose()?,

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use kite_app::Client;
 use kite_mgmt::datasets::RibEntry;
 use kite_mgmt::tlv_types::{route_flags, RouteOrigin};
 use kite_mgmt::ControlParameters;
@@ -32,8 +33,8 @@ enum RouteCommand {
     Remove {
         /// The name prefix.
         prefix: Name,
-        /// The nexthop FaceId.
-        face_id: u64,
+        /// The nexthop: a FaceId or a remote FaceUri.
+        face: String,
         /// The route's origin: a number or app, autoreg, client, autoconf, nlsr, prefixann,
         /// static.
         #[arg(long, value_parser = parse_origin, default_value = "static")]
@@ -46,8 +47,8 @@ enum RouteCommand {
 struct AddArgs {
     /// The name prefix.
     prefix: Name,
-    /// The nexthop FaceId.
-    face_id: u64,
+    /// The nexthop: a FaceId or a remote FaceUri.
+    face: String,
     /// The route's cost.
     #[arg(long, default_value_t = 0)]
     cost: u64,
@@ -85,7 +86,7 @@ pub fn run(args: RouteArgs) -> Result<String> {
             }
             let params = ControlParameters {
                 name: Some(a.prefix),
-                face_id: Some(a.face_id),
+                face_id: Some(face_id(&mut client, &a.face)?),
                 origin: Some(a.origin),
                 cost: Some(a.cost),
                 flags: Some(flags),
@@ -107,12 +108,12 @@ pub fn run(args: RouteArgs) -> Result<String> {
         }
         RouteCommand::Remove {
             prefix,
-            face_id,
+            face,
             origin,
         } => {
             let params = ControlParameters {
                 name: Some(prefix),
-                face_id: Some(face_id),
+                face_id: Some(face_id(&mut client, &face)?),
                 origin: Some(origin),
                 ..Default::default()
             };
@@ -127,6 +128,14 @@ pub fn run(args: RouteArgs) -> Result<String> {
                 )
             }))
         }
+    }
+}
+
+/// A FaceId as given, or the id of the face whose remote FaceUri is given.
+fn face_id(client: &mut Client, face: &str) -> Result<u64> {
+    match face.parse() {
+        Ok(id) => Ok(id),
+        Err(_) => Ok(super::face::find(client, face)?.face_id),
     }
 }
 
