@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Builds Kite and shows its current main job on built-in defaults.
-#
-# The forwarder daemon (`kite run`) arrives with a later milestone; until then this builds the
-# `kite` binary and shows the packet codec doing its job on real packets: it encodes an
-# Interest, a Data and a Nack, wraps one in an NDNLPv2 frame, and decodes each back, field by
-# field, and shows a malformed packet rejected with its reason. Any further arguments are
-# passed to `kite decode` instead (e.g. a packet in hex).
+# Builds Kite and starts the forwarder on its built-in defaults, then shows it doing its job:
+# a python-ndn producer registers a prefix and a python-ndn consumer fetches Data through Kite
+# over NFD's unix socket, exactly as with NFD. The forwarder keeps running until Ctrl-C.
+#   scripts/run.sh              defaults: /run/nfd/nfd.sock (or a per-user fallback), UDP and
+#                               TCP on port 6363
+#   scripts/run.sh ARGS...      extra options for `kite run` (see: kite run --help)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,26 +17,38 @@ echo "==> building kite (release)"
 cargo build --release --quiet -p kite
 kite=target/release/kite
 
-if (( $# > 0 )); then
-  exec "$kite" decode "$@"
+echo "==> python-ndn (PyPI) in .venv, for the demo apps"
+if ! .venv/bin/python -c 'import ndn' 2>/dev/null; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check 'python-ndn>=0.5.2,<0.6'
 fi
 
-show() {
+log=$(mktemp)
+"$kite" run "$@" 2> >(tee "$log" >&2) &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -f "$log"' EXIT INT TERM
+
+# The socket path is the one kite run announces ("forwarding ... on unix://PATH, ...").
+socket=""
+for _ in $(seq 1 50); do
+  socket=$(grep -oE 'unix://[^ ,]+' "$log" | head -1 | sed 's|unix://||' || true)
+  [[ -n "$socket" && -S "$socket" ]] && break
+  kill -0 "$pid" 2>/dev/null || { echo "run.sh: kite run exited (see above)" >&2; exit 1; }
+  sleep 0.1
+done
+[[ -S "$socket" ]] || { echo "run.sh: kite run did not open its socket" >&2; exit 1; }
+
+echo
+echo "==> a python-ndn producer and consumer through Kite ($socket)"
+.venv/bin/python scripts/demo.py "$socket"
+if "$kite" status --help >/dev/null 2>&1; then
   echo
-  printf '$ kite encode'; printf ' %q' "$@"; echo
-  local hex
-  hex=$("$kite" encode "$@")
-  echo "$hex"
-  echo "\$ kite decode $hex" | cut -c1-100
-  "$kite" decode "$hex"
-}
-
-show interest /example/video/seg=0 --can-be-prefix --must-be-fresh --nonce 305419896 --lifetime 4000 --hop-limit 64
-show data /example/video/v=1732280000/seg=0 --content "hello from Kite" --freshness 10000 --final-block-id seg=0
-show nack /example/missing --reason no-route --nonce 7
-
+  echo "\$ kite status --socket $socket"
+  "$kite" status --socket "$socket" || true
+  echo
+  echo "\$ kite face list --socket $socket"
+  "$kite" face list --socket "$socket" || true
+fi
 echo
-echo "\$ kite decode 05070703080161   # a truncated Interest: rejected with the reason"
-"$kite" decode 05070703080161 || true
-echo
-echo "Kite's codec works. Try: $kite decode --help, $kite encode --help"
+echo "Kite is forwarding (pid $pid). Point NDN apps at $socket; stop with Ctrl-C."
+wait "$pid"

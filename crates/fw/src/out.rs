@@ -14,6 +14,9 @@ pub enum Out {
     Interest {
         /// Where to.
         face: FaceId,
+        /// The face the Interest arrived on (what NFD reports as IncomingFaceId, and the
+        /// requesting face management resolves FaceId 0 to).
+        ingress: FaceId,
         /// The Interest as received (its octets are reused).
         interest: InterestView,
         /// The Nonce to send (the received one, or a new one after a Nack~Duplicate).
@@ -137,6 +140,7 @@ mod tests {
         let v = view(1);
         let out = Out::Interest {
             face: FaceId(1),
+            ingress: FaceId(300),
             interest: v.clone(),
             nonce: Nonce::from(1),
             hop_limit: None,

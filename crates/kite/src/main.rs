@@ -2,13 +2,16 @@
 //!
 //! Today it holds the packet tools — `kite decode` prints any NDN packet (Interest, Data,
 //! Nack, NDNLPv2 frame) field by field, `kite encode` builds packets from the command line —
-//! and `kite bench fwd`, the in-process benchmark of one forwarding thread.
+//! `kite run`, the forwarder daemon, the control commands that manage a running forwarder
+//! (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`: Kite's nfdc), and `kite bench fwd`,
+//! the in-process benchmark of one forwarding thread.
 
 mod bench;
 mod ctl;
 mod describe;
 mod encode;
 mod input;
+mod run;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -33,6 +36,8 @@ enum Command {
     /// Encode an Interest, Data or Nack and print it as hexadecimal.
     #[command(subcommand)]
     Encode(encode::EncodeCommand),
+    /// Run the forwarder: NFD's faces and management protocol, until SIGINT or SIGTERM.
+    Run(run::RunArgs),
     /// Measure Kite's performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -62,6 +67,7 @@ fn main() -> ExitCode {
         Command::Fib(args) => ctl::fib::run(args),
         Command::Strategy(args) => ctl::strategy::run(args),
         Command::Cs(args) => ctl::cs::run(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(text) => {

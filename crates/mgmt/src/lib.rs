@@ -15,6 +15,9 @@
 //! - **RIB** ([`rib`]): routes keyed by (prefix, face, origin), flattened into FIB nexthops by
 //!   NFD's inheritance rules, with a FIB diff after every change.
 //!
+//! - **Server** ([`server`]): the management thread of `kite run`, wiring all of the above to
+//!   the forwarder's internal face, FIB writer and face threads.
+//!
 //! Time is always passed in (milliseconds) so every behaviour is reproducible in tests.
 
 pub mod announce;
@@ -26,6 +29,7 @@ pub mod datasets;
 pub mod face_event;
 pub mod replay;
 pub mod rib;
+pub mod server;
 pub mod storage;
 pub mod tlv_types;
 mod wire;

@@ -227,6 +227,11 @@ impl FibWriter {
             .chain(self.choices.iter().map(|(p, s)| (&p.0, *s)))
     }
 
+    /// Every prefix with nexthops and its nexthops, in name order (management's `fib/list`).
+    pub fn routes(&self) -> impl Iterator<Item = (&Name, &[NextHop])> + '_ {
+        self.routes.iter().map(|(p, h)| (&p.0, h.as_slice()))
+    }
+
     /// Makes every change so far visible to readers at once. Waits until every reader has left
     /// the copy it is about to reuse, i.e. for the bursts in progress to end.
     pub fn publish(&mut self) {

@@ -262,6 +262,7 @@ impl State {
         pit.add_upstream(next_hop, a.nonce, now, expiry);
         out.push(Out::Interest {
             face: next_hop,
+            ingress: pkt.face,
             interest: pkt.interest.clone(),
             nonce: a.nonce,
             hop_limit: a.hop_limit,

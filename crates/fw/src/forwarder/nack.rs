@@ -81,8 +81,13 @@ impl State {
         let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
         let expiry = now + core::time::Duration::from_millis(pit.interest.lifetime_ms());
         pit.add_upstream(pkt.face, nonce, now, expiry);
+        let ingress = pit
+            .downstreams
+            .last()
+            .map_or(crate::face::FaceId::INVALID, |d| d.face);
         out.push(Out::Interest {
             face: pkt.face,
+            ingress,
             interest: pit.interest.clone(),
             nonce,
             hop_limit: pit.interest.hop_limit.map(|h| h.saturating_sub(1)),

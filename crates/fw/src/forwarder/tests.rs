@@ -646,3 +646,28 @@ fn tokenless_data_satisfies_an_interest_named_by_its_implicit_digest() {
 fn hex_of(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
+
+#[test]
+fn cs_erase_removes_data_under_a_prefix_up_to_the_limit() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    h.route("/b", UP1, 10);
+    for (k, name) in ["/a/1", "/a/2", "/a/3", "/b/1"].iter().enumerate() {
+        let out = h.interest(APP, interest(name, k as u32 + 1), None);
+        let (_, token) = sent_interest(&out);
+        h.data(UP1, data(name, 10_000), Some(token));
+    }
+    assert_eq!(h.fwd.pcct().cs_len(), 4);
+    assert_eq!(h.fwd.cs_erase(&"/a".parse().unwrap(), 2), 2);
+    assert_eq!(h.fwd.pcct().cs_len(), 2);
+    assert_eq!(h.fwd.cs_erase(&"/a".parse().unwrap(), 256), 1);
+    // /b/1 is still served from the CS; /a/1 goes upstream again
+    assert!(matches!(
+        h.interest(APP2, interest("/b/1", 9), None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
+    assert!(matches!(
+        h.interest(APP2, interest("/a/1", 10), None)[..],
+        [Out::Interest { face: UP1, .. }]
+    ));
+}

@@ -197,7 +197,7 @@ impl IoThread {
                     }
                     Ok(None) => break,
                     Err(e) => {
-                        tracing_warn(&format!("accept failed: {e}"));
+                        warn(&format!("accept failed: {e}"));
                         break;
                     }
                 }
@@ -318,7 +318,7 @@ impl IoThread {
     fn add_face(&mut self, face: Face) -> FaceStatus {
         let id = face.id();
         if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
-            tracing_warn(&format!("cannot watch face {id}: {e}"));
+            warn(&format!("cannot watch face {id}: {e}"));
         }
         let info = FaceInfo {
             scope: face.scope(),
@@ -487,6 +487,6 @@ fn configure(
 }
 
 /// Logs a problem the thread survives.
-fn tracing_warn(msg: &str) {
+fn warn(msg: &str) {
     eprintln!("kite: {msg}");
 }

@@ -165,24 +165,28 @@ pub(crate) enum IoCommand {
 pub(crate) enum FwCommand {
     AddFace(FaceId, crate::strategy::FaceInfo),
     RemoveFace(FaceId),
-    /// A packet management sends out of the internal face.
-    Internal(InternalPacket),
+    /// A Data management sends out of the internal face, with the token it echoes.
+    InternalData(DataView, Option<PitToken>),
     SetCs {
         capacity: Option<usize>,
         admit: Option<bool>,
         serve: Option<bool>,
     },
     Counters(Sender<ThreadCounters>),
+    CsErase(kite_packet::Name, usize, Sender<usize>),
     Shutdown,
 }
 
-/// A packet crossing the internal face (management's side of the forwarder).
+/// An Interest forwarded to management through the internal face, with the token to echo on
+/// the answer and the face it came from (for FaceId 0 in commands).
 #[derive(Debug, Clone)]
-pub enum InternalPacket {
-    /// An Interest forwarded to management, with the token to echo on the answer.
-    Interest(InterestView, PitToken),
-    /// A Data management answers with, carrying the Interest's token.
-    Data(DataView, Option<PitToken>),
+pub struct InternalInterest {
+    /// The Interest.
+    pub interest: InterestView,
+    /// The token to echo on the answer.
+    pub token: PitToken,
+    /// The face it arrived on.
+    pub ingress: FaceId,
 }
 
 /// What one forwarding thread reports.
@@ -212,7 +216,7 @@ pub struct RuntimeHandle {
     io: Sender<IoCommand>,
     io_waker: Arc<mio::Waker>,
     fwd: Vec<(Sender<FwCommand>, park::Waker)>,
-    internal_rx: Receiver<InternalPacket>,
+    internal_rx: Receiver<InternalInterest>,
     events: Receiver<FaceEvent>,
     hasher: NameHasher,
     ndt_prefix_len: usize,
@@ -468,8 +472,28 @@ impl RuntimeHandle {
         }
     }
 
-    /// Packets forwarded to the internal face (management's Interests).
-    pub fn internal_packets(&self) -> &Receiver<InternalPacket> {
+    /// Erases up to `limit` cached Data under `prefix` across the threads; returns how many.
+    pub fn cs_erase(&self, prefix: &kite_packet::Name, limit: usize) -> usize {
+        let mut erased = 0;
+        for (tx, w) in &self.fwd {
+            if erased == limit {
+                break;
+            }
+            let (reply, rx) = crossbeam_channel::bounded(1);
+            if tx
+                .send(FwCommand::CsErase(prefix.clone(), limit - erased, reply))
+                .is_err()
+            {
+                continue;
+            }
+            w.wake();
+            erased += rx.recv_timeout(COMMAND_TIMEOUT).unwrap_or(0);
+        }
+        erased
+    }
+
+    /// Interests forwarded to the internal face (management's requests).
+    pub fn internal_packets(&self) -> &Receiver<InternalInterest> {
         &self.internal_rx
     }
 
@@ -499,10 +523,7 @@ impl RuntimeHandle {
         };
         for t in threads {
             let (tx, w) = &self.fwd[t];
-            let _ = tx.send(FwCommand::Internal(InternalPacket::Data(
-                data.clone(),
-                token,
-            )));
+            let _ = tx.send(FwCommand::InternalData(data.clone(), token));
             w.wake();
         }
     }

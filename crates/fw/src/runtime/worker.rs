@@ -12,7 +12,7 @@ use rtrb::{Consumer, Producer};
 use super::codel::CoDel;
 use super::dispatch::{InputRings, Stamped};
 use super::park::{Waker, SPIN_POLLS};
-use super::{FwCommand, InternalPacket, RuntimeConfig, ThreadCounters};
+use super::{FwCommand, InternalInterest, RuntimeConfig, ThreadCounters};
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::FibReader;
 use crate::forwarder::{Forwarder, InData, InInterest, InNack};
@@ -48,7 +48,7 @@ pub(crate) struct Worker {
     inputs: InputRings,
     out_ring: Producer<Out>,
     commands: Receiver<FwCommand>,
-    internal: Sender<InternalPacket>,
+    internal: Sender<InternalInterest>,
     io: IoWake,
     aqm: Aqm,
     ports: HashMap<FaceId, Port>,
@@ -72,7 +72,7 @@ impl Worker {
         inputs: InputRings,
         out_ring: Producer<Out>,
         commands: Receiver<FwCommand>,
-        internal: Sender<InternalPacket>,
+        internal: Sender<InternalInterest>,
         io: IoWake,
     ) -> Self {
         let mut fwd = Forwarder::new(
@@ -201,7 +201,7 @@ impl Worker {
                     self.fwd.remove_face(id);
                     self.ports.remove(&id);
                 }
-                FwCommand::Internal(InternalPacket::Data(data, token)) => {
+                FwCommand::InternalData(data, token) => {
                     self.data.push(InData {
                         data,
                         hashes: None,
@@ -211,7 +211,6 @@ impl Worker {
                         no_cache: false,
                     });
                 }
-                FwCommand::Internal(InternalPacket::Interest(..)) => {}
                 FwCommand::SetCs {
                     capacity,
                     admit,
@@ -226,6 +225,9 @@ impl Worker {
                 }
                 FwCommand::Counters(reply) => {
                     let _ = reply.send(self.counters());
+                }
+                FwCommand::CsErase(prefix, limit, reply) => {
+                    let _ = reply.send(self.fwd.cs_erase(&prefix, limit));
                 }
                 FwCommand::Shutdown => return Err(Stop),
             }
@@ -260,12 +262,17 @@ impl Worker {
                 },
                 Some(Port::Internal) => {
                     if let Out::Interest {
-                        interest, token, ..
+                        interest,
+                        token,
+                        ingress,
+                        ..
                     } = o
                     {
-                        let _ = self
-                            .internal
-                            .send(InternalPacket::Interest(interest, token));
+                        let _ = self.internal.send(InternalInterest {
+                            interest,
+                            token,
+                            ingress,
+                        });
                     }
                 }
                 None => self.out_dropped += 1,

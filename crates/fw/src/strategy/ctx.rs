@@ -178,8 +178,10 @@ impl StrategyCtx<'_> {
         let lifetime = Duration::from_millis(self.pit.interest.lifetime_ms());
         self.pit
             .add_upstream(face, nonce, self.now, self.now + lifetime);
+        let ingress = self.ingress();
         self.out.push(Out::Interest {
             face,
+            ingress,
             interest: self.pit.interest.clone(),
             nonce,
             hop_limit: self.hop_limit,

@@ -1,0 +1,193 @@
+//! The daemon's threads end to end over real unix sockets: an app's Interest reaches a producer
+//! face through the I/O thread, NDT dispatch and a forwarding thread, and the Data comes back,
+//! with and without the PIT token echoed, after the threads have parked.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kite_fw::face::FaceId;
+use kite_fw::fib::{FibConfig, FibWriter};
+use kite_fw::hash::NameHasher;
+use kite_fw::runtime::{Runtime, RuntimeConfig};
+use kite_fw::strategy::StrategyTable;
+use kite_packet::{Data, Interest, LpHeader, LpPacket, Name, NetPacketView, Nonce};
+
+/// Reads one whole top-level TLV element (type and length are single octets or 0xFD forms).
+fn read_element(s: &mut UnixStream) -> Bytes {
+    let mut head = [0u8; 2];
+    s.read_exact(&mut head).unwrap();
+    let mut buf = head.to_vec();
+    let len = match head[1] {
+        0xFD => {
+            let mut l = [0u8; 2];
+            s.read_exact(&mut l).unwrap();
+            buf.extend_from_slice(&l);
+            usize::from(u16::from_be_bytes(l))
+        }
+        n => usize::from(n),
+    };
+    let mut value = vec![0u8; len];
+    s.read_exact(&mut value).unwrap();
+    buf.extend_from_slice(&value);
+    Bytes::from(buf)
+}
+
+struct Setup {
+    runtime: Option<Runtime>,
+    fib: FibWriter,
+    _dir: tempfile::TempDir,
+    consumer: UnixStream,
+    producer: UnixStream,
+    producer_face: FaceId,
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        if let Some(r) = self.runtime.take() {
+            r.shutdown();
+        }
+    }
+}
+
+fn setup(threads: u8) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kite.sock");
+    let hasher = NameHasher::random();
+    let strategies = StrategyTable::builtin();
+    let best = strategies
+        .find(&"/localhost/nfd/strategy/best-route".parse().unwrap())
+        .unwrap();
+    let (fib, readers) = FibWriter::new(hasher, FibConfig::default(), best);
+    let config = RuntimeConfig {
+        forwarding_threads: threads,
+        unix_socket: Some(path.clone()),
+        ..RuntimeConfig::default()
+    };
+    let runtime = Runtime::start(config, readers, strategies, hasher).unwrap();
+    let consumer = UnixStream::connect(&path).unwrap();
+    let handle = runtime.handle();
+    let wait_faces = |n: usize| {
+        let t = Instant::now();
+        loop {
+            let faces = handle.faces();
+            if faces.len() == n {
+                return faces;
+            }
+            assert!(t.elapsed() < Duration::from_secs(5), "faces: {faces:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    wait_faces(1);
+    let producer = UnixStream::connect(&path).unwrap();
+    let producer_face = wait_faces(2)[1].id;
+    for s in [&consumer, &producer] {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    }
+    Setup {
+        runtime: Some(runtime),
+        fib,
+        _dir: dir,
+        consumer,
+        producer,
+        producer_face,
+    }
+}
+
+fn interest(name: &str, nonce: u32) -> Bytes {
+    let mut i = Interest::new(name.parse::<Name>().unwrap());
+    i.nonce = Some(Nonce::from(nonce));
+    i.lifetime = Some(4000);
+    i.encode()
+}
+
+/// Sends Interests for `names` from the consumer, answers each at the producer (echoing the
+/// token or not), and checks every Data reaches the consumer.
+fn exchange(s: &mut Setup, names: &[String], echo_token: bool) {
+    for (k, n) in names.iter().enumerate() {
+        s.consumer.write_all(&interest(n, k as u32 + 1)).unwrap();
+    }
+    for _ in names {
+        let lp = LpPacket::decode(read_element(&mut s.producer)).unwrap();
+        let token = lp
+            .header
+            .pit_token
+            .expect("Kite attaches its token upstream");
+        let NetPacketView::Interest(i) = NetPacketView::decode(lp.fragment.unwrap()).unwrap()
+        else {
+            panic!("an Interest reaches the producer");
+        };
+        let data = Data::new(i.name.clone(), &b"content"[..]).encode();
+        let frame = if echo_token {
+            LpPacket {
+                header: LpHeader {
+                    pit_token: Some(token),
+                    ..LpHeader::default()
+                },
+                fragment: Some(data),
+            }
+            .encode()
+        } else {
+            data
+        };
+        s.producer.write_all(&frame).unwrap();
+    }
+    let mut got: Vec<String> = names
+        .iter()
+        .map(|_| {
+            let frame = read_element(&mut s.consumer);
+            let lp = LpPacket::decode(frame).unwrap();
+            match NetPacketView::decode(lp.fragment.unwrap()).unwrap() {
+                NetPacketView::Data(d) => d.name.to_string(),
+                other => panic!("expected Data, got {other:?}"),
+            }
+        })
+        .collect();
+    got.sort();
+    let mut want = names.to_vec();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn interest_and_data_cross_the_threads_with_and_without_token_echo() {
+    let mut s = setup(2);
+    s.fib
+        .add_nexthop(&"/p".parse().unwrap(), s.producer_face, 1)
+        .unwrap();
+    s.fib.publish();
+    let names: Vec<String> = (0..20).map(|i| format!("/p/{i}/x")).collect();
+    exchange(&mut s, &names, true);
+    let names: Vec<String> = (20..40).map(|i| format!("/p/{i}/x")).collect();
+    exchange(&mut s, &names, false);
+    // After the threads have parked, a new Interest still wakes them.
+    std::thread::sleep(Duration::from_millis(300));
+    exchange(&mut s, &["/p/late".to_string()], true);
+    let counters = s.runtime.as_ref().unwrap().handle().thread_counters();
+    let satisfied: u64 = counters.iter().map(|c| c.forwarder.satisfied).sum();
+    assert_eq!(satisfied, 41);
+    assert_eq!(counters.len(), 2);
+}
+
+#[test]
+fn a_closed_app_face_is_removed_and_reported() {
+    let s = setup(1);
+    let handle = s.runtime.as_ref().unwrap().handle();
+    drop(
+        s.consumer
+            .try_clone()
+            .unwrap()
+            .shutdown(std::net::Shutdown::Both),
+    );
+    let t = Instant::now();
+    while handle.faces().len() != 1 {
+        assert!(t.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let events: Vec<_> = handle.face_events().try_iter().collect();
+    assert!(matches!(
+        events.last(),
+        Some(kite_fw::runtime::FaceEvent::Destroyed(_))
+    ));
+}

@@ -1,0 +1,327 @@
+//! Executing validated commands: faces, fib, rib, strategy-choice and cs, each answered with
+//! NFD's status code, text and resulting ControlParameters.
+
+use kite_face::{FaceUri, Persistency};
+use kite_fw::face::FaceId;
+use kite_fw::runtime::{FaceCommandError, FaceStatus};
+use kite_packet::Name;
+
+use super::{status, unix_ms, Manager};
+use crate::command::{CommandSignature, Verb};
+use crate::rib::{FibChange, RibRoute};
+use crate::tlv_types::{cs_flag_bit, face_flag_bit, status as code, FacePersistency};
+use crate::{Command, ControlParameters, ControlResponse};
+
+/// Key under which unsigned-by-key commands (DigestSha256, as python-ndn sends) are checked
+/// for replays: they have no KeyLocator to tell signers apart.
+const ANONYMOUS_KEY: &str = "/localhost/kite/anonymous-signer";
+
+/// Most entries one `cs/erase` removes (NFD's ERASE_LIMIT).
+const ERASE_LIMIT: usize = 256;
+
+fn response(c: u64, text: &str) -> ControlResponse {
+    ControlResponse::new(c, text)
+}
+
+fn persistency_from(p: FacePersistency) -> Persistency {
+    match p {
+        FacePersistency::ON_DEMAND => Persistency::OnDemand,
+        FacePersistency::PERMANENT => Persistency::Permanent,
+        _ => Persistency::Persistent,
+    }
+}
+
+/// The ControlParameters NFD answers face commands with.
+fn face_parameters(s: &FaceStatus) -> ControlParameters {
+    let mut p = ControlParameters {
+        face_id: Some(s.id.0),
+        uri: Some(s.remote.to_string()),
+        local_uri: Some(s.local.to_string()),
+        face_persistency: Some(status::persistency(s.persistency)),
+        mtu: s.mtu.map(|m| m as u64),
+        ..ControlParameters::default()
+    };
+    p.set_flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED, s.local_fields);
+    p
+}
+
+impl Manager {
+    /// Authorizes, validates and executes `cmd`, which arrived on face `ingress`.
+    pub(super) fn execute(
+        &mut self,
+        mut cmd: Command,
+        ingress: FaceId,
+        now: u64,
+    ) -> ControlResponse {
+        let rib_verb = matches!(
+            cmd.verb,
+            Verb::RibRegister | Verb::RibUnregister | Verb::RibAnnounce
+        );
+        // NFD's RIB validator requires a signed command even when it trusts any key.
+        if rib_verb && cmd.signature == CommandSignature::Unsigned {
+            return response(code::FORBIDDEN, "authorization rejected");
+        }
+        if cmd.signature != CommandSignature::Unsigned {
+            let anonymous: Name = ANONYMOUS_KEY.parse().expect("valid name");
+            let key = cmd.signature.key_name().unwrap_or(&anonymous).clone();
+            if self
+                .replay
+                .admit(&key, cmd.signature.timestamp(), unix_ms())
+                .is_err()
+            {
+                return response(code::FORBIDDEN, "authorization rejected");
+            }
+        }
+        if let Err(rejection) = cmd.validate() {
+            return rejection.response();
+        }
+        cmd.resolve_self_face(ingress.0);
+        let p = cmd.params.clone();
+        match cmd.verb {
+            Verb::FacesCreate => self.faces_create(p),
+            Verb::FacesUpdate => self.faces_update(p),
+            Verb::FacesDestroy => self.faces_destroy(p),
+            Verb::FibAddNextHop => self.fib_add(p),
+            Verb::FibRemoveNextHop => self.fib_remove(p),
+            Verb::RibRegister => {
+                let route = RibRoute::from_parameters(&p, now);
+                self.rib_register(p, route, now)
+            }
+            Verb::RibUnregister => self.rib_unregister(p),
+            Verb::RibAnnounce => match cmd.announcement {
+                Some(a) => {
+                    let route = a.route(ingress.0, now, unix_ms());
+                    let p = ControlParameters {
+                        name: Some(a.announced_name.clone()),
+                        face_id: Some(ingress.0),
+                        origin: Some(route.origin),
+                        cost: Some(route.cost),
+                        flags: Some(route.flags),
+                        expiration_period: route.expires_at.map(|t| t.saturating_sub(now)),
+                        ..ControlParameters::default()
+                    };
+                    self.rib_register(p, route, now)
+                }
+                None => response(code::BAD_REQUEST, "failed in validating parameters"),
+            },
+            Verb::StrategyChoiceSet => self.strategy_set(p),
+            Verb::StrategyChoiceUnset => self.strategy_unset(p),
+            Verb::CsConfig => self.cs_config(p),
+            Verb::CsErase => self.cs_erase(p),
+        }
+    }
+
+    fn faces_create(&mut self, p: ControlParameters) -> ControlResponse {
+        let uri = p.uri.as_deref().unwrap_or_default();
+        let remote: FaceUri = match uri.parse() {
+            Ok(u) => u,
+            Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI"),
+        };
+        let persistency = persistency_from(p.face_persistency.unwrap_or_default());
+        let local_fields = p.flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED);
+        let mtu = p.mtu.map(|m| m as usize);
+        match self
+            .runtime
+            .create_face(remote, persistency, local_fields, mtu)
+        {
+            Ok(s) => {
+                self.faces.insert(s.id, s.clone());
+                ControlResponse::success(&face_parameters(&s))
+            }
+            Err(e) => self.face_error(e),
+        }
+    }
+
+    fn face_error(&self, e: FaceCommandError) -> ControlResponse {
+        match e {
+            FaceCommandError::NotFound => {
+                response(code::NOT_FOUND, "Specified face does not exist")
+            }
+            FaceCommandError::Exists(id) => {
+                let resp = response(code::CONFLICT, "Face with remote URI already exists");
+                match self.faces.get(&id) {
+                    Some(s) => resp.with_parameters(&face_parameters(s)),
+                    None => resp,
+                }
+            }
+            FaceCommandError::Unsupported(why) => response(code::NOT_ACCEPTABLE, &why),
+            FaceCommandError::ConnectFailed(why) => {
+                response(code::TIMEOUT, &format!("Connect failed: {why}"))
+            }
+        }
+    }
+
+    fn faces_update(&mut self, p: ControlParameters) -> ControlResponse {
+        let id = FaceId(p.face_id.unwrap_or(0));
+        let persistency = p.face_persistency.map(persistency_from);
+        let local_fields = p.flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED);
+        let mtu = p.mtu.map(|m| m as usize);
+        match self.runtime.update_face(id, persistency, local_fields, mtu) {
+            Ok(s) => {
+                self.faces.insert(s.id, s.clone());
+                ControlResponse::success(&face_parameters(&s))
+            }
+            Err(e) => self.face_error(e),
+        }
+    }
+
+    fn faces_destroy(&mut self, p: ControlParameters) -> ControlResponse {
+        let id = FaceId(p.face_id.unwrap_or(0));
+        // NFD answers 200 whether or not the face existed.
+        self.runtime.destroy_face(id);
+        ControlResponse::success(&ControlParameters {
+            face_id: Some(id.0),
+            ..ControlParameters::default()
+        })
+    }
+
+    fn known_face(&self, id: u64) -> bool {
+        self.faces.contains_key(&FaceId(id))
+    }
+
+    fn fib_add(&mut self, p: ControlParameters) -> ControlResponse {
+        let (Some(name), Some(face)) = (p.name.clone(), p.face_id) else {
+            return response(code::BAD_REQUEST, "failed in validating parameters");
+        };
+        if !self.known_face(face) {
+            return response(code::GONE, "Face not found");
+        }
+        let cost = u32::try_from(p.cost.unwrap_or(0)).unwrap_or(u32::MAX);
+        if self.fib.add_nexthop(&name, FaceId(face), cost).is_err() {
+            return response(
+                code::PREFIX_TOO_LONG,
+                "Prefix has too many components (limit is 32)",
+            );
+        }
+        self.fib.publish();
+        ControlResponse::success(&p)
+    }
+
+    fn fib_remove(&mut self, p: ControlParameters) -> ControlResponse {
+        if let (Some(name), Some(face)) = (&p.name, p.face_id) {
+            if self.fib.remove_nexthop(name, FaceId(face)) {
+                self.fib.publish();
+            }
+        }
+        ControlResponse::success(&p)
+    }
+
+    fn rib_register(&mut self, p: ControlParameters, route: RibRoute, now: u64) -> ControlResponse {
+        let Some(name) = p.name.clone() else {
+            return response(code::BAD_REQUEST, "failed in validating parameters");
+        };
+        match self.rib.register(&name, route, now) {
+            Ok(changes) => {
+                self.apply(changes);
+                ControlResponse::success(&p)
+            }
+            Err(e) => response(e.status_code(), &e.to_string()),
+        }
+    }
+
+    fn rib_unregister(&mut self, p: ControlParameters) -> ControlResponse {
+        if let (Some(name), Some(face)) = (&p.name, p.face_id) {
+            let changes = self
+                .rib
+                .unregister(name, face, p.origin.unwrap_or_default());
+            self.apply(changes);
+        }
+        ControlResponse::success(&p)
+    }
+
+    /// Pushes RIB changes into the forwarding FIB and publishes them at once.
+    pub(super) fn apply(&mut self, changes: Vec<FibChange>) {
+        if changes.is_empty() {
+            return;
+        }
+        for change in changes {
+            let (prefix, wanted) = match change {
+                FibChange::Update { prefix, next_hops } => (prefix, next_hops),
+                FibChange::Remove { prefix } => (prefix, Vec::new()),
+            };
+            let current: Vec<FaceId> = self
+                .fib
+                .routes()
+                .find(|(n, _)| **n == prefix)
+                .map(|(_, hops)| hops.iter().map(|h| h.face).collect())
+                .unwrap_or_default();
+            for face in current {
+                if !wanted.iter().any(|h| h.face_id == face.0) {
+                    self.fib.remove_nexthop(&prefix, face);
+                }
+            }
+            for h in &wanted {
+                let cost = u32::try_from(h.cost).unwrap_or(u32::MAX);
+                let _ = self.fib.add_nexthop(&prefix, FaceId(h.face_id), cost);
+            }
+        }
+        self.fib.publish();
+    }
+
+    fn strategy_set(&mut self, mut p: ControlParameters) -> ControlResponse {
+        let (Some(name), Some(strategy)) = (p.name.clone(), p.strategy.clone()) else {
+            return response(code::BAD_REQUEST, "failed in validating parameters");
+        };
+        let Ok(id) = self.strategies.find(&strategy) else {
+            return response(code::NOT_FOUND, "Strategy not registered");
+        };
+        if self.fib.set_strategy(&name, id).is_err() {
+            return response(
+                code::PREFIX_TOO_LONG,
+                "Prefix has too many components (limit is 32)",
+            );
+        }
+        self.fib.publish();
+        p.strategy = self.strategies.get(id).map(|s| s.name().clone());
+        ControlResponse::success(&p)
+    }
+
+    fn strategy_unset(&mut self, p: ControlParameters) -> ControlResponse {
+        let Some(name) = &p.name else {
+            return response(code::BAD_REQUEST, "failed in validating parameters");
+        };
+        if name.is_empty() {
+            return response(code::BAD_REQUEST, "failed in validating parameters");
+        }
+        if self.fib.unset_strategy(name) {
+            self.fib.publish();
+        }
+        ControlResponse::success(&p)
+    }
+
+    fn cs_erase(&mut self, p: ControlParameters) -> ControlResponse {
+        let Some(name) = &p.name else {
+            return response(code::BAD_REQUEST, "failed in validating parameters");
+        };
+        let limit = p
+            .count
+            .map_or(ERASE_LIMIT, |c| (c as usize).min(ERASE_LIMIT));
+        let erased = self.runtime.cs_erase(name, limit);
+        let mut out = ControlParameters {
+            name: Some(name.clone()),
+            count: Some(erased as u64),
+            ..ControlParameters::default()
+        };
+        // NFD reports Capacity = the limit when it stopped there: more may remain.
+        if erased == ERASE_LIMIT {
+            out.capacity = Some(ERASE_LIMIT as u64);
+        }
+        ControlResponse::success(&out)
+    }
+
+    fn cs_config(&mut self, p: ControlParameters) -> ControlResponse {
+        let capacity = p.capacity.map(|c| c as usize);
+        let admit = p.flag_bit(cs_flag_bit::ENABLE_ADMIT);
+        let serve = p.flag_bit(cs_flag_bit::ENABLE_SERVE);
+        self.runtime.set_cs(capacity, admit, serve);
+        let info = status::cs_totals(&self.runtime.thread_counters());
+        let mut out = ControlParameters {
+            capacity: Some(info.capacity),
+            ..ControlParameters::default()
+        };
+        out.set_flag_bit(cs_flag_bit::ENABLE_ADMIT, info.flags & 1 != 0);
+        out.set_flag_bit(cs_flag_bit::ENABLE_SERVE, info.flags & 2 != 0);
+        out.mask = None;
+        ControlResponse::success(&out)
+    }
+}

@@ -1,0 +1,172 @@
+//! The management thread of `kite run`: NFD's management protocol served on the forwarder's
+//! internal face (FaceId 1, route `/localhost/nfd`). It owns the FIB writer and the RIB, turns
+//! commands into face, FIB, strategy and CS changes, answers status datasets, and posts face
+//! events. Commands reach it only through the forwarder, whose scope rule keeps
+//! `/localhost/nfd` to local faces (unix sockets, loopback): that is the authorization, as
+//! NFD's default configuration (`authorize certfile any`) does for local apps.
+
+mod commands;
+mod status;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::select;
+use kite_fw::face::FaceId;
+use kite_fw::fib::FibWriter;
+use kite_fw::runtime::{FaceEvent, InternalInterest, RuntimeHandle};
+use kite_fw::strategy::StrategyTable;
+use kite_packet::{DataView, Interest, Name, PitToken};
+
+use crate::dataset::{self, DatasetRequest, NotificationStream};
+use crate::replay::ReplayGuard;
+use crate::rib::Rib;
+use crate::storage::Storage;
+use crate::tlv_types::FaceEventKind;
+use crate::{parse_command, FaceEventNotification, Tlv};
+
+/// The management thread's state.
+pub struct Manager {
+    runtime: RuntimeHandle,
+    fib: FibWriter,
+    strategies: StrategyTable,
+    rib: Rib,
+    replay: ReplayGuard,
+    storage: Storage,
+    events: NotificationStream,
+    /// Faces known from face events, with their last status.
+    faces: std::collections::HashMap<FaceId, kite_fw::runtime::FaceStatus>,
+    start_unix_ms: u64,
+}
+
+/// Milliseconds since the Unix epoch (NFD's timestamps and command-Interest times).
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Manager {
+    /// Takes over the FIB writer; routes `/localhost/nfd` to the internal face.
+    pub fn new(runtime: RuntimeHandle, mut fib: FibWriter, strategies: StrategyTable) -> Self {
+        let prefix: Name = "/localhost/nfd".parse().expect("valid name");
+        fib.add_nexthop(&prefix, FaceId::INTERNAL, 0)
+            .expect("a two-component prefix fits the FIB");
+        fib.publish();
+        Manager {
+            runtime,
+            fib,
+            strategies,
+            rib: Rib::new(),
+            replay: ReplayGuard::new(),
+            storage: Storage::new(),
+            events: NotificationStream::face_events(),
+            faces: std::collections::HashMap::new(),
+            start_unix_ms: unix_ms(),
+        }
+    }
+
+    /// Serves until the runtime's channels close (the forwarder stopped).
+    pub fn run(mut self) {
+        let internal = self.runtime.internal_packets().clone();
+        let events = self.runtime.face_events().clone();
+        loop {
+            let timeout = self
+                .rib
+                .next_expiry()
+                .map_or(Duration::from_secs(3600), |t| {
+                    Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
+                });
+            select! {
+                recv(internal) -> i => match i {
+                    Ok(i) => self.on_interest(i),
+                    Err(_) => return,
+                },
+                recv(events) -> e => match e {
+                    Ok(e) => self.on_face_event(e),
+                    Err(_) => return,
+                },
+                default(timeout) => {}
+            }
+            let expired = self.rib.expire(self.now_ms());
+            self.apply(expired.changes);
+        }
+    }
+
+    /// Milliseconds on the forwarder's clock (RIB expiry).
+    fn now_ms(&self) -> u64 {
+        self.runtime.now().as_millis()
+    }
+
+    fn on_interest(&mut self, request: InternalInterest) {
+        let InternalInterest {
+            interest: view,
+            token,
+            ingress,
+        } = request;
+        let name = view.name.clone();
+        let now = self.now_ms();
+        if let Some(wire) = self.storage.find(&name, view.can_be_prefix, now) {
+            return self.reply(wire, token);
+        }
+        if let Some(request) = dataset::parse_dataset_request(&name) {
+            match request {
+                DatasetRequest::Generate(ds) => {
+                    let payload = self.dataset(&ds);
+                    let segments = dataset::segments(&name, unix_ms(), &payload);
+                    for s in &segments {
+                        if let Ok(d) = DataView::decode(s.clone()) {
+                            self.storage.insert(d.name.clone(), s.clone(), now);
+                        }
+                    }
+                    if let Some(first) = segments.into_iter().next() {
+                        self.reply(first, token);
+                    }
+                }
+                DatasetRequest::Reject(resp) => self.reply(dataset::nack_data(&name, &resp), token),
+            }
+            return;
+        }
+        if self.events.prefix().is_prefix_of(&name) {
+            // Served when the next event is posted (the Interest waits in the PIT).
+            return;
+        }
+        let Ok(interest) = Interest::from_view(view) else {
+            return;
+        };
+        let Ok(cmd) = parse_command(&interest) else {
+            return;
+        };
+        let resp = self.execute(cmd, ingress, now);
+        self.reply(dataset::response_data(&name, &resp), token);
+    }
+
+    fn reply(&self, wire: bytes::Bytes, token: PitToken) {
+        if let Ok(d) = DataView::decode(wire) {
+            self.runtime.send_internal_data(d, Some(token));
+        }
+    }
+
+    fn on_face_event(&mut self, e: FaceEvent) {
+        let (kind, status) = match e {
+            FaceEvent::Created(s) => {
+                self.faces.insert(s.id, s.clone());
+                (FaceEventKind::CREATED, s)
+            }
+            FaceEvent::Destroyed(s) => {
+                self.faces.remove(&s.id);
+                let changes = self.rib.remove_face(s.id.0);
+                self.apply(changes);
+                if self.fib.remove_face(s.id) > 0 {
+                    self.fib.publish();
+                }
+                (FaceEventKind::DESTROYED, s)
+            }
+        };
+        let n = FaceEventNotification::for_face(kind, &status::face_status(&status));
+        let wire = self.events.post(&n.encode());
+        if let Ok(d) = DataView::decode(wire.clone()) {
+            self.storage.insert(d.name.clone(), wire, self.now_ms());
+            self.runtime.send_internal_data(d, None);
+        }
+    }
+}

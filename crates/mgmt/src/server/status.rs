@@ -1,0 +1,166 @@
+//! The status datasets, generated from the runtime's threads, the FIB writer and the RIB.
+
+use kite_face::{LinkType, Persistency};
+use kite_fw::face::FaceScope;
+use kite_fw::runtime::{FaceStatus as RtFace, ThreadCounters};
+
+use super::{unix_ms, Manager};
+use crate::dataset::Dataset;
+use crate::datasets::{
+    ChannelStatus, CsInfo, FaceCounters, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    StrategyChoice,
+};
+use crate::tlv_types::{self as t, FacePersistency};
+use crate::{encode_items, Tlv};
+
+/// The forwarder's version string in `status/general`.
+pub const VERSION: &str = concat!("kite-", env!("CARGO_PKG_VERSION"));
+
+/// NFD's wire number for a persistency.
+pub(super) fn persistency(p: Persistency) -> FacePersistency {
+    match p {
+        Persistency::Persistent => FacePersistency::PERSISTENT,
+        Persistency::OnDemand => FacePersistency::ON_DEMAND,
+        Persistency::Permanent => FacePersistency::PERMANENT,
+    }
+}
+
+/// A runtime face as NFD's FaceStatus.
+pub(super) fn face_status(s: &RtFace) -> FaceStatus {
+    let c = &s.counters;
+    FaceStatus {
+        face_id: s.id.0,
+        uri: s.remote.to_string(),
+        local_uri: s.local.to_string(),
+        expiration_period: None,
+        face_scope: match s.scope {
+            FaceScope::Local => t::FaceScope::LOCAL,
+            FaceScope::NonLocal => t::FaceScope::NON_LOCAL,
+        },
+        face_persistency: persistency(s.persistency),
+        link_type: match s.link_type {
+            LinkType::PointToPoint => t::LinkType::POINT_TO_POINT,
+            LinkType::MultiAccess => t::LinkType::MULTI_ACCESS,
+            LinkType::AdHoc => t::LinkType::AD_HOC,
+        },
+        base_congestion_marking_interval: None,
+        default_congestion_threshold: None,
+        mtu: s.mtu.map(|m| m as u64),
+        counters: FaceCounters {
+            n_in_interests: c.n_in_interests,
+            n_in_data: c.n_in_data,
+            n_in_nacks: c.n_in_nacks,
+            n_out_interests: c.n_out_interests,
+            n_out_data: c.n_out_data,
+            n_out_nacks: c.n_out_nacks,
+            n_in_bytes: c.n_in_bytes,
+            n_out_bytes: c.n_out_bytes,
+        },
+        flags: u64::from(s.local_fields) << t::face_flag_bit::LOCAL_FIELDS_ENABLED,
+    }
+}
+
+/// CS totals over the threads (capacity and entries summed; flags from the first thread).
+pub(super) fn cs_totals(threads: &[ThreadCounters]) -> CsInfo {
+    let first = threads.first();
+    let flags = first.map_or(0, |c| {
+        u64::from(c.cs_admit) << t::cs_flag_bit::ENABLE_ADMIT
+            | u64::from(c.cs_serve) << t::cs_flag_bit::ENABLE_SERVE
+    });
+    CsInfo {
+        capacity: threads.iter().map(|c| c.cs_capacity as u64).sum(),
+        flags,
+        n_cs_entries: threads.iter().map(|c| c.cs_entries as u64).sum(),
+        n_hits: threads.iter().map(|c| c.forwarder.cs_hits).sum(),
+        n_misses: threads.iter().map(|c| c.forwarder.cs_misses).sum(),
+    }
+}
+
+impl Manager {
+    /// The payload of a dataset.
+    pub(super) fn dataset(&self, ds: &Dataset) -> Vec<u8> {
+        match ds {
+            Dataset::StatusGeneral => self.general().encode(),
+            Dataset::FacesList => {
+                let faces: Vec<FaceStatus> = self.runtime.faces().iter().map(face_status).collect();
+                encode_items(&faces)
+            }
+            Dataset::FacesQuery(filter) => {
+                let faces: Vec<FaceStatus> = self
+                    .runtime
+                    .faces()
+                    .iter()
+                    .map(face_status)
+                    .filter(|f| filter.matches(f))
+                    .collect();
+                encode_items(&faces)
+            }
+            Dataset::FacesChannels => {
+                let channels: Vec<ChannelStatus> = self
+                    .runtime
+                    .channels()
+                    .iter()
+                    .map(|u| ChannelStatus {
+                        local_uri: u.to_string(),
+                    })
+                    .collect();
+                encode_items(&channels)
+            }
+            Dataset::FibList => {
+                let entries: Vec<FibEntry> = self
+                    .fib
+                    .routes()
+                    .map(|(name, hops)| FibEntry {
+                        name: name.clone(),
+                        next_hops: hops
+                            .iter()
+                            .map(|h| NextHopRecord {
+                                face_id: h.face.0,
+                                cost: u64::from(h.cost),
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                encode_items(&entries)
+            }
+            Dataset::RibList => encode_items(&self.rib.list(self.now_ms())),
+            Dataset::StrategyChoiceList => {
+                let choices: Vec<StrategyChoice> = self
+                    .fib
+                    .strategy_choices()
+                    .filter_map(|(name, id)| {
+                        Some(StrategyChoice {
+                            name: name.clone(),
+                            strategy: self.strategies.get(id)?.name().clone(),
+                        })
+                    })
+                    .collect();
+                encode_items(&choices)
+            }
+            Dataset::CsInfo => cs_totals(&self.runtime.thread_counters()).encode(),
+        }
+    }
+
+    fn general(&self) -> ForwarderStatus {
+        let threads = self.runtime.thread_counters();
+        let sum = |f: fn(&ThreadCounters) -> u64| threads.iter().map(f).sum::<u64>();
+        ForwarderStatus {
+            nfd_version: VERSION.into(),
+            start_timestamp: self.start_unix_ms,
+            current_timestamp: unix_ms(),
+            n_name_tree_entries: 0,
+            n_fib_entries: self.fib.routes().count() as u64,
+            n_pit_entries: sum(|c| c.pit_entries as u64),
+            n_measurements_entries: 0,
+            n_cs_entries: sum(|c| c.cs_entries as u64),
+            n_in_interests: sum(|c| c.forwarder.in_interests),
+            n_in_data: sum(|c| c.forwarder.in_data),
+            n_in_nacks: sum(|c| c.forwarder.in_nacks),
+            n_out_interests: sum(|c| c.forwarder.out_interests),
+            n_out_data: sum(|c| c.forwarder.out_data),
+            n_out_nacks: sum(|c| c.forwarder.out_nacks),
+            n_satisfied_interests: sum(|c| c.forwarder.satisfied),
+            n_unsatisfied_interests: sum(|c| c.forwarder.unsatisfied),
+        }
+    }
+}
