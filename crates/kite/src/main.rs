@@ -2,11 +2,13 @@
 //!
 //! Today it holds the packet tools — `kite decode` prints any NDN packet (Interest, Data,
 //! Nack, NDNLPv2 frame) field by field, `kite encode` builds packets from the command line —
-//! `kite run`, the forwarder daemon, and `kite bench fwd`, the in-process benchmark of one
-//! forwarding thread.
+//! `kite run`, the forwarder daemon, the control commands that manage a running forwarder
+//! (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`: Kite's nfdc), and `kite bench`
+//! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets).
 
 mod bench;
 mod bench_daemon;
+mod ctl;
 mod describe;
 mod encode;
 mod input;
@@ -40,6 +42,18 @@ enum Command {
     /// Measure Kite's performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Show the forwarder's general status: version, uptime, table sizes, packet counters.
+    Status(ctl::status::StatusArgs),
+    /// List, show, create and destroy faces.
+    Face(ctl::face::FaceArgs),
+    /// List, add and remove routes (the RIB).
+    Route(ctl::route::RouteArgs),
+    /// Show the FIB.
+    Fib(ctl::fib::FibArgs),
+    /// List, set and unset the strategy choices.
+    Strategy(ctl::strategy::StrategyArgs),
+    /// Show and configure the Content Store, and erase entries from it.
+    Cs(ctl::cs::CsArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +62,12 @@ fn main() -> ExitCode {
         Command::Decode(args) => input::read(&args).and_then(describe::describe),
         Command::Encode(cmd) => encode::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Status(args) => ctl::status::run(args),
+        Command::Face(args) => ctl::face::run(args),
+        Command::Route(args) => ctl::route::run(args),
+        Command::Fib(args) => ctl::fib::run(args),
+        Command::Strategy(args) => ctl::strategy::run(args),
+        Command::Cs(args) => ctl::cs::run(args),
         Command::Run(args) => run::run(args),
     };
     match result {

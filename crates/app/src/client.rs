@@ -1,0 +1,223 @@
+//! [`Client`]: one blocking connection to a forwarder's local socket, sending one Interest at a
+//! time and waiting for its Data or Nack.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kite_packet::{tt, Data, Interest, NetPacket, Nonce};
+
+use crate::endpoint::Endpoint;
+use crate::error::ClientError;
+use crate::framing::FrameReader;
+use crate::random::random_u64;
+
+/// The connected socket.
+#[derive(Debug)]
+enum Stream {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Stream {
+    fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_read_timeout(Some(t)),
+            Stream::Tcp(s) => s.set_read_timeout(Some(t)),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.flush(),
+            Stream::Tcp(s) => s.flush(),
+        }
+    }
+}
+
+/// A blocking connection to a forwarder (Kite or NFD).
+#[derive(Debug)]
+pub struct Client {
+    stream: Stream,
+    frames: FrameReader,
+    /// The last SignatureTime used, so command timestamps strictly increase.
+    pub(crate) last_signature_time: u64,
+}
+
+impl Client {
+    /// Connects to the Unix socket at `path`.
+    pub fn connect_unix(path: impl AsRef<Path>) -> Result<Client, ClientError> {
+        Self::connect(&Endpoint::Unix(path.as_ref().to_owned()))
+    }
+
+    /// Connects over TCP to `addr` (`host:port`).
+    pub fn connect_tcp(addr: &str) -> Result<Client, ClientError> {
+        Self::connect(&Endpoint::Tcp(addr.to_owned()))
+    }
+
+    /// Connects to the first endpoint of [`Endpoint::defaults`] that accepts; the error names
+    /// every endpoint tried.
+    pub fn connect_default() -> Result<Client, ClientError> {
+        let list = Endpoint::defaults().map_err(|e| ClientError::NotRunning { tried: vec![e] })?;
+        Self::connect_any(&list)
+    }
+
+    /// Connects to `endpoint`.
+    pub fn connect(endpoint: &Endpoint) -> Result<Client, ClientError> {
+        Self::connect_any(std::slice::from_ref(endpoint))
+    }
+
+    /// Connects to the first of `endpoints` that accepts.
+    pub fn connect_any(endpoints: &[Endpoint]) -> Result<Client, ClientError> {
+        let mut tried = Vec::new();
+        for ep in endpoints {
+            let stream = match ep {
+                Endpoint::Unix(p) => UnixStream::connect(p).map(Stream::Unix),
+                Endpoint::Tcp(a) => TcpStream::connect(a.as_str()).map(Stream::Tcp),
+            };
+            match stream {
+                Ok(stream) => {
+                    return Ok(Client {
+                        stream,
+                        frames: FrameReader::new(),
+                        last_signature_time: 0,
+                    })
+                }
+                Err(e) => tried.push(format!("{ep}: {e}")),
+            }
+        }
+        Err(ClientError::NotRunning { tried })
+    }
+
+    /// Sends `interest` (with a random Nonce when it has none) and waits up to `timeout` for
+    /// the Data that satisfies it or a Nack for it; other packets are discarded.
+    pub fn express(&mut self, interest: &Interest, timeout: Duration) -> Result<Data, ClientError> {
+        let wire = if interest.nonce.is_some() {
+            interest.encode()
+        } else {
+            let mut i = interest.clone();
+            i.nonce = Some(random_nonce());
+            i.encode()
+        };
+        self.exchange(wire, timeout)
+    }
+
+    /// Sends an encoded Interest and waits for its answer (see [`Client::express`]).
+    pub(crate) fn exchange(&mut self, wire: Bytes, timeout: Duration) -> Result<Data, ClientError> {
+        // Decode what was encoded: the name now holds any ParametersSha256DigestComponent.
+        let sent = Interest::decode(wire.clone())?;
+        self.stream.write_all(&wire)?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(timeout_error(&sent, timeout));
+            }
+            self.stream.set_read_timeout(remaining)?;
+            let frame = match self.frames.next_frame(&mut self.stream) {
+                Err(ClientError::Io(e))
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Err(timeout_error(&sent, timeout))
+                }
+                other => other?,
+            };
+            match NetPacket::decode_frame(frame)?.1 {
+                NetPacket::Data(d) if satisfies(&sent, &d) => return Ok(d),
+                NetPacket::Nack(n)
+                    if n.interest.name == sent.name && n.interest.nonce == sent.nonce =>
+                {
+                    return Err(ClientError::Nack {
+                        reason: n.reason,
+                        name: sent.name,
+                    })
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A fresh random Nonce.
+pub(crate) fn random_nonce() -> Nonce {
+    Nonce::from(random_u64() as u32)
+}
+
+fn timeout_error(sent: &Interest, after: Duration) -> ClientError {
+    ClientError::Timeout {
+        name: sent.name.clone(),
+        after,
+    }
+}
+
+/// Whether `data` satisfies `interest` by name (exact, prefix with CanBePrefix, or by implicit
+/// digest).
+fn satisfies(interest: &Interest, data: &Data) -> bool {
+    let want = &interest.name;
+    if *want == data.name || (interest.can_be_prefix && want.is_prefix_of(&data.name)) {
+        return true;
+    }
+    match want.last() {
+        Some(c) if c.typ() == tt::IMPLICIT_SHA256_DIGEST_COMPONENT => {
+            want.prefix(want.len() - 1) == data.name && c.value() == data.implicit_digest()
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kite_packet::name::Component;
+
+    #[test]
+    fn satisfaction_by_exact_prefix_and_digest() {
+        let d = Data::decode(
+            Data::new("/a/b".parse().unwrap(), &b"x"[..])
+                .sign(&kite_packet::DigestSha256)
+                .unwrap(),
+        )
+        .unwrap();
+        let mut i = Interest::new("/a/b".parse().unwrap());
+        assert!(satisfies(&i, &d));
+        i.name = "/a".parse().unwrap();
+        assert!(!satisfies(&i, &d));
+        i.can_be_prefix = true;
+        assert!(satisfies(&i, &d));
+        let digest = d.implicit_digest();
+        let with_digest = d
+            .name
+            .clone()
+            .append(Component::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, &digest).unwrap());
+        assert!(satisfies(&Interest::new(with_digest), &d));
+        let wrong = d
+            .name
+            .clone()
+            .append(Component::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, &[0; 32]).unwrap());
+        assert!(!satisfies(&Interest::new(wrong), &d));
+    }
+}

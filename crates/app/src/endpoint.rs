@@ -1,0 +1,115 @@
+//! [`Endpoint`]: where a forwarder listens for local applications, and where to look by
+//! default.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// NFD's Unix socket on Linux (since 24.07).
+pub const NFD_SOCKET: &str = "/run/nfd/nfd.sock";
+
+/// The environment variable ndn-cxx applications read their transport from.
+pub const TRANSPORT_ENV: &str = "NDN_CLIENT_TRANSPORT";
+
+/// The TCP port a forwarder listens on when a URI names none.
+const DEFAULT_TCP_PORT: u16 = 6363;
+
+/// A forwarder's local listening point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A Unix stream socket path.
+    Unix(PathBuf),
+    /// A TCP `host:port`.
+    Tcp(String),
+}
+
+impl Endpoint {
+    /// Parses `unix:///path`, `tcp://host[:port]` (also `tcp4`, `tcp6`; port 6363 when absent)
+    /// or a bare path, as ndn-cxx's `transport=` setting and `NDN_CLIENT_TRANSPORT` are written.
+    pub fn parse(s: &str) -> Result<Endpoint, String> {
+        if let Some(path) = s.strip_prefix("unix://") {
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+        for scheme in ["tcp://", "tcp4://", "tcp6://"] {
+            if let Some(rest) = s.strip_prefix(scheme) {
+                let rest = rest.trim_end_matches('/');
+                if rest.is_empty() {
+                    return Err(format!("{s:?} names no host"));
+                }
+                let has_port = match rest.rfind(']') {
+                    Some(close) => rest[close..].contains(':'),
+                    None => rest.contains(':'),
+                };
+                return Ok(Endpoint::Tcp(if has_port {
+                    rest.to_owned()
+                } else {
+                    format!("{rest}:{DEFAULT_TCP_PORT}")
+                }));
+            }
+        }
+        if s.contains("://") {
+            return Err(format!(
+                "{s:?}: only unix:// and tcp:// transports are supported"
+            ));
+        }
+        Ok(Endpoint::Unix(PathBuf::from(s)))
+    }
+
+    /// Where an application looks for the forwarder: `NDN_CLIENT_TRANSPORT` when set, else
+    /// NFD's socket, then Kite's per-user socket under `$XDG_RUNTIME_DIR`.
+    pub fn defaults() -> Result<Vec<Endpoint>, String> {
+        if let Some(t) = std::env::var_os(TRANSPORT_ENV) {
+            let t = t
+                .into_string()
+                .map_err(|_| format!("{TRANSPORT_ENV} is not UTF-8"))?;
+            return Ok(vec![Endpoint::parse(&t)?]);
+        }
+        let mut list = vec![Endpoint::Unix(PathBuf::from(NFD_SOCKET))];
+        if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR") {
+            list.push(Endpoint::Unix(
+                PathBuf::from(dir).join("kite").join("nfd.sock"),
+            ));
+        }
+        Ok(list)
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Unix(p) => write!(f, "unix://{}", p.display()),
+            Endpoint::Tcp(a) => write!(f, "tcp://{a}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_forms_ndn_cxx_accepts() {
+        let unix = |p: &str| Endpoint::Unix(PathBuf::from(p));
+        let tcp = |a: &str| Endpoint::Tcp(a.into());
+        assert_eq!(
+            Endpoint::parse("unix:///run/nfd/nfd.sock"),
+            Ok(unix(NFD_SOCKET))
+        );
+        assert_eq!(Endpoint::parse("/tmp/x.sock"), Ok(unix("/tmp/x.sock")));
+        assert_eq!(
+            Endpoint::parse("tcp://localhost"),
+            Ok(tcp("localhost:6363"))
+        );
+        assert_eq!(
+            Endpoint::parse("tcp4://127.0.0.1:7000"),
+            Ok(tcp("127.0.0.1:7000"))
+        );
+        assert_eq!(Endpoint::parse("tcp6://[::1]"), Ok(tcp("[::1]:6363")));
+        assert_eq!(Endpoint::parse("tcp6://[::1]:9/"), Ok(tcp("[::1]:9")));
+        assert!(Endpoint::parse("udp4://127.0.0.1:6363").is_err());
+        assert!(Endpoint::parse("tcp://").is_err());
+        assert_eq!(
+            unix(NFD_SOCKET).to_string(),
+            "unix:///run/nfd/nfd.sock".to_string()
+        );
+    }
+}

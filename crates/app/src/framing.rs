@@ -1,0 +1,140 @@
+//! TLV stream framing: a byte stream (Unix or TCP socket) carries whole top-level TLV elements
+//! back to back; [`FrameReader`] buffers reads until one element is complete.
+
+use std::io::{self, Read};
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::ClientError;
+
+/// The largest frame a forwarder sends on a stream (NFD's `MAX_NDN_PACKET_SIZE`).
+pub const MAX_FRAME_LEN: usize = 8800;
+
+/// Octets requested from the socket per read.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// Splits a byte stream into whole TLV elements.
+#[derive(Debug, Default)]
+pub struct FrameReader {
+    buf: BytesMut,
+}
+
+impl FrameReader {
+    /// A reader with an empty buffer.
+    pub fn new() -> Self {
+        FrameReader::default()
+    }
+
+    /// The next whole element, reading from `src` as often as needed. End of stream is an
+    /// `UnexpectedEof` I/O error; a frame longer than [`MAX_FRAME_LEN`] is a decode error (the
+    /// stream cannot be resynchronized after it).
+    pub fn next_frame(&mut self, src: &mut impl Read) -> Result<Bytes, ClientError> {
+        loop {
+            if let Some(len) = complete_len(&self.buf)? {
+                return Ok(self.buf.split_to(len).freeze());
+            }
+            let at = self.buf.len();
+            self.buf.resize(at + READ_CHUNK, 0);
+            let n = match src.read(&mut self.buf[at..]) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.buf.truncate(at);
+                    return Err(e.into());
+                }
+            };
+            self.buf.truncate(at + n);
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the forwarder closed the connection",
+                )
+                .into());
+            }
+        }
+    }
+}
+
+/// The length of the whole element at the start of `buf` when it is entirely buffered.
+fn complete_len(buf: &[u8]) -> Result<Option<usize>, ClientError> {
+    let Some((_, type_len)) = varnum(buf) else {
+        return Ok(None);
+    };
+    let Some((value_len, len_len)) = varnum(&buf[type_len..]) else {
+        return Ok(None);
+    };
+    let total = usize::try_from(value_len)
+        .ok()
+        .and_then(|v| v.checked_add(type_len + len_len))
+        .filter(|&t| t <= MAX_FRAME_LEN)
+        .ok_or(ClientError::FrameTooLarge { len: value_len })?;
+    Ok((buf.len() >= total).then_some(total))
+}
+
+/// A VAR-NUMBER at the start of `buf` and its size, or `None` when it is not all there yet.
+fn varnum(buf: &[u8]) -> Option<(u64, usize)> {
+    let first = *buf.first()?;
+    let size = match first {
+        0..=252 => return Some((u64::from(first), 1)),
+        253 => 3,
+        254 => 5,
+        255 => 9,
+    };
+    let bytes = buf.get(1..size)?;
+    Some((bytes.iter().fold(0, |n, &b| n << 8 | u64::from(b)), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source that hands out its data in pieces of at most `step` octets.
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn splits_back_to_back_elements_read_one_octet_at_a_time() {
+        let mut big = vec![6, 253, 0x01, 0x2C];
+        big.extend(std::iter::repeat_n(7u8, 300));
+        let mut data = vec![5, 2, 1, 2];
+        data.extend_from_slice(&big);
+        data.extend_from_slice(&[100, 0]);
+        let mut src = Trickle {
+            data,
+            at: 0,
+            step: 1,
+        };
+        let mut r = FrameReader::new();
+        assert_eq!(&r.next_frame(&mut src).unwrap()[..], &[5, 2, 1, 2]);
+        assert_eq!(&r.next_frame(&mut src).unwrap()[..], &big[..]);
+        assert_eq!(&r.next_frame(&mut src).unwrap()[..], &[100, 0]);
+        match r.next_frame(&mut src) {
+            Err(ClientError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
+            other => panic!("expected end of stream, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn oversized_frame_is_refused_before_it_is_read() {
+        let mut src = Trickle {
+            data: vec![6, 254, 0, 1, 0, 0],
+            at: 0,
+            step: 64,
+        };
+        assert!(matches!(
+            FrameReader::new().next_frame(&mut src),
+            Err(ClientError::FrameTooLarge { len: 65536 })
+        ));
+    }
+}

@@ -1,0 +1,195 @@
+//! The client against the in-process fake forwarder.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use kite_mgmt::command::CommandSignature;
+use kite_mgmt::tlv_types::RouteOrigin;
+use kite_mgmt::{parse_command, ControlParameters, ControlResponse};
+use kite_packet::{Data, DigestSha256, Interest, Nack, NackReason, Name};
+
+use crate::fake::FakeForwarder;
+use crate::{Client, ClientError};
+
+const T: Duration = Duration::from_secs(5);
+
+fn name(s: &str) -> Name {
+    s.parse().unwrap()
+}
+
+fn client(fake: &FakeForwarder) -> Client {
+    Client::connect_unix(fake.socket_path()).unwrap()
+}
+
+#[test]
+fn express_returns_the_data_and_unwraps_pit_tokens() {
+    let fake = FakeForwarder::builder()
+        .with_pit_tokens()
+        .raw(|i| {
+            if i.name == "/hello".parse().unwrap() {
+                // An unrelated Data first: the client must skip it.
+                let other = Data::new("/other".parse().unwrap(), &b"no"[..]);
+                let d = Data::new(i.name.clone().append_generic(b"v1"), &b"world"[..]);
+                vec![
+                    other.sign(&DigestSha256).unwrap(),
+                    d.sign(&DigestSha256).unwrap(),
+                ]
+            } else {
+                vec![]
+            }
+        })
+        .start();
+    let mut c = client(&fake);
+    let mut i = Interest::new(name("/hello"));
+    i.can_be_prefix = true;
+    let d = c.express(&i, T).unwrap();
+    assert_eq!(d.name, name("/hello/v1"));
+    assert_eq!(d.content.as_deref(), Some(&b"world"[..]));
+    let got = fake.received();
+    assert_eq!(got.len(), 1);
+    assert!(got[0].nonce.is_some(), "the client adds a Nonce");
+}
+
+#[test]
+fn nack_is_surfaced_with_its_reason() {
+    let fake = FakeForwarder::builder()
+        .raw(|i| vec![Nack::encode_for(NackReason::NO_ROUTE, i.encode())])
+        .start();
+    let err = client(&fake)
+        .express(&Interest::new(name("/nowhere")), T)
+        .unwrap_err();
+    match err {
+        ClientError::Nack { reason, name: n } => {
+            assert_eq!(reason, NackReason::NO_ROUTE);
+            assert_eq!(n, name("/nowhere"));
+        }
+        other => panic!("expected a Nack, got {other:?}"),
+    }
+}
+
+#[test]
+fn silence_is_a_timeout_and_the_connection_stays_usable() {
+    let fake = FakeForwarder::builder()
+        .dataset("/localhost/nfd/cs/info", Bytes::from_static(b"\x80\x00"))
+        .start();
+    let mut c = client(&fake);
+    let err = c
+        .express(&Interest::new(name("/silent")), Duration::from_millis(100))
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Timeout { name: n, .. } if *n == name("/silent")),
+        "{err:?}"
+    );
+    let payload = c.dataset(&name("/localhost/nfd/cs/info"), T).unwrap();
+    assert_eq!(&payload[..], b"\x80\x00");
+}
+
+#[test]
+fn three_segment_dataset_is_reassembled_in_order() {
+    let payload: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+    let fake = FakeForwarder::builder()
+        .dataset("/localhost/nfd/faces/list", payload.clone())
+        .start();
+    let got = client(&fake)
+        .dataset(&name("/localhost/nfd/faces/list"), T)
+        .unwrap();
+    assert_eq!(got.len(), payload.len());
+    assert_eq!(&got[..], &payload[..]);
+    let asked: Vec<String> = fake.received().iter().map(|i| i.name.to_uri()).collect();
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert_eq!(asked[0], "/localhost/nfd/faces/list");
+    assert!(
+        asked[1].ends_with("/seg=1") && asked[2].ends_with("/seg=2"),
+        "{asked:?}"
+    );
+    let first = &fake.received()[0];
+    assert!(first.can_be_prefix && first.must_be_fresh);
+}
+
+#[test]
+fn dataset_refusal_is_a_status_error() {
+    let fake = FakeForwarder::builder()
+        .dataset_error(
+            "/localhost/nfd/faces/query",
+            ControlResponse::new(400, "Malformed filter"),
+        )
+        .start();
+    let err = client(&fake)
+        .dataset(&name("/localhost/nfd/faces/query"), T)
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Status { code: 400, text } if text == "Malformed filter"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn command_is_a_signed_v03_interest_and_its_response_decodes() {
+    let fake = FakeForwarder::builder()
+        .command("rib", "register", |p| {
+            let mut echo = p.clone();
+            echo.face_id = Some(echo.face_id.unwrap_or(0) + 1);
+            ControlResponse::success(&echo)
+        })
+        .command("faces", "destroy", |_| ControlResponse::new(404, "no face"))
+        .start();
+    let mut c = client(&fake);
+    let params = ControlParameters {
+        name: Some(name("/demo")),
+        face_id: Some(270),
+        origin: Some(RouteOrigin::STATIC),
+        cost: Some(10),
+        ..Default::default()
+    };
+    let resp = c.command("rib", "register", &params, T).unwrap();
+    assert_eq!(
+        (resp.status_code, resp.status_text.as_str()),
+        (200, "Success")
+    );
+    let body = resp.parameters().unwrap().unwrap();
+    assert_eq!(body.face_id, Some(271));
+    assert_eq!(body.name, params.name);
+
+    c.command("rib", "register", &params, T).unwrap();
+    let sent = fake.received();
+    let times: Vec<u64> = sent
+        .iter()
+        .map(|i| {
+            assert!(i.must_be_fresh);
+            assert_eq!(i.lifetime, Some(4000));
+            let cmd = parse_command(i).unwrap();
+            assert_eq!(cmd.params, params);
+            match cmd.signature {
+                CommandSignature::V03 { info, value } => {
+                    assert_eq!(info.nonce.as_ref().map(Bytes::len), Some(8));
+                    assert_eq!(value.len(), 32);
+                    info.time.unwrap()
+                }
+                other => panic!("expected a v0.3 signature, got {other:?}"),
+            }
+        })
+        .collect();
+    assert!(
+        times[1] > times[0],
+        "SignatureTime must increase: {times:?}"
+    );
+
+    let err = c
+        .command_ok("faces", "destroy", &ControlParameters::default(), T)
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Status { code: 404, text } if text == "no face"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_missing_socket_says_the_forwarder_may_not_be_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absent.sock");
+    let err = Client::connect_unix(&path).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ClientError::NotRunning { .. }));
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(text.contains("may not be running"), "{text}");
+}

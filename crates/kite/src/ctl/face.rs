@@ -1,0 +1,300 @@
+//! `kite face`: list, show, create and destroy faces (`faces/list`, `faces/query`,
+//! `faces/create`, `faces/destroy`).
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use kite_app::{nfd_name, Client};
+use kite_face::FaceUri;
+use kite_mgmt::datasets::{FaceQueryFilter, FaceStatus};
+use kite_mgmt::tlv_types::{face_flag_bit, status, FacePersistency};
+use kite_mgmt::{decode_items, ControlParameters, Tlv};
+use serde_json::{json, Value};
+
+use super::format::{self, bit, opt};
+use super::table::{key_values, Table};
+use super::{command, command_ok, fetch_items, Common, OnOff, TIMEOUT};
+
+/// Arguments of `kite face`.
+#[derive(Args, Debug)]
+pub struct FaceArgs {
+    #[command(flatten)]
+    common: Common,
+    #[command(subcommand)]
+    command: Option<FaceCommand>,
+}
+
+/// `kite face` subcommands (`list` when none is given).
+#[derive(Subcommand, Debug)]
+enum FaceCommand {
+    /// List every face with its counters.
+    List,
+    /// Show one face in detail.
+    Show {
+        /// The FaceId or the remote FaceUri.
+        face: String,
+    },
+    /// Create a face to a remote peer (udp4, udp6, tcp4, tcp6, ether).
+    Create(CreateArgs),
+    /// Destroy a face.
+    Destroy {
+        /// The FaceId or the remote FaceUri.
+        face: String,
+    },
+}
+
+/// Arguments of `kite face create`.
+#[derive(Args, Debug)]
+struct CreateArgs {
+    /// The remote FaceUri, e.g. udp4://192.0.2.1:6363 (udp://host and a missing port are
+    /// canonized first, as nfdc does).
+    uri: String,
+    /// The local FaceUri (required for Ethernet faces: dev://IFNAME).
+    #[arg(long, value_name = "URI")]
+    local: Option<String>,
+    /// Whether the face survives failures: persistent (closed on error) or permanent
+    /// (reconnects).
+    #[arg(long, value_enum, default_value_t = Persistency::Persistent)]
+    persistency: Persistency,
+    /// Exchange local fields (IncomingFaceId, NextHopFaceId); local-scope faces only.
+    #[arg(long, value_enum, value_name = "on|off")]
+    local_fields: Option<OnOff>,
+    /// The MTU in octets (datagram faces).
+    #[arg(long, value_name = "N")]
+    mtu: Option<u64>,
+}
+
+/// Persistencies a face can be created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Persistency {
+    /// Closed on the first failure.
+    Persistent,
+    /// Kept up, reconnecting after failures.
+    Permanent,
+}
+
+/// Runs `kite face …`.
+pub fn run(args: FaceArgs) -> Result<String> {
+    let common = &args.common;
+    let mut client = common.connect()?;
+    match args.command.unwrap_or(FaceCommand::List) {
+        FaceCommand::List => {
+            let faces: Vec<FaceStatus> = fetch_items(&mut client, "faces", "list")?;
+            let json = Value::Array(faces.iter().map(face_json).collect());
+            Ok(common.output(json, || face_table(&faces)))
+        }
+        FaceCommand::Show { face } => {
+            let face = find(&mut client, &face)?;
+            Ok(common.output(face_json(&face), || face_details(&face)))
+        }
+        FaceCommand::Create(c) => create(&mut client, common, c),
+        FaceCommand::Destroy { face } => {
+            let face = find(&mut client, &face)?;
+            let id = face.face_id;
+            let params = ControlParameters {
+                face_id: Some(id),
+                ..Default::default()
+            };
+            command_ok(&mut client, "faces", "destroy", &params)?;
+            Ok(common.output(face_json(&face), || {
+                format!(
+                    "face-destroyed id={id} local={} remote={}\n",
+                    face.local_uri, face.uri
+                )
+            }))
+        }
+    }
+}
+
+/// The face named by a FaceId or a remote FaceUri (canonized first), by `faces/query`; an
+/// error unless exactly one face matches.
+pub(super) fn find(client: &mut Client, face: &str) -> Result<FaceStatus> {
+    let filter = match face.parse::<u64>() {
+        Ok(id) => FaceQueryFilter {
+            face_id: Some(id),
+            ..Default::default()
+        },
+        Err(_) => FaceQueryFilter {
+            uri: Some(canonical(face)?),
+            ..Default::default()
+        },
+    };
+    let name = nfd_name(&[b"faces", b"query", &filter.encode()]);
+    let payload = client.dataset(&name, TIMEOUT).context("faces/query")?;
+    let mut faces: Vec<FaceStatus> = decode_items(&payload).context("decoding faces/query")?;
+    match faces.len() {
+        0 => bail!("face {face} not found"),
+        1 => Ok(faces.remove(0)),
+        n => bail!("{face} is ambiguous: {n} faces match (give a FaceId)"),
+    }
+}
+
+/// The canonical form of a FaceUri a user typed.
+fn canonical(s: &str) -> Result<String> {
+    Ok(FaceUri::canonize(s)
+        .with_context(|| format!("{s:?} is not a usable face URI"))?
+        .to_string())
+}
+
+fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String> {
+    let mut params = ControlParameters {
+        uri: Some(canonical(&c.uri)?),
+        local_uri: c.local.as_deref().map(canonical).transpose()?,
+        face_persistency: Some(match c.persistency {
+            Persistency::Persistent => FacePersistency::PERSISTENT,
+            Persistency::Permanent => FacePersistency::PERMANENT,
+        }),
+        mtu: c.mtu,
+        ..Default::default()
+    };
+    if let Some(lf) = c.local_fields {
+        params.set_flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED, lf.enabled());
+    }
+    let resp = command(client, "faces", "create", &params)?;
+    let outcome = match resp.status_code {
+        status::OK => "face-created",
+        status::CONFLICT => "face-exists",
+        code => bail!(
+            "faces/create: the forwarder answered {code} \"{}\"",
+            resp.status_text
+        ),
+    };
+    let body = resp
+        .parameters()
+        .transpose()
+        .context("decoding the faces/create response")?
+        .unwrap_or_default();
+    let json = json!({
+        "result": outcome,
+        "face_id": body.face_id,
+        "uri": body.uri,
+        "local_uri": body.local_uri,
+        "persistency": body.face_persistency.map(format::persistency),
+        "flags": body.flags,
+        "mtu": body.mtu,
+    });
+    Ok(common.output(json, || {
+        format!(
+            "{outcome} id={} local={} remote={} persistency={}\n",
+            opt(body.face_id),
+            body.local_uri.as_deref().unwrap_or("-"),
+            body.uri.as_deref().unwrap_or("-"),
+            body.face_persistency
+                .map_or_else(|| "-".into(), format::persistency),
+        )
+    }))
+}
+
+fn face_json(f: &FaceStatus) -> Value {
+    let c = &f.counters;
+    json!({
+        "face_id": f.face_id,
+        "uri": f.uri,
+        "local_uri": f.local_uri,
+        "expiration_period_ms": f.expiration_period,
+        "scope": format::scope(f.face_scope),
+        "persistency": format::persistency(f.face_persistency),
+        "link_type": format::link_type(f.link_type),
+        "base_congestion_marking_interval_ns": f.base_congestion_marking_interval,
+        "default_congestion_threshold_bytes": f.default_congestion_threshold,
+        "mtu": f.mtu,
+        "counters": {
+            "in_interests": c.n_in_interests,
+            "in_data": c.n_in_data,
+            "in_nacks": c.n_in_nacks,
+            "out_interests": c.n_out_interests,
+            "out_data": c.n_out_data,
+            "out_nacks": c.n_out_nacks,
+            "in_bytes": c.n_in_bytes,
+            "out_bytes": c.n_out_bytes,
+        },
+        "flags": f.flags,
+        "local_fields": bit(f.flags, face_flag_bit::LOCAL_FIELDS_ENABLED),
+        "lp_reliability": bit(f.flags, face_flag_bit::LP_RELIABILITY_ENABLED),
+        "congestion_marking": bit(f.flags, face_flag_bit::CONGESTION_MARKING_ENABLED),
+    })
+}
+
+/// In/out packet counts as `Ii/Dd/Nn`.
+fn packets(interests: u64, data: u64, nacks: u64) -> String {
+    format!("{interests}i/{data}d/{nacks}n")
+}
+
+fn face_table(faces: &[FaceStatus]) -> String {
+    let mut t = Table::new(&[
+        "FACEID",
+        "REMOTE",
+        "LOCAL",
+        "SCOPE",
+        "PERSISTENCY",
+        "LINK",
+        "MTU",
+        "IN",
+        "OUT",
+        "IN-BYTES",
+        "OUT-BYTES",
+        "FLAGS",
+    ]);
+    for f in faces {
+        let c = &f.counters;
+        t.row(vec![
+            f.face_id.to_string(),
+            f.uri.clone(),
+            f.local_uri.clone(),
+            format::scope(f.face_scope),
+            format::persistency(f.face_persistency),
+            format::link_type(f.link_type),
+            opt(f.mtu),
+            packets(c.n_in_interests, c.n_in_data, c.n_in_nacks),
+            packets(c.n_out_interests, c.n_out_data, c.n_out_nacks),
+            c.n_in_bytes.to_string(),
+            c.n_out_bytes.to_string(),
+            format::face_flags(f.flags),
+        ]);
+    }
+    t.render()
+}
+
+fn face_details(f: &FaceStatus) -> String {
+    let c = &f.counters;
+    key_values(&[
+        ("faceid", f.face_id.to_string()),
+        ("remote", f.uri.clone()),
+        ("local", f.local_uri.clone()),
+        (
+            "expires",
+            f.expiration_period
+                .map_or_else(|| "never".into(), |ms| format!("{ms}ms")),
+        ),
+        ("scope", format::scope(f.face_scope)),
+        ("persistency", format::persistency(f.face_persistency)),
+        ("link", format::link_type(f.link_type)),
+        (
+            "congestion",
+            format!(
+                "base-marking-interval={} default-threshold={}",
+                f.base_congestion_marking_interval
+                    .map_or_else(|| "-".into(), |ns| format!("{}ms", ns / 1_000_000)),
+                f.default_congestion_threshold
+                    .map_or_else(|| "-".into(), |b| format!("{b}B")),
+            ),
+        ),
+        ("mtu", opt(f.mtu)),
+        (
+            "in",
+            format!(
+                "{} {}B",
+                packets(c.n_in_interests, c.n_in_data, c.n_in_nacks),
+                c.n_in_bytes
+            ),
+        ),
+        (
+            "out",
+            format!(
+                "{} {}B",
+                packets(c.n_out_interests, c.n_out_data, c.n_out_nacks),
+                c.n_out_bytes
+            ),
+        ),
+        ("flags", format::face_flags(f.flags)),
+    ])
+}
