@@ -210,7 +210,8 @@ impl Worker {
                         face: FaceId::INTERNAL,
                         token,
                         congestion_mark: 0,
-                        no_cache: false,
+                        // Management answers are per request (NFD sends them NoCache).
+                        no_cache: true,
                     });
                 }
                 FwCommand::SetCs {

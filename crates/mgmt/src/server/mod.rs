@@ -105,9 +105,6 @@ impl Manager {
         } = request;
         let name = view.name.clone();
         let now = self.now_ms();
-        if let Some(wire) = self.storage.find(&name, view.can_be_prefix, now) {
-            return self.reply(wire, token);
-        }
         if let Some(request) = dataset::parse_dataset_request(&name) {
             match request {
                 DatasetRequest::Generate(ds) => {
@@ -125,6 +122,10 @@ impl Manager {
                 DatasetRequest::Reject(resp) => self.reply(dataset::nack_data(&name, &resp), token),
             }
             return;
+        }
+        // Versioned segments of a published dataset, and posted notifications.
+        if let Some(wire) = self.storage.find(&name, view.can_be_prefix, now) {
+            return self.reply(wire, token);
         }
         if self.events.prefix().is_prefix_of(&name) {
             // Served when the next event is posted (the Interest waits in the PIT).

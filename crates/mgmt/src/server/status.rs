@@ -60,6 +60,39 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
     }
 }
 
+/// The faces every NFD lists besides its sockets: internal (management), the Content Store's,
+/// and the null face.
+fn builtin_faces() -> Vec<FaceStatus> {
+    [
+        (1, "internal://"),
+        (254, "contentstore://"),
+        (255, "null://"),
+    ]
+    .into_iter()
+    .map(|(id, uri)| FaceStatus {
+        face_id: id,
+        uri: uri.into(),
+        local_uri: uri.into(),
+        expiration_period: None,
+        face_scope: t::FaceScope::LOCAL,
+        face_persistency: FacePersistency::PERMANENT,
+        link_type: t::LinkType::POINT_TO_POINT,
+        base_congestion_marking_interval: None,
+        default_congestion_threshold: None,
+        mtu: None,
+        counters: FaceCounters::default(),
+        flags: 0,
+    })
+    .collect()
+}
+
+/// Every face, built-in ones first, in id order.
+fn all_faces(runtime: &kite_fw::runtime::RuntimeHandle) -> Vec<FaceStatus> {
+    let mut faces = builtin_faces();
+    faces.extend(runtime.faces().iter().map(face_status));
+    faces
+}
+
 /// CS totals over the threads (capacity and entries summed; flags from the first thread).
 pub(super) fn cs_totals(threads: &[ThreadCounters]) -> CsInfo {
     let first = threads.first();
@@ -81,18 +114,10 @@ impl Manager {
     pub(super) fn dataset(&self, ds: &Dataset) -> Vec<u8> {
         match ds {
             Dataset::StatusGeneral => self.general().encode(),
-            Dataset::FacesList => {
-                let faces: Vec<FaceStatus> = self.runtime.faces().iter().map(face_status).collect();
-                encode_items(&faces)
-            }
+            Dataset::FacesList => encode_items(&all_faces(&self.runtime)),
             Dataset::FacesQuery(filter) => {
-                let faces: Vec<FaceStatus> = self
-                    .runtime
-                    .faces()
-                    .iter()
-                    .map(face_status)
-                    .filter(|f| filter.matches(f))
-                    .collect();
+                let mut faces = all_faces(&self.runtime);
+                faces.retain(|f| filter.matches(f));
                 encode_items(&faces)
             }
             Dataset::FacesChannels => {
