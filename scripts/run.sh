@@ -3,7 +3,7 @@
 # a python-ndn producer registers a prefix and a python-ndn consumer fetches Data through Kite
 # over NFD's unix socket, exactly as with NFD. The forwarder keeps running until Ctrl-C.
 #   scripts/run.sh              defaults: /run/nfd/nfd.sock (or a per-user fallback), UDP and
-#                               TCP on port 6363
+#                               TCP on 127.0.0.1:6363
 #   scripts/run.sh ARGS...      extra options for `kite run` (see: kite run --help)
 set -euo pipefail
 cd "$(dirname "$0")/.."

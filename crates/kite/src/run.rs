@@ -23,11 +23,12 @@ pub struct RunArgs {
     /// $XDG_RUNTIME_DIR/kite/nfd.sock when /run/nfd cannot be created.
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
-    /// UDP listener (on-demand faces per remote endpoint); repeatable.
-    #[arg(long, value_name = "ADDR:PORT", default_values = ["0.0.0.0:6363"])]
+    /// UDP listener (on-demand faces per remote endpoint); repeatable. Default: loopback
+    /// only; give 0.0.0.0:6363 to reach neighbours.
+    #[arg(long, value_name = "ADDR:PORT", default_values = ["127.0.0.1:6363"])]
     udp: Vec<SocketAddr>,
-    /// TCP listener; repeatable.
-    #[arg(long, value_name = "ADDR:PORT", default_values = ["0.0.0.0:6363"])]
+    /// TCP listener; repeatable. Default: loopback only.
+    #[arg(long, value_name = "ADDR:PORT", default_values = ["127.0.0.1:6363"])]
     tcp: Vec<SocketAddr>,
     /// WebSocket listener (NFD uses port 9696); repeatable. None by default.
     #[arg(long, value_name = "ADDR:PORT")]
@@ -42,6 +43,10 @@ pub struct RunArgs {
     /// Content Store capacity in packets (split over the forwarding threads).
     #[arg(long, value_name = "PACKETS", default_value_t = 65536)]
     cs_capacity: usize,
+    /// Log filter: a level (error, warn, info, debug, trace) or per-module directives such as
+    /// `info,kite_fw::runtime=debug`. Default: $KITE_LOG, else info.
+    #[arg(long, value_name = "FILTER")]
+    log: Option<String>,
     /// Name components hashed to choose an Interest's forwarding thread (0: whole name).
     #[arg(long, value_name = "K", default_value_t = 2)]
     dispatch_prefix: usize,
@@ -85,6 +90,18 @@ fn default_threads() -> u8 {
 
 /// Runs the forwarder until a signal asks it to stop.
 pub fn run(args: RunArgs) -> Result<String> {
+    let filter = args
+        .log
+        .clone()
+        .or_else(|| std::env::var("KITE_LOG").ok())
+        .unwrap_or_else(|| "info".into());
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
+        .map_err(|e| anyhow::anyhow!("--log {filter:?}: {e}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
     let socket = socket_path(args.socket)?;
     let threads = args.threads.unwrap_or_else(default_threads);
     if threads == 0 || threads > 64 {
@@ -133,9 +150,26 @@ pub fn run(args: RunArgs) -> Result<String> {
         signal_hook::consts::SIGTERM,
     ])?;
     if let Some(sig) = signals.forever().next() {
-        eprintln!("kite: signal {sig}, stopping");
+        eprintln!("kite: signal {sig}, stopping (a second signal forces exit)");
     }
-    runtime.shutdown();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        runtime.shutdown();
+        let _ = done_tx.send(());
+    });
+    loop {
+        if done_rx
+            .recv_timeout(std::time::Duration::from_millis(50))
+            .is_ok()
+        {
+            break;
+        }
+        if signals.pending().next().is_some() {
+            eprintln!("kite: second signal, exiting now");
+            let _ = std::fs::remove_file(&socket);
+            std::process::exit(130);
+        }
+    }
     let _ = std::fs::remove_file(&socket);
     Ok(String::new())
 }

@@ -199,7 +199,7 @@ impl IoThread {
                     }
                     Ok(None) => break,
                     Err(e) => {
-                        warn(&format!("accept failed: {e}"));
+                        tracing::warn!(error = %e, "accept failed");
                         break;
                     }
                 }
@@ -320,7 +320,7 @@ impl IoThread {
     fn add_face(&mut self, face: Face) -> FaceStatus {
         let id = face.id();
         if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
-            warn(&format!("cannot watch face {id}: {e}"));
+            tracing::warn!(face = id.0, error = %e, "cannot watch face");
         }
         let info = FaceInfo {
             scope: face.scope(),
@@ -331,6 +331,7 @@ impl IoThread {
             w.wake();
         }
         let status = Self::status(&face);
+        tracing::info!(face = id.0, remote = %status.remote, local = %status.local, "face created");
         let _ = self.face_events.send(FaceEvent::Created(status.clone()));
         self.faces.insert(id, face);
         status
@@ -351,6 +352,7 @@ impl IoThread {
             w.wake();
         }
         let status = Self::status(&face);
+        tracing::info!(face = id.0, remote = %status.remote, "face destroyed");
         let _ = self.face_events.send(FaceEvent::Destroyed(status.clone()));
         Some(status)
     }
@@ -486,9 +488,4 @@ fn configure(
         face.set_mtu(m);
     }
     Ok(())
-}
-
-/// Logs a problem the thread survives.
-fn warn(msg: &str) {
-    eprintln!("kite: {msg}");
 }
