@@ -24,3 +24,11 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 med = {m: statistics.median(int(r["exchanges_per_sec"]) for r in rows if r["mode"] == m) for m in ("park", "spin")}
 print(f"median: park {med['park']:.0f}/s, spin {med['spin']:.0f}/s, park/spin = {med['park']/med['spin']:.2f}")
 PY
+python3 - "$out" > "${out%.csv}.bars.csv" <<'PY'
+import csv, sys
+print("label,exchanges_per_sec")
+for r in csv.DictReader(open(sys.argv[1])):
+    print(f"{r['mode']} (round {r['round']}),{r['exchanges_per_sec']}")
+PY
+python3 bench/bars.py "${out%.csv}.bars.csv" "${out%.csv}.svg" "kite bench daemon: parking vs spinning ($commit)"
+rm -f "${out%.csv}.bars.csv"
