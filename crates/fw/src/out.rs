@@ -34,6 +34,9 @@ pub enum Out {
         wire: Bytes,
         /// The downstream's own token, echoed.
         token: Option<PitToken>,
+        /// The face the Data came from ([`FaceId::CONTENT_STORE`] for a CS hit), reported as
+        /// IncomingFaceId to apps with local fields on.
+        ingress: FaceId,
         /// The NDNLPv2 CongestionMark to attach (0: none).
         congestion_mark: u64,
         /// Whether it came from the Content Store (NFD reports IncomingFaceId 254 for those).
@@ -59,7 +62,9 @@ impl Out {
     /// is written into `header` (cleared first; left empty when no field is needed, so the
     /// packet travels bare), and the network-layer octets to send after it are returned. The
     /// packet itself is not copied unless a field inside it changed.
-    pub fn encode_frame(&self, header: &mut Vec<u8>) -> Bytes {
+    /// With `local_fields` (a local face that enabled them), IncomingFaceId is attached to
+    /// Interests and Data.
+    pub fn encode_frame(&self, header: &mut Vec<u8>, local_fields: bool) -> Bytes {
         header.clear();
         let (hop, packet) = match self {
             Out::Interest {
@@ -67,10 +72,12 @@ impl Out {
                 nonce,
                 hop_limit,
                 token,
+                ingress,
                 ..
             } => (
                 HopHeader {
                     pit_token: Some(token),
+                    incoming_face_id: local_fields.then_some(ingress.0),
                     ..HopHeader::default()
                 },
                 interest.wire_with(*nonce, *hop_limit),
@@ -79,11 +86,13 @@ impl Out {
                 wire,
                 token,
                 congestion_mark,
+                ingress,
                 ..
             } => (
                 HopHeader {
                     pit_token: token.as_ref(),
                     nack: None,
+                    incoming_face_id: local_fields.then_some(ingress.0),
                     congestion_mark: *congestion_mark,
                 },
                 wire.clone(),
@@ -98,6 +107,7 @@ impl Out {
                 HopHeader {
                     pit_token: token.as_ref(),
                     nack: Some(*reason),
+                    incoming_face_id: None,
                     congestion_mark: 0,
                 },
                 interest.wire_with(*nonce, interest.hop_limit),
@@ -130,7 +140,7 @@ mod tests {
 
     fn frame(out: &Out) -> Bytes {
         let mut header = Vec::new();
-        let packet = out.encode_frame(&mut header);
+        let packet = out.encode_frame(&mut header, false);
         header.extend_from_slice(&packet);
         Bytes::from(header)
     }
@@ -147,10 +157,43 @@ mod tests {
             token: PitToken::from_u64(77),
         };
         let mut header = Vec::new();
-        let packet = out.encode_frame(&mut header);
+        let packet = out.encode_frame(&mut header, false);
         assert_eq!(packet.as_ptr(), v.wire().as_ptr(), "not copied");
         let lp = LpPacket::decode(frame(&out)).unwrap();
         assert_eq!(lp.header.pit_token, Some(PitToken::from_u64(77)));
+    }
+
+    #[test]
+    fn incoming_face_id_only_for_faces_with_local_fields() {
+        let data = Out::Data {
+            face: FaceId(300),
+            wire: Bytes::from_static(&[6, 2, 7, 0]),
+            token: None,
+            ingress: FaceId::CONTENT_STORE,
+            congestion_mark: 0,
+            from_cs: true,
+        };
+        let interest = Out::Interest {
+            face: FaceId(300),
+            ingress: FaceId(256),
+            interest: view(1),
+            nonce: Nonce::from(1),
+            hop_limit: None,
+            token: PitToken::from_u64(1),
+        };
+        let incoming = |o: &Out, local: bool| {
+            let mut header = Vec::new();
+            let packet = o.encode_frame(&mut header, local);
+            header.extend_from_slice(&packet);
+            LpPacket::decode(Bytes::from(header))
+                .unwrap()
+                .header
+                .incoming_face_id
+        };
+        assert_eq!(incoming(&data, true), Some(254));
+        assert_eq!(incoming(&data, false), None);
+        assert_eq!(incoming(&interest, true), Some(256));
+        assert_eq!(incoming(&interest, false), None);
     }
 
     #[test]
@@ -160,6 +203,7 @@ mod tests {
             face: FaceId(1),
             wire: wire.clone(),
             token: None,
+            ingress: FaceId(400),
             congestion_mark: 0,
             from_cs: false,
         };
@@ -168,6 +212,7 @@ mod tests {
             face: FaceId(1),
             wire,
             token: None,
+            ingress: FaceId(400),
             congestion_mark: 1,
             from_cs: false,
         };

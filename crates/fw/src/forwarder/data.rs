@@ -159,6 +159,7 @@ impl State {
                 face: d.face,
                 wire: pkt.data.wire().clone(),
                 token: d.token,
+                ingress: pkt.face,
                 congestion_mark: pkt.congestion_mark.max(d.congestion_mark),
                 from_cs: false,
             });

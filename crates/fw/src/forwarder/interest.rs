@@ -218,6 +218,7 @@ impl State {
             face: pkt.face,
             wire,
             token: pkt.token,
+            ingress: FaceId::CONTENT_STORE,
             congestion_mark: 0,
             from_cs: true,
         });

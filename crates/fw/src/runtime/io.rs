@@ -290,7 +290,7 @@ impl IoThread {
                     Out::Data { .. } => PacketKind::Data,
                     Out::Nack { .. } => PacketKind::Nack,
                 };
-                let packet = o.encode_frame(&mut self.header);
+                let packet = o.encode_frame(&mut self.header, face.local_fields());
                 if face.pending_output() == 0 {
                     self.dirty.push(id);
                 }

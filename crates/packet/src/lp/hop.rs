@@ -16,6 +16,8 @@ pub struct HopHeader<'a> {
     pub pit_token: Option<&'a PitToken>,
     /// Set when the packet is a Nack of the fragment Interest.
     pub nack: Option<NackReason>,
+    /// IncomingFaceId, for a local app that enabled local fields.
+    pub incoming_face_id: Option<u64>,
     /// The CongestionMark (0: none).
     pub congestion_mark: u64,
 }
@@ -24,7 +26,10 @@ impl HopHeader<'_> {
     /// Whether no field is set, so the packet can travel bare.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.pit_token.is_none() && self.nack.is_none() && self.congestion_mark == 0
+        self.pit_token.is_none()
+            && self.nack.is_none()
+            && self.incoming_face_id.is_none()
+            && self.congestion_mark == 0
     }
 
     #[inline]
@@ -34,6 +39,9 @@ impl HopHeader<'_> {
             + self
                 .nack
                 .map_or(0, |r| tlv_len(tt::NACK, nack_value_len(r)))
+            + self
+                .incoming_face_id
+                .map_or(0, |n| nonneg_tlv_len(tt::INCOMING_FACE_ID, n))
             + if self.congestion_mark > 0 {
                 nonneg_tlv_len(tt::CONGESTION_MARK, self.congestion_mark)
             } else {
@@ -63,6 +71,9 @@ impl HopHeader<'_> {
                 put_nonneg_tlv(out, tt::NACK_REASON, r.0);
             }
         }
+        if let Some(n) = self.incoming_face_id {
+            put_nonneg_tlv(out, tt::INCOMING_FACE_ID, n);
+        }
         if self.congestion_mark > 0 {
             put_nonneg_tlv(out, tt::CONGESTION_MARK, self.congestion_mark);
         }
@@ -86,16 +97,20 @@ mod tests {
         ];
         for token in &tokens {
             for nack in nacks {
-                for mark in [0, 1, 300, u64::MAX] {
+                for (mark, incoming) in
+                    [(0, None), (1, Some(256)), (300, None), (u64::MAX, Some(1))]
+                {
                     for frag_len in [1, 252, 253, 70_000] {
                         let hop = HopHeader {
                             pit_token: token.as_ref(),
                             nack,
+                            incoming_face_id: incoming,
                             congestion_mark: mark,
                         };
                         let full = LpHeader {
                             pit_token: *token,
                             nack,
+                            incoming_face_id: incoming,
                             congestion_mark: (mark > 0).then_some(mark),
                             ..LpHeader::default()
                         };
