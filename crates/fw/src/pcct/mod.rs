@@ -13,10 +13,12 @@
 //! slab; CS entries on an intrusive least-recently-used list (O(1) touch and eviction; LRU as
 //! NFD's default policy, with no allocation per access).
 //!
-//! Tokens: a PIT entry forwarded upstream is named by an 8-octet token
-//! `thread (8 bits) | MustBeFresh (1) | generation (23) | slot (32)`, so an arriving Data or Nack
+//! Tokens: a PIT entry forwarded upstream is named by a 6-octet token
+//! `thread (8 bits) | MustBeFresh (1) | generation (15) | slot (24)`, so an arriving Data or Nack
 //! finds its entry by indexing the slab, the generation rejects tokens of entries that are gone,
-//! and the caller then compares names so a forged token satisfies nothing.
+//! and the caller then compares names so a forged token satisfies nothing. Six octets, not
+//! eight: NDNd v1.5.3 echoes a downstream's token only when it is 6 octets long (it aborts on
+//! any other length), and 2^24 slots per thread is more than a PCCT is configured for.
 //!
 //! Capacity is bounded three ways (entries, PIT entries, CS entries); when entries run out the
 //! least recently used CS entries are evicted to make room, and when that is not enough the
@@ -38,8 +40,14 @@ use crate::time::Time;
 const NIL: u32 = u32::MAX;
 
 /// Bits of the slot generation carried in a token.
-const GEN_BITS: u32 = 23;
+const GEN_BITS: u32 = 15;
 const GEN_MASK: u32 = (1 << GEN_BITS) - 1;
+/// Bits of the slot number carried in a token: a PCCT holds at most 2^24 entries.
+const SLOT_BITS: u32 = 24;
+/// Most entries a PCCT may be configured with (slots must fit in a token).
+pub const MAX_CAPACITY: usize = 1 << SLOT_BITS;
+/// Octets of Kite's PIT token.
+const TOKEN_LEN: usize = 6;
 
 /// How big a PCCT may grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,8 +154,8 @@ impl Pcct {
     pub fn new(thread: u8, config: PcctConfig) -> Self {
         Pcct {
             thread,
-            entries: Slab::with_capacity(config.capacity),
-            index: HashTable::with_capacity(config.capacity),
+            entries: Slab::with_capacity(config.capacity.min(MAX_CAPACITY)),
+            index: HashTable::with_capacity(config.capacity.min(MAX_CAPACITY)),
             pits: Slab::with_capacity(config.pit_capacity),
             lru_head: NIL,
             lru_tail: NIL,
@@ -349,33 +357,40 @@ impl Pcct {
     #[inline]
     pub fn token(&self, slot: u32, must_be_fresh: bool) -> PitToken {
         let gen = u64::from(self.entries.gen(slot) & GEN_MASK);
-        let t = u64::from(self.thread) << 56
-            | u64::from(must_be_fresh) << 55
-            | gen << 32
+        let t = u64::from(self.thread) << 40
+            | u64::from(must_be_fresh) << 39
+            | gen << SLOT_BITS
             | u64::from(slot);
-        PitToken::from_u64(t)
+        PitToken::new(&t.to_be_bytes()[8 - TOKEN_LEN..]).expect("6 octets is a valid token length")
+    }
+
+    /// A Kite token's 48 bits, if `token` has a Kite token's length.
+    #[inline]
+    fn token_bits(token: &PitToken) -> Option<u64> {
+        let b: [u8; TOKEN_LEN] = token.as_slice().try_into().ok()?;
+        Some(b.iter().fold(0, |acc, &x| acc << 8 | u64::from(x)))
     }
 
     /// The (slot, MustBeFresh) a token names, if it is this thread's and still current.
     #[inline]
     pub fn resolve(&self, token: &PitToken) -> Option<(u32, bool)> {
-        let t = token.as_u64()?;
-        if (t >> 56) as u8 != self.thread {
+        let t = Self::token_bits(token)?;
+        if (t >> 40) as u8 != self.thread {
             return None;
         }
-        let slot = t as u32;
-        let gen = (t >> 32) as u32 & GEN_MASK;
+        let slot = (t & ((1 << SLOT_BITS) - 1)) as u32;
+        let gen = (t >> SLOT_BITS) as u32 & GEN_MASK;
         self.entries.get(slot)?;
         if self.entries.gen(slot) & GEN_MASK != gen {
             return None;
         }
-        Some((slot, t >> 55 & 1 == 1))
+        Some((slot, t >> 39 & 1 == 1))
     }
 
     /// The forwarding thread a token names (what the input stage dispatches Data and Nacks by).
     #[inline]
     pub fn token_thread(token: &PitToken) -> Option<u8> {
-        token.as_u64().map(|t| (t >> 56) as u8)
+        Self::token_bits(token).map(|t| (t >> 40) as u8)
     }
 
     // ---- CS ----

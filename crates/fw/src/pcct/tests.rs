@@ -84,7 +84,10 @@ fn tokens_resolve_only_while_current_and_only_on_their_thread() {
     let s = insert(&mut t, "/a", None);
     t.pit_insert(s, true, pit_for(&n)).unwrap();
     let tok = t.token(s, true);
+    // six octets: what NDNd v1.5.3 requires of a token it echoes
+    assert_eq!(tok.as_slice().len(), 6);
     assert_eq!(Pcct::token_thread(&tok), Some(3));
+    assert_eq!(t.resolve(&PitToken::from_u64(0x0300_0000_0000_0001)), None);
     assert_eq!(t.resolve(&tok), Some((s, true)));
     assert_eq!(t.resolve(&t.token(s, false)), Some((s, false)));
     // another thread's table refuses it
