@@ -8,7 +8,7 @@ use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -310,11 +310,8 @@ impl Producer {
 
     /// Every Interest the producer answered so far (waits briefly for lines in flight).
     pub fn interests(&mut self) -> &[Value] {
-        loop {
-            match self.lines.recv_timeout(Duration::from_millis(100)) {
-                Ok(v) => self.seen.push(v),
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
-            }
+        while let Ok(v) = self.lines.recv_timeout(Duration::from_millis(100)) {
+            self.seen.push(v);
         }
         &self.seen
     }
