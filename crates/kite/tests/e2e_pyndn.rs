@@ -1,6 +1,6 @@
 //! python-ndn producers and consumers through a real `kite run`: exact names, CanBePrefix,
 //! MustBeFresh against the Content Store, a 1 MB segmented object fetched with a window, a Nack
-//! for an unrouted name, and a clean stop on SIGTERM. Ignored by a plain `cargo test`;
+//! for an unrouted name, and a clean stop on SIGTERM and SIGINT. Ignored by a plain `cargo test`;
 //! `scripts/test.sh` runs them (KITE_PYTHON names the interpreter with python-ndn).
 
 mod common;
@@ -114,16 +114,21 @@ fn unrouted_name_gets_nack_no_route() {
     assert_eq!(got["nack"], 150, "{got}");
 }
 
-#[test]
-#[ignore = "needs python-ndn: scripts/test.sh runs it"]
-fn sigterm_stops_the_daemon_and_removes_its_socket() {
+fn stops_cleanly_on(sig: &str) {
     let mut kite = Daemon::local(&[]);
     let _producer = Producer::start(kite.socket(), "/e2e/stop", &[]);
     let socket = std::path::PathBuf::from(kite.socket());
     let status = kite
-        .stop(Duration::from_secs(5))
-        .expect("kite run exits within 5 s of SIGTERM");
+        .stop(sig, Duration::from_secs(5))
+        .unwrap_or_else(|| panic!("kite run exits within 5 s of SIG{sig}"));
     assert!(status.success(), "{status}: {}", kite.log_text());
     assert!(!socket.exists(), "the unix socket is removed");
     assert!(kite.log_text().contains("stopping"), "{}", kite.log_text());
+}
+
+#[test]
+#[ignore = "needs python-ndn: scripts/test.sh runs it"]
+fn sigterm_and_sigint_stop_the_daemon_and_remove_its_socket() {
+    stops_cleanly_on("TERM");
+    stops_cleanly_on("INT");
 }

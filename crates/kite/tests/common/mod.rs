@@ -52,11 +52,16 @@ pub fn free_tcp_port() -> u16 {
     s.local_addr().unwrap().port()
 }
 
-/// Sends SIGTERM to `pid` (through kill(1): the tests hold no unsafe code).
-pub fn terminate(pid: u32) {
+/// Sends `signal` (e.g. "TERM") to `pid` through kill(1): the tests hold no unsafe code.
+pub fn signal(pid: u32, signal: &str) {
     let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
+        .args([&format!("-{signal}"), &pid.to_string()])
         .status();
+}
+
+/// Sends SIGTERM to `pid`.
+pub fn terminate(pid: u32) {
+    signal(pid, "TERM");
 }
 
 /// Waits up to `limit` for `child` to exit; kills it when it does not.
@@ -168,9 +173,9 @@ impl Daemon {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// Sends SIGTERM and waits for the exit; true when it exited within `limit`.
-    pub fn stop(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        terminate(self.child.id());
+    /// Sends `sig` (e.g. "TERM", "INT") and waits up to `limit` for the exit status.
+    pub fn stop(&mut self, sig: &str, limit: Duration) -> Option<std::process::ExitStatus> {
+        signal(self.child.id(), sig);
         let until = Instant::now() + limit;
         while Instant::now() < until {
             if let Ok(Some(s)) = self.child.try_wait() {
