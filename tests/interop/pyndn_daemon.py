@@ -49,7 +49,8 @@ Usage
         "body": {field: value}}.  python-ndn's own parse_response is tried
         first; when its order-strict decoder refuses NFD's field order
         (Mtu after FacePersistency, as in UDP face answers) the response is
-        read field by field and "lenient": true is added.
+        read field by field and "lenient": true is added (also for answers with
+        no ControlParameters, such as a 404, which parse_response cannot take).
 """
 
 import argparse
@@ -111,6 +112,7 @@ def jsonable(value):
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).decode("utf-8", "replace")
     if isinstance(value, list):
+        # A name outside a model (parse_response's "name") is a list of component TLVs.
         if value and all(isinstance(c, (bytes, bytearray, memoryview)) for c in value):
             return Name.to_str(value)
         return [jsonable(v) for v in value]
@@ -276,7 +278,7 @@ def cmd_dataset(args):
             app, "/localhost/nfd/" + args.dataset, timeout=2000)]
         payload = b"".join(chunks)
         if model is nfd_mgmt.CsInfo:
-            typ, n = parse_tl_num(payload, 0)
+            _, n = parse_tl_num(payload, 0)
             ln, m = parse_tl_num(payload, n)
             payload = payload[n + m:n + m + ln]
         parsed = model.parse(payload)
@@ -320,7 +322,7 @@ def lenient_response(reply):
 def decode_response(reply):
     try:
         r = nfd_mgmt.parse_response(reply)
-    except Exception:  # python-ndn's strict field order; see the module docstring
+    except Exception:  # python-ndn's strict field order, or no body (e.g. a 404): see the top
         return lenient_response(reply)
     body = {k: jsonable(v) for k, v in r.items()
             if k not in ("status_code", "status_text") and v is not None}
