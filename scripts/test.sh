@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test Kite has, installing what the tests need first:
 #   formatting and lints, unit and integration tests, property tests, the cross-implementation
-#   tests against python-ndn (from PyPI, in .venv), and each fuzz target for a bounded time.
+#   tests against python-ndn (from PyPI, in .venv), end-to-end tests of `kite run` with
+#   python-ndn apps, two daemons and NDNd (built from the Go module proxy, cached in
+#   target/interop), and each fuzz target for a bounded time.
 #   scripts/test.sh            everything (about 5-10 minutes on 2 cores)
 #   FUZZ_SECONDS=N scripts/test.sh   fuzz each target N seconds (default 30, 0 skips fuzzing)
 set -euo pipefail
@@ -28,6 +30,9 @@ command -v cargo >/dev/null || { echo "test.sh: cargo is not installed (Kite nee
 command -v python3 >/dev/null || need_apt python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt python3-venv
 command -v c++ >/dev/null || need_apt g++
+# The NDNd interop test runs both forwarders in a private network namespace.
+command -v ip >/dev/null || need_apt iproute2
+command -v nsenter >/dev/null || need_apt util-linux
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
 
 step "python-ndn (PyPI) in .venv, for the cross-implementation tests"
@@ -37,6 +42,33 @@ if ! .venv/bin/python -c 'import ndn' 2>/dev/null; then
 fi
 .venv/bin/python -c 'import importlib.metadata as m; print("python-ndn", m.version("python-ndn"))'
 export KITE_PYTHON="$PWD/.venv/bin/python"
+
+step "NDNd v1.5.3 (Go module proxy), for the Kite-NDNd interop test"
+# Built once from a throwaway module and cached. `go get` names the command's package (not just
+# the module) so go.sum holds every dependency the build needs.
+ndnd_version=v1.5.3
+ndnd_bin="${CARGO_TARGET_DIR:-$PWD/target}/interop/ndnd-${ndnd_version}"
+if [[ ! -x "$ndnd_bin" ]]; then
+  if command -v go >/dev/null; then
+    mkdir -p "$(dirname "$ndnd_bin")"
+    gobuild=$(mktemp -d)
+    if (cd "$gobuild" && go mod init throwaway \
+          && go get "github.com/named-data/ndnd/cmd/ndnd@${ndnd_version}" \
+          && go build -o "$ndnd_bin" github.com/named-data/ndnd/cmd/ndnd) >"$gobuild/log" 2>&1; then
+      echo "built $ndnd_bin"
+    else
+      tail -20 "$gobuild/log" >&2
+      echo "test.sh: NDNd did not build; the Kite-NDNd interop test will be SKIPPED" >&2
+    fi
+    rm -rf "$gobuild"
+  else
+    echo "test.sh: no Go toolchain (NDNd needs Go 1.24+); the Kite-NDNd interop test will be SKIPPED" >&2
+  fi
+fi
+if [[ -x "$ndnd_bin" ]]; then
+  export KITE_NDND="$ndnd_bin"
+  echo "NDNd: $KITE_NDND"
+fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

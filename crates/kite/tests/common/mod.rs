@@ -1,0 +1,354 @@
+//! Helpers for the end-to-end tests: a `kite run` daemon in a temp dir, killed on drop, and the
+//! python-ndn applications of `tests/interop/pyndn_daemon.py` (its docstring has the JSON each
+//! subcommand prints).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// How long a daemon may take to open its socket, and a producer to register.
+const STARTUP: Duration = Duration::from_secs(15);
+/// The longest a python-ndn consumer or management call may run.
+const PY_DEADLINE: Duration = Duration::from_secs(60);
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The interpreter with python-ndn: `KITE_PYTHON`, else the workspace's `.venv`.
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("KITE_PYTHON") {
+        return p.into();
+    }
+    let venv = workspace().join(".venv/bin/python");
+    assert!(
+        venv.exists(),
+        "python-ndn is needed: run scripts/test.sh (it creates .venv) or set KITE_PYTHON"
+    );
+    venv
+}
+
+fn script() -> PathBuf {
+    workspace().join("tests/interop/pyndn_daemon.py")
+}
+
+/// A port on 127.0.0.1 that was free a moment ago (`kite run` takes no port 0).
+pub fn free_udp_port() -> u16 {
+    let s = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP port");
+    s.local_addr().unwrap().port()
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+pub fn free_tcp_port() -> u16 {
+    let s = TcpListener::bind("127.0.0.1:0").expect("bind a TCP port");
+    s.local_addr().unwrap().port()
+}
+
+/// Sends `signal` (e.g. "TERM") to `pid` through kill(1): the tests hold no unsafe code.
+pub fn signal(pid: u32, signal: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status();
+}
+
+/// Sends SIGTERM to `pid`.
+pub fn terminate(pid: u32) {
+    signal(pid, "TERM");
+}
+
+/// Waits up to `limit` for `child` to exit; kills it when it does not.
+pub fn reap(child: &mut Child, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if let Ok(Some(_)) = child.try_wait() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    false
+}
+
+/// A running `kite run`, stopped (SIGTERM, then SIGKILL) when dropped.
+pub struct Daemon {
+    child: Child,
+    dir: TempDir,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Unix socket only (`--local-only`), plus `args`.
+    pub fn local(args: &[&str]) -> Daemon {
+        let mut all = vec!["--local-only".to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Daemon::start(&[], &all)
+    }
+
+    /// Unix socket plus UDP and TCP listeners on 127.0.0.1 at the given ports.
+    pub fn loopback(udp: u16, tcp: u16) -> Daemon {
+        Daemon::start(
+            &[],
+            &[
+                "--udp".into(),
+                format!("127.0.0.1:{udp}"),
+                "--tcp".into(),
+                format!("127.0.0.1:{tcp}"),
+            ],
+        )
+    }
+
+    /// Starts `launcher... kite run --socket <tmp>/nfd.sock args...` (the launcher, e.g.
+    /// nsenter, must exec kite so the child's pid is the daemon's) and waits until the socket
+    /// accepts connections.
+    pub fn start(launcher: &[String], args: &[String]) -> Daemon {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let socket = dir.path().join("nfd.sock");
+        let log = dir.path().join("kite.log");
+        let kite = env!("CARGO_BIN_EXE_kite");
+        let (program, pre) = match launcher.split_first() {
+            Some((p, rest)) => (p.as_str(), rest.iter().map(String::as_str).collect()),
+            None => (kite, Vec::new()),
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(pre);
+        if !launcher.is_empty() {
+            cmd.arg(kite);
+        }
+        let child = cmd
+            .arg("run")
+            .arg("--socket")
+            .arg(&socket)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("start kite run");
+        let mut d = Daemon {
+            child,
+            dir,
+            socket,
+            log,
+        };
+        d.wait_ready();
+        d
+    }
+
+    fn wait_ready(&mut self) {
+        let until = Instant::now() + STARTUP;
+        while Instant::now() < until {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("kite run exited ({status}): {}", self.log_text());
+            }
+            if UnixStream::connect(&self.socket).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("kite run did not open {}", self.socket.display());
+    }
+
+    /// The unix socket apps connect to.
+    pub fn socket(&self) -> &str {
+        self.socket.to_str().expect("temp paths are UTF-8")
+    }
+
+    /// The daemon's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the daemon wrote to stderr so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Sends `sig` (e.g. "TERM", "INT") and waits up to `limit` for the exit status.
+    pub fn stop(&mut self, sig: &str, limit: Duration) -> Option<std::process::ExitStatus> {
+        signal(self.child.id(), sig);
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// The daemon's temp dir (for files a test puts beside it).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            terminate(self.child.id());
+            reap(&mut self.child, Duration::from_secs(5));
+        }
+    }
+}
+
+/// Reads a child's stdout lines as JSON into a channel, from a thread.
+fn json_lines(out: impl Read + Send + 'static) -> Receiver<Value> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            let v = serde_json::from_str(&line)
+                .unwrap_or_else(|_| Value::String(format!("non-JSON line: {line}")));
+            if tx.send(v).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Runs `pyndn_daemon.py args...` to the end; its JSON lines. Panics with its stderr on a
+/// non-zero exit or after a minute.
+pub fn py(args: &[&str]) -> Vec<Value> {
+    let mut child = Command::new(python())
+        .arg(script())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start python");
+    let lines = json_lines(child.stdout.take().unwrap());
+    let mut stderr = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let finished = reap(&mut child, PY_DEADLINE);
+    let status = child.wait().expect("python status");
+    let err = err.join().unwrap_or_default();
+    assert!(finished, "python {args:?} ran over {PY_DEADLINE:?}: {err}");
+    assert!(status.success(), "python {args:?} failed ({status}): {err}");
+    lines.try_iter().collect()
+}
+
+/// The one JSON line of a single-answer subcommand.
+pub fn py_one(args: &[&str]) -> Value {
+    let mut out = py(args);
+    assert_eq!(out.len(), 1, "one line from {args:?}, got {out:?}");
+    out.remove(0)
+}
+
+/// A management dataset, decoded by python-ndn.
+pub fn dataset(socket: &str, name: &str) -> Value {
+    py_one(&["dataset", socket, name])
+}
+
+/// A control command made by python-ndn; its ControlResponse.
+pub fn command(socket: &str, module: &str, verb: &str, params: &[&str]) -> Value {
+    let mut args = vec!["command", socket, module, verb];
+    args.extend_from_slice(params);
+    py_one(&args)
+}
+
+/// The body of a ControlResponse, asserting its status code is 200.
+pub fn ok(resp: &Value) -> &Value {
+    assert_eq!(resp["status_code"], 200, "command failed: {resp}");
+    &resp["body"]
+}
+
+/// A python-ndn producer (`serve`), killed when dropped.
+pub struct Producer {
+    child: Child,
+    lines: Receiver<Value>,
+    seen: Vec<Value>,
+    /// Its ready line: `face_id` (and `sha256`, `segments` for an object).
+    pub ready: Value,
+}
+
+impl Producer {
+    /// Starts `serve socket prefix extra...` and waits until its prefix is registered.
+    pub fn start(socket: &str, prefix: &str, extra: &[&str]) -> Producer {
+        let mut child = Command::new(python())
+            .arg(script())
+            .args(["serve", socket, prefix])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start python producer");
+        let lines = json_lines(child.stdout.take().unwrap());
+        let ready = match lines.recv_timeout(STARTUP) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = child.kill();
+                panic!("producer for {prefix} never became ready: {e}");
+            }
+        };
+        assert_eq!(ready["ready"], true, "producer for {prefix}: {ready}");
+        Producer {
+            child,
+            lines,
+            seen: Vec::new(),
+            ready,
+        }
+    }
+
+    /// The FaceId the forwarder gave the producer's connection.
+    pub fn face_id(&self) -> u64 {
+        self.ready["face_id"]
+            .as_u64()
+            .expect("face_id in the ready line")
+    }
+
+    /// Every Interest the producer answered so far (waits briefly for lines in flight).
+    pub fn interests(&mut self) -> &[Value] {
+        while let Ok(v) = self.lines.recv_timeout(Duration::from_millis(100)) {
+            self.seen.push(v);
+        }
+        &self.seen
+    }
+
+    /// The producer's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the producer and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Polls `f` every 100 ms for up to `limit` until it returns Some.
+pub fn eventually<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let until = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

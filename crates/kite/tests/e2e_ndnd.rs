@@ -1,0 +1,282 @@
+//! Kite next to NDNd (an independent NDN forwarder, in Go), joined over UDP inside a private
+//! network namespace (NDNd binds UDP 6363 on every address, so it must not run in the host's).
+//! Both are configured over the NFD management protocol by python-ndn; apps reach them through
+//! their unix sockets, which the namespace does not hide.
+//!
+//! KITE_NDND names the NDNd binary (scripts/test.sh builds v1.5.3 and sets it); without it the
+//! tests print why and pass. Ignored by a plain `cargo test`; `scripts/test.sh` runs them.
+//!
+//! NDNd v1.5.3 echoes a downstream's PIT token on Data but aborts ("Outgoing PIT token length
+//! must be 6 bytes") unless it is 6 octets long; this test found that, and Kite's tokens are
+//! 6 octets since. `producer_behind_ndnd_via_kite` fails if NDNd stops returning Data to Kite.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{command, dataset, py, py_one, reap, terminate, Daemon, Producer};
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// NDNd's UDP port inside the namespace (its default) and Kite's.
+const NDND_PORT: u16 = 6363;
+const KITE_PORT: u16 = 6365;
+
+/// Writes a line to stderr past the test harness's capture (it captures only the print
+/// macros), so a skip shows in every run's output.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn ndnd_binary() -> Option<PathBuf> {
+    match std::env::var_os("KITE_NDND") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            say(
+                "SKIPPED: KITE_NDND is not set (scripts/test.sh builds NDNd v1.5.3 with Go and \
+                 sets it); the Kite-NDNd interop test did not run",
+            );
+            None
+        }
+    }
+}
+
+/// A network namespace (in a user namespace, so no root is needed), held by a sleeping
+/// process; loopback is up.
+struct Netns {
+    holder: Child,
+}
+
+impl Netns {
+    fn new() -> Netns {
+        let mut holder = Command::new("unshare")
+            .args([
+                "-rn",
+                "sh",
+                "-c",
+                "ip link set lo up && echo up && exec sleep 600",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run unshare (util-linux)");
+        let mut line = String::new();
+        let _ = BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line);
+        if line.trim() != "up" {
+            let _ = holder.kill();
+            let out = holder.wait_with_output().expect("unshare output");
+            panic!(
+                "cannot make a network namespace with `unshare -rn` and bring lo up: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Netns { holder }
+    }
+
+    /// The command prefix that runs a program inside the namespace (nsenter execs it).
+    fn launcher(&self) -> Vec<String> {
+        let pid = self.holder.id().to_string();
+        ["nsenter", "-t", &pid, "-U", "-n", "--preserve-credentials"]
+            .map(String::from)
+            .to_vec()
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = self.holder.kill();
+        let _ = self.holder.wait();
+    }
+}
+
+/// NDNd's forwarder in the namespace, with its unix socket in a temp dir.
+struct Ndnd {
+    child: Child,
+    socket: PathBuf,
+    log: PathBuf,
+    _dir: TempDir,
+}
+
+impl Ndnd {
+    fn start(bin: &Path, ns: &Netns) -> Ndnd {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let socket = dir.path().join("ndnd.sock");
+        let config = dir.path().join("ndnd.yml");
+        let log = dir.path().join("ndnd.log");
+        std::fs::write(
+            &config,
+            format!(
+                "core:\n  log_level: WARN\n\
+                 faces:\n  udp:\n    enabled_unicast: true\n    enabled_multicast: false\n    \
+                 port_unicast: {NDND_PORT}\n  tcp:\n    enabled: false\n  unix:\n    \
+                 enabled: true\n    socket_path: {}\n  websocket:\n    enabled: false\n\
+                 fw:\n  threads: 1\n\
+                 tables:\n  rib:\n    readvertise_nlsr: false\n",
+                socket.display()
+            ),
+        )
+        .expect("write NDNd config");
+        let launcher = ns.launcher();
+        let logfile = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(&launcher[0])
+            .args(&launcher[1..])
+            .arg(bin)
+            .args(["fw", "run"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(logfile.try_clone().unwrap())
+            .stderr(logfile)
+            .spawn()
+            .expect("start NDNd");
+        let mut n = Ndnd {
+            child,
+            socket,
+            log,
+            _dir: dir,
+        };
+        let until = Instant::now() + Duration::from_secs(15);
+        while UnixStream::connect(&n.socket).is_err() {
+            if let Ok(Some(s)) = n.child.try_wait() {
+                panic!("NDNd exited ({s}): {}", n.log_text());
+            }
+            assert!(Instant::now() < until, "NDNd did not open its socket");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        n
+    }
+
+    fn socket(&self) -> &str {
+        self.socket.to_str().unwrap()
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Ndnd {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            terminate(self.child.id());
+            reap(&mut self.child, Duration::from_secs(5));
+        }
+    }
+}
+
+/// Kite and NDNd in one namespace, each with a UDP face toward the other.
+struct Pair {
+    kite: Daemon,
+    ndnd: Ndnd,
+    _ns: Netns,
+}
+
+impl Pair {
+    fn start(bin: &Path) -> Pair {
+        let ns = Netns::new();
+        let ndnd = Ndnd::start(bin, &ns);
+        let kite = Daemon::start(
+            &ns.launcher(),
+            &[
+                "--udp".into(),
+                format!("127.0.0.1:{KITE_PORT}"),
+                "--tcp".into(),
+                format!("127.0.0.1:{KITE_PORT}"),
+            ],
+        );
+        Pair {
+            kite,
+            ndnd,
+            _ns: ns,
+        }
+    }
+}
+
+/// `faces/create` toward `uri`; the new face's id, or the existing one's (409), as nfdc does.
+fn face_toward(socket: &str, uri: &str) -> u64 {
+    let resp = command(socket, "faces", "create", &[&format!("uri={uri}")]);
+    let code = resp["status_code"].as_u64();
+    assert!(
+        matches!(code, Some(200 | 409)),
+        "faces/create {uri}: {resp}"
+    );
+    resp["body"]["face_id"].as_u64().expect("face_id")
+}
+
+fn register(socket: &str, prefix: &str, face: u64) {
+    let resp = command(
+        socket,
+        "rib",
+        "register",
+        &[&format!("name={prefix}"), &format!("face_id={face}")],
+    );
+    assert_eq!(resp["status_code"], 200, "rib/register {prefix}: {resp}");
+}
+
+#[test]
+#[ignore = "needs python-ndn and NDNd: scripts/test.sh runs it"]
+fn producer_behind_kite_via_ndnd() {
+    let Some(bin) = ndnd_binary() else { return };
+    let pair = Pair::start(&bin);
+    let kite = pair.kite.socket();
+    let ndnd = pair.ndnd.socket();
+    let mut producer = Producer::start(kite, "/kite-side", &[]);
+    let object = Producer::start(kite, "/kite-obj", &["--object-size", "200000"]);
+    let face = face_toward(ndnd, &format!("udp4://127.0.0.1:{KITE_PORT}"));
+    register(ndnd, "/kite-side", face);
+    register(ndnd, "/kite-obj", face);
+
+    let got = py(&[
+        "get",
+        ndnd,
+        "plain:/kite-side/a",
+        "fresh,prefix:/kite-side/b",
+    ]);
+    assert_eq!(got[0]["content"], "1 /kite-side/a", "{got:?}");
+    assert_eq!(got[1]["content"], "2 /kite-side/b", "{got:?}");
+    assert_eq!(producer.interests().len(), 2);
+
+    // 8000-octet segments, 8 Interests outstanding, from NDNd's consumer.
+    let fetched = py_one(&["fetch", ndnd, "/kite-obj", "--window", "8"]);
+    assert_eq!(fetched["sha256"], object.ready["sha256"], "{fetched}");
+    assert_eq!(fetched["segments"], 25);
+
+    // Kite made an on-demand UDP face for NDNd when its first Interest came.
+    let faces = dataset(kite, "faces/list");
+    let toward_ndnd = faces
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["uri"] == format!("udp4://127.0.0.1:{NDND_PORT}"))
+        .unwrap_or_else(|| panic!("Kite's face toward NDNd in {faces}"));
+    assert_eq!(toward_ndnd["face_persistency"], 1, "{toward_ndnd}");
+}
+
+#[test]
+#[ignore = "needs python-ndn and NDNd: scripts/test.sh runs it"]
+fn producer_behind_ndnd_via_kite() {
+    let Some(bin) = ndnd_binary() else { return };
+    let pair = Pair::start(&bin);
+    let kite = pair.kite.socket().to_string();
+    let mut producer = Producer::start(pair.ndnd.socket(), "/ndnd-side", &[]);
+    let face = face_toward(&kite, &format!("udp4://127.0.0.1:{NDND_PORT}"));
+    register(&kite, "/ndnd-side", face);
+
+    let got: Value = py_one(&["get", &kite, "plain,lifetime=1500:/ndnd-side/a"]);
+    let asked: Vec<Value> = producer.interests().to_vec();
+    assert_eq!(
+        asked.first().map(|i| i["interest"].clone()),
+        Some("/ndnd-side/a".into()),
+        "Kite's Interest reached the producer behind NDNd: {asked:?}; NDNd: {}",
+        pair.ndnd.log_text()
+    );
+    assert_eq!(
+        got["content"],
+        "1 /ndnd-side/a",
+        "Data from the producer behind NDNd reached Kite's consumer: {got}; NDNd: {}",
+        pair.ndnd.log_text()
+    );
+}
