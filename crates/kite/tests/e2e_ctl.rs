@@ -1,0 +1,113 @@
+//! `kite`'s control commands against a real `kite run`: every verb changes what the next
+//! listing shows, and errors come back as NFD's status with a non-zero exit.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{free_tcp_port, free_udp_port, Daemon};
+use serde_json::Value;
+
+fn kite(socket: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args(args)
+        .args(["--socket", socket])
+        .output()
+        .expect("kite runs")
+}
+
+fn ok(socket: &str, args: &[&str]) -> String {
+    let out = kite(socket, args);
+    assert!(
+        out.status.success(),
+        "kite {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(socket: &str, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    serde_json::from_str(&ok(socket, &all)).expect("JSON output")
+}
+
+fn err(socket: &str, args: &[&str]) -> String {
+    let out = kite(socket, args);
+    assert!(!out.status.success(), "kite {args:?} should fail");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn face_ids(socket: &str) -> Vec<u64> {
+    json(socket, &["face", "list"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["face_id"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn every_verb_against_a_running_forwarder() {
+    let daemon = Daemon::loopback(free_udp_port(), free_tcp_port());
+    let s = daemon.socket();
+
+    let status = json(s, &["status"]);
+    assert!(status.to_string().contains("kite-"), "version in {status}");
+    assert!(face_ids(s).starts_with(&[1, 254, 255]));
+
+    // faces: create, a second create names the existing face, destroy
+    let peer = format!("udp4://127.0.0.1:{}", free_udp_port());
+    let created = ok(s, &["face", "create", &peer]);
+    let id: u64 = created
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("id="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("face id in {created:?}"));
+    assert!(ok(s, &["face", "create", &peer]).contains(&format!("face-exists id={id}")));
+    assert!(face_ids(s).contains(&id));
+    let shown = json(s, &["face", "show", &id.to_string()]);
+    assert!(shown.to_string().contains(&peer), "{shown}");
+    assert!(err(s, &["face", "show", "9999"]).contains("not found"));
+
+    // routes feed the FIB; removing them empties it
+    let sid = id.to_string();
+    ok(s, &["route", "add", "/ctl", &sid, "--cost", "7"]);
+    let routes = json(s, &["route", "list"]).to_string();
+    assert!(
+        routes.contains("\"/ctl\"") && routes.contains("\"cost\":7"),
+        "{routes}"
+    );
+    let fib = json(s, &["fib", "list"]).to_string();
+    assert!(fib.contains("/ctl"), "{fib}");
+    ok(s, &["route", "remove", "/ctl", &sid]);
+    assert!(!json(s, &["fib", "list"]).to_string().contains("/ctl"));
+
+    // strategies: set, listed, unknown refused with 404, unset
+    ok(s, &["strategy", "set", "/ctl", "multicast"]);
+    assert!(json(s, &["strategy", "list"])
+        .to_string()
+        .contains("multicast"));
+    assert!(err(s, &["strategy", "set", "/ctl", "no-such-strategy"]).contains("404"));
+    ok(s, &["strategy", "unset", "/ctl"]);
+    assert!(!json(s, &["strategy", "list"]).to_string().contains("/ctl"));
+
+    // content store: capacity and flags, erase
+    let cs = json(s, &["cs", "config", "--capacity", "100", "--admit", "off"]);
+    assert_eq!(
+        (cs["capacity"].as_u64(), cs["admit"].as_bool()),
+        (Some(100), Some(false))
+    );
+    ok(s, &["cs", "erase", "/ctl"]);
+
+    ok(s, &["face", "destroy", &sid]);
+    assert!(!face_ids(s).contains(&id));
+}
+
+#[test]
+fn a_missing_forwarder_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nothing.sock");
+    let e = err(path.to_str().unwrap(), &["status"]);
+    assert!(e.contains("may not be running"), "{e}");
+}
