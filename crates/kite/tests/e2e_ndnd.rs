@@ -280,3 +280,56 @@ fn producer_behind_ndnd_via_kite() {
         pair.ndnd.log_text()
     );
 }
+
+/// Runs one of NDNd's tools against `socket` (they find the forwarder by
+/// NDN_CLIENT_TRANSPORT, as NFD apps do).
+fn ndnd_tool(bin: &Path, socket: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .env("NDN_CLIENT_TRANSPORT", format!("unix://{socket}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+#[test]
+#[ignore = "needs NDNd: scripts/test.sh runs it"]
+fn ndnd_tools_work_against_kite() {
+    let Some(bin) = ndnd_binary() else { return };
+    let kite = Daemon::local(&[]);
+    let socket = kite.socket().to_string();
+
+    // ping / pingserver: registration through Kite's management, Interest/Data both ways
+    let mut server = ndnd_tool(&bin, &socket, &["pingserver", "/ndnd-ping"])
+        .spawn()
+        .expect("ndnd pingserver");
+    std::thread::sleep(Duration::from_millis(1500));
+    let ping = ndnd_tool(&bin, &socket, &["ping", "/ndnd-ping", "-c", "3"])
+        .output()
+        .expect("ndnd ping");
+    terminate(server.id());
+    reap(&mut server, Duration::from_secs(5));
+    let text = String::from_utf8_lossy(&ping.stdout);
+    assert!(text.contains("3 received"), "ndnd ping: {text}");
+
+    // put / cat: a 200 KB object, segmented and fetched through Kite, byte for byte
+    let object: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let mut put = ndnd_tool(&bin, &socket, &["put", "/ndnd-obj"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("ndnd put");
+    put.stdin.take().unwrap().write_all(&object).unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let cat = ndnd_tool(&bin, &socket, &["cat", "/ndnd-obj"])
+        .output()
+        .expect("ndnd cat");
+    terminate(put.id());
+    reap(&mut put, Duration::from_secs(5));
+    assert!(
+        cat.stdout == object,
+        "ndnd cat got {} octets: {}",
+        cat.stdout.len(),
+        String::from_utf8_lossy(&cat.stderr)
+    );
+}
