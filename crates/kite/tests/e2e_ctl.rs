@@ -111,3 +111,35 @@ fn a_missing_forwarder_is_reported() {
     let e = err(path.to_str().unwrap(), &["status"]);
     assert!(e.contains("may not be running"), "{e}");
 }
+
+#[test]
+fn face_events_reach_a_subscriber() {
+    use kite_mgmt::tlv_types::FaceEventKind;
+    use kite_mgmt::{FaceEventNotification, Tlv};
+    use kite_packet::{Interest, Name};
+    use std::time::Duration;
+
+    let daemon = Daemon::local(&[]);
+    let socket = daemon.socket().to_string();
+    let mut subscriber = kite_app::Client::connect_unix(&socket).unwrap();
+    let waiter = std::thread::spawn(move || {
+        let mut i = Interest::new("/localhost/nfd/faces/events".parse::<Name>().unwrap());
+        i.can_be_prefix = true;
+        i.must_be_fresh = true;
+        i.lifetime = Some(5000);
+        subscriber.express(&i, Duration::from_secs(6))
+    });
+    // Give the subscription time to reach the PIT, then make a face appear.
+    std::thread::sleep(Duration::from_millis(500));
+    let newcomer = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    let data = waiter.join().unwrap().expect("a face event arrives");
+    assert!(data
+        .name
+        .to_string()
+        .starts_with("/localhost/nfd/faces/events/seq="));
+    let event = FaceEventNotification::decode(data.content.as_ref().unwrap()).unwrap();
+    assert_eq!(event.kind, FaceEventKind::CREATED);
+    assert!(event.uri.starts_with("fd://"), "{event:?}");
+    assert!(event.face_id >= 256);
+    drop(newcomer);
+}
