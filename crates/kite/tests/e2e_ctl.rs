@@ -99,6 +99,8 @@ fn every_verb_against_a_running_forwarder() {
         (Some(100), Some(false))
     );
     ok(s, &["cs", "erase", "/ctl"]);
+    let info = json(s, &["cs", "info"]).to_string();
+    assert!(info.contains("100"), "{info}");
 
     ok(s, &["face", "destroy", &sid]);
     assert!(!face_ids(s).contains(&id));
