@@ -190,9 +190,7 @@ impl LpHeader {
             + self
                 .pit_token
                 .map_or(0, |t| tlv_len(tt::PIT_TOKEN, t.as_slice().len()))
-            + self
-                .nack
-                .map_or(0, |r| tlv_len(tt::NACK, nack_value_len(r)))
+            + self.nack.map_or(0, nack_field_len)
             + self
                 .incoming_face_id
                 .map_or(0, |n| nonneg_tlv_len(tt::INCOMING_FACE_ID, n))
@@ -249,10 +247,7 @@ impl LpHeader {
             put_tlv(out, tt::PIT_TOKEN, t.as_slice());
         }
         if let Some(r) = self.nack {
-            put_header(out, tt::NACK, nack_value_len(r));
-            if r != NackReason::NONE {
-                put_nonneg_tlv(out, tt::NACK_REASON, r.0);
-            }
+            put_nack(out, r);
         }
         if let Some(n) = self.incoming_face_id {
             put_nonneg_tlv(out, tt::INCOMING_FACE_ID, n);
@@ -345,6 +340,20 @@ impl LpHeader {
             }
             typ => Err(DecodeError::UnknownCritical { typ }),
         }
+    }
+}
+
+/// Octets of the whole Nack field for `reason`.
+fn nack_field_len(reason: NackReason) -> usize {
+    tlv_len(tt::NACK, nack_value_len(reason))
+}
+
+/// Writes the Nack field (with NackReason unless it is [`NackReason::NONE`]); shared by the
+/// full header and the per-hop writer so both produce the same octets.
+fn put_nack(out: &mut impl BufMut, reason: NackReason) {
+    put_header(out, tt::NACK, nack_value_len(reason));
+    if reason != NackReason::NONE {
+        put_nonneg_tlv(out, tt::NACK_REASON, reason.0);
     }
 }
 

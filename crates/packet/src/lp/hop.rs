@@ -5,7 +5,7 @@
 
 use bytes::BufMut;
 
-use super::{nack_value_len, NackReason, PitToken};
+use super::{nack_field_len, put_nack, NackReason, PitToken};
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, tlv_len};
 use crate::tt;
 
@@ -36,9 +36,7 @@ impl HopHeader<'_> {
     fn fields_len(&self) -> usize {
         self.pit_token
             .map_or(0, |t| tlv_len(tt::PIT_TOKEN, t.as_slice().len()))
-            + self
-                .nack
-                .map_or(0, |r| tlv_len(tt::NACK, nack_value_len(r)))
+            + self.nack.map_or(0, nack_field_len)
             + self
                 .incoming_face_id
                 .map_or(0, |n| nonneg_tlv_len(tt::INCOMING_FACE_ID, n))
@@ -66,10 +64,7 @@ impl HopHeader<'_> {
             put_tlv(out, tt::PIT_TOKEN, t.as_slice());
         }
         if let Some(r) = self.nack {
-            put_header(out, tt::NACK, nack_value_len(r));
-            if r != NackReason::NONE {
-                put_nonneg_tlv(out, tt::NACK_REASON, r.0);
-            }
+            put_nack(out, r);
         }
         if let Some(n) = self.incoming_face_id {
             put_nonneg_tlv(out, tt::INCOMING_FACE_ID, n);
