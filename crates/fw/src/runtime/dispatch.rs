@@ -112,9 +112,21 @@ impl Dispatcher {
         }
     }
 
-    /// Queues one received packet for its thread(s).
-    pub fn dispatch(&mut self, r: Received) {
+    /// Queues a burst of received packets (`received` is left empty), stamped with one
+    /// arrival time, and wakes the threads that got any.
+    pub fn dispatch_burst(&mut self, received: &mut Vec<Received>) {
+        if received.is_empty() {
+            return;
+        }
         let at = self.clock.now();
+        for r in received.drain(..) {
+            self.dispatch(r, at);
+        }
+        self.wake();
+    }
+
+    /// Queues one received packet for its thread(s).
+    fn dispatch(&mut self, r: Received, at: Time) {
         match r.packet {
             RxPacket::Interest(interest) => {
                 let hashes = self.hasher.prefix_hashes(&interest.name);
@@ -187,7 +199,7 @@ impl Dispatcher {
     }
 
     /// Wakes the threads that got packets since the last call (once per burst).
-    pub fn wake(&mut self) {
+    fn wake(&mut self) {
         let mut p = self.pending;
         while p != 0 {
             let t = p.trailing_zeros() as usize;

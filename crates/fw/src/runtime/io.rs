@@ -65,6 +65,7 @@ pub(crate) struct IoThread {
     created: Vec<Face>,
     header: Vec<u8>,
     dirty: Vec<FaceId>,
+    ready: Vec<(Token, bool, bool)>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
 }
@@ -123,6 +124,7 @@ impl IoThread {
             created: Vec::new(),
             header: Vec::with_capacity(64),
             dirty: Vec::new(),
+            ready: Vec::with_capacity(256),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
         })
@@ -147,24 +149,22 @@ impl IoThread {
                 }
             }
             let now = Instant::now();
-            let ready: Vec<(Token, bool, bool)> = self
-                .events
-                .iter()
-                .map(|e| {
-                    (
-                        e.token(),
-                        e.is_readable() || e.is_read_closed(),
-                        e.is_writable(),
-                    )
-                })
-                .collect();
-            for (token, readable, writable) in ready {
+            // The events are copied out (into a buffer kept across polls) because handling
+            // one needs the whole thread mutably.
+            let mut ready = core::mem::take(&mut self.ready);
+            ready.extend(self.events.iter().map(|e| {
+                (
+                    e.token(),
+                    e.is_readable() || e.is_read_closed(),
+                    e.is_writable(),
+                )
+            }));
+            for &(token, readable, writable) in &ready {
                 self.handle_event(token, readable, writable, now);
             }
-            for r in self.received.drain(..) {
-                self.dispatcher.dispatch(r);
-            }
-            self.dispatcher.wake();
+            ready.clear();
+            self.ready = ready;
+            self.dispatcher.dispatch_burst(&mut self.received);
             if !self.handle_commands() {
                 return;
             }
@@ -297,9 +297,12 @@ impl IoThread {
                 face.send_parts(kind, &self.header, packet);
             }
         }
-        for id in core::mem::take(&mut self.dirty) {
+        let mut dirty = core::mem::take(&mut self.dirty);
+        for &id in &dirty {
             self.flush_face(id);
         }
+        dirty.clear();
+        self.dirty = dirty;
         any
     }
 
