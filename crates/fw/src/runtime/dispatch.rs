@@ -3,6 +3,8 @@
 //! Interests by the Name Dispatch Table, Data and Nacks by the thread inside Kite's PIT token,
 //! or, without one, to each thread the NDT names for the Data name's prefixes 0..=k.
 
+use std::sync::Arc;
+
 use kite_face::{Received, RxPacket};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
@@ -73,7 +75,7 @@ pub(crate) struct DispatchCounters {
 /// Routes received packets to forwarding threads.
 pub(crate) struct Dispatcher {
     hasher: NameHasher,
-    ndt: Ndt,
+    ndt: Arc<Ndt>,
     inputs: Vec<Inputs>,
     wakers: Vec<Waker>,
     /// Threads that got packets since the last `wake`.
@@ -85,7 +87,7 @@ pub(crate) struct Dispatcher {
 impl Dispatcher {
     pub fn new(
         hasher: NameHasher,
-        ndt: Ndt,
+        ndt: Arc<Ndt>,
         inputs: Vec<Inputs>,
         wakers: Vec<Waker>,
         clock: MonotonicClock,

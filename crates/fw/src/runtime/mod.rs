@@ -37,6 +37,7 @@ use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::FibReaderFactory;
 use crate::forwarder::{Counters, ForwarderConfig};
 use crate::hash::NameHasher;
+use crate::ndt::Ndt;
 use crate::strategy::StrategyTable;
 use crate::time::{MonotonicClock, Time};
 use codel::CoDelConfig;
@@ -222,7 +223,7 @@ pub struct RuntimeHandle {
     internal_rx: Receiver<InternalInterest>,
     events: Receiver<FaceEvent>,
     hasher: NameHasher,
-    ndt_prefix_len: usize,
+    ndt: Arc<Ndt>,
     clock: MonotonicClock,
 }
 
@@ -254,8 +255,11 @@ impl Runtime {
         strategies: StrategyTable,
         hasher: NameHasher,
     ) -> Result<Runtime, StartError> {
-        if config.forwarding_threads == 0 {
-            return Err(StartError::Config("at least one forwarding thread".into()));
+        if config.forwarding_threads == 0 || config.forwarding_threads > 64 {
+            // 64: the dispatcher tracks the threads to wake in one u64.
+            return Err(StartError::Config(
+                "between 1 and 64 forwarding threads".into(),
+            ));
         }
         if config.queue_capacity == 0 || config.burst == 0 {
             return Err(StartError::Config(
@@ -264,6 +268,11 @@ impl Runtime {
         }
         let clock = MonotonicClock::new();
         let n = usize::from(config.forwarding_threads);
+        let ndt = Arc::new(Ndt::new(
+            16,
+            config.forwarding_threads,
+            config.dispatch_prefix_len,
+        ));
         let (io_tx, io_rx) = crossbeam_channel::unbounded();
         let (internal_tx, internal_rx) = crossbeam_channel::unbounded();
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
@@ -336,7 +345,7 @@ impl Runtime {
             io_rx,
             dispatch::Dispatcher::new(
                 hasher,
-                crate::ndt::Ndt::new(16, config.forwarding_threads, config.dispatch_prefix_len),
+                ndt.clone(),
                 to_fwd,
                 fwd.iter().map(|(_, w)| w.clone()).collect(),
                 clock,
@@ -358,7 +367,7 @@ impl Runtime {
                 internal_rx,
                 events: event_rx,
                 hasher,
-                ndt_prefix_len: config.dispatch_prefix_len,
+                ndt,
                 clock,
             },
             threads,
@@ -516,9 +525,9 @@ impl RuntimeHandle {
         {
             Some(t) => vec![t],
             None => {
-                let ndt = crate::ndt::Ndt::new(16, self.fwd.len() as u8, self.ndt_prefix_len);
                 let hashes = self.hasher.prefix_hashes(&data.name);
-                ndt.threads_for_data(&hashes)
+                self.ndt
+                    .threads_for_data(&hashes)
                     .into_iter()
                     .map(usize::from)
                     .collect()
