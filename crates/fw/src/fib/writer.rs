@@ -227,6 +227,13 @@ impl FibWriter {
             .chain(self.choices.iter().map(|(p, s)| (&p.0, *s)))
     }
 
+    /// The nexthops of exactly `prefix` (empty when it has none).
+    pub fn nexthops(&self, prefix: &Name) -> &[NextHop] {
+        self.routes
+            .get(prefix.value())
+            .map_or(&[][..], |h| h.as_slice())
+    }
+
     /// Every prefix with nexthops and its nexthops, in name order (management's `fib/list`).
     pub fn routes(&self) -> impl Iterator<Item = (&Name, &[NextHop])> + '_ {
         self.routes.iter().map(|(p, h)| (&p.0, h.as_slice()))
@@ -611,6 +618,18 @@ mod tests {
         let e = lpm(&r, "/a");
         assert_eq!(faces(&e), [301, 302, 303]);
         assert_eq!(e.nexthops[2].cost, 9);
+    }
+
+    #[test]
+    fn nexthops_of_an_exact_prefix_without_inheritance() {
+        let (mut w, _r) = fib(8);
+        add(&mut w, "/a", 301, 5);
+        add(&mut w, "/a/b", 302, 1);
+        let faces = |p: &str| -> Vec<u64> { w.nexthops(&n(p)).iter().map(|h| h.face.0).collect() };
+        assert_eq!(faces("/a"), [301]);
+        assert_eq!(faces("/a/b"), [302]);
+        assert!(faces("/a/b/c").is_empty());
+        assert!(faces("/").is_empty());
     }
 
     #[test]

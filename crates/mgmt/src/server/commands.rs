@@ -239,12 +239,7 @@ impl Manager {
                 FibChange::Update { prefix, next_hops } => (prefix, next_hops),
                 FibChange::Remove { prefix } => (prefix, Vec::new()),
             };
-            let current: Vec<FaceId> = self
-                .fib
-                .routes()
-                .find(|(n, _)| **n == prefix)
-                .map(|(_, hops)| hops.iter().map(|h| h.face).collect())
-                .unwrap_or_default();
+            let current: Vec<FaceId> = self.fib.nexthops(&prefix).iter().map(|h| h.face).collect();
             for face in current {
                 if !wanted.iter().any(|h| h.face_id == face.0) {
                     self.fib.remove_nexthop(&prefix, face);
