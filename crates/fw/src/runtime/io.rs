@@ -2,7 +2,6 @@
 //! (the input stage), and writes what the forwarding threads send (the output stage), one
 //! `writev`/`sendmmsg` per face per burst. Sleeps in `epoll_wait` when it has nothing to do.
 
-use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,7 +15,7 @@ use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
 use super::dispatch::Dispatcher;
-use super::park::Waker;
+use super::park::{SleepFlag, Waker};
 use super::{FaceCommandError, FaceEvent, FaceStatus, FwCommand, IoCommand, RuntimeConfig};
 use crate::face::FaceId;
 use crate::out::Out;
@@ -30,26 +29,10 @@ const CHANNEL_TOKEN: usize = 16;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
-/// The I/O thread's "asleep in epoll" flag.
-#[derive(Debug, Default)]
-pub(crate) struct Sleep {
-    sleeping: AtomicBool,
-}
-
-impl Sleep {
-    /// Wakes the I/O thread through `waker` if it announced it sleeps.
-    pub fn wake(&self, waker: &mio::Waker) {
-        fence(Ordering::SeqCst);
-        if self.sleeping.load(Ordering::Relaxed) {
-            let _ = waker.wake();
-        }
-    }
-}
-
 pub(crate) struct IoThread {
     poll: Poll,
     events: Events,
-    sleep: Arc<Sleep>,
+    sleep: Arc<SleepFlag>,
     commands: Receiver<IoCommand>,
     dispatcher: Dispatcher,
     from_fwd: Vec<Consumer<Out>>,
@@ -75,7 +58,7 @@ impl IoThread {
     pub fn new(
         config: &RuntimeConfig,
         poll: Poll,
-        sleep: Arc<Sleep>,
+        sleep: Arc<SleepFlag>,
         commands: Receiver<IoCommand>,
         dispatcher: Dispatcher,
         from_fwd: Vec<Consumer<Out>>,
@@ -135,14 +118,13 @@ impl IoThread {
             let sent = self.drain_output() || self.spin_when_idle;
             let mut timeout = Some(if sent { Duration::ZERO } else { HOUSEKEEPING });
             if !sent {
-                self.sleep.sleeping.store(true, Ordering::Relaxed);
-                fence(Ordering::SeqCst);
+                self.sleep.announce();
                 if self.from_fwd.iter().any(|c| !c.is_empty()) || !self.commands.is_empty() {
                     timeout = Some(Duration::ZERO);
                 }
             }
             let polled = self.poll.poll(&mut self.events, timeout);
-            self.sleep.sleeping.store(false, Ordering::Relaxed);
+            self.sleep.clear();
             if let Err(e) = polled {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     return;

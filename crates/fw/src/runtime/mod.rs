@@ -278,7 +278,7 @@ impl Runtime {
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
         let poll = mio::Poll::new()?;
         let io_waker = Arc::new(mio::Waker::new(poll.registry(), io::WAKE_TOKEN)?);
-        let io_sleep = Arc::new(io::Sleep::default());
+        let io_sleep = Arc::new(park::SleepFlag::default());
 
         let mut to_fwd = Vec::with_capacity(n);
         let mut fwd_inputs = Vec::with_capacity(n);

@@ -13,6 +13,38 @@ use std::time::Duration;
 /// Empty polls a thread makes before it parks (a few microseconds of spinning).
 pub const SPIN_POLLS: u32 = 256;
 
+/// A consumer thread's "about to sleep" flag, and the ordering that makes it safe: the
+/// consumer announces, then re-checks for work, then sleeps; a producer publishes work, then
+/// checks the flag. The two SeqCst fences guarantee that either the consumer sees the work or
+/// the producer sees the flag, so no wake-up is lost. Shared by futex parking ([`Waker`]) and
+/// the I/O thread's `epoll_wait`.
+#[derive(Debug, Default)]
+pub struct SleepFlag {
+    sleeping: AtomicBool,
+}
+
+impl SleepFlag {
+    /// Consumer: announces it is about to sleep (re-check for work after this).
+    #[inline]
+    pub fn announce(&self) {
+        self.sleeping.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+    }
+
+    /// Consumer: awake again.
+    #[inline]
+    pub fn clear(&self) {
+        self.sleeping.store(false, Ordering::Relaxed);
+    }
+
+    /// Producer, after making work visible: whether the consumer must be woken.
+    #[inline]
+    pub fn needs_wake(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.sleeping.load(Ordering::Relaxed)
+    }
+}
+
 /// The waking side of a parked thread, held by every producer that feeds it.
 #[derive(Debug, Clone)]
 pub struct Waker {
@@ -21,7 +53,7 @@ pub struct Waker {
 
 #[derive(Debug)]
 struct Inner {
-    sleeping: AtomicBool,
+    flag: SleepFlag,
     thread: Thread,
 }
 
@@ -30,7 +62,7 @@ impl Waker {
     pub fn for_current_thread() -> Self {
         Waker {
             inner: Arc::new(Inner {
-                sleeping: AtomicBool::new(false),
+                flag: SleepFlag::default(),
                 thread: std::thread::current(),
             }),
         }
@@ -39,9 +71,7 @@ impl Waker {
     /// Called by a producer after it made work visible: wakes the consumer if it sleeps.
     #[inline]
     pub fn wake(&self) {
-        // Pairs with the fence in `park`: either the consumer sees the work, or we see it asleep.
-        fence(Ordering::SeqCst);
-        if self.inner.sleeping.load(Ordering::Relaxed) {
+        if self.inner.flag.needs_wake() {
             self.inner.thread.unpark();
         }
     }
@@ -49,15 +79,14 @@ impl Waker {
     /// Called by the consumer: parks unless `has_work` (checked after announcing sleep) says
     /// work arrived, for at most `timeout` (None: until woken).
     pub fn park(&self, timeout: Option<Duration>, has_work: impl FnOnce() -> bool) {
-        self.inner.sleeping.store(true, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
+        self.inner.flag.announce();
         if !has_work() {
             match timeout {
                 Some(t) => std::thread::park_timeout(t),
                 None => std::thread::park(),
             }
         }
-        self.inner.sleeping.store(false, Ordering::Relaxed);
+        self.inner.flag.clear();
     }
 }
 

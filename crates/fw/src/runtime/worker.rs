@@ -24,7 +24,7 @@ use crate::time::{Clock, MonotonicClock, Time};
 /// How the forwarding thread wakes the I/O thread (an eventfd write, only when it sleeps).
 pub(crate) struct IoWake {
     pub waker: Arc<mio::Waker>,
-    pub sleep: Arc<super::io::Sleep>,
+    pub sleep: Arc<super::park::SleepFlag>,
 }
 
 /// Where an outgoing packet goes: the I/O thread's ring or management.
@@ -281,8 +281,8 @@ impl Worker {
                 None => self.out_dropped += 1,
             }
         }
-        if to_io {
-            self.io.sleep.wake(&self.io.waker);
+        if to_io && self.io.sleep.needs_wake() {
+            let _ = self.io.waker.wake();
         }
     }
 }
