@@ -12,7 +12,7 @@
 //! Ignored by a plain `cargo test`; `scripts/test.sh` runs them (KITE_PYTHON names the
 //! interpreter).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use bytes::Bytes;
@@ -34,24 +34,13 @@ use serde_json::{json, Map, Value};
 
 const PER_KIND: usize = 40;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[path = "../../../tests/support/pyndn.rs"]
+mod pyndn;
 
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("KITE_PYTHON") {
-        return p.into();
-    }
-    let venv = workspace().join(".venv/bin/python");
-    assert!(
-        venv.exists(),
-        "python-ndn is needed: run scripts/test.sh (it creates .venv) or set KITE_PYTHON"
-    );
-    venv
-}
+use pyndn::python;
 
 fn script() -> PathBuf {
-    workspace().join("tests/interop/pyndn_mgmt.py")
+    pyndn::interop_script("pyndn_mgmt.py")
 }
 
 fn name_hex(n: &Name) -> Value {

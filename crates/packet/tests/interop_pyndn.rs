@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use bytes::Bytes;
@@ -23,24 +23,13 @@ use serde_json::{json, Map, Value};
 
 const CASES: usize = 300;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[path = "../../../tests/support/pyndn.rs"]
+mod pyndn;
 
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("KITE_PYTHON") {
-        return p.into();
-    }
-    let venv = workspace().join(".venv/bin/python");
-    assert!(
-        venv.exists(),
-        "python-ndn is needed: run scripts/test.sh (it creates .venv) or set KITE_PYTHON"
-    );
-    venv
-}
+use pyndn::python;
 
 fn script() -> PathBuf {
-    workspace().join("tests/interop/pyndn_vectors.py")
+    pyndn::interop_script("pyndn_vectors.py")
 }
 
 fn hex_of(b: &[u8]) -> Value {

@@ -19,25 +19,13 @@ const STARTUP: Duration = Duration::from_secs(15);
 /// The longest a python-ndn consumer or management call may run.
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[path = "../../../../tests/support/pyndn.rs"]
+mod pyndn;
 
-/// The interpreter with python-ndn: `KITE_PYTHON`, else the workspace's `.venv`.
-pub fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("KITE_PYTHON") {
-        return p.into();
-    }
-    let venv = workspace().join(".venv/bin/python");
-    assert!(
-        venv.exists(),
-        "python-ndn is needed: run scripts/test.sh (it creates .venv) or set KITE_PYTHON"
-    );
-    venv
-}
+pub use pyndn::python;
 
 fn script() -> PathBuf {
-    workspace().join("tests/interop/pyndn_daemon.py")
+    pyndn::interop_script("pyndn_daemon.py")
 }
 
 /// A port on 127.0.0.1 that was free a moment ago (`kite run` takes no port 0).
