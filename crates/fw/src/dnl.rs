@@ -146,6 +146,14 @@ impl DeadNonceList {
         self.table.contains(fingerprint(name_hash, nonce))
     }
 
+    /// Starts loading the table slot [`DeadNonceList::has`] of this pair reads first, so a
+    /// burst's checks do not each wait for memory.
+    #[inline]
+    pub fn prefetch(&self, name_hash: u64, nonce: Nonce) {
+        let fp = fingerprint(name_hash, nonce);
+        crate::index::prefetch(&self.table.keys[self.table.home(fp)]);
+    }
+
     /// Inserts marks and adjusts capacity when due; cheap (a comparison) when nothing is due.
     /// Called once per burst by the forwarding thread.
     pub fn tick(&mut self, now: Time) {

@@ -7,7 +7,7 @@
 //! hashed. Time comes from the caller, so tests drive a virtual clock.
 //!
 //! Modules: `face` and `time` (small shared types), `hash` (name hashes computed once per
-//! packet), `timer` (O(1) timer wheel), `dnl` (Dead Nonce List), `fib` (2-stage LPM under
+//! packet), `index` (the prefetchable bucket index the FIB and PCCT find entries through), `timer` (O(1) timer wheel), `dnl` (Dead Nonce List), `fib` (2-stage LPM under
 //! RCU, with strategy choice merged in), `pcct` (PIT and CS in one table with a token index),
 //! `strategy` (the strategy API and built-ins), and `forwarder` (the pipelines).
 
@@ -16,6 +16,7 @@ pub mod face;
 pub mod fib;
 pub mod forwarder;
 pub mod hash;
+mod index;
 pub mod ndt;
 pub mod out;
 pub mod pcct;

@@ -1,17 +1,18 @@
 //! The read-side table and its 2-stage longest-prefix match (papers/002 section 4).
 //!
 //! A slab of slots, one per materialised prefix (a real entry, or a virtual marker at depth M),
-//! indexed by a hash table of slot ids keyed by `table_hash(prefix hash)`. The root entry lives
+//! indexed by a [`BucketIndex`] of slot ids keyed by the prefix hash, whose buckets a burst
+//! prefetches before its lookups ([`FibGuard::prefetch`]). The root entry lives
 //! outside the slab and the index, so a lookup that finds nothing else returns it without a
 //! probe. The table changes only by absorbing [`FibOp`]s, which the writer computes in full, so
 //! both left-right copies stay identical.
 
-use hashbrown::HashTable;
 use kite_packet::Name;
 use left_right::{Absorb, ReadGuard, ReadHandle, ReadHandleFactory};
 
 use super::FibEntry;
-use crate::hash::{table_hash, NameHasher, NameHashes};
+use crate::hash::{NameHasher, NameHashes};
+use crate::index::{prefetch, prefetch_all, BucketIndex};
 
 /// What a slot holds.
 #[derive(Clone, Debug)]
@@ -25,7 +26,7 @@ pub(super) enum Node {
 /// One materialised prefix.
 #[derive(Clone, Debug)]
 pub(super) struct Slot {
-    /// The prefix's name hash (before `table_hash`), kept so the index can grow without
+    /// The prefix's name hash, kept so the index can grow without
     /// hashing names again.
     pub(super) hash: u64,
     /// At depth M: the depth of the deepest entry below this prefix when it is deeper than M
@@ -78,8 +79,8 @@ pub(super) struct FibTable {
     stage1: usize,
     /// The entry for `/`, id 0.
     root: FibEntry,
-    /// Slot ids keyed by `table_hash` of the prefix hash.
-    index: HashTable<u32>,
+    /// Slot ids keyed by the prefix hash.
+    index: BucketIndex,
     /// Slots by id; id 0 is the root's and stays empty here.
     slots: Vec<Option<Slot>>,
     /// Real entries in `slots`.
@@ -93,7 +94,7 @@ impl FibTable {
             hasher,
             stage1,
             root,
-            index: HashTable::new(),
+            index: BucketIndex::default(),
             slots: vec![None],
             entries: 0,
         }
@@ -108,10 +109,57 @@ impl FibTable {
     fn slot_at(&self, name: &Name, hashes: &NameHashes, depth: usize) -> Option<&Slot> {
         let hash = hashes.prefix(depth);
         let octets = name.prefix_octets(depth);
-        let id = self.index.find(table_hash(hash), |&id| {
+        let id = self.index.find(hash, |id| {
             self.slot(id).is_some_and(|s| s.is_prefix(hash, octets))
         })?;
-        self.slot(*id)
+        self.slot(id)
+    }
+
+    /// Starts loading what [`FibTable::lpm`] of this name will read first: the index bucket
+    /// of every prefix it may probe (M components down to one).
+    #[inline]
+    fn prefetch(&self, hashes: &NameHashes) {
+        let start = hashes.name_len().min(self.stage1);
+        for depth in 1..=start {
+            self.index.prefetch(hashes.prefix(depth));
+        }
+    }
+
+    /// Calls `each` with the slots the tags of the deepest probed prefix that has any point
+    /// at (the likeliest hit); the buckets should be in cache by now.
+    #[inline]
+    fn likely_slots(&self, hashes: &NameHashes, mut each: impl FnMut(&Slot)) {
+        let start = hashes.name_len().min(self.stage1);
+        for depth in (1..=start).rev() {
+            let mut any = false;
+            for id in self.index.candidates(hashes.prefix(depth)) {
+                if let Some(Some(slot)) = self.slots.get(id as usize) {
+                    each(slot);
+                    any = true;
+                }
+            }
+            if any {
+                return;
+            }
+        }
+    }
+
+    /// Second stage of a prefetched lookup: starts loading the likely slots.
+    #[inline]
+    fn prefetch_slots(&self, hashes: &NameHashes) {
+        // The whole slot: the hash is in its first line, the prefix's buffer and bounds in
+        // the next ones.
+        self.likely_slots(hashes, prefetch_all);
+    }
+
+    /// Third stage: starts loading the likely slots' prefix octets, which the lookup compares.
+    #[inline]
+    fn prefetch_names(&self, hashes: &NameHashes) {
+        self.likely_slots(hashes, |slot| {
+            if let Some(first) = slot.prefix().value().first() {
+                prefetch(first);
+            }
+        });
     }
 
     #[inline]
@@ -154,11 +202,11 @@ impl FibTable {
 
     fn find_slot(&self, prefix: &Name) -> Option<&Slot> {
         let hash = self.hasher.hash_name(prefix);
-        let id = self.index.find(table_hash(hash), |&id| {
+        let id = self.index.find(hash, |id| {
             self.slot(id)
                 .is_some_and(|s| s.is_prefix(hash, prefix.value()))
         })?;
-        self.slot(*id)
+        self.slot(id)
     }
 
     fn find_exact(&self, prefix: &Name) -> Option<&FibEntry> {
@@ -204,11 +252,11 @@ impl FibTable {
             None => {
                 self.entries += added;
                 let slots = &self.slots;
-                self.index.insert_unique(table_hash(hash), id, |&j| {
+                self.index.insert(hash, id, |j| {
                     slots
                         .get(j as usize)
                         .and_then(Option::as_ref)
-                        .map_or(0, |s| table_hash(s.hash))
+                        .map_or(0, |s| s.hash)
                 });
             }
         }
@@ -219,9 +267,7 @@ impl FibTable {
             return;
         };
         self.entries -= usize::from(slot.entry().is_some());
-        if let Ok(found) = self.index.find_entry(table_hash(slot.hash), |&j| j == id) {
-            found.remove();
-        }
+        self.index.remove(slot.hash, id);
     }
 
     /// The virtual marker at `prefix`, if a slot is there.
@@ -292,6 +338,29 @@ impl FibGuard<'_> {
     #[inline]
     pub fn lpm(&self, name: &Name, hashes: &NameHashes) -> &FibEntry {
         self.table.lpm(name, hashes)
+    }
+
+    /// Starts loading the index buckets [`FibGuard::lpm`] of a name with these hashes will
+    /// read. A burst calls this for all its Interests, then [`FibGuard::prefetch_slots`], then
+    /// [`FibGuard::prefetch_names`], then
+    /// looks them up, so the cache misses of a burst overlap instead of queueing.
+    #[inline]
+    pub fn prefetch(&self, hashes: &NameHashes) {
+        self.table.prefetch(hashes);
+    }
+
+    /// Starts loading the slots the (now cached) buckets point at for the deepest prefix with
+    /// a candidate; see [`FibGuard::prefetch`].
+    #[inline]
+    pub fn prefetch_slots(&self, hashes: &NameHashes) {
+        self.table.prefetch_slots(hashes);
+    }
+
+    /// Starts loading the prefix octets of the (now cached) likely slots, which the lookup
+    /// compares with the name; see [`FibGuard::prefetch`].
+    #[inline]
+    pub fn prefetch_names(&self, hashes: &NameHashes) {
+        self.table.prefetch_names(hashes);
     }
 
     /// The entry with slab index `id`, if one is there; compare its `seq` to know whether it is

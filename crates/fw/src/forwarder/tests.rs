@@ -38,6 +38,42 @@ fn forwards_then_satisfies_with_tokens_both_ways() {
 }
 
 #[test]
+fn a_burst_finds_each_interests_longest_prefix() {
+    // Routes at several depths, some below the 2-stage start depth M = 8 (reached only through
+    // virtual markers), thousands of them so the index spreads over many buckets; one burst
+    // carries Interests for all of them, so the prefetch passes run over every kind of lookup.
+    let mut h = Harness::new();
+    let mut want = Vec::new();
+    let mut interests = Vec::new();
+    for i in 0..64u32 {
+        let (prefix, face) = match i % 4 {
+            0 => (format!("/r{i}"), UP1),
+            1 => (format!("/r{i}/b"), UP2),
+            2 => (format!("/r{i}/b/c/d/e/f/g/h/i/j"), UP1),
+            _ => (format!("/none{i}"), UP2),
+        };
+        h.route(&prefix, face, 1);
+        if i % 4 == 3 {
+            continue;
+        }
+        interests.push(interest(&format!("{prefix}/x/y"), i));
+        want.push(face);
+    }
+    for i in 0..3000 {
+        h.route(&format!("/filler/{i}"), UP2, 1);
+    }
+    let out = h.interest_burst(APP, interests);
+    let got: Vec<FaceId> = out
+        .iter()
+        .map(|o| match o {
+            Out::Interest { face, .. } => *face,
+            other => panic!("not an Interest: {other:?}"),
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn interests_aggregate_across_consumers() {
     let mut h = Harness::new();
     h.route("/a", UP1, 10);

@@ -7,9 +7,9 @@
 //! pointing at the direct entry), so a repeated prefix Interest hits the cache with one exact
 //! lookup.
 //!
-//! Structure: entries in a preallocated [`Slab`]; a hashbrown `HashTable` of slot numbers keyed
-//! by the *name* hash only (through [`table_hash`]), so the partitions of one name for
-//! different hints can all be found (Data without a token needs that); PIT entries in their own
+//! Structure: entries in a preallocated [`Slab`]; a [`BucketIndex`] of slot numbers keyed by
+//! the *name* hash only (its buckets prefetched a burst ahead), so the partitions of one name
+//! for different hints can all be found (Data without a token needs that); PIT entries in their own
 //! slab; CS entries on an intrusive least-recently-used list (O(1) touch and eviction; LRU as
 //! NFD's default policy, with no allocation per access).
 //!
@@ -27,12 +27,11 @@
 mod pit;
 
 use bytes::Bytes;
-use hashbrown::HashTable;
 use kite_packet::{Name, PitToken};
 
 pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
 
-use crate::hash::table_hash;
+use crate::index::BucketIndex;
 use crate::slab::Slab;
 use crate::time::Time;
 
@@ -138,7 +137,7 @@ pub enum Full {
 pub struct Pcct {
     thread: u8,
     entries: Slab<Entry>,
-    index: HashTable<u32>,
+    index: BucketIndex,
     pits: Slab<PitEntry>,
     lru_head: u32,
     lru_tail: u32,
@@ -155,7 +154,7 @@ impl Pcct {
         Pcct {
             thread,
             entries: Slab::with_capacity(config.capacity.min(MAX_CAPACITY)),
-            index: HashTable::with_capacity(config.capacity.min(MAX_CAPACITY)),
+            index: BucketIndex::with_capacity(config.capacity.min(MAX_CAPACITY)),
             pits: Slab::with_capacity(config.pit_capacity),
             lru_head: NIL,
             lru_tail: NIL,
@@ -165,9 +164,10 @@ impl Pcct {
         }
     }
 
-    /// Octets one PCCT entry takes: the entry in the slab plus its index slot (a 4-octet slot
-    /// number and a control octet).
-    pub const ENTRY_BYTES: usize = core::mem::size_of::<Option<Entry>>() + 4 + 2 * 4 + 5;
+    /// Octets one PCCT entry takes: the entry in the slab plus its share of the index (at the
+    /// index's maximum load).
+    pub const ENTRY_BYTES: usize =
+        core::mem::size_of::<Option<Entry>>() + 4 + 2 * 4 + BucketIndex::BYTES_PER_ID;
     /// Octets one PIT entry takes in its slab, beyond its PCCT entry.
     pub const PIT_ENTRY_BYTES: usize = core::mem::size_of::<Option<PitEntry>>() + 2 * 4;
 
@@ -214,12 +214,18 @@ impl Pcct {
     #[inline]
     pub fn find(&self, name: &Name, name_hash: u64, hint: Option<&Name>) -> Option<u32> {
         let entries = &self.entries;
-        self.index
-            .find(table_hash(name_hash), |&s| {
-                let e = entries.get(s).expect("indexed slots hold entries");
-                e.name == *name && e.hint.as_ref() == hint
-            })
-            .copied()
+        self.index.find(name_hash, |s| {
+            entries
+                .get(s)
+                .is_some_and(|e| e.name == *name && e.hint.as_ref() == hint)
+        })
+    }
+
+    /// Starts loading the index bucket of `name_hash`, which [`Pcct::find`] and
+    /// [`Pcct::find_or_insert`] read first.
+    #[inline]
+    pub fn prefetch(&self, name_hash: u64) {
+        self.index.prefetch(name_hash);
     }
 
     /// The slots of every entry named `name`, whatever their hint.
@@ -229,8 +235,7 @@ impl Pcct {
         name_hash: u64,
     ) -> impl Iterator<Item = u32> + 'a {
         self.index
-            .iter_hash(table_hash(name_hash))
-            .copied()
+            .candidates(name_hash)
             .filter(move |&s| self.entries.get(s).is_some_and(|e| e.name == *name))
     }
 
@@ -263,13 +268,8 @@ impl Pcct {
         };
         let (slot, _) = self.entries.insert(entry).map_err(|_| Full::Entries)?;
         let entries = &self.entries;
-        self.index.insert_unique(table_hash(name_hash), slot, |&s| {
-            table_hash(
-                entries
-                    .get(s)
-                    .expect("indexed slots hold entries")
-                    .name_hash,
-            )
+        self.index.insert(name_hash, slot, |s| {
+            entries.get(s).map_or(0, |e| e.name_hash)
         });
         Ok(slot)
     }
@@ -282,12 +282,7 @@ impl Pcct {
         if !e.is_unused() {
             return;
         }
-        if let Ok(found) = self
-            .index
-            .find_entry(table_hash(e.name_hash), |&s| s == slot)
-        {
-            found.remove();
-        }
+        self.index.remove(e.name_hash, slot);
         self.entries.remove(slot);
     }
 

@@ -107,6 +107,27 @@ impl Harness {
         out
     }
 
+    /// All these Interests in one burst (so the burst's prefetch passes run over them all).
+    pub fn interest_burst(&mut self, face: FaceId, interests: Vec<Interest>) -> Vec<Out> {
+        let pkts: Vec<InInterest> = interests
+            .into_iter()
+            .map(|i| {
+                let view = InterestView::decode(i.encode()).unwrap();
+                InInterest {
+                    hashes: hasher().prefix_hashes(&view.name),
+                    interest: view,
+                    face,
+                    token: None,
+                    next_hop: None,
+                    congestion_mark: 0,
+                }
+            })
+            .collect();
+        let mut out = Vec::new();
+        self.fwd.process_burst(self.now, &[], &[], &pkts, &mut out);
+        out
+    }
+
     pub fn data(&mut self, face: FaceId, d: Data, token: Option<PitToken>) -> Vec<Out> {
         self.data_with(face, d, token, |_| {})
     }
