@@ -44,28 +44,11 @@ fi
 export KITE_PYTHON="$PWD/.venv/bin/python"
 
 step "NDNd v1.5.3 (Go module proxy), for the Kite-NDNd interop test"
-# Built once from a throwaway module and cached. `go get` names the command's package (not just
-# the module) so go.sum holds every dependency the build needs.
-ndnd_version=v1.5.3
-ndnd_bin="${CARGO_TARGET_DIR:-$PWD/target}/interop/ndnd-${ndnd_version}"
-if [[ ! -x "$ndnd_bin" ]]; then
-  if command -v go >/dev/null; then
-    mkdir -p "$(dirname "$ndnd_bin")"
-    gobuild=$(mktemp -d)
-    if (cd "$gobuild" && go mod init throwaway \
-          && go get "github.com/named-data/ndnd/cmd/ndnd@${ndnd_version}" \
-          && go build -o "$ndnd_bin" github.com/named-data/ndnd/cmd/ndnd) >"$gobuild/log" 2>&1; then
-      echo "built $ndnd_bin"
-    else
-      tail -20 "$gobuild/log" >&2
-      echo "test.sh: NDNd did not build; the Kite-NDNd interop test will be SKIPPED" >&2
-    fi
-    rm -rf "$gobuild"
-  else
-    echo "test.sh: no Go toolchain (NDNd needs Go 1.24+); the Kite-NDNd interop test will be SKIPPED" >&2
-  fi
-fi
-if [[ -x "$ndnd_bin" ]]; then
+ndnd_bin=$(scripts/ndnd.sh) || {
+  echo "test.sh: the Kite-NDNd interop test will be SKIPPED" >&2
+  ndnd_bin=""
+}
+if [[ -n "$ndnd_bin" ]]; then
   export KITE_NDND="$ndnd_bin"
   echo "NDNd: $KITE_NDND"
 fi

@@ -110,6 +110,17 @@ impl Client {
         Err(ClientError::NotRunning { tried })
     }
 
+    /// The connected Unix socket, for an application that registered a prefix through this
+    /// connection (a command without FaceId means the requesting face) and now exchanges
+    /// packets on it by itself. `None` over TCP, or when octets are buffered that the
+    /// socket would no longer deliver.
+    pub fn into_unix_stream(self) -> Option<UnixStream> {
+        match self.stream {
+            Stream::Unix(s) if !self.frames.has_buffered() => Some(s),
+            _ => None,
+        }
+    }
+
     /// Sends `interest` (with a random Nonce when it has none) and waits up to `timeout` for
     /// the Data that satisfies it or a Nack for it; other packets are discarded.
     pub fn express(&mut self, interest: &Interest, timeout: Duration) -> Result<Data, ClientError> {

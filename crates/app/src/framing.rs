@@ -25,6 +25,11 @@ impl FrameReader {
         FrameReader::default()
     }
 
+    /// Whether octets were read that no frame has returned yet.
+    pub fn has_buffered(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
     /// The next whole element, reading from `src` as often as needed. End of stream is an
     /// `UnexpectedEof` I/O error; a frame longer than [`MAX_FRAME_LEN`] is a decode error (the
     /// stream cannot be resynchronized after it).

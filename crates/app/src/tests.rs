@@ -193,3 +193,33 @@ fn a_missing_socket_says_the_forwarder_may_not_be_running() {
     assert!(text.contains(&path.display().to_string()), "{text}");
     assert!(text.contains("may not be running"), "{text}");
 }
+
+#[test]
+fn the_socket_is_handed_over_after_a_command_with_nothing_lost() {
+    let fake = FakeForwarder::builder()
+        .command("rib", "register", ControlResponse::success)
+        .raw(|i| {
+            let d = Data::new(i.name.clone(), &b"after"[..]);
+            vec![d.sign(&DigestSha256).unwrap()]
+        })
+        .start();
+    let mut c = client(&fake);
+    let params = ControlParameters {
+        name: Some(name("/app")),
+        ..Default::default()
+    };
+    c.command_ok("rib", "register", &params, T).unwrap();
+    let mut stream = c
+        .into_unix_stream()
+        .expect("a unix client with nothing buffered");
+    // The same connection now carries the application's own packets.
+    use std::io::{Read, Write};
+    stream
+        .write_all(&Interest::new(name("/app/x")).encode())
+        .unwrap();
+    stream.set_read_timeout(Some(T)).unwrap();
+    let mut buf = vec![0; 4096];
+    let n = stream.read(&mut buf).unwrap();
+    let d = Data::decode(Bytes::copy_from_slice(&buf[..n])).unwrap();
+    assert_eq!(d.content.as_deref(), Some(&b"after"[..]));
+}

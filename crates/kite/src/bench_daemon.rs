@@ -2,10 +2,13 @@
 //! started in-process, loaded through real unix sockets by a consumer with a fixed window and
 //! a producer that answers every Interest. Reports exchanges per second; `--spin` runs the
 //! same with parking disabled, to measure what sleeping when idle costs under load.
+//! `--forwarder PATH` loads an already running forwarder (Kite, NFD, NDNd) through its unix
+//! socket instead, registering the prefix with NFD's management protocol, so the same load
+//! measures them side by side.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
@@ -35,8 +38,14 @@ pub struct DaemonArgs {
     #[arg(long, default_value = "5s", value_parser = crate::bench::parse_duration)]
     duration: Duration,
     /// Never park idle threads (busy-poll), for comparison with the default.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "forwarder")]
     spin: bool,
+    /// Measure the forwarder already listening on this unix socket (Kite, NFD or NDNd)
+    /// instead of starting Kite in-process; the producer registers its prefix with a
+    /// rib/register command. --threads and --spin then belong to that forwarder's own
+    /// configuration.
+    #[arg(long, value_name = "SOCKET")]
+    forwarder: Option<PathBuf>,
     /// Print one JSON object as the last line (for scripts).
     #[arg(long)]
     json: bool,
@@ -109,19 +118,35 @@ fn produce(mut input: Frames, mut output: UnixStream, payload: usize) -> Result<
     }
 }
 
-/// Keeps `window` Interests outstanding for `duration`; returns Data received.
+/// What the consumer got back.
+#[derive(Default)]
+struct Tally {
+    data: u64,
+    nacks: u64,
+}
+
+impl Tally {
+    fn count(&mut self, frame: Bytes) -> Result<()> {
+        if LpPacket::decode(frame)?.header.nack.is_some() {
+            self.nacks += 1;
+        } else {
+            self.data += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Keeps `window` Interests outstanding under `prefix` for `duration`; a Nack frees its slot
+/// like a Data does.
 fn consume(
     mut input: Frames,
     mut output: UnixStream,
+    prefix: &Name,
     window: usize,
     duration: Duration,
-) -> Result<u64> {
+) -> Result<Tally> {
     let interest = |seq: u64| {
-        let mut i = Interest::new(
-            Name::root()
-                .append_generic(b"bench")
-                .append_generic(seq.to_string().as_bytes()),
-        );
+        let mut i = Interest::new(prefix.clone().append_generic(seq.to_string().as_bytes()));
         i.nonce = Some(Nonce::from(seq as u32));
         i.lifetime = Some(4000);
         i.encode()
@@ -134,22 +159,103 @@ fn consume(
     }
     output.write_all(&batch)?;
     let start = Instant::now();
-    let mut received = 0u64;
+    let mut tally = Tally::default();
     while start.elapsed() < duration {
-        input.next()?;
-        received += 1;
+        tally.count(input.next()?)?;
         batch.clear();
         batch.extend_from_slice(&interest(seq));
         seq += 1;
         while input.buffered() {
-            input.next()?;
-            received += 1;
+            tally.count(input.next()?)?;
             batch.extend_from_slice(&interest(seq));
             seq += 1;
         }
         output.write_all(&batch)?;
     }
-    Ok(received)
+    Ok(tally)
+}
+
+/// Kite's whole forwarder started in this process, with the producer's route in its FIB.
+struct InProcess {
+    runtime: Runtime,
+    /// Kept while the forwarder runs: readers see no FIB once the writer is gone.
+    _fib: FibWriter,
+    dir: PathBuf,
+}
+
+impl InProcess {
+    /// Starts it and connects the producer; returns the producer's and consumer's sockets.
+    fn start(a: &DaemonArgs, prefix: &Name) -> Result<(InProcess, UnixStream, UnixStream)> {
+        let dir = std::env::temp_dir().join(format!("kite-bench-{}", std::process::id()));
+        let path = dir.join("kite.sock");
+        let hasher = NameHasher::random();
+        let strategies = StrategyTable::builtin();
+        let best = strategies
+            .find(&"/localhost/nfd/strategy/best-route".parse()?)
+            .map_err(|_| anyhow!("best-route is built in"))?;
+        let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best);
+        let mut config = RuntimeConfig {
+            forwarding_threads: a.threads,
+            unix_socket: Some(path.clone()),
+            spin_when_idle: a.spin,
+            ..RuntimeConfig::default()
+        };
+        config.forwarder.cs_admit = false;
+        let runtime = Runtime::start(config, readers, strategies, hasher)?;
+        let handle = runtime.handle();
+        let producer = connect(&path)?;
+        let wait_for = |n: usize| -> Result<Vec<_>> {
+            let t = Instant::now();
+            loop {
+                let faces = handle.faces();
+                if faces.len() >= n {
+                    return Ok(faces);
+                }
+                if t.elapsed() > Duration::from_secs(5) {
+                    return Err(anyhow!("the forwarder did not accept the connection"));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        let producer_face = wait_for(1)?[0].id;
+        fib.add_nexthop(prefix, producer_face, 1)?;
+        fib.publish();
+        let consumer = connect(&path)?;
+        wait_for(2)?;
+        Ok((
+            InProcess {
+                runtime,
+                _fib: fib,
+                dir,
+            },
+            producer,
+            consumer,
+        ))
+    }
+
+    fn stop(self) {
+        self.runtime.shutdown();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Connects the producer and consumer to the forwarder at `path`, the producer registering
+/// `prefix` for its own face.
+fn attach(path: &Path, prefix: &Name) -> Result<(UnixStream, UnixStream)> {
+    let mut client = kite_app::Client::connect_unix(path)
+        .with_context(|| format!("connect {}", path.display()))?;
+    let params = kite_mgmt::ControlParameters {
+        name: Some(prefix.clone()),
+        ..Default::default()
+    };
+    client
+        .command_ok("rib", "register", &params, Duration::from_secs(5))
+        .context("registering the producer's prefix")?;
+    let producer = client
+        .into_unix_stream()
+        .ok_or_else(|| anyhow!("the registration left unread packets on the producer's socket"))?;
+    producer.set_read_timeout(Some(Duration::from_secs(5)))?;
+    Ok((producer, connect(path)?))
 }
 
 /// Runs the benchmark.
@@ -157,49 +263,39 @@ pub fn run(a: DaemonArgs) -> Result<String> {
     if a.window == 0 || a.threads == 0 {
         return Err(anyhow!("--window and --threads must be at least 1"));
     }
-    let dir = std::env::temp_dir().join(format!("kite-bench-{}", std::process::id()));
-    let path = dir.join("kite.sock");
-    let hasher = NameHasher::random();
-    let strategies = StrategyTable::builtin();
-    let best = strategies
-        .find(&"/localhost/nfd/strategy/best-route".parse()?)
-        .map_err(|_| anyhow!("best-route is built in"))?;
-    let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best);
-    let mut config = RuntimeConfig {
-        forwarding_threads: a.threads,
-        unix_socket: Some(path.clone()),
-        spin_when_idle: a.spin,
-        ..RuntimeConfig::default()
-    };
-    config.forwarder.cs_admit = false;
-    let runtime = Runtime::start(config, readers, strategies, hasher)?;
-    let handle = runtime.handle();
-    let producer = connect(&path)?;
-    let wait_for = |n: usize| -> Result<Vec<_>> {
-        let t = Instant::now();
-        loop {
-            let faces = handle.faces();
-            if faces.len() >= n {
-                return Ok(faces);
-            }
-            if t.elapsed() > Duration::from_secs(5) {
-                return Err(anyhow!("the forwarder did not accept the connection"));
-            }
-            std::thread::sleep(Duration::from_millis(5));
+    // A name no earlier run used, so no forwarder answers from its cache.
+    let run_id = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let prefix = Name::root()
+        .append_generic(b"bench")
+        .append_generic(run_id.to_string().as_bytes());
+    let (in_process, producer, consumer) = match &a.forwarder {
+        Some(path) => {
+            let (p, c) = attach(path, &prefix)?;
+            (None, p, c)
+        }
+        None => {
+            let (f, p, c) = InProcess::start(&a, &prefix)?;
+            (Some(f), p, c)
         }
     };
-    let producer_face = wait_for(1)?[0].id;
-    fib.add_nexthop(&"/bench".parse()?, producer_face, 1)?;
-    fib.publish();
-    let consumer = connect(&path)?;
-    wait_for(2)?;
-
+    let target = a
+        .forwarder
+        .as_ref()
+        .map_or_else(|| "in-process Kite".to_owned(), |p| p.display().to_string());
     eprintln!(
-        "kite bench daemon: window {}, {} B payload, {} forwarding thread(s), {} idle threads, {:?}",
+        "kite bench daemon: {target}, window {}, {} B payload, {}, {:?}",
         a.window,
         a.payload,
-        a.threads,
-        if a.spin { "spinning" } else { "parking" },
+        match (&a.forwarder, a.spin) {
+            (Some(_), _) => "its own thread settings".to_owned(),
+            (None, spin) => format!(
+                "{} forwarding thread(s), {} idle threads",
+                a.threads,
+                if spin { "spinning" } else { "parking" }
+            ),
+        },
         a.duration
     );
     let p_in = Frames {
@@ -207,23 +303,33 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         framer: Framer::new(),
     };
     let payload = a.payload;
+    let producer_end = producer.try_clone()?;
     let prod = std::thread::spawn(move || produce(p_in, producer, payload));
     let c_in = Frames {
         stream: consumer.try_clone()?,
         framer: Framer::new(),
     };
     let start = Instant::now();
-    let received = consume(c_in, consumer, a.window, a.duration)?;
+    let tally = consume(c_in, consumer, &prefix, a.window, a.duration)?;
     let secs = start.elapsed().as_secs_f64();
-    runtime.shutdown();
+    // Ends the producer's read at once rather than at its timeout.
+    let _ = producer_end.shutdown(std::net::Shutdown::Both);
+    if let Some(f) = in_process {
+        f.stop();
+    }
     let _ = prod.join();
-    let _ = std::fs::remove_dir_all(&dir);
+    let received = tally.data;
     let rate = received as f64 / secs;
-    let text = format!("{rate:.0} exchanges/s through the daemon ({received} in {secs:.1} s)\n");
+    let text = format!(
+        "{rate:.0} exchanges/s through {target} ({received} Data, {} Nacks in {secs:.1} s)\n",
+        tally.nacks
+    );
     let summary = json!({
         "benchmark": "daemon",
+        "forwarder": target,
         "exchanges_per_sec": rate.round(),
         "received": received,
+        "nacks": tally.nacks,
         "seconds": secs,
         "window": a.window,
         "payload": a.payload,
