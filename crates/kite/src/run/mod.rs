@@ -1,0 +1,150 @@
+//! `kite run`: the forwarder daemon. Opens the listeners NFD opens (unix socket, UDP and TCP
+//! on port 6363, optionally WebSocket), starts the I/O and forwarding threads, creates the
+//! faces, routes and strategy choices of the configuration file, and serves NFD's management
+//! protocol, until SIGINT or SIGTERM.
+
+mod options;
+mod startup;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use kite_fw::fib::{FibConfig, FibWriter};
+use kite_fw::hash::NameHasher;
+use kite_fw::runtime::{Runtime, RuntimeConfig};
+use kite_fw::strategy::StrategyTable;
+use kite_mgmt::server::Manager;
+
+use crate::config::Config;
+
+/// Options of `kite run`. Each overrides the configuration file's value.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Configuration file (TOML; docs/config.md lists every key). The flags below override
+    /// its values.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print the effective configuration (file, flags and defaults merged) as TOML and exit
+    /// without starting: checks a configuration file.
+    #[arg(long)]
+    print_config: bool,
+    /// Unix stream socket local apps connect to. Default: /run/nfd/nfd.sock (NFD's), or
+    /// $XDG_RUNTIME_DIR/kite/nfd.sock when /run/nfd cannot be created.
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// UDP listener (on-demand faces per remote endpoint); repeatable. Default:
+    /// 127.0.0.1:6363 only; give 0.0.0.0:6363 to reach neighbours.
+    #[arg(long, value_name = "ADDR:PORT")]
+    udp: Vec<SocketAddr>,
+    /// TCP listener; repeatable. Default: 127.0.0.1:6363 only.
+    #[arg(long, value_name = "ADDR:PORT")]
+    tcp: Vec<SocketAddr>,
+    /// WebSocket listener (NFD uses port 9696); repeatable. None by default.
+    #[arg(long, value_name = "ADDR:PORT")]
+    ws: Vec<SocketAddr>,
+    /// Serve only the unix socket (and any WebSocket): no UDP or TCP listeners.
+    #[arg(long)]
+    local_only: bool,
+    /// Forwarding threads (1-64). Default: one per core beyond the one the I/O thread takes
+    /// (at least one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
+    threads: Option<u8>,
+    /// Content Store capacity in packets (split over the forwarding threads). Default: 65536.
+    #[arg(long, value_name = "PACKETS")]
+    cs_capacity: Option<usize>,
+    /// Log filter: a level (error, warn, info, debug, trace) or per-module directives such as
+    /// `info,kite_fw::runtime=debug`. Default: $KITE_LOG, else the file's, else info.
+    #[arg(long, value_name = "FILTER")]
+    log: Option<String>,
+    /// Name components hashed to choose an Interest's forwarding thread (0: whole name).
+    /// Default: 2.
+    #[arg(long, value_name = "K")]
+    dispatch_prefix: Option<usize>,
+}
+
+/// Runs the forwarder until a signal asks it to stop (or prints the configuration).
+pub fn run(args: RunArgs) -> Result<String> {
+    let mut config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    options::apply_flags(&mut config, &args)?;
+    options::resolve(&mut config);
+    if args.print_config {
+        return Ok(config.to_toml());
+    }
+    let filter = config.log.filter.as_ref().map_or("info", |f| f.0.as_str());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let runtime_config = options::runtime_config(&config);
+    let socket = runtime_config.unix_socket.clone().unwrap_or_default();
+    let threads = runtime_config.forwarding_threads;
+
+    let hasher = NameHasher::random();
+    let strategies = StrategyTable::builtin();
+    let best_route = strategies
+        .find(&"/localhost/nfd/strategy/best-route".parse()?)
+        .map_err(|_| anyhow::anyhow!("best-route is built in"))?;
+    let (fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
+    let listeners = describe_listeners(&runtime_config);
+    let runtime = Runtime::start(runtime_config, readers, strategies.clone(), hasher)
+        .context("cannot start the forwarder")?;
+    let mut manager = Manager::new(runtime.handle(), fib, strategies);
+    if let Err(e) = startup::apply(&mut manager, &runtime.handle(), &config) {
+        drop(manager);
+        runtime.shutdown();
+        let _ = std::fs::remove_file(&socket);
+        let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
+        return Err(e.context(format!("configuration {}", file.display())));
+    }
+    std::thread::Builder::new()
+        .name("kite-mgmt".into())
+        .spawn(move || manager.run())?;
+    eprintln!("kite: forwarding with {threads} forwarding thread(s) on {listeners}");
+    eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C");
+
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+    ])?;
+    if let Some(sig) = signals.forever().next() {
+        eprintln!("kite: signal {sig}, stopping (a second signal forces exit)");
+    }
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        runtime.shutdown();
+        let _ = done_tx.send(());
+    });
+    loop {
+        if done_rx
+            .recv_timeout(std::time::Duration::from_millis(50))
+            .is_ok()
+        {
+            break;
+        }
+        if signals.pending().next().is_some() {
+            eprintln!("kite: second signal, exiting now");
+            let _ = std::fs::remove_file(&socket);
+            std::process::exit(130);
+        }
+    }
+    let _ = std::fs::remove_file(&socket);
+    Ok(String::new())
+}
+
+fn describe_listeners(c: &RuntimeConfig) -> String {
+    let mut all: Vec<String> = c
+        .unix_socket
+        .iter()
+        .map(|p| format!("unix://{}", p.display()))
+        .collect();
+    all.extend(c.udp.iter().map(|a| format!("udp://{a}")));
+    all.extend(c.tcp.iter().map(|a| format!("tcp://{a}")));
+    all.extend(c.ws.iter().map(|a| format!("ws://{a}")));
+    all.join(", ")
+}
