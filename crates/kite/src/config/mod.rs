@@ -51,10 +51,7 @@ pub struct Log {
 #[serde(default, deny_unknown_fields)]
 pub struct Forwarder {
     /// `threads`: forwarding threads, 1 to 64 (default: one per core beyond the I/O thread's).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "threads"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "threads")]
     pub threads: Option<u8>,
     /// `dispatch_prefix`: name components hashed to pick an Interest's thread (0: whole name).
     pub dispatch_prefix: usize,
@@ -295,7 +292,10 @@ impl Config {
     /// a `[[face]]`.
     fn check(&self, text: &str, path: &str) -> Result<(), ConfigError> {
         for (i, f) in self.faces.iter().enumerate() {
-            if self.faces[..i].iter().any(|g| g.uri.get_ref() == f.uri.get_ref()) {
+            if self.faces[..i]
+                .iter()
+                .any(|g| g.uri.get_ref() == f.uri.get_ref())
+            {
                 return Err(ConfigError::at(
                     path,
                     text,

@@ -146,12 +146,15 @@ impl Default for Origin {
 
 impl<'de> Deserialize<'de> for Origin {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NumberOrText("a route origin (a number or a name)", |v: Result<u64, &str>| {
-            Ok(match v {
-                Ok(n) => Origin(RouteOrigin(n)),
-                Err(s) => Origin(format::parse_origin(s)?),
-            })
-        }))
+        d.deserialize_any(NumberOrText(
+            "a route origin (a number or a name)",
+            |v: Result<u64, &str>| {
+                Ok(match v {
+                    Ok(n) => Origin(RouteOrigin(n)),
+                    Err(s) => Origin(format::parse_origin(s)?),
+                })
+            },
+        ))
     }
 }
 
@@ -177,10 +180,13 @@ pub enum FaceRef {
 
 impl<'de> Deserialize<'de> for FaceRef {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NumberOrText("a FaceId or a face URI", |v: Result<u64, &str>| match v {
-            Ok(id) => Ok(FaceRef::Id(id)),
-            Err(s) => Uri::parse(s).map(FaceRef::Uri),
-        }))
+        d.deserialize_any(NumberOrText(
+            "a FaceId or a face URI",
+            |v: Result<u64, &str>| match v {
+                Ok(id) => Ok(FaceRef::Id(id)),
+                Err(s) => Uri::parse(s).map(FaceRef::Uri),
+            },
+        ))
     }
 }
 

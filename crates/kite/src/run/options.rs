@@ -91,7 +91,12 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     f.cs_serve = cs.serve;
     f.unsolicited = cs.unsolicited_policy.into();
     f.default_hop_limit = c.forwarder.default_hop_limit;
-    f.network_region = c.tables.network_region.iter().map(|p| p.0.clone()).collect();
+    f.network_region = c
+        .tables
+        .network_region
+        .iter()
+        .map(|p| p.0.clone())
+        .collect();
     r
 }
 
