@@ -47,6 +47,7 @@ pub(super) fn apply(manager: &mut Manager, runtime: &RuntimeHandle, config: &Con
         let id = match face {
             FaceRef::Id(id) if existing.contains(id) => *id,
             FaceRef::Id(_) => bail!("{what}: no such face"),
+            // Config::check made sure a [[face]] has this URI, and all of them were created.
             FaceRef::Uri(u) => face_ids[&u.to_string()],
         };
         let mut flags = 0;
