@@ -8,6 +8,7 @@
 
 mod bench;
 mod bench_daemon;
+mod config;
 mod ctl;
 mod describe;
 mod encode;

@@ -1,11 +1,15 @@
 //! `kite run`: the forwarder daemon. Opens the listeners NFD opens (unix socket, UDP and TCP
-//! on port 6363, optionally WebSocket), starts the I/O and forwarding threads, and serves NFD's
-//! management protocol, until SIGINT or SIGTERM.
+//! on port 6363, optionally WebSocket), starts the I/O and forwarding threads, creates the
+//! faces, routes and strategy choices of the configuration file, and serves NFD's management
+//! protocol, until SIGINT or SIGTERM.
+
+mod options;
+mod startup;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
@@ -13,121 +17,73 @@ use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
 use kite_mgmt::server::Manager;
 
-/// NFD's default unix socket, where NDN apps look first.
-pub const DEFAULT_SOCKET: &str = "/run/nfd/nfd.sock";
+use crate::config::Config;
 
-/// Options of `kite run`.
+/// Options of `kite run`. Each overrides the configuration file's value.
 #[derive(Args, Debug)]
 pub struct RunArgs {
+    /// Configuration file (TOML; docs/config.md lists every key). The flags below override
+    /// its values.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print the effective configuration (file, flags and defaults merged) as TOML and exit
+    /// without starting: checks a configuration file.
+    #[arg(long)]
+    print_config: bool,
     /// Unix stream socket local apps connect to. Default: /run/nfd/nfd.sock (NFD's), or
     /// $XDG_RUNTIME_DIR/kite/nfd.sock when /run/nfd cannot be created.
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
-    /// UDP listener (on-demand faces per remote endpoint); repeatable. Default: loopback
-    /// only; give 0.0.0.0:6363 to reach neighbours.
-    #[arg(long, value_name = "ADDR:PORT", default_values = ["127.0.0.1:6363"])]
+    /// UDP listener (on-demand faces per remote endpoint); repeatable. Default:
+    /// 127.0.0.1:6363 only; give 0.0.0.0:6363 to reach neighbours.
+    #[arg(long, value_name = "ADDR:PORT")]
     udp: Vec<SocketAddr>,
-    /// TCP listener; repeatable. Default: loopback only.
-    #[arg(long, value_name = "ADDR:PORT", default_values = ["127.0.0.1:6363"])]
+    /// TCP listener; repeatable. Default: 127.0.0.1:6363 only.
+    #[arg(long, value_name = "ADDR:PORT")]
     tcp: Vec<SocketAddr>,
     /// WebSocket listener (NFD uses port 9696); repeatable. None by default.
     #[arg(long, value_name = "ADDR:PORT")]
     ws: Vec<SocketAddr>,
-    /// Serve only the unix socket (and any --ws): no UDP or TCP listeners.
+    /// Serve only the unix socket (and any WebSocket): no UDP or TCP listeners.
     #[arg(long)]
     local_only: bool,
-    /// Forwarding threads. Default: one per core beyond the one the I/O thread takes (at
-    /// least one).
-    #[arg(long, value_name = "N")]
+    /// Forwarding threads (1-64). Default: one per core beyond the one the I/O thread takes
+    /// (at least one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
     threads: Option<u8>,
-    /// Content Store capacity in packets (split over the forwarding threads).
-    #[arg(long, value_name = "PACKETS", default_value_t = 65536)]
-    cs_capacity: usize,
+    /// Content Store capacity in packets (split over the forwarding threads). Default: 65536.
+    #[arg(long, value_name = "PACKETS")]
+    cs_capacity: Option<usize>,
     /// Log filter: a level (error, warn, info, debug, trace) or per-module directives such as
-    /// `info,kite_fw::runtime=debug`. Default: $KITE_LOG, else info.
+    /// `info,kite_fw::runtime=debug`. Default: $KITE_LOG, else the file's, else info.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
     /// Name components hashed to choose an Interest's forwarding thread (0: whole name).
-    #[arg(long, value_name = "K", default_value_t = 2)]
-    dispatch_prefix: usize,
+    /// Default: 2.
+    #[arg(long, value_name = "K")]
+    dispatch_prefix: Option<usize>,
 }
 
-/// Where the unix socket goes: the requested path, NFD's, or a per-user fallback.
-fn socket_path(requested: Option<PathBuf>) -> Result<PathBuf> {
-    if let Some(p) = requested {
-        return Ok(p);
-    }
-    let default = PathBuf::from(DEFAULT_SOCKET);
-    let dir = default.parent().unwrap_or(Path::new("/"));
-    if std::fs::create_dir_all(dir).is_ok() && is_writable(dir) {
-        return Ok(default);
-    }
-    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let fallback = runtime.join("kite").join("nfd.sock");
-    eprintln!(
-        "kite: cannot create {} (not permitted); listening on {} instead \
-         (apps need NDN_CLIENT_TRANSPORT=unix://{})",
-        dir.display(),
-        fallback.display(),
-        fallback.display()
-    );
-    Ok(fallback)
-}
-
-fn is_writable(dir: &Path) -> bool {
-    let probe = dir.join(format!(".kite-probe-{}", std::process::id()));
-    let ok = std::fs::write(&probe, b"").is_ok();
-    let _ = std::fs::remove_file(&probe);
-    ok
-}
-
-fn default_threads() -> u8 {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.saturating_sub(1).clamp(1, 64) as u8
-}
-
-/// Runs the forwarder until a signal asks it to stop.
+/// Runs the forwarder until a signal asks it to stop (or prints the configuration).
 pub fn run(args: RunArgs) -> Result<String> {
-    let filter = args
-        .log
-        .clone()
-        .or_else(|| std::env::var("KITE_LOG").ok())
-        .unwrap_or_else(|| "info".into());
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
-        .map_err(|e| anyhow::anyhow!("--log {filter:?}: {e}"))?;
+    let mut config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    options::apply_flags(&mut config, &args)?;
+    options::resolve(&mut config);
+    if args.print_config {
+        return Ok(config.to_toml());
+    }
+    let filter = config.log.filter.as_ref().map_or("info", |f| f.0.as_str());
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let socket = socket_path(args.socket)?;
-    let threads = args.threads.unwrap_or_else(default_threads);
-    if threads == 0 || threads > 64 {
-        bail!("--threads must be between 1 and 64");
-    }
-    let mut config = RuntimeConfig {
-        forwarding_threads: threads,
-        dispatch_prefix_len: if args.dispatch_prefix == 0 {
-            usize::MAX
-        } else {
-            args.dispatch_prefix
-        },
-        unix_socket: Some(socket.clone()),
-        ws: args.ws,
-        ..RuntimeConfig::default()
-    };
-    if !args.local_only {
-        config.udp = args.udp;
-        config.tcp = args.tcp;
-    }
-    config.forwarder.pcct.cs_capacity = args.cs_capacity.div_ceil(usize::from(threads));
-    config.forwarder.pcct.capacity = config
-        .forwarder
-        .pcct
-        .capacity
-        .max(config.forwarder.pcct.cs_capacity * 2 + config.forwarder.pcct.pit_capacity);
+    let runtime_config = options::runtime_config(&config);
+    let socket = runtime_config.unix_socket.clone().unwrap_or_default();
+    let threads = runtime_config.forwarding_threads;
 
     let hasher = NameHasher::random();
     let strategies = StrategyTable::builtin();
@@ -135,10 +91,17 @@ pub fn run(args: RunArgs) -> Result<String> {
         .find(&"/localhost/nfd/strategy/best-route".parse()?)
         .map_err(|_| anyhow::anyhow!("best-route is built in"))?;
     let (fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
-    let listeners = describe_listeners(&config);
-    let runtime = Runtime::start(config, readers, strategies.clone(), hasher)
+    let listeners = describe_listeners(&runtime_config);
+    let runtime = Runtime::start(runtime_config, readers, strategies.clone(), hasher)
         .context("cannot start the forwarder")?;
-    let manager = Manager::new(runtime.handle(), fib, strategies);
+    let mut manager = Manager::new(runtime.handle(), fib, strategies);
+    if let Err(e) = startup::apply(&mut manager, &runtime.handle(), &config) {
+        drop(manager);
+        runtime.shutdown();
+        let _ = std::fs::remove_file(&socket);
+        let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
+        return Err(e.context(format!("configuration {}", file.display())));
+    }
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;

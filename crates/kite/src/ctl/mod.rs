@@ -5,7 +5,7 @@
 pub mod cs;
 pub mod face;
 pub mod fib;
-mod format;
+pub(crate) mod format;
 pub mod route;
 pub mod status;
 pub mod strategy;

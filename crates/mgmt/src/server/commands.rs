@@ -7,7 +7,7 @@ use kite_fw::runtime::{FaceCommandError, FaceStatus};
 use kite_packet::Name;
 
 use super::{status, unix_ms, Manager};
-use crate::command::{CommandSignature, Verb};
+use crate::command::{CommandSignature, TopPrefix, Verb};
 use crate::rib::{FibChange, RibRoute};
 use crate::tlv_types::{cs_flag_bit, face_flag_bit, status as code, FacePersistency};
 use crate::{Command, ControlParameters, ControlResponse};
@@ -76,6 +76,29 @@ impl Manager {
             return rejection.response();
         }
         cmd.resolve_self_face(ingress.0);
+        self.perform(cmd, ingress, now)
+    }
+
+    /// Executes a command the operator's configuration file asks for at start (faces, routes,
+    /// strategy choices), validated and carried out exactly as the same command Interest
+    /// would be. It skips signature and replay checks: whoever wrote the file runs the daemon.
+    pub fn execute_trusted(&mut self, verb: Verb, params: ControlParameters) -> ControlResponse {
+        let mut cmd = Command {
+            top: TopPrefix::Localhost,
+            verb,
+            params,
+            announcement: None,
+            signature: CommandSignature::Unsigned,
+        };
+        if let Err(rejection) = cmd.validate() {
+            return rejection.response();
+        }
+        let now = self.now_ms();
+        self.perform(cmd, FaceId::INTERNAL, now)
+    }
+
+    /// Carries out a validated command.
+    fn perform(&mut self, cmd: Command, ingress: FaceId, now: u64) -> ControlResponse {
         let p = cmd.params.clone();
         match cmd.verb {
             Verb::FacesCreate => self.faces_create(p),

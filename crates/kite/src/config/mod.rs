@@ -1,0 +1,329 @@
+//! The configuration file of `kite run` (`--config FILE.toml`), grouped as NFD's `nfd.conf`
+//! is: `[log]`, `[forwarder]`, `[face_system]` with one table per transport, `[tables]`, and
+//! the faces and routes to create at start (`[[face]]`, `[[route]]`). docs/config.md lists
+//! every key. Unknown keys and bad values are errors naming the file, line and key;
+//! command-line flags override the file (`crate::run`).
+
+mod error;
+mod value;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize};
+use toml::Spanned;
+
+pub use error::ConfigError;
+pub use value::{FaceRef, LogFilter, Origin, Persistency, Prefix, Strategy, Unsolicited, Uri};
+
+/// The whole file; every section may be left out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// `[log]`.
+    pub log: Log,
+    /// `[forwarder]`.
+    pub forwarder: Forwarder,
+    /// `[face_system]`.
+    pub face_system: FaceSystem,
+    /// `[tables]`.
+    pub tables: Tables,
+    /// `[[face]]`: faces created at start.
+    #[serde(rename = "face", skip_serializing_if = "Vec::is_empty")]
+    pub faces: Vec<FaceEntry>,
+    /// `[[route]]`: routes registered at start.
+    #[serde(rename = "route", skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteEntry>,
+}
+
+/// `[log]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Log {
+    /// `filter`: a level or per-module directives (default: $KITE_LOG, else `info`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<LogFilter>,
+}
+
+/// `[forwarder]`: the forwarding threads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Forwarder {
+    /// `threads`: forwarding threads, 1 to 64 (default: one per core beyond the I/O thread's).
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "threads")]
+    pub threads: Option<u8>,
+    /// `dispatch_prefix`: name components hashed to pick an Interest's thread (0: whole name).
+    pub dispatch_prefix: usize,
+    /// `default_hop_limit`: HopLimit given to Interests arriving without one (0: none).
+    pub default_hop_limit: u8,
+}
+
+impl Default for Forwarder {
+    fn default() -> Self {
+        Forwarder {
+            threads: None,
+            dispatch_prefix: 2,
+            default_hop_limit: 0,
+        }
+    }
+}
+
+/// `[face_system]`: listeners, one table per transport.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FaceSystem {
+    /// `local_only`: no UDP or TCP listeners (the unix socket and WebSocket stay).
+    pub local_only: bool,
+    /// `[face_system.unix]`.
+    pub unix: Unix,
+    /// `[face_system.udp]`.
+    pub udp: Udp,
+    /// `[face_system.tcp]`.
+    pub tcp: Tcp,
+    /// `[face_system.websocket]`.
+    pub websocket: WebSocket,
+}
+
+/// `[face_system.unix]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Unix {
+    /// `path`: the socket local apps connect to (default: NFD's, or a per-user fallback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+/// NFD's port for UDP and TCP, on loopback: neighbours are reached only when asked for.
+fn loopback_6363() -> Vec<SocketAddr> {
+    vec![SocketAddr::from(([127, 0, 0, 1], 6363))]
+}
+
+/// `[face_system.udp]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Udp {
+    /// `listen`: listener addresses (on-demand faces per remote endpoint).
+    pub listen: Vec<SocketAddr>,
+    /// `mtu`: MTU of UDP faces that do not set their own, in octets.
+    #[serde(deserialize_with = "mtu")]
+    pub mtu: usize,
+    /// `idle_timeout`: seconds an on-demand UDP face lives without receiving.
+    #[serde(deserialize_with = "idle_timeout")]
+    pub idle_timeout: u64,
+}
+
+impl Default for Udp {
+    fn default() -> Self {
+        Udp {
+            listen: loopback_6363(),
+            mtu: kite_face::DEFAULT_UDP_MTU,
+            idle_timeout: kite_face::DEFAULT_IDLE_TIMEOUT.as_secs(),
+        }
+    }
+}
+
+/// `[face_system.tcp]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tcp {
+    /// `listen`: listener addresses.
+    pub listen: Vec<SocketAddr>,
+}
+
+impl Default for Tcp {
+    fn default() -> Self {
+        Tcp {
+            listen: loopback_6363(),
+        }
+    }
+}
+
+/// `[face_system.websocket]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSocket {
+    /// `listen`: listener addresses (NFD uses port 9696); none by default.
+    pub listen: Vec<SocketAddr>,
+}
+
+/// `[tables]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tables {
+    /// `network_region`: forwarding hints under these names are ignored (the Interest has
+    /// reached the region its hint names).
+    pub network_region: Vec<Prefix>,
+    /// `[tables.cs]`.
+    pub cs: Cs,
+    /// `[tables.strategy_choice]`: prefix = strategy.
+    pub strategy_choice: BTreeMap<Prefix, Strategy>,
+}
+
+/// `[tables.cs]`: the Content Store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Cs {
+    /// `capacity`: packets, split over the forwarding threads.
+    pub capacity: usize,
+    /// `admit`: whether Data is stored.
+    pub admit: bool,
+    /// `serve`: whether Interests are answered from it.
+    pub serve: bool,
+    /// `unsolicited_policy`: which Data nobody asked for is cached.
+    pub unsolicited_policy: Unsolicited,
+}
+
+impl Default for Cs {
+    fn default() -> Self {
+        Cs {
+            capacity: 65536,
+            admit: true,
+            serve: true,
+            unsolicited_policy: Unsolicited::DropAll,
+        }
+    }
+}
+
+/// `[[face]]`: a face created at start, as `faces/create` takes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaceEntry {
+    /// `uri`: the remote face URI (required).
+    pub uri: Spanned<Uri>,
+    /// `local_uri`: the local URI, for faces that need one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_uri: Option<Uri>,
+    /// `persistency`: `persistent` or `permanent`.
+    #[serde(default)]
+    pub persistency: Persistency,
+    /// `mtu`: this face's MTU in octets (datagram faces).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "face_mtu"
+    )]
+    pub mtu: Option<usize>,
+}
+
+/// `[[route]]`: a route registered at start, as `rib/register` takes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteEntry {
+    /// `prefix` (required).
+    pub prefix: Prefix,
+    /// `face` (required): a FaceId, or the URI of a `[[face]]`.
+    pub face: Spanned<FaceRef>,
+    /// `cost`.
+    #[serde(default)]
+    pub cost: u64,
+    /// `origin` (default `static`).
+    #[serde(default)]
+    pub origin: Origin,
+    /// `child_inherit`: longer prefixes inherit the route (the CHILD_INHERIT flag).
+    #[serde(default = "yes")]
+    pub child_inherit: bool,
+    /// `capture`: longer prefixes inherit no route from shorter ones (the CAPTURE flag).
+    #[serde(default)]
+    pub capture: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Reads a number and checks it lies in `lo..=hi`.
+fn bounded<'de, D, T>(d: D, lo: T, hi: T, what: &str) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + PartialOrd + std::fmt::Display,
+{
+    let v = T::deserialize(d)?;
+    if v < lo || v > hi {
+        return Err(serde::de::Error::custom(format!(
+            "{what} must be between {lo} and {hi}, not {v}"
+        )));
+    }
+    Ok(v)
+}
+
+/// Forwarding threads: the dispatcher tracks the threads to wake in one u64.
+fn threads<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    bounded(d, 1, 64, "threads").map(Some)
+}
+
+/// The smallest MTU NFD accepts, and the largest UDP payload.
+const MTU_RANGE: (usize, usize) = (64, 65507);
+
+fn mtu<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    bounded(d, MTU_RANGE.0, MTU_RANGE.1, "mtu")
+}
+
+fn face_mtu<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    mtu(d).map(Some)
+}
+
+fn idle_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    bounded(d, 1, u64::from(u32::MAX), "idle_timeout")
+}
+
+impl Config {
+    /// Reads and checks `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and checks `text`; errors name `path`.
+    pub fn parse(text: &str, path: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| {
+            // TOML names them keys; serde says fields.
+            let message = e.message().replace("unknown field", "unknown key");
+            ConfigError::at(path, text, e.span(), message)
+        })?;
+        config.check(text, path)?;
+        Ok(config)
+    }
+
+    /// Checks what spans several entries: face URIs are unique, and a route's face URI names
+    /// a `[[face]]`.
+    fn check(&self, text: &str, path: &str) -> Result<(), ConfigError> {
+        for (i, f) in self.faces.iter().enumerate() {
+            if self.faces[..i]
+                .iter()
+                .any(|g| g.uri.get_ref() == f.uri.get_ref())
+            {
+                return Err(ConfigError::at(
+                    path,
+                    text,
+                    Some(f.uri.span()),
+                    format!("face {} is declared twice", f.uri.get_ref()),
+                ));
+            }
+        }
+        for r in &self.routes {
+            if let FaceRef::Uri(u) = r.face.get_ref() {
+                if !self.faces.iter().any(|f| f.uri.get_ref() == u) {
+                    return Err(ConfigError::at(
+                        path,
+                        text,
+                        Some(r.face.span()),
+                        format!("route {}: no [[face]] has uri = \"{u}\"", r.prefix.0),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The file that states this configuration.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("every value has a TOML form")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! From the configuration file and the flags to what the threads start with: flags override
+//! the file, then the machine fills what is left open (thread count, socket path).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use kite_fw::runtime::RuntimeConfig;
+
+use super::RunArgs;
+use crate::config::{Config, LogFilter};
+
+/// NFD's default unix socket, where NDN apps look first.
+const DEFAULT_SOCKET: &str = "/run/nfd/nfd.sock";
+
+/// Puts the flags given (and $KITE_LOG) over the file's values.
+pub(super) fn apply_flags(config: &mut Config, args: &RunArgs) -> Result<()> {
+    let env_log = std::env::var("KITE_LOG").ok();
+    apply(config, args, env_log.as_deref())
+}
+
+fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<()> {
+    let faces = &mut config.face_system;
+    if let Some(p) = &args.socket {
+        faces.unix.path = Some(p.clone());
+    }
+    if !args.udp.is_empty() {
+        faces.udp.listen = args.udp.clone();
+    }
+    if !args.tcp.is_empty() {
+        faces.tcp.listen = args.tcp.clone();
+    }
+    if !args.ws.is_empty() {
+        faces.websocket.listen = args.ws.clone();
+    }
+    faces.local_only |= args.local_only;
+    let fwd = &mut config.forwarder;
+    fwd.threads = args.threads.or(fwd.threads);
+    fwd.dispatch_prefix = args.dispatch_prefix.unwrap_or(fwd.dispatch_prefix);
+    if let Some(c) = args.cs_capacity {
+        config.tables.cs.capacity = c;
+    }
+    if let Some(f) = &args.log {
+        config.log.filter = Some(LogFilter::parse(f).map_err(|e| anyhow::anyhow!("--log: {e}"))?);
+    } else if let Some(f) = env_log {
+        config.log.filter =
+            Some(LogFilter::parse(f).map_err(|e| anyhow::anyhow!("$KITE_LOG: {e}"))?);
+    }
+    Ok(())
+}
+
+/// Fills what the machine decides: forwarding threads, the socket path, the log filter.
+pub(super) fn resolve(config: &mut Config) {
+    config.forwarder.threads.get_or_insert_with(default_threads);
+    let unix = &mut config.face_system.unix;
+    unix.path = Some(socket_path(unix.path.take()));
+    config
+        .log
+        .filter
+        .get_or_insert_with(|| LogFilter("info".into()));
+}
+
+/// What the threads start with, from a resolved configuration.
+pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
+    let threads = c.forwarder.threads.unwrap_or(1);
+    let fs = &c.face_system;
+    let mut r = RuntimeConfig {
+        forwarding_threads: threads,
+        dispatch_prefix_len: match c.forwarder.dispatch_prefix {
+            0 => usize::MAX,
+            k => k,
+        },
+        unix_socket: fs.unix.path.clone(),
+        ws: fs.websocket.listen.clone(),
+        ..RuntimeConfig::default()
+    };
+    if !fs.local_only {
+        r.udp = fs.udp.listen.clone();
+        r.tcp = fs.tcp.listen.clone();
+    }
+    r.face.udp_mtu = fs.udp.mtu;
+    r.face.idle_timeout = Duration::from_secs(fs.udp.idle_timeout);
+    let cs = &c.tables.cs;
+    let f = &mut r.forwarder;
+    f.pcct.cs_capacity = cs.capacity.div_ceil(usize::from(threads));
+    f.pcct.capacity = f
+        .pcct
+        .capacity
+        .max(f.pcct.cs_capacity * 2 + f.pcct.pit_capacity);
+    f.cs_admit = cs.admit;
+    f.cs_serve = cs.serve;
+    f.unsolicited = cs.unsolicited_policy.into();
+    f.default_hop_limit = c.forwarder.default_hop_limit;
+    f.network_region = c
+        .tables
+        .network_region
+        .iter()
+        .map(|p| p.0.clone())
+        .collect();
+    r
+}
+
+/// Where the unix socket goes: the requested path, NFD's, or a per-user fallback.
+fn socket_path(requested: Option<PathBuf>) -> PathBuf {
+    if let Some(p) = requested {
+        return p;
+    }
+    let default = PathBuf::from(DEFAULT_SOCKET);
+    let dir = default.parent().unwrap_or(Path::new("/"));
+    if std::fs::create_dir_all(dir).is_ok() && is_writable(dir) {
+        return default;
+    }
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let fallback = runtime.join("kite").join("nfd.sock");
+    eprintln!(
+        "kite: cannot create {} (not permitted); listening on {} instead \
+         (apps need NDN_CLIENT_TRANSPORT=unix://{})",
+        dir.display(),
+        fallback.display(),
+        fallback.display()
+    );
+    fallback
+}
+
+fn is_writable(dir: &Path) -> bool {
+    let probe = dir.join(format!(".kite-probe-{}", std::process::id()));
+    let ok = std::fs::write(&probe, b"").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+fn default_threads() -> u8 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_sub(1).clamp(1, 64) as u8
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,181 @@
+use clap::Parser;
+use kite_fw::forwarder::UnsolicitedPolicy;
+
+use super::*;
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+fn args(flags: &[&str]) -> RunArgs {
+    Cli::try_parse_from(std::iter::once("kite").chain(flags.iter().copied()))
+        .expect("valid flags")
+        .run
+}
+
+const FILE: &str = r#"
+[log]
+filter = "warn"
+[forwarder]
+threads = 4
+dispatch_prefix = 3
+default_hop_limit = 16
+[face_system]
+local_only = false
+[face_system.unix]
+path = "/file/nfd.sock"
+[face_system.udp]
+listen = ["127.0.0.1:7001"]
+mtu = 1400
+idle_timeout = 30
+[face_system.tcp]
+listen = ["127.0.0.1:7002"]
+[face_system.websocket]
+listen = ["127.0.0.1:7003"]
+[tables]
+network_region = ["/region"]
+[tables.cs]
+capacity = 1000
+admit = false
+unsolicited_policy = "admit-network"
+"#;
+
+fn file() -> Config {
+    Config::parse(FILE, "file.toml").unwrap()
+}
+
+#[test]
+fn without_flags_the_file_decides() {
+    let mut c = file();
+    apply(&mut c, &args(&[]), None).unwrap();
+    assert_eq!(c, file());
+}
+
+#[test]
+fn every_flag_overrides_the_file() {
+    let mut c = file();
+    let flags = args(&[
+        "--socket",
+        "/flag/nfd.sock",
+        "--udp",
+        "127.0.0.1:8001",
+        "--udp",
+        "127.0.0.1:8011",
+        "--tcp",
+        "127.0.0.1:8002",
+        "--ws",
+        "127.0.0.1:8003",
+        "--local-only",
+        "--threads",
+        "2",
+        "--cs-capacity",
+        "50",
+        "--log",
+        "debug",
+        "--dispatch-prefix",
+        "0",
+    ]);
+    apply(&mut c, &flags, Some("trace")).unwrap();
+    let fs = &c.face_system;
+    assert_eq!(fs.unix.path.as_deref(), Some(Path::new("/flag/nfd.sock")));
+    assert_eq!(
+        fs.udp.listen,
+        [
+            "127.0.0.1:8001".parse().unwrap(),
+            "127.0.0.1:8011".parse().unwrap()
+        ]
+    );
+    assert_eq!(fs.tcp.listen, ["127.0.0.1:8002".parse().unwrap()]);
+    assert_eq!(fs.websocket.listen, ["127.0.0.1:8003".parse().unwrap()]);
+    assert!(fs.local_only);
+    assert_eq!(c.forwarder.threads, Some(2));
+    assert_eq!(c.forwarder.dispatch_prefix, 0);
+    assert_eq!(c.tables.cs.capacity, 50);
+    assert_eq!(c.log.filter, Some(LogFilter("debug".into())));
+    // what no flag sets stays as the file has it
+    assert_eq!(fs.udp.mtu, 1400);
+    assert_eq!(c.forwarder.default_hop_limit, 16);
+    assert!(!c.tables.cs.admit);
+}
+
+#[test]
+fn kite_log_overrides_the_file_and_the_flag_overrides_both() {
+    let mut c = file();
+    apply(&mut c, &args(&[]), Some("trace")).unwrap();
+    assert_eq!(c.log.filter, Some(LogFilter("trace".into())));
+    let e = apply(&mut file(), &args(&[]), Some("a=b=c")).unwrap_err();
+    assert!(e.to_string().starts_with("$KITE_LOG: "), "{e}");
+    let e = apply(&mut file(), &args(&["--log", "a=b=c"]), None).unwrap_err();
+    assert!(e.to_string().starts_with("--log: "), "{e}");
+}
+
+#[test]
+fn thread_counts_outside_1_to_64_are_refused_on_the_command_line() {
+    for n in ["0", "65"] {
+        assert!(Cli::try_parse_from(["kite", "--threads", n]).is_err());
+    }
+}
+
+#[test]
+fn resolving_fills_threads_socket_and_log_filter() {
+    let mut c = Config::default();
+    c.face_system.unix.path = Some("/x/nfd.sock".into());
+    resolve(&mut c);
+    assert!(matches!(c.forwarder.threads, Some(1..=64)));
+    assert_eq!(
+        c.face_system.unix.path.as_deref(),
+        Some(Path::new("/x/nfd.sock"))
+    );
+    assert_eq!(c.log.filter, Some(LogFilter("info".into())));
+    let mut f = file();
+    resolve(&mut f);
+    assert_eq!(f.forwarder.threads, Some(4));
+    assert_eq!(f.log.filter, Some(LogFilter("warn".into())));
+}
+
+#[test]
+fn the_runtime_starts_with_the_file_values() {
+    let r = runtime_config(&file());
+    assert_eq!(r.forwarding_threads, 4);
+    assert_eq!(r.dispatch_prefix_len, 3);
+    assert_eq!(r.unix_socket.as_deref(), Some(Path::new("/file/nfd.sock")));
+    assert_eq!(r.udp, ["127.0.0.1:7001".parse().unwrap()]);
+    assert_eq!(r.tcp, ["127.0.0.1:7002".parse().unwrap()]);
+    assert_eq!(r.ws, ["127.0.0.1:7003".parse().unwrap()]);
+    assert_eq!(r.face.udp_mtu, 1400);
+    assert_eq!(r.face.idle_timeout, Duration::from_secs(30));
+    let f = &r.forwarder;
+    assert_eq!(f.pcct.cs_capacity, 250, "1000 packets over 4 threads");
+    assert!(!f.cs_admit && f.cs_serve);
+    assert_eq!(f.unsolicited, UnsolicitedPolicy::AdmitNetwork);
+    assert_eq!(f.default_hop_limit, 16);
+    assert_eq!(f.network_region, ["/region".parse().unwrap()]);
+}
+
+#[test]
+fn local_only_drops_udp_and_tcp_but_keeps_websocket_and_zero_hashes_whole_names() {
+    let mut c = file();
+    c.face_system.local_only = true;
+    c.forwarder.dispatch_prefix = 0;
+    let r = runtime_config(&c);
+    assert!(r.udp.is_empty() && r.tcp.is_empty());
+    assert_eq!(r.ws.len(), 1);
+    assert_eq!(r.dispatch_prefix_len, usize::MAX);
+}
+
+#[test]
+fn the_defaults_are_what_kite_run_did_without_a_file() {
+    let mut c = Config::default();
+    c.forwarder.threads = Some(2);
+    let r = runtime_config(&c);
+    let loopback = ["127.0.0.1:6363".parse().unwrap()];
+    assert_eq!(r.udp, loopback);
+    assert_eq!(r.tcp, loopback);
+    assert!(r.ws.is_empty());
+    assert_eq!(r.dispatch_prefix_len, 2);
+    assert_eq!(r.forwarder.pcct.cs_capacity, 32768);
+    assert_eq!(r.face.udp_mtu, kite_face::DEFAULT_UDP_MTU);
+    assert_eq!(r.forwarder.unsolicited, UnsolicitedPolicy::DropAll);
+}
