@@ -20,7 +20,7 @@ ns=kite-vs-ndnd-$$
 ip netns add "$ns"
 pid=""
 cleanup() {
-  [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; fi
   ip netns del "$ns" 2>/dev/null || true
   rm -rf "$work"
 }
