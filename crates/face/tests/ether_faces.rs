@@ -15,7 +15,7 @@ use common::{data, interest, name_of};
 use kite_face::ether::frame::NDN_MULTICAST;
 use kite_face::{
     Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceScope, FaceUri, LinkType, PacketKind,
-    Persistency, Received, RxPacket,
+    Persistency, Received, RxPacket, DEFAULT_IDLE_TIMEOUT,
 };
 
 /// Writes past the harness's capture, so a skip shows in every run.
@@ -28,6 +28,16 @@ fn ip(args: &[&str]) -> bool {
         .args(args)
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+fn is_up(dev: &str) -> bool {
+    Command::new("ip")
+        .args(["link", "show", "dev", dev])
+        .output()
+        .is_ok_and(|o| {
+            let s = String::from_utf8_lossy(&o.stdout);
+            s.contains("state UP") && !s.contains("qdisc noop")
+        })
 }
 
 /// A veth pair in this network namespace, both ends up; deleted on drop.
@@ -48,6 +58,13 @@ impl Veth {
         }
         let veth = Veth { a, b };
         assert!(ip(&["link", "set", &veth.a, "up"]) && ip(&["link", "set", &veth.b, "up"]));
+        // Until the kernel marks the link up and gives it a queue (asynchronously), frames
+        // sent on it are dropped without an error.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(is_up(&veth.a) && is_up(&veth.b)) {
+            assert!(Instant::now() < deadline, "veth pair never came up");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         Some(veth)
     }
 }
@@ -148,6 +165,8 @@ fn multicast_faces_hear_each_other_and_padding_is_cut() {
         b.created.is_empty() && b.faces.len() == 1,
         "no unicast face"
     );
+    let later = Instant::now() + DEFAULT_IDLE_TIMEOUT * 2;
+    assert!(!b.face(&group).idle_expired(later), "permanent");
 }
 
 #[test]
@@ -183,6 +202,9 @@ fn unicast_frames_make_an_on_demand_face_and_fragments_reassemble() {
     assert_eq!(back.persistency(), Persistency::OnDemand);
     assert_eq!(back.link_type(), LinkType::PointToPoint);
     assert_eq!(back.local_uri(), &FaceUri::Dev(veth.b.clone()));
+    let later = Instant::now() + DEFAULT_IDLE_TIMEOUT;
+    assert!(back.idle_expired(later), "on-demand faces close when idle");
+    assert!(!to_b.idle_expired(later), "created faces do not");
     assert!(back.send(PacketKind::Interest, interest("/reply")));
     back.flush().unwrap();
     a.faces.push(to_b);

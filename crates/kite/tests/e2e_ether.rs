@@ -13,6 +13,7 @@ mod common;
 
 use std::io::Write;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use common::{py, py_one, Daemon, Producer};
 use serde_json::Value;
@@ -27,7 +28,10 @@ fn say(line: &str) {
 }
 
 fn ip(args: &[&str]) -> Output {
-    Command::new("ip").args(args).output().expect("run ip (iproute2)")
+    Command::new("ip")
+        .args(args)
+        .output()
+        .expect("run ip (iproute2)")
 }
 
 fn ip_ok(args: &[&str]) {
@@ -68,6 +72,18 @@ impl Link {
         for (ns, dev) in [(&link.a, "veth0"), (&link.b, "veth1")] {
             ip_ok(&["-n", ns, "link", "set", dev, "up"]);
             ip_ok(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        // Until the kernel marks the link up and gives it a queue (asynchronously), frames
+        // sent on it are dropped without an error.
+        let up = |ns: &str, dev: &str| {
+            let out = ip(&["-n", ns, "link", "show", "dev", dev]);
+            let s = String::from_utf8_lossy(&out.stdout);
+            s.contains("state UP") && !s.contains("qdisc noop")
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(up(&link.a, "veth0") && up(&link.b, "veth1")) {
+            assert!(Instant::now() < deadline, "veth pair never came up");
+            std::thread::sleep(Duration::from_millis(10));
         }
         Some(link)
     }
@@ -216,7 +232,7 @@ fn fetch_over_the_multicast_face_and_survive_random_frames() {
         .collect();
     let before = face(a.socket(), GROUP);
     Link::inject(&link.b, "veth1", &frames);
-    let after = common::eventually(std::time::Duration::from_secs(5), || {
+    let after = common::eventually(Duration::from_secs(5), || {
         let f = face(a.socket(), GROUP);
         (counter(&f, "in_bytes") > counter(&before, "in_bytes")).then_some(f)
     })
@@ -254,7 +270,10 @@ fn fetch_over_a_unicast_face_with_fragmentation() {
     let refused = |args: &[&str], status: &str| {
         let out = kite(a.socket(), args, false);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(status), "{args:?}: {err}");
+        assert!(
+            !out.status.success() && err.contains(status),
+            "{args:?}: {err}"
+        );
     };
     refused(&["face", "create", &uri], "406");
     refused(&["face", "create", GROUP, "--local", "dev://veth0"], "406");

@@ -87,7 +87,8 @@ impl IoThread {
         for iface in &config.ether {
             ether.push(EtherChannel::open(iface, config.face)?);
         }
-        if CHANNEL_TOKEN + channels.len() + udp.len() + ether.len() > FaceId::FIRST_DYNAMIC.0 as usize
+        if CHANNEL_TOKEN + channels.len() + udp.len() + ether.len()
+            > FaceId::FIRST_DYNAMIC.0 as usize
         {
             return Err(super::StartError::Config("too many listeners".into()));
         }
