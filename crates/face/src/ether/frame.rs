@@ -159,6 +159,15 @@ mod tests {
 
     proptest! {
         #[test]
+        fn any_octets_parse_to_the_frame_they_came_from_or_a_typed_error(
+            frame in proptest::collection::vec(any::<u8>(), 0..80),
+        ) {
+            if let Ok((h, payload)) = EtherHeader::parse(&frame) {
+                prop_assert_eq!([&h.encode()[..], payload].concat(), frame);
+            }
+        }
+
+        #[test]
         fn packet_len_never_exceeds_the_payload(payload in proptest::collection::vec(any::<u8>(), 0..300)) {
             prop_assert!(packet_len(&payload) <= payload.len());
         }
