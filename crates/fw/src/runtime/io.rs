@@ -212,12 +212,17 @@ impl IoThread {
         }
         let u = i - self.channels.len();
         if u < self.udp.len() {
-            while readable {
-                let progress =
-                    self.udp[u].recv_burst(&mut self.ids, &mut self.datagrams, &mut self.created);
-                self.deliver_datagrams(now);
-                if !matches!(progress, Ok(Progress::More)) {
-                    break;
+            if readable {
+                loop {
+                    let progress = self.udp[u].recv_burst(
+                        &mut self.ids,
+                        &mut self.datagrams,
+                        &mut self.created,
+                    );
+                    self.deliver_datagrams(now);
+                    if !matches!(progress, Ok(Progress::More)) {
+                        break;
+                    }
                 }
             }
             if writable {
@@ -228,12 +233,17 @@ impl IoThread {
         }
         let e = u - self.udp.len();
         if e < self.ether.len() {
-            while readable {
-                let progress =
-                    self.ether[e].recv_burst(&mut self.ids, &mut self.datagrams, &mut self.created);
-                self.deliver_datagrams(now);
-                if !matches!(progress, Ok(Progress::More)) {
-                    break;
+            if readable {
+                loop {
+                    let progress = self.ether[e].recv_burst(
+                        &mut self.ids,
+                        &mut self.datagrams,
+                        &mut self.created,
+                    );
+                    self.deliver_datagrams(now);
+                    if !matches!(progress, Ok(Progress::More)) {
+                        break;
+                    }
                 }
             }
             if writable {
