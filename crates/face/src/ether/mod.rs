@@ -90,6 +90,7 @@ fn destination(h: &EtherHeader, local: MacAddr) -> Destination {
 pub struct EtherChannel {
     socket: Arc<PacketSocket>,
     name: String,
+    local: FaceUri,
     mac: MacAddr,
     mtu: usize,
     /// The face of each unicast peer, and the multicast face under [`NDN_MULTICAST`].
@@ -137,6 +138,7 @@ impl EtherChannel {
         Ok(EtherChannel {
             socket: Arc::new(socket),
             name: iface.to_owned(),
+            local: FaceUri::Dev(iface.to_owned()),
             mac: MacAddr(info.mac),
             mtu: info.mtu,
             peers: HashMap::new(),
@@ -149,8 +151,8 @@ impl EtherChannel {
 
     /// The channel's URI, `dev://ifname` (NFD ChannelStatus LocalUri, and every face's
     /// LocalUri).
-    pub fn local_uri(&self) -> FaceUri {
-        FaceUri::Dev(self.name.clone())
+    pub fn local_uri(&self) -> &FaceUri {
+        &self.local
     }
 
     /// The interface name.
@@ -309,7 +311,7 @@ impl EtherChannel {
     ) -> Face {
         let parts = FaceParts {
             remote: FaceUri::Ether(remote),
-            local: self.local_uri(),
+            local: self.local.clone(),
             scope: FaceScope::NonLocal,
             persistency,
             link_type,

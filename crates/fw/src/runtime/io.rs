@@ -226,8 +226,9 @@ impl IoThread {
                 }
             }
             if writable {
-                let local = self.udp[u].local_uri();
-                self.flush_channel_faces(&local);
+                for id in self.waiting_on(&self.udp[u].local_uri()) {
+                    self.flush_face(id);
+                }
             }
             return;
         }
@@ -247,8 +248,9 @@ impl IoThread {
                 }
             }
             if writable {
-                let local = self.ether[e].local_uri();
-                self.flush_channel_faces(&local);
+                for id in self.waiting_on(self.ether[e].local_uri()) {
+                    self.flush_face(id);
+                }
             }
         }
     }
@@ -266,18 +268,14 @@ impl IoThread {
         }
     }
 
-    /// Flushes the faces with pending output that send through the channel at `local` (its
-    /// socket became writable).
-    fn flush_channel_faces(&mut self, local: &FaceUri) {
-        let waiting: Vec<FaceId> = self
-            .faces
+    /// The faces with pending output that send through the channel at `local`, to flush when
+    /// its socket becomes writable (empty, and so not allocated, when none waits).
+    fn waiting_on(&self, local: &FaceUri) -> Vec<FaceId> {
+        self.faces
             .values()
             .filter(|f| f.pending_output() > 0 && f.local_uri() == local)
             .map(Face::id)
-            .collect();
-        for id in waiting {
-            self.flush_face(id);
-        }
+            .collect()
     }
 
     fn read_face(&mut self, id: FaceId, now: Instant) {
@@ -404,7 +402,7 @@ impl IoThread {
         }
         if let Some(remote) = face.ether_remote() {
             for e in &mut self.ether {
-                if *face.local_uri() == e.local_uri() {
+                if face.local_uri() == e.local_uri() {
                     e.forget(remote);
                 }
             }
@@ -468,7 +466,7 @@ impl IoThread {
                         .map(|c| c.local_uri().clone())
                         .collect();
                     uris.extend(self.udp.iter().map(UdpChannel::local_uri));
-                    uris.extend(self.ether.iter().map(EtherChannel::local_uri));
+                    uris.extend(self.ether.iter().map(|e| e.local_uri().clone()));
                     let _ = reply.send(uris);
                 }
                 IoCommand::Shutdown => return false,
