@@ -12,6 +12,7 @@ use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
 use crate::counters::FaceCounters;
+use crate::ether::EtherPeer;
 use crate::framing::FramingError;
 use crate::link::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
@@ -19,7 +20,7 @@ use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
 use crate::reassembly::{Endpoint, ReassemblyLimits};
 use crate::stream::StreamIo;
 use crate::udp::{MulticastIo, UdpPeer};
-use crate::uri::FaceUri;
+use crate::uri::{FaceUri, MacAddr};
 use crate::ws::WsIo;
 
 /// NFD's default MTU of UDP unicast faces.
@@ -73,6 +74,9 @@ pub enum FaceError {
     /// A face to this remote already exists.
     #[error("face {0} already exists for this remote")]
     Exists(FaceId),
+    /// A unicast face was asked for with a group (multicast) address.
+    #[error("a unicast face needs a unicast remote address")]
+    NotUnicast,
 }
 
 /// What a receive burst left behind.
@@ -105,6 +109,8 @@ pub(crate) enum Transport {
     Multicast(MulticastIo),
     /// A WebSocket connection.
     Ws(WsIo),
+    /// An Ethernet peer or group reached through its channel's shared socket.
+    Ether(EtherPeer),
 }
 
 /// Everything a transport constructor tells [`Face::new`].
@@ -138,6 +144,7 @@ impl Face {
     pub(crate) fn new(id: FaceId, parts: FaceParts, config: &FaceConfig) -> Self {
         let mtu = match parts.transport {
             Transport::Udp(_) | Transport::Multicast(_) => Some(config.udp_mtu),
+            Transport::Ether(ref e) => Some(e.mtu()),
             Transport::Stream(_) | Transport::Ws(_) => None,
         };
         Face {
@@ -197,8 +204,13 @@ impl Face {
         self.link.mtu()
     }
 
-    /// Sets the MTU of a datagram face (ignored on others).
+    /// Sets the MTU of a datagram face (ignored on others); an Ethernet face's stays within
+    /// its interface's.
     pub fn set_mtu(&mut self, mtu: usize) {
+        let mtu = match &self.transport {
+            Transport::Ether(e) => mtu.min(e.mtu()),
+            _ => mtu,
+        };
         self.link.set_mtu(mtu);
     }
 
@@ -230,12 +242,22 @@ impl Face {
         }
     }
 
-    /// The file descriptor readiness is reported on; `None` for UDP unicast faces, whose
-    /// channel's socket carries their readiness (the caller flushes them on its events).
+    /// The remote address of an Ethernet face (a peer, or the group of a multicast face):
+    /// what its channel demultiplexes on.
+    pub fn ether_remote(&self) -> Option<MacAddr> {
+        match &self.transport {
+            Transport::Ether(e) => Some(e.remote()),
+            _ => None,
+        }
+    }
+
+    /// The file descriptor readiness is reported on; `None` for UDP unicast and Ethernet
+    /// faces, whose channel's socket carries their readiness (the caller flushes them on its
+    /// events).
     pub fn raw_fd(&self) -> Option<RawFd> {
         match &self.transport {
             Transport::Stream(s) => Some(s.raw_fd()),
-            Transport::Udp(_) => None,
+            Transport::Udp(_) | Transport::Ether(_) => None,
             Transport::Multicast(m) => Some(m.raw_fd()),
             Transport::Ws(w) => Some(w.raw_fd()),
         }
@@ -265,7 +287,7 @@ impl Face {
     /// Reads one burst from the face's own socket (one large read for streams, one
     /// `recvmmsg` for multicast) and pushes the packets it completes. An error means the
     /// face is unusable: the caller closes it (or, for a permanent face, keeps it).
-    /// UDP unicast faces read nothing here: their channel reads and calls
+    /// UDP unicast and Ethernet faces read nothing here: their channel reads and calls
     /// [`Face::receive_frame`].
     pub fn recv_burst(
         &mut self,
@@ -287,7 +309,7 @@ impl Face {
                 got = true;
                 link.receive(id, Endpoint::Peer, frame, now, c, out)
             }),
-            Transport::Udp(_) => Ok(Progress::Drained),
+            Transport::Udp(_) | Transport::Ether(_) => Ok(Progress::Drained),
         };
         if got {
             self.last_rx = now;
@@ -302,11 +324,17 @@ impl Face {
         progress
     }
 
-    /// Handles one datagram its channel received for this face.
-    pub fn receive_frame(&mut self, frame: Bytes, now: Instant, out: &mut Vec<Received>) {
+    /// Handles one frame its channel received for this face from `from`.
+    pub fn receive_frame(
+        &mut self,
+        from: Endpoint,
+        frame: Bytes,
+        now: Instant,
+        out: &mut Vec<Received>,
+    ) {
         self.last_rx = now;
         self.link
-            .receive(self.id, Endpoint::Peer, frame, now, &mut self.counters, out);
+            .receive(self.id, from, frame, now, &mut self.counters, out);
     }
 
     /// Drops reassembly state that timed out; call it now and then (e.g. once per second).
@@ -318,7 +346,7 @@ impl Face {
     /// caller should close it (NFD closes such faces; streams close when the peer does).
     pub fn idle_expired(&self, now: Instant) -> bool {
         self.persistency == Persistency::OnDemand
-            && matches!(self.transport, Transport::Udp(_))
+            && matches!(self.transport, Transport::Udp(_) | Transport::Ether(_))
             && now.saturating_duration_since(self.last_rx) >= self.idle_timeout
     }
 
@@ -359,6 +387,7 @@ impl Face {
             Transport::Udp(p) => p.flush(&mut self.queue, c),
             Transport::Multicast(m) => m.flush(&mut self.queue, c),
             Transport::Ws(w) => w.flush(&mut self.queue, c),
+            Transport::Ether(e) => e.flush(&mut self.queue, c),
         }
     }
 }

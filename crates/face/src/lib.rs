@@ -1,14 +1,15 @@
 //! `kite-face`: NDN faces for Kite's input and output threads.
 //!
 //! A [`Face`] is one peer: a transport (Unix or TCP stream, UDP unicast or multicast,
-//! WebSocket), the NDNLPv2 [link service](link) (reassembly, fragmentation, PIT token,
-//! congestion mark, local fields), a bounded output queue and NFD's counters. Listeners
-//! ([`Channel`] for streams, [`UdpChannel`] for UDP) create on-demand faces as peers arrive.
+//! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link) (reassembly,
+//! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
+//! counters. Listeners ([`Channel`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
+//! an Ethernet interface) create on-demand faces as peers arrive.
 //!
 //! How a daemon thread uses it: it owns a `mio::Poll`, some channels and faces, each
 //! registered under its own token (edge-triggered). On a readable event it calls
-//! [`Face::recv_burst`] (or [`UdpChannel::recv_burst`], then [`Face::receive_frame`] per
-//! datagram) and hands the [`Received`] packets to the forwarder; [`Progress::More`] means
+//! [`Face::recv_burst`] (or a datagram channel's `recv_burst`, then [`Face::receive_frame`] per
+//! [`Datagram`]) and hands the [`Received`] packets to the forwarder; [`Progress::More`] means
 //! "call again, the event will not repeat". Output goes through [`Face::send_parts`] /
 //! [`Face::send`] (enqueue, never block) and [`Face::flush`] once per burst; on
 //! [`Flushed::Blocked`] the thread waits for the writable event. Face ids come from the
@@ -21,6 +22,8 @@
 
 mod channel;
 pub mod counters;
+mod datagram;
+pub mod ether;
 mod face;
 pub mod framing;
 pub mod link;
@@ -37,10 +40,12 @@ mod ws;
 
 pub use channel::{Channel, ListenError};
 pub use counters::FaceCounters;
+pub use datagram::Datagram;
+pub use ether::{EtherChannel, EtherError};
 pub use face::{
     Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT, DEFAULT_UDP_MTU,
 };
 pub use link::{Received, RxPacket};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
-pub use udp::{Datagram, UdpChannel};
+pub use udp::UdpChannel;
 pub use uri::{FaceUri, MacAddr, UriError};

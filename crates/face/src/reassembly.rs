@@ -14,6 +14,8 @@ use hashbrown::HashMap;
 use kite_packet::{LpHeader, LpPacket};
 use thiserror::Error;
 
+use crate::uri::MacAddr;
+
 /// Who sent a fragment: reassembly never mixes fragments of different senders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {
@@ -21,6 +23,8 @@ pub enum Endpoint {
     Peer,
     /// An IP sender on a multi-access face.
     Ip(SocketAddr),
+    /// An Ethernet sender on a multi-access face.
+    Mac(MacAddr),
 }
 
 /// Bounds on reassembly state.

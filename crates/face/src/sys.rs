@@ -1,6 +1,9 @@
-//! The system calls std and mio do not offer: `recvmmsg`, `sendmmsg`, and `read` into a
-//! buffer's uninitialized spare capacity. Every `unsafe` block in the crate lives here.
+//! The system calls std and mio do not offer: `recvmmsg`, `sendmmsg`, `read` into a
+//! buffer's uninitialized spare capacity, and AF_PACKET sockets ([`packet`]). Every `unsafe`
+//! block in the crate lives here.
 #![allow(unsafe_code)]
+
+pub mod packet;
 
 use std::io;
 use std::mem;
@@ -121,12 +124,16 @@ impl RecvBatch {
     }
 }
 
-/// Sends each of `frames` (each frame the concatenation of its parts) to `dest` (or the
-/// connected peer) in one `sendmmsg` call; returns how many frames were sent.
-pub fn send_mmsg(fd: RawFd, dest: Option<SocketAddr>, frames: &[[&[u8]; 2]]) -> io::Result<usize> {
+/// Sends each of `frames` (each frame the concatenation of its `N` parts) to `dest` (or the
+/// connected or bound peer) in one `sendmmsg` call; returns how many frames were sent.
+pub fn send_mmsg<const N: usize>(
+    fd: RawFd,
+    dest: Option<SocketAddr>,
+    frames: &[[&[u8]; N]],
+) -> io::Result<usize> {
     let n = frames.len().min(BATCH);
     // SAFETY: plain old data; all-zero is valid.
-    let mut iov: [[libc::iovec; 2]; BATCH] = unsafe { mem::zeroed() };
+    let mut iov: [[libc::iovec; N]; BATCH] = unsafe { mem::zeroed() };
     // SAFETY: as above.
     let mut hdrs: [libc::mmsghdr; BATCH] = unsafe { mem::zeroed() };
     let (mut addr, addr_len) = match dest {
@@ -140,7 +147,7 @@ pub fn send_mmsg(fd: RawFd, dest: Option<SocketAddr>, frames: &[[&[u8]; 2]]) -> 
             slot.iov_len = part.len();
         }
         h.msg_hdr.msg_iov = v.as_mut_ptr();
-        h.msg_hdr.msg_iovlen = 2;
+        h.msg_hdr.msg_iovlen = N;
         if addr_len > 0 {
             h.msg_hdr.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
             h.msg_hdr.msg_namelen = addr_len;

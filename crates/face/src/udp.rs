@@ -9,48 +9,21 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use hashbrown::HashMap;
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::counters::FaceCounters;
+use crate::datagram::{Arena, Datagram};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::framing::MAX_FRAME_LEN;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
+use crate::reassembly::Endpoint;
 use crate::sys::{self, RecvBatch, BATCH};
 use crate::uri::FaceUri;
-
-/// Octets the receive arena grows by; received datagrams are copied into it back to back
-/// so the packets handed on are exact-size slices of one allocation.
-const ARENA_CHUNK: usize = 256 * 1024;
-
-/// Where received datagrams are copied out of the reusable `recvmmsg` slots.
-#[derive(Debug, Default)]
-struct Arena {
-    buf: BytesMut,
-}
-
-impl Arena {
-    fn copy(&mut self, d: &[u8]) -> Bytes {
-        if self.buf.capacity() - self.buf.len() < d.len() {
-            self.buf.reserve(ARENA_CHUNK.max(d.len()));
-        }
-        self.buf.extend_from_slice(d);
-        self.buf.split().freeze()
-    }
-}
-
-/// A datagram the channel received for an existing (or just created) face.
-#[derive(Debug, Clone)]
-pub struct Datagram {
-    /// The face it belongs to: pass it to that face's [`Face::receive_frame`].
-    pub face: FaceId,
-    /// The frame.
-    pub frame: Bytes,
-}
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
 pub struct UdpChannel {
@@ -156,7 +129,11 @@ impl UdpChannel {
                 }
             };
             let frame = self.arena.copy(self.batch.datagram(i));
-            datagrams.push(Datagram { face, frame });
+            datagrams.push(Datagram {
+                face,
+                from: Endpoint::Peer,
+                frame,
+            });
         }
         Ok(if n == BATCH {
             Progress::More
@@ -323,23 +300,4 @@ pub fn multicast(
         }),
     };
     Ok(Face::new(id, parts, config))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arena_hands_out_exact_slices_of_one_allocation() {
-        let mut a = Arena::default();
-        let x = a.copy(b"abc");
-        let y = a.copy(b"de");
-        assert_eq!(&x[..], b"abc");
-        assert_eq!(&y[..], b"de");
-        assert_eq!(
-            y.as_ptr(),
-            x.as_ptr().wrapping_add(3),
-            "contiguous, no new allocation"
-        );
-    }
 }

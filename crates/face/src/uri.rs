@@ -22,6 +22,14 @@ pub const DEFAULT_WS_PORT: u16 = 9696;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MacAddr(pub [u8; 6]);
 
+impl MacAddr {
+    /// Whether this is a group (multicast or broadcast) address: the I/G bit of the first
+    /// octet is set.
+    pub fn is_multicast(&self) -> bool {
+        self.0[0] & 1 == 1
+    }
+}
+
 impl fmt::Display for MacAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [a, b, c, d, e, g] = self.0;
@@ -422,6 +430,14 @@ mod tests {
             c("sctp://1.2.3.4"),
             Err(UriError::UnsupportedScheme(_))
         ));
+    }
+
+    #[test]
+    fn group_bit_marks_multicast_macs() {
+        let mac = |s: &str| s.parse::<MacAddr>().unwrap();
+        assert!(mac("01:00:5e:00:17:aa").is_multicast());
+        assert!(mac("ff:ff:ff:ff:ff:ff").is_multicast());
+        assert!(!mac("02:00:00:00:00:01").is_multicast());
     }
 
     #[test]

@@ -44,7 +44,7 @@ fn deliver(faces: &mut [Face], dgrams: Vec<Datagram>) -> Vec<Received> {
             .iter_mut()
             .find(|f| f.id() == d.face)
             .expect("face exists");
-        f.receive_frame(d.frame, Instant::now(), &mut out);
+        f.receive_frame(d.from, d.frame, Instant::now(), &mut out);
     }
     out
 }

@@ -1,5 +1,5 @@
 //! `kite run`: the forwarder daemon. Opens the listeners NFD opens (unix socket, UDP and TCP
-//! on port 6363, optionally WebSocket), starts the I/O and forwarding threads, creates the
+//! on port 6363, optionally WebSocket and Ethernet), starts the I/O and forwarding threads, creates the
 //! faces, routes and strategy choices of the configuration file, and serves NFD's management
 //! protocol, until SIGINT or SIGTERM.
 
@@ -44,7 +44,14 @@ pub struct RunArgs {
     /// WebSocket listener (NFD uses port 9696); repeatable. None by default.
     #[arg(long, value_name = "ADDR:PORT")]
     ws: Vec<SocketAddr>,
-    /// Serve only the unix socket (and any WebSocket): no UDP or TCP listeners.
+    /// Ethernet interface to forward on (NDN's EtherType 0x8624); repeatable. Opens a
+    /// multicast face on NDN's group (ether://[01:00:5e:00:17:aa], permanent) and accepts
+    /// unicast frames to the interface's address as on-demand faces per sender; `kite face
+    /// create ether://[MAC] --local dev://IFNAME` makes a unicast face. Needs CAP_NET_RAW
+    /// (root, or `setcap cap_net_raw+ep` on kite). None by default.
+    #[arg(long, value_name = "IFNAME")]
+    ether: Vec<String>,
+    /// Serve only the unix socket (and any WebSocket and Ethernet): no UDP or TCP listeners.
     #[arg(long)]
     local_only: bool,
     /// Forwarding threads (1-64). Default: one per core beyond the one the I/O thread takes
@@ -146,5 +153,6 @@ fn describe_listeners(c: &RuntimeConfig) -> String {
     all.extend(c.udp.iter().map(|a| format!("udp://{a}")));
     all.extend(c.tcp.iter().map(|a| format!("tcp://{a}")));
     all.extend(c.ws.iter().map(|a| format!("ws://{a}")));
+    all.extend(c.ether.iter().map(|i| format!("dev://{i}")));
     all.join(", ")
 }

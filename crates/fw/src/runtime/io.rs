@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
-    Channel, Datagram, Face, FaceConfig, FaceIds, FaceUri, Flushed, PacketKind, Persistency,
-    Progress, Received, UdpChannel,
+    Channel, Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceUri, Flushed, PacketKind,
+    Persistency, Progress, Received, UdpChannel,
 };
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
@@ -23,8 +23,8 @@ use crate::strategy::FaceInfo;
 
 /// The token of the waker forwarding threads and management use.
 pub(crate) const WAKE_TOKEN: Token = Token(0);
-/// Tokens of stream listeners start here; UDP channels follow. Face tokens are their ids
-/// (at least 256), so the two ranges never meet.
+/// Tokens of stream listeners start here; UDP channels, then Ethernet channels follow. Face
+/// tokens are their ids (at least 256), so the two ranges never meet.
 const CHANNEL_TOKEN: usize = 16;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
@@ -42,6 +42,7 @@ pub(crate) struct IoThread {
     ids: FaceIds,
     channels: Vec<Channel>,
     udp: Vec<UdpChannel>,
+    ether: Vec<EtherChannel>,
     faces: HashMap<FaceId, Face>,
     received: Vec<Received>,
     datagrams: Vec<Datagram>,
@@ -82,13 +83,26 @@ impl IoThread {
                     .map_err(|source| kite_face::ListenError::Bind { addr, source })?,
             );
         }
+        let mut ether = Vec::new();
+        for iface in &config.ether {
+            ether.push(EtherChannel::open(iface, config.face)?);
+        }
+        if CHANNEL_TOKEN + channels.len() + udp.len() + ether.len()
+            > FaceId::FIRST_DYNAMIC.0 as usize
+        {
+            return Err(super::StartError::Config("too many listeners".into()));
+        }
         for (i, c) in channels.iter_mut().enumerate() {
             c.register(poll.registry(), Token(CHANNEL_TOKEN + i))?;
         }
         for (i, u) in udp.iter().enumerate() {
             u.register(poll.registry(), Token(CHANNEL_TOKEN + channels.len() + i))?;
         }
-        Ok(IoThread {
+        for (i, e) in ether.iter().enumerate() {
+            let token = CHANNEL_TOKEN + channels.len() + udp.len() + i;
+            e.register(poll.registry(), Token(token))?;
+        }
+        let mut thread = IoThread {
             poll,
             events: Events::with_capacity(256),
             sleep,
@@ -101,6 +115,7 @@ impl IoThread {
             ids: FaceIds::new(),
             channels,
             udp,
+            ether,
             faces: HashMap::new(),
             received: Vec::with_capacity(256),
             datagrams: Vec::with_capacity(64),
@@ -110,7 +125,14 @@ impl IoThread {
             ready: Vec::with_capacity(256),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
-        })
+        };
+        for i in 0..thread.ether.len() {
+            let id = thread.ids.next_id();
+            if let Ok(face) = thread.ether[i].multicast_face(id) {
+                thread.add_face(face);
+            }
+        }
+        Ok(thread)
     }
 
     pub fn run(mut self) {
@@ -189,38 +211,71 @@ impl IoThread {
             return;
         }
         let u = i - self.channels.len();
-        if u >= self.udp.len() {
-            return;
-        }
-        if readable {
-            loop {
-                let progress =
-                    self.udp[u].recv_burst(&mut self.ids, &mut self.datagrams, &mut self.created);
-                for face in core::mem::take(&mut self.created) {
-                    self.add_face(face);
-                }
-                for d in self.datagrams.drain(..) {
-                    if let Some(face) = self.faces.get_mut(&d.face) {
-                        face.receive_frame(d.frame, now, &mut self.received);
+        if u < self.udp.len() {
+            if readable {
+                loop {
+                    let progress = self.udp[u].recv_burst(
+                        &mut self.ids,
+                        &mut self.datagrams,
+                        &mut self.created,
+                    );
+                    self.deliver_datagrams(now);
+                    if !matches!(progress, Ok(Progress::More)) {
+                        break;
                     }
                 }
-                if !matches!(progress, Ok(Progress::More)) {
-                    break;
+            }
+            if writable {
+                for id in self.waiting_on(&self.udp[u].local_uri()) {
+                    self.flush_face(id);
+                }
+            }
+            return;
+        }
+        let e = u - self.udp.len();
+        if e < self.ether.len() {
+            if readable {
+                loop {
+                    let progress = self.ether[e].recv_burst(
+                        &mut self.ids,
+                        &mut self.datagrams,
+                        &mut self.created,
+                    );
+                    self.deliver_datagrams(now);
+                    if !matches!(progress, Ok(Progress::More)) {
+                        break;
+                    }
+                }
+            }
+            if writable {
+                for id in self.waiting_on(self.ether[e].local_uri()) {
+                    self.flush_face(id);
                 }
             }
         }
-        if writable {
-            let local = self.udp[u].local_uri();
-            let waiting: Vec<FaceId> = self
-                .faces
-                .values()
-                .filter(|f| f.pending_output() > 0 && *f.local_uri() == local)
-                .map(Face::id)
-                .collect();
-            for id in waiting {
-                self.flush_face(id);
+    }
+
+    /// Adds the faces a datagram channel just created, then hands each datagram it read to its
+    /// face.
+    fn deliver_datagrams(&mut self, now: Instant) {
+        for face in core::mem::take(&mut self.created) {
+            self.add_face(face);
+        }
+        for d in self.datagrams.drain(..) {
+            if let Some(face) = self.faces.get_mut(&d.face) {
+                face.receive_frame(d.from, d.frame, now, &mut self.received);
             }
         }
+    }
+
+    /// The faces with pending output that send through the channel at `local`, to flush when
+    /// its socket becomes writable (empty, and so not allocated, when none waits).
+    fn waiting_on(&self, local: &FaceUri) -> Vec<FaceId> {
+        self.faces
+            .values()
+            .filter(|f| f.pending_output() > 0 && f.local_uri() == local)
+            .map(Face::id)
+            .collect()
     }
 
     fn read_face(&mut self, id: FaceId, now: Instant) {
@@ -325,13 +380,7 @@ impl IoThread {
     fn close_face(&mut self, id: FaceId) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
         let _ = face.deregister(self.poll.registry());
-        if let Some(remote) = face.udp_remote() {
-            for u in &mut self.udp {
-                if *face.local_uri() == u.local_uri() {
-                    u.forget(remote);
-                }
-            }
-        }
+        self.forget_in_channel(&face);
         for (tx, w) in &self.fwd {
             let _ = tx.send(FwCommand::RemoveFace(id));
             w.wake();
@@ -340,6 +389,24 @@ impl IoThread {
         tracing::info!(face = id.0, remote = %status.remote, "face destroyed");
         let _ = self.face_events.send(FaceEvent::Destroyed(status.clone()));
         Some(status)
+    }
+
+    /// Makes the channel that demultiplexes to `face` (UDP or Ethernet) forget it.
+    fn forget_in_channel(&mut self, face: &Face) {
+        if let Some(remote) = face.udp_remote() {
+            for u in &mut self.udp {
+                if *face.local_uri() == u.local_uri() {
+                    u.forget(remote);
+                }
+            }
+        }
+        if let Some(remote) = face.ether_remote() {
+            for e in &mut self.ether {
+                if face.local_uri() == e.local_uri() {
+                    e.forget(remote);
+                }
+            }
+        }
     }
 
     fn housekeeping(&mut self, now: Instant) {
@@ -361,12 +428,13 @@ impl IoThread {
             match cmd {
                 IoCommand::Create {
                     remote,
+                    local,
                     persistency,
                     local_fields,
                     mtu,
                     reply,
                 } => {
-                    let r = self.create(remote, persistency, local_fields, mtu);
+                    let r = self.create(remote, local, persistency, local_fields, mtu);
                     let _ = reply.send(r);
                 }
                 IoCommand::Update {
@@ -398,6 +466,7 @@ impl IoThread {
                         .map(|c| c.local_uri().clone())
                         .collect();
                     uris.extend(self.udp.iter().map(UdpChannel::local_uri));
+                    uris.extend(self.ether.iter().map(|e| e.local_uri().clone()));
                     let _ = reply.send(uris);
                 }
                 IoCommand::Shutdown => return false,
@@ -409,15 +478,26 @@ impl IoThread {
     fn create(
         &mut self,
         remote: FaceUri,
+        local: Option<FaceUri>,
         persistency: Persistency,
         local_fields: Option<bool>,
         mtu: Option<usize>,
     ) -> Result<FaceStatus, FaceCommandError> {
-        if let Some(existing) = self.faces.values().find(|f| *f.remote_uri() == remote) {
-            return Err(FaceCommandError::Exists(existing.id()));
+        let unsupported = |why: &str| Err(FaceCommandError::Unsupported(why.into()));
+        let exists = |e| match e {
+            kite_face::FaceError::Exists(id) => FaceCommandError::Exists(id),
+            e => FaceCommandError::ConnectFailed(e.to_string()),
+        };
+        if !matches!(remote, FaceUri::Ether(_)) {
+            if let Some(existing) = self.faces.values().find(|f| *f.remote_uri() == remote) {
+                return Err(FaceCommandError::Exists(existing.id()));
+            }
         }
-        let mut face = match &remote {
-            FaceUri::Udp(addr) => {
+        let mut face = match (&remote, &local) {
+            (FaceUri::Udp(_), Some(_)) => {
+                return unsupported("Unicast UDP faces cannot be created with a LocalUri")
+            }
+            (FaceUri::Udp(addr), None) => {
                 let channel = self
                     .udp
                     .iter_mut()
@@ -429,28 +509,56 @@ impl IoThread {
                     })?;
                 channel
                     .connect(self.ids.next_id(), *addr, persistency)
-                    .map_err(|e| match e {
-                        kite_face::FaceError::Exists(id) => FaceCommandError::Exists(id),
-                        e => FaceCommandError::ConnectFailed(e.to_string()),
-                    })?
+                    .map_err(exists)?
             }
-            FaceUri::Tcp(addr) => {
-                if persistency == Persistency::OnDemand {
-                    return Err(FaceCommandError::Unsupported(
-                        "Outgoing TCP faces do not support on-demand persistency".into(),
-                    ));
-                }
+            (FaceUri::Tcp(_), Some(_)) => {
+                return unsupported("Unicast TCP faces cannot be created with a LocalUri")
+            }
+            (FaceUri::Tcp(_), None) if persistency == Persistency::OnDemand => {
+                return unsupported("Outgoing TCP faces do not support on-demand persistency")
+            }
+            (FaceUri::Tcp(addr), None) => {
                 kite_face::tcp::connect(self.ids.next_id(), *addr, persistency, &self.config)
                     .map_err(|e| FaceCommandError::ConnectFailed(e.to_string()))?
             }
-            other => {
+            (FaceUri::Ether(mac), Some(FaceUri::Dev(iface))) => {
+                if persistency == Persistency::OnDemand {
+                    return unsupported(
+                        "Outgoing Ethernet faces do not support on-demand persistency",
+                    );
+                }
+                if mac.is_multicast() {
+                    return unsupported("Cannot create multicast Ethernet faces");
+                }
+                let channel = self
+                    .ether
+                    .iter_mut()
+                    .find(|c| c.name() == iface)
+                    .ok_or_else(|| {
+                        FaceCommandError::ConnectFailed(format!(
+                            "no Ethernet channel on {iface} (kite run --ether {iface} opens one)"
+                        ))
+                    })?;
+                channel
+                    .connect(self.ids.next_id(), *mac, persistency)
+                    .map_err(exists)?
+            }
+            (FaceUri::Ether(_), _) => {
+                return unsupported(
+                    "Creation of unicast Ethernet faces requires a LocalUri with dev:// scheme",
+                )
+            }
+            (other, _) => {
                 return Err(FaceCommandError::Unsupported(format!(
                     "unsupported protocol {}",
                     other.scheme()
                 )))
             }
         };
-        configure(&mut face, None, local_fields, mtu)?;
+        if let Err(e) = configure(&mut face, None, local_fields, mtu) {
+            self.forget_in_channel(&face);
+            return Err(e);
+        }
         Ok(self.add_face(face))
     }
 }

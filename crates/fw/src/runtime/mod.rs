@@ -67,6 +67,9 @@ pub struct RuntimeConfig {
     pub tcp: Vec<std::net::SocketAddr>,
     /// WebSocket listeners.
     pub ws: Vec<std::net::SocketAddr>,
+    /// Network interfaces with an Ethernet channel (on-demand unicast faces per sender) and a
+    /// multicast face on NDN's group.
+    pub ether: Vec<String>,
     /// Never park: threads poll without sleeping (for measuring what parking costs).
     pub spin_when_idle: bool,
 }
@@ -85,6 +88,7 @@ impl Default for RuntimeConfig {
             udp: Vec::new(),
             tcp: Vec::new(),
             ws: Vec::new(),
+            ether: Vec::new(),
             spin_when_idle: false,
         }
     }
@@ -140,6 +144,7 @@ pub enum FaceCommandError {
 pub(crate) enum IoCommand {
     Create {
         remote: FaceUri,
+        local: Option<FaceUri>,
         persistency: Persistency,
         local_fields: Option<bool>,
         mtu: Option<usize>,
@@ -237,10 +242,13 @@ pub struct Runtime {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// A listener could not be opened.
-    #[error("{0}")]
+    #[error(transparent)]
     Listen(#[from] kite_face::ListenError),
+    /// An Ethernet interface could not be opened.
+    #[error(transparent)]
+    Ether(#[from] kite_face::EtherError),
     /// A socket or thread could not be created.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The configuration is inconsistent.
     #[error("{0}")]
@@ -404,16 +412,19 @@ impl RuntimeHandle {
         rx.recv_timeout(COMMAND_TIMEOUT).ok()
     }
 
-    /// Creates a face to `remote` (NFD `faces/create`).
+    /// Creates a face to `remote`, from `local` when given (NFD `faces/create`; Ethernet faces
+    /// name their interface as `dev://ifname`).
     pub fn create_face(
         &self,
         remote: FaceUri,
+        local: Option<FaceUri>,
         persistency: Persistency,
         local_fields: Option<bool>,
         mtu: Option<usize>,
     ) -> Result<FaceStatus, FaceCommandError> {
         self.io_request(|reply| IoCommand::Create {
             remote,
+            local,
             persistency,
             local_fields,
             mtu,

@@ -73,7 +73,7 @@ impl Default for Forwarder {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FaceSystem {
-    /// `local_only`: no UDP or TCP listeners (the unix socket and WebSocket stay).
+    /// `local_only`: no UDP or TCP listeners (the unix socket, WebSocket and Ethernet stay).
     pub local_only: bool,
     /// `[face_system.unix]`.
     pub unix: Unix,
@@ -83,6 +83,8 @@ pub struct FaceSystem {
     pub tcp: Tcp,
     /// `[face_system.websocket]`.
     pub websocket: WebSocket,
+    /// `[face_system.ether]`.
+    pub ether: Ether,
 }
 
 /// `[face_system.unix]`.
@@ -145,6 +147,15 @@ impl Default for Tcp {
 pub struct WebSocket {
     /// `listen`: listener addresses (NFD uses port 9696); none by default.
     pub listen: Vec<SocketAddr>,
+}
+
+/// `[face_system.ether]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ether {
+    /// `interfaces`: Ethernet interfaces to forward on (a multicast face each, and on-demand
+    /// unicast faces per sender); none by default. Needs CAP_NET_RAW.
+    pub interfaces: Vec<String>,
 }
 
 /// `[tables]`.

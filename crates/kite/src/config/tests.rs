@@ -50,6 +50,9 @@ fn every_key() -> Config {
             websocket: WebSocket {
                 listen: vec!["127.0.0.1:9696".parse().unwrap()],
             },
+            ether: Ether {
+                interfaces: vec!["eth1".into()],
+            },
         },
         tables: Tables {
             network_region: vec![Prefix(name("/region"))],

@@ -33,6 +33,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if !args.ws.is_empty() {
         faces.websocket.listen = args.ws.clone();
     }
+    if !args.ether.is_empty() {
+        faces.ether.interfaces = args.ether.clone();
+    }
     faces.local_only |= args.local_only;
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
@@ -72,6 +75,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
         },
         unix_socket: fs.unix.path.clone(),
         ws: fs.websocket.listen.clone(),
+        ether: fs.ether.interfaces.clone(),
         ..RuntimeConfig::default()
     };
     if !fs.local_only {

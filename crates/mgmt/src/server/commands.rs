@@ -140,12 +140,16 @@ impl Manager {
             Ok(u) => u,
             Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI"),
         };
+        let local: Option<FaceUri> = match p.local_uri.as_deref().map(str::parse).transpose() {
+            Ok(u) => u,
+            Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI"),
+        };
         let persistency = persistency_from(p.face_persistency.unwrap_or_default());
         let local_fields = p.flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED);
         let mtu = p.mtu.map(|m| m as usize);
         match self
             .runtime
-            .create_face(remote, persistency, local_fields, mtu)
+            .create_face(remote, local, persistency, local_fields, mtu)
         {
             Ok(s) => {
                 self.faces.insert(s.id, s.clone());

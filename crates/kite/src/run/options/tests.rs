@@ -34,6 +34,8 @@ idle_timeout = 30
 listen = ["127.0.0.1:7002"]
 [face_system.websocket]
 listen = ["127.0.0.1:7003"]
+[face_system.ether]
+interfaces = ["file0"]
 [tables]
 network_region = ["/region"]
 [tables.cs]
@@ -67,6 +69,8 @@ fn every_flag_overrides_the_file() {
         "127.0.0.1:8002",
         "--ws",
         "127.0.0.1:8003",
+        "--ether",
+        "flag0",
         "--local-only",
         "--threads",
         "2",
@@ -89,6 +93,7 @@ fn every_flag_overrides_the_file() {
     );
     assert_eq!(fs.tcp.listen, ["127.0.0.1:8002".parse().unwrap()]);
     assert_eq!(fs.websocket.listen, ["127.0.0.1:8003".parse().unwrap()]);
+    assert_eq!(fs.ether.interfaces, ["flag0"]);
     assert!(fs.local_only);
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
@@ -144,6 +149,7 @@ fn the_runtime_starts_with_the_file_values() {
     assert_eq!(r.udp, ["127.0.0.1:7001".parse().unwrap()]);
     assert_eq!(r.tcp, ["127.0.0.1:7002".parse().unwrap()]);
     assert_eq!(r.ws, ["127.0.0.1:7003".parse().unwrap()]);
+    assert_eq!(r.ether, ["file0"]);
     assert_eq!(r.face.udp_mtu, 1400);
     assert_eq!(r.face.idle_timeout, Duration::from_secs(30));
     let f = &r.forwarder;

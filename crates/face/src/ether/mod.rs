@@ -1,0 +1,427 @@
+//! Ethernet faces (NFD's `ether://[mac]` on `dev://ifname`): NDNLPv2 frames of EtherType
+//! 0x8624 on one interface, through an AF_PACKET socket read with `recvmmsg` and written with
+//! `sendmmsg`.
+//!
+//! An [`EtherChannel`] owns its interface's one socket, joined to NDN's multicast group, and
+//! demultiplexes what it reads: a frame to the group goes to the channel's multicast face
+//! (permanent, multi-access; reassembly keyed by sender), a frame to this host's address goes
+//! to the unicast face of its sender, created on demand as the UDP channel does per remote
+//! endpoint. Anything else (another group, broadcast, another host's frame seen in promiscuous
+//! mode, this host's own frames) is dropped and counted on the channel. Every face of the
+//! interface sends through that socket. A face's MTU is the interface's; the link service
+//! fragments to it.
+//!
+//! Plain AF_PACKET with batched system calls rather than a TPACKET ring: TPACKET_V3 added up
+//! to 1 ms of latency at low rates here, and `recvmmsg` costs ≈82 ns per frame on a veth pair
+//! (`../shared/FACTS.md`), little next to the forwarder's work per packet.
+
+pub mod frame;
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+use mio::unix::SourceFd;
+use mio::{Interest, Registry, Token};
+use thiserror::Error;
+
+use crate::counters::FaceCounters;
+use crate::datagram::{Arena, Datagram};
+use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
+use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
+use crate::queue::OutQueue;
+use crate::reassembly::Endpoint;
+use crate::sys::packet::{interface_index, PacketSocket};
+use crate::sys::{self, RecvBatch, BATCH};
+use crate::uri::{FaceUri, MacAddr};
+use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
+
+/// Why an Ethernet channel could not be opened.
+#[derive(Debug, Error)]
+pub enum EtherError {
+    /// No interface has this name (in this network namespace).
+    #[error("no network interface named {0:?}")]
+    NoSuchInterface(String),
+    /// The interface is not Ethernet (loopback, a tunnel, …).
+    #[error("{0} is not an Ethernet interface")]
+    NotEthernet(String),
+    /// Opening a raw socket needs CAP_NET_RAW.
+    #[error(
+        "raw Ethernet access to {0} is not permitted: it needs CAP_NET_RAW (run as root, or \
+         `setcap cap_net_raw+ep` on the kite binary)"
+    )]
+    PermissionDenied(String),
+    /// Another socket error.
+    #[error("cannot open Ethernet interface {iface}: {source}")]
+    Io {
+        /// The interface.
+        iface: String,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// Where a received frame goes, by its addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Destination {
+    /// NDN's multicast group: the multicast face.
+    Group,
+    /// This host: the sender's unicast face.
+    Unicast,
+    /// Not for any face here.
+    Foreign,
+}
+
+/// Classifies a frame with header `h` received on an interface whose address is `local`.
+fn destination(h: &EtherHeader, local: MacAddr) -> Destination {
+    if h.src == local || h.src.is_multicast() {
+        Destination::Foreign
+    } else if h.dst == NDN_MULTICAST {
+        Destination::Group
+    } else if h.dst == local {
+        Destination::Unicast
+    } else {
+        Destination::Foreign
+    }
+}
+
+/// An interface's Ethernet channel: its socket, its multicast face and its unicast faces.
+pub struct EtherChannel {
+    socket: Arc<PacketSocket>,
+    name: String,
+    local: FaceUri,
+    mac: MacAddr,
+    mtu: usize,
+    /// The face of each unicast peer, and the multicast face under [`NDN_MULTICAST`].
+    peers: HashMap<MacAddr, FaceId>,
+    batch: RecvBatch,
+    arena: Arena,
+    config: FaceConfig,
+    dropped: u64,
+}
+
+impl std::fmt::Debug for EtherChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtherChannel")
+            .field("iface", &self.name)
+            .field("mac", &self.mac)
+            .field("faces", &self.peers.len())
+            .finish()
+    }
+}
+
+impl EtherChannel {
+    /// Opens interface `iface`: a socket for NDN's EtherType, joined to NDN's multicast group.
+    pub fn open(iface: &str, config: FaceConfig) -> Result<Self, EtherError> {
+        let io_err = |source: io::Error| {
+            if source.kind() == io::ErrorKind::PermissionDenied {
+                EtherError::PermissionDenied(iface.to_owned())
+            } else {
+                EtherError::Io {
+                    iface: iface.to_owned(),
+                    source,
+                }
+            }
+        };
+        let index = interface_index(iface)
+            .map_err(io_err)?
+            .ok_or_else(|| EtherError::NoSuchInterface(iface.to_owned()))?;
+        let socket = PacketSocket::open(index, ETHERTYPE_NDN).map_err(io_err)?;
+        let info = socket.interface_info(iface).map_err(io_err)?;
+        if info.hw_type != libc::ARPHRD_ETHER || info.mac == [0; 6] {
+            return Err(EtherError::NotEthernet(iface.to_owned()));
+        }
+        socket
+            .join_multicast(index, NDN_MULTICAST.0)
+            .map_err(io_err)?;
+        Ok(EtherChannel {
+            socket: Arc::new(socket),
+            name: iface.to_owned(),
+            local: FaceUri::Dev(iface.to_owned()),
+            mac: MacAddr(info.mac),
+            mtu: info.mtu,
+            peers: HashMap::new(),
+            batch: RecvBatch::new(HEADER_LEN + info.mtu),
+            arena: Arena::default(),
+            config,
+            dropped: 0,
+        })
+    }
+
+    /// The channel's URI, `dev://ifname` (NFD ChannelStatus LocalUri, and every face's
+    /// LocalUri).
+    pub fn local_uri(&self) -> &FaceUri {
+        &self.local
+    }
+
+    /// The interface name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The interface's Ethernet address.
+    pub fn mac(&self) -> MacAddr {
+        self.mac
+    }
+
+    /// The interface MTU (every face's MTU).
+    pub fn mtu(&self) -> usize {
+        self.mtu
+    }
+
+    /// Frames read but given to no face (not for this host, too long, not NDN).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Registers the socket for edge-triggered read and write readiness. A writable event
+    /// means every face of this channel with pending output may flush again.
+    pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(
+            &mut SourceFd(&self.socket.raw_fd()),
+            token,
+            Interest::READABLE | Interest::WRITABLE,
+        )
+    }
+
+    /// The face of `remote` (a unicast peer, or [`NDN_MULTICAST`]), if one exists.
+    pub fn face_of(&self, remote: MacAddr) -> Option<FaceId> {
+        self.peers.get(&remote).copied()
+    }
+
+    /// Creates the interface's multicast face: remote `ether://[01:00:5e:00:17:aa]`,
+    /// permanent, multi-access.
+    pub fn multicast_face(&mut self, id: FaceId) -> Result<Face, FaceError> {
+        if let Some(&existing) = self.peers.get(&NDN_MULTICAST) {
+            return Err(FaceError::Exists(existing));
+        }
+        Ok(self.new_face(
+            id,
+            NDN_MULTICAST,
+            Persistency::Permanent,
+            LinkType::MultiAccess,
+        ))
+    }
+
+    /// Creates the unicast face of `remote` (`faces/create ether://[mac]`); fails with
+    /// [`FaceError::Exists`] when one exists and [`FaceError::NotUnicast`] for a group address.
+    pub fn connect(
+        &mut self,
+        id: FaceId,
+        remote: MacAddr,
+        persistency: Persistency,
+    ) -> Result<Face, FaceError> {
+        if remote.is_multicast() {
+            return Err(FaceError::NotUnicast);
+        }
+        if let Some(&existing) = self.peers.get(&remote) {
+            return Err(FaceError::Exists(existing));
+        }
+        Ok(self.new_face(id, remote, persistency, LinkType::PointToPoint))
+    }
+
+    /// Forgets `remote`'s face once the caller closed it: a unicast peer's next frame creates
+    /// a new face; frames to the group are dropped.
+    pub fn forget(&mut self, remote: MacAddr) {
+        self.peers.remove(&remote);
+    }
+
+    /// Reads one burst (one `recvmmsg`). Frames for known faces go to `datagrams`; a new
+    /// unicast sender gets an on-demand face (id from `ids`) pushed to `created`, and its
+    /// frames go to `datagrams` as well. Padding is cut off here.
+    pub fn recv_burst(
+        &mut self,
+        ids: &mut FaceIds,
+        datagrams: &mut Vec<Datagram>,
+        created: &mut Vec<Face>,
+    ) -> io::Result<Progress> {
+        let n = loop {
+            match self.batch.recv(self.socket.raw_fd()) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        for i in 0..n {
+            let parsed = match self.batch.truncated(i) {
+                true => None,
+                false => EtherHeader::parse(self.batch.datagram(i)).ok(),
+            };
+            let Some((h, payload)) = parsed else {
+                self.dropped += 1;
+                continue;
+            };
+            let (face, from) = match destination(&h, self.mac) {
+                Destination::Group => match self.peers.get(&NDN_MULTICAST) {
+                    Some(&id) => (id, Endpoint::Mac(h.src)),
+                    None => {
+                        self.dropped += 1;
+                        continue;
+                    }
+                },
+                Destination::Unicast => match self.peers.get(&h.src) {
+                    Some(&id) => (id, Endpoint::Peer),
+                    None => {
+                        let id = ids.next_id();
+                        self.peers.insert(h.src, id);
+                        created.push(self.face(
+                            id,
+                            h.src,
+                            Persistency::OnDemand,
+                            LinkType::PointToPoint,
+                        ));
+                        (id, Endpoint::Peer)
+                    }
+                },
+                Destination::Foreign => {
+                    self.dropped += 1;
+                    continue;
+                }
+            };
+            let frame = self.arena.copy(&payload[..frame::packet_len(payload)]);
+            datagrams.push(Datagram { face, from, frame });
+        }
+        Ok(if n == BATCH {
+            Progress::More
+        } else {
+            Progress::Drained
+        })
+    }
+
+    fn new_face(
+        &mut self,
+        id: FaceId,
+        remote: MacAddr,
+        persistency: Persistency,
+        link_type: LinkType,
+    ) -> Face {
+        self.peers.insert(remote, id);
+        self.face(id, remote, persistency, link_type)
+    }
+
+    /// A face toward `remote` on this channel's socket (the caller records it in `peers`).
+    fn face(
+        &self,
+        id: FaceId,
+        remote: MacAddr,
+        persistency: Persistency,
+        link_type: LinkType,
+    ) -> Face {
+        let parts = FaceParts {
+            remote: FaceUri::Ether(remote),
+            local: self.local.clone(),
+            scope: FaceScope::NonLocal,
+            persistency,
+            link_type,
+            transport: Transport::Ether(EtherPeer {
+                socket: Arc::clone(&self.socket),
+                remote,
+                header: EtherHeader::ndn(remote, self.mac).encode(),
+                mtu: self.mtu,
+            }),
+        };
+        Face::new(id, parts, &self.config)
+    }
+}
+
+/// An Ethernet face's end: its channel's socket, the remote address (a peer or the group) and
+/// the header every frame to it starts with.
+#[derive(Debug)]
+pub(crate) struct EtherPeer {
+    socket: Arc<PacketSocket>,
+    remote: MacAddr,
+    header: [u8; HEADER_LEN],
+    mtu: usize,
+}
+
+impl EtherPeer {
+    pub fn remote(&self) -> MacAddr {
+        self.remote
+    }
+
+    pub fn mtu(&self) -> usize {
+        self.mtu
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.socket.raw_fd()
+    }
+
+    /// Writes the queue with `sendmmsg` (header, frame, padding) until it is empty or the
+    /// socket is full. A send error other than "full" drops the frame that caused it and is
+    /// returned.
+    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
+        while !q.is_empty() {
+            let res = {
+                let (front, _) = q.frames();
+                let mut frames: [[&[u8]; 4]; BATCH] = [[&[]; 4]; BATCH];
+                let n = front.len().min(BATCH);
+                for (slot, f) in frames.iter_mut().zip(front) {
+                    let [head, body] = f.parts_from(0);
+                    *slot = [&self.header, head, body, frame::padding(f.len())];
+                }
+                sys::send_mmsg(self.raw_fd(), None, &frames[..n])
+            };
+            match res {
+                Ok(sent) => c.n_out_bytes += q.pop_frames(sent) as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    q.pop_frames(1);
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(Flushed::Done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCAL: MacAddr = MacAddr([0x02, 0, 0, 0, 0, 1]);
+    const PEER: MacAddr = MacAddr([0x02, 0, 0, 0, 0, 2]);
+
+    fn dest(dst: MacAddr, src: MacAddr) -> Destination {
+        destination(&EtherHeader::ndn(dst, src), LOCAL)
+    }
+
+    #[test]
+    fn frames_go_to_the_group_face_or_the_senders_face() {
+        assert_eq!(dest(NDN_MULTICAST, PEER), Destination::Group);
+        assert_eq!(dest(LOCAL, PEER), Destination::Unicast);
+    }
+
+    #[test]
+    fn frames_for_no_face_here_are_foreign() {
+        let other_group = MacAddr([0x01, 0, 0x5e, 0, 0, 1]);
+        let broadcast = MacAddr([0xff; 6]);
+        let other_host = MacAddr([0x02, 0, 0, 0, 0, 3]);
+        assert_eq!(dest(other_group, PEER), Destination::Foreign);
+        assert_eq!(dest(broadcast, PEER), Destination::Foreign);
+        assert_eq!(dest(other_host, PEER), Destination::Foreign, "promiscuous");
+        assert_eq!(dest(NDN_MULTICAST, LOCAL), Destination::Foreign, "our own");
+        assert_eq!(
+            dest(LOCAL, NDN_MULTICAST),
+            Destination::Foreign,
+            "group source"
+        );
+    }
+
+    #[test]
+    fn missing_and_non_ethernet_interfaces_are_told_apart() {
+        let config = FaceConfig::default();
+        assert!(matches!(
+            EtherChannel::open("kite-no-such0", config),
+            Err(EtherError::NoSuchInterface(n)) if n == "kite-no-such0"
+        ));
+        match EtherChannel::open("lo", config) {
+            Err(EtherError::NotEthernet(n)) => assert_eq!(n, "lo"),
+            Err(EtherError::PermissionDenied(_)) => eprintln!("SKIPPED: needs CAP_NET_RAW"),
+            other => panic!("lo: {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! AF_PACKET sockets: raw Ethernet frames of one EtherType on one interface, and what the
+//! kernel knows about that interface (index, hardware type and address, MTU).
+
+use std::ffi::CString;
+use std::io;
+use std::mem;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// An interface's facts, as the kernel reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InterfaceInfo {
+    /// The hardware type (`ARPHRD_ETHER` for Ethernet and veth).
+    pub hw_type: u16,
+    /// The hardware address.
+    pub mac: [u8; 6],
+    /// The MTU: the most octets a frame carries after its link header.
+    pub mtu: usize,
+}
+
+/// The index of the interface called `name`; `Ok(None)` when there is none.
+pub fn interface_index(name: &str) -> io::Result<Option<u32>> {
+    if name.len() >= libc::IFNAMSIZ {
+        return Ok(None);
+    }
+    let Ok(c) = CString::new(name) else {
+        return Ok(None);
+    };
+    // SAFETY: `c` is a NUL-terminated string that lives through the call, which only reads it.
+    let index = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if index == 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENODEV) | Some(libc::ENXIO) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    Ok(Some(index))
+}
+
+/// A non-blocking AF_PACKET socket that reads and writes whole frames (link header
+/// included) of one EtherType on one interface.
+#[derive(Debug)]
+pub struct PacketSocket {
+    fd: OwnedFd,
+}
+
+impl PacketSocket {
+    /// Opens a socket for frames of `ethertype` on interface `index`. Frames this host sends
+    /// are not read back. Needs CAP_NET_RAW (the error is then `PermissionDenied`).
+    pub fn open(index: u32, ethertype: u16) -> io::Result<Self> {
+        // Protocol 0 receives nothing until `bind` names the EtherType and the interface, so
+        // no frame of another interface slips in between.
+        // SAFETY: a system call with integer arguments only.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a descriptor just returned by socket(2) that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let addr = libc::sockaddr_ll {
+            sll_family: libc::AF_PACKET as u16,
+            sll_protocol: ethertype.to_be(),
+            sll_ifindex: index as i32,
+            sll_hatype: 0,
+            sll_pkttype: 0,
+            sll_halen: 0,
+            sll_addr: [0; 8],
+        };
+        // SAFETY: `addr` is a sockaddr_ll of the length given; bind(2) only reads it.
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&addr as *const libc::sockaddr_ll).cast(),
+                mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let socket = PacketSocket { fd };
+        // Linux 4.20 and later; on older kernels the caller's source-address check suffices.
+        let _ = socket.set_option(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
+        Ok(socket)
+    }
+
+    /// Receives frames sent to the Ethernet multicast address `group` on interface `index`.
+    pub fn join_multicast(&self, index: u32, group: [u8; 6]) -> io::Result<()> {
+        let mut address = [0u8; 8];
+        address[..6].copy_from_slice(&group);
+        let req = libc::packet_mreq {
+            mr_ifindex: index as i32,
+            mr_type: libc::PACKET_MR_MULTICAST as u16,
+            mr_alen: 6,
+            mr_address: address,
+        };
+        self.set_option(libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &req)
+    }
+
+    /// The hardware type, address and MTU of the interface called `name`.
+    pub fn interface_info(&self, name: &str) -> io::Result<InterfaceInfo> {
+        let hw = self.ifreq(name, libc::SIOCGIFHWADDR)?;
+        // SAFETY: SIOCGIFHWADDR succeeded, so the kernel wrote the `ifru_hwaddr` member.
+        let addr = unsafe { hw.ifr_ifru.ifru_hwaddr };
+        let mut mac = [0u8; 6];
+        for (m, &b) in mac.iter_mut().zip(&addr.sa_data) {
+            *m = b as u8;
+        }
+        let m = self.ifreq(name, libc::SIOCGIFMTU)?;
+        // SAFETY: SIOCGIFMTU succeeded, so the kernel wrote the `ifru_mtu` member.
+        let mtu = unsafe { m.ifr_ifru.ifru_mtu };
+        Ok(InterfaceInfo {
+            hw_type: addr.sa_family,
+            mac,
+            mtu: usize::try_from(mtu).unwrap_or(0),
+        })
+    }
+
+    /// The descriptor, for `recvmmsg`, `sendmmsg` and readiness.
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// An interface ioctl on `name` (shorter than IFNAMSIZ, no NUL: checked by the caller
+    /// through [`interface_index`]).
+    fn ifreq(&self, name: &str, request: libc::c_ulong) -> io::Result<libc::ifreq> {
+        // SAFETY: ifreq is plain old data (a name and a union of plain fields); all-zero is
+        // a valid value.
+        let mut req: libc::ifreq = unsafe { mem::zeroed() };
+        for (d, s) in req
+            .ifr_name
+            .iter_mut()
+            .zip(name.bytes())
+            .take(libc::IFNAMSIZ - 1)
+        {
+            *d = s as libc::c_char;
+        }
+        // SAFETY: `req` is a live, NUL-terminated ifreq; the kernel reads its name and writes
+        // only within the struct.
+        let r = unsafe {
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                request as _,
+                &mut req as *mut libc::ifreq,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(req)
+    }
+
+    fn set_option<T>(&self, level: libc::c_int, name: libc::c_int, value: &T) -> io::Result<()> {
+        // SAFETY: `value` points at a live `T` of the length given; setsockopt(2) only reads it.
+        let r = unsafe {
+            libc::setsockopt(
+                self.fd.as_raw_fd(),
+                level,
+                name,
+                (value as *const T).cast(),
+                mem::size_of::<T>() as libc::socklen_t,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::{send_mmsg, RecvBatch};
+    use std::time::{Duration, Instant};
+
+    /// An IEEE "local experimental" EtherType, so the test never meets a running forwarder's
+    /// frames.
+    const TEST_ETHERTYPE: u16 = 0x88b5;
+
+    /// A socket on the loopback interface, or `None` (with the reason printed) without
+    /// CAP_NET_RAW.
+    fn loopback_socket() -> Option<(u32, PacketSocket)> {
+        let lo = interface_index("lo").unwrap().expect("lo exists");
+        match PacketSocket::open(lo, TEST_ETHERTYPE) {
+            Ok(s) => Some((lo, s)),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                eprintln!("SKIPPED: AF_PACKET needs CAP_NET_RAW: {e}");
+                None
+            }
+            Err(e) => panic!("AF_PACKET socket on lo: {e}"),
+        }
+    }
+
+    #[test]
+    fn unknown_and_impossible_interface_names_have_no_index() {
+        assert_eq!(interface_index("kite-no-such0").unwrap(), None);
+        assert_eq!(interface_index(&"x".repeat(libc::IFNAMSIZ)).unwrap(), None);
+        assert_eq!(interface_index("a\0b").unwrap(), None);
+        assert!(interface_index("lo").unwrap().is_some());
+    }
+
+    #[test]
+    fn loopback_reports_its_type_and_mtu() {
+        let Some((_, s)) = loopback_socket() else {
+            return;
+        };
+        let info = s.interface_info("lo").unwrap();
+        assert_eq!(info.hw_type, libc::ARPHRD_LOOPBACK);
+        assert_eq!(info.mac, [0; 6]);
+        assert!(info.mtu >= 1500, "{info:?}");
+        let err = s.interface_info("kite-no-such0").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENODEV));
+    }
+
+    #[test]
+    fn a_frame_sent_on_one_socket_is_read_by_another() {
+        let Some((lo, tx)) = loopback_socket() else {
+            return;
+        };
+        let (_, rx) = loopback_socket().unwrap();
+        rx.join_multicast(lo, [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa])
+            .unwrap();
+        let mut header = vec![0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa, 2, 0, 0, 0, 0, 7];
+        header.extend_from_slice(&TEST_ETHERTYPE.to_be_bytes());
+        let payload = [0x42u8; 50];
+        assert_eq!(
+            send_mmsg(tx.raw_fd(), None, &[[&header[..], &payload]]).unwrap(),
+            1
+        );
+        let mut batch = RecvBatch::new(2048);
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            match batch.recv(rx.raw_fd()) {
+                Ok(n) => {
+                    assert_eq!(n, 1);
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => panic!("no frame: {e}"),
+            }
+        }
+        assert_eq!(&batch.datagram(0)[..14], &header[..]);
+        assert_eq!(&batch.datagram(0)[14..], &payload[..]);
+    }
+}

@@ -1,0 +1,245 @@
+//! Ethernet faces across a veth pair made by the test (root only; skipped with the reason
+//! printed otherwise): multicast to NDN's group, on-demand unicast faces per sender, padding
+//! cut off on receipt, fragmentation to the interface MTU, and malformed frames counted on the
+//! face that keeps working.
+
+mod common;
+
+use std::io::Write;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::{data, interest, name_of};
+use kite_face::ether::frame::NDN_MULTICAST;
+use kite_face::{
+    Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceScope, FaceUri, LinkType, PacketKind,
+    Persistency, Received, RxPacket, DEFAULT_IDLE_TIMEOUT,
+};
+
+/// Writes past the harness's capture, so a skip shows in every run.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn is_up(dev: &str) -> bool {
+    Command::new("ip")
+        .args(["link", "show", "dev", dev])
+        .output()
+        .is_ok_and(|o| {
+            let s = String::from_utf8_lossy(&o.stdout);
+            s.contains("state UP") && !s.contains("qdisc noop")
+        })
+}
+
+/// A veth pair in this network namespace, both ends up; deleted on drop.
+struct Veth {
+    a: String,
+    b: String,
+}
+
+impl Veth {
+    fn new() -> Option<Veth> {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let (a, b) = (format!("kfa{pid}x{n}"), format!("kfb{pid}x{n}"));
+        if !ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]) {
+            say("SKIPPED: cannot create a veth pair (needs root and iproute2)");
+            return None;
+        }
+        let veth = Veth { a, b };
+        assert!(ip(&["link", "set", &veth.a, "up"]) && ip(&["link", "set", &veth.b, "up"]));
+        // Until the kernel marks the link up and gives it a queue (asynchronously), frames
+        // sent on it are dropped without an error.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(is_up(&veth.a) && is_up(&veth.b)) {
+            assert!(Instant::now() < deadline, "veth pair never came up");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Some(veth)
+    }
+}
+
+impl Drop for Veth {
+    fn drop(&mut self) {
+        ip(&["link", "del", &self.a]);
+    }
+}
+
+/// One end: its channel, faces and face ids.
+struct End {
+    ch: EtherChannel,
+    ids: FaceIds,
+    faces: Vec<Face>,
+    created: Vec<Face>,
+}
+
+impl End {
+    fn open(iface: &str) -> End {
+        let mut ch = EtherChannel::open(iface, FaceConfig::default()).expect("open channel");
+        let mut ids = FaceIds::new();
+        let mcast = ch.multicast_face(ids.next_id()).unwrap();
+        End {
+            ch,
+            ids,
+            faces: vec![mcast],
+            created: Vec::new(),
+        }
+    }
+
+    fn face(&mut self, remote: &FaceUri) -> &mut Face {
+        self.faces
+            .iter_mut()
+            .find(|f| f.remote_uri() == remote)
+            .expect("face exists")
+    }
+
+    /// Reads until `n` frames arrived (or 5 s pass); hands them to their faces (new faces
+    /// join `faces` and are remembered in `created`); returns the packets completed.
+    fn receive(&mut self, n: usize) -> Vec<Received> {
+        let mut dgrams: Vec<Datagram> = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while dgrams.len() < n && Instant::now() < deadline {
+            let mut created = Vec::new();
+            self.ch
+                .recv_burst(&mut self.ids, &mut dgrams, &mut created)
+                .unwrap();
+            for f in created {
+                self.created.push(f);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(dgrams.len(), n, "frames received");
+        self.faces.append(&mut self.created);
+        let mut out = Vec::new();
+        for d in dgrams {
+            let f = self.faces.iter_mut().find(|f| f.id() == d.face).unwrap();
+            f.receive_frame(d.from, d.frame, Instant::now(), &mut out);
+        }
+        out
+    }
+}
+
+fn pair() -> Option<(Veth, End, End)> {
+    let veth = Veth::new()?;
+    let a = End::open(&veth.a);
+    let b = End::open(&veth.b);
+    Some((veth, a, b))
+}
+
+#[test]
+fn multicast_faces_hear_each_other_and_padding_is_cut() {
+    let Some((veth, mut a, mut b)) = pair() else {
+        return;
+    };
+    let group = FaceUri::Ether(NDN_MULTICAST);
+    let mcast = a.face(&group);
+    assert_eq!(mcast.local_uri(), &FaceUri::Dev(veth.a.clone()));
+    assert_eq!(mcast.persistency(), Persistency::Permanent);
+    assert_eq!(mcast.link_type(), LinkType::MultiAccess);
+    assert_eq!(mcast.scope(), FaceScope::NonLocal);
+    assert_eq!(mcast.mtu(), Some(1500));
+    let small = interest("/m");
+    assert!(small.len() < 46, "short enough to be padded");
+    assert!(mcast.send(PacketKind::Interest, small.clone()));
+    mcast.flush().unwrap();
+    let got = b.receive(1);
+    assert_eq!(name_of(&got[0]), "/m");
+    let mface = b.face(&group);
+    assert_eq!(got[0].face, mface.id());
+    assert_eq!(
+        mface.counters().n_in_bytes,
+        small.len() as u64,
+        "the padding is not part of the packet"
+    );
+    assert!(
+        b.created.is_empty() && b.faces.len() == 1,
+        "no unicast face"
+    );
+    let later = Instant::now() + DEFAULT_IDLE_TIMEOUT * 2;
+    assert!(!b.face(&group).idle_expired(later), "permanent");
+}
+
+#[test]
+fn unicast_frames_make_an_on_demand_face_and_fragments_reassemble() {
+    let Some((veth, mut a, mut b)) = pair() else {
+        return;
+    };
+    let (a_mac, b_mac) = (a.ch.mac(), b.ch.mac());
+    let id = a.ids.next_id();
+    let mut to_b = a.ch.connect(id, b_mac, Persistency::Persistent).unwrap();
+    assert_eq!(
+        a.ch.connect(a.ids.next_id(), b_mac, Persistency::Persistent)
+            .unwrap_err()
+            .to_string(),
+        format!("face {id} already exists for this remote")
+    );
+    assert!(a
+        .ch
+        .connect(a.ids.next_id(), NDN_MULTICAST, Persistency::Persistent)
+        .is_err());
+    let big = data("/big", 4000);
+    assert!(to_b.send(PacketKind::Data, big.clone()));
+    assert_eq!(to_b.pending_output(), 3, "fragmented to the 1500-octet MTU");
+    to_b.flush().unwrap();
+    let got = b.receive(3);
+    let RxPacket::Data(d) = &got[0].packet else {
+        panic!("not Data: {got:?}")
+    };
+    assert_eq!(d.wire(), &big);
+    let channel_face = b.ch.face_of(a_mac);
+    let back = b.face(&FaceUri::Ether(a_mac));
+    assert_eq!(channel_face, Some(back.id()));
+    assert_eq!(back.persistency(), Persistency::OnDemand);
+    assert_eq!(back.link_type(), LinkType::PointToPoint);
+    assert_eq!(back.local_uri(), &FaceUri::Dev(veth.b.clone()));
+    let later = Instant::now() + DEFAULT_IDLE_TIMEOUT;
+    assert!(back.idle_expired(later), "on-demand faces close when idle");
+    assert!(!to_b.idle_expired(later), "created faces do not");
+    assert!(back.send(PacketKind::Interest, interest("/reply")));
+    back.flush().unwrap();
+    a.faces.push(to_b);
+    let got = a.receive(1);
+    assert_eq!(name_of(&got[0]), "/reply");
+    assert_eq!(got[0].face, id);
+}
+
+#[test]
+fn malformed_frames_are_counted_and_the_faces_keep_working() {
+    let Some((_veth, mut a, mut b)) = pair() else {
+        return;
+    };
+    let group = FaceUri::Ether(NDN_MULTICAST);
+    let garbage = Bytes::from_static(&[0xff, 0x13, 0x00, 0x42, 0x99, 0x01]);
+    let mcast = a.face(&group);
+    assert!(mcast.send(PacketKind::Interest, garbage.clone()));
+    assert!(mcast.send(PacketKind::Interest, interest("/after")));
+    mcast.flush().unwrap();
+    let got = b.receive(2);
+    assert_eq!(got.len(), 1);
+    assert_eq!(name_of(&got[0]), "/after");
+    let c = *b.face(&group).counters();
+    assert_eq!((c.n_in_malformed, c.n_in_interests), (1, 1));
+
+    let mut to_b =
+        a.ch.connect(a.ids.next_id(), b.ch.mac(), Persistency::Persistent)
+            .unwrap();
+    let lp_garbage = Bytes::from_static(&[100, 4, 80, 2, 5, 0]);
+    assert!(to_b.send(PacketKind::Interest, lp_garbage));
+    assert!(to_b.send(PacketKind::Interest, interest("/after2")));
+    to_b.flush().unwrap();
+    let got = b.receive(2);
+    assert_eq!(name_of(&got[0]), "/after2");
+    let c = *b.face(&FaceUri::Ether(a.ch.mac())).counters();
+    assert_eq!((c.n_in_malformed, c.n_in_interests), (1, 1));
+    assert_eq!(b.ch.dropped(), 0);
+}
