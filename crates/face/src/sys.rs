@@ -61,6 +61,19 @@ impl RecvBatch {
         }
     }
 
+    /// [`RecvBatch::recv`], retried when a signal interrupts it; `None` when nothing is
+    /// waiting (the socket is drained).
+    pub fn recv_ready(&mut self, fd: RawFd) -> io::Result<Option<usize>> {
+        loop {
+            match self.recv(fd) {
+                Ok(n) => return Ok(Some(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Receives up to [`BATCH`] datagrams from `fd` in one `recvmmsg` call; returns how many.
     /// A datagram longer than a slot arrives truncated (see [`RecvBatch::truncated`]).
     pub fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
@@ -246,6 +259,9 @@ mod tests {
         assert_eq!(batch.source(0), Some(tx.local_addr().unwrap()));
         let err = batch.recv(rx.as_raw_fd()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(batch.recv_ready(rx.as_raw_fd()).unwrap(), None, "drained");
+        tx.send_to(b"again", rx.local_addr().unwrap()).unwrap();
+        assert_eq!(batch.recv_ready(rx.as_raw_fd()).unwrap(), Some(1));
     }
 
     #[test]

@@ -106,13 +106,8 @@ impl UdpChannel {
         datagrams: &mut Vec<Datagram>,
         created: &mut Vec<Face>,
     ) -> io::Result<Progress> {
-        let n = loop {
-            match self.batch.recv(self.socket.as_raw_fd()) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        let Some(n) = self.batch.recv_ready(self.socket.as_raw_fd())? else {
+            return Ok(Progress::Drained);
         };
         for i in 0..n {
             let Some(from) = self.batch.source(i).filter(|_| !self.batch.truncated(i)) else {

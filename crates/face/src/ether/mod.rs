@@ -236,13 +236,8 @@ impl EtherChannel {
         datagrams: &mut Vec<Datagram>,
         created: &mut Vec<Face>,
     ) -> io::Result<Progress> {
-        let n = loop {
-            match self.batch.recv(self.socket.raw_fd()) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        let Some(n) = self.batch.recv_ready(self.socket.raw_fd())? else {
+            return Ok(Progress::Drained);
         };
         for i in 0..n {
             let parsed = match self.batch.truncated(i) {
