@@ -130,6 +130,18 @@ impl Conn {
         }
     }
 
+    /// A second handle on the same connection (e.g. one thread writes, another reads).
+    pub fn try_clone(&self) -> Conn {
+        let sock = match &self.sock {
+            Sock::Unix(s) => Sock::Unix(s.try_clone().expect("clone the socket")),
+            Sock::Tcp(s) => Sock::Tcp(s.try_clone().expect("clone the socket")),
+        };
+        Conn {
+            sock,
+            framer: Framer::new(),
+        }
+    }
+
     /// Writes `octets` as they are.
     pub fn send(&mut self, octets: &[u8]) {
         self.sock.write_all(octets).expect("write to the forwarder");
@@ -138,6 +150,11 @@ impl Conn {
     /// Writes `octets`; the error when the forwarder has closed the connection.
     pub fn try_send(&mut self, octets: &[u8]) -> io::Result<()> {
         self.sock.write_all(octets)
+    }
+
+    /// A whole frame already received and buffered, without reading the socket.
+    pub fn buffered(&mut self) -> Option<Bytes> {
+        self.framer.next_frame().expect("the forwarder frames")
     }
 
     /// The next frame the forwarder sends, waiting up to `timeout`.
@@ -320,22 +337,28 @@ impl Producer {
         let (tx, asked) = mpsc::channel();
         let halt = stop.clone();
         let thread = std::thread::spawn(move || {
+            // Answers go out in one write per batch of Interests already received.
+            let mut batch = Vec::new();
             while !halt.load(Ordering::Relaxed) {
-                let frame = match conn.recv(Duration::from_millis(50)) {
-                    Got::Frame(f) => f,
-                    Got::Nothing => continue,
-                    Got::Closed => return,
+                let frame = match conn.buffered() {
+                    Some(f) => f,
+                    None => {
+                        if !batch.is_empty() && conn.try_send(&batch).is_err() {
+                            return;
+                        }
+                        batch.clear();
+                        match conn.recv(Duration::from_millis(50)) {
+                            Got::Frame(f) => f,
+                            Got::Nothing => continue,
+                            Got::Closed => return,
+                        }
+                    }
                 };
                 let Ok((h, NetPacket::Interest(i))) = NetPacket::decode_frame(frame) else {
                     continue;
                 };
                 if let Some(content) = answer(&i) {
-                    if conn
-                        .try_send(&with_token(h.pit_token, data(&i.name, content)))
-                        .is_err()
-                    {
-                        return;
-                    }
+                    batch.extend_from_slice(&with_token(h.pit_token, data(&i.name, content)));
                 }
                 if tx.send(i).is_err() {
                     return;
