@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
-    Channel, Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceUri, Flushed, PacketKind,
-    Persistency, Progress, Received, UdpChannel,
+    Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
+    PacketKind, Persistency, Progress, Received, UdpChannel,
 };
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
@@ -295,7 +295,11 @@ impl IoThread {
             match face.recv_burst(now, hangup, &mut self.received) {
                 Ok(Progress::More) => continue,
                 Ok(Progress::Drained) => return,
-                Err(_) => break,
+                Err(FaceError::Closed) => break,
+                Err(e) => {
+                    tracing::info!(face = id.0, error = %e, "receive failed");
+                    break;
+                }
             }
         }
         if face.persistency() != Persistency::Permanent {
