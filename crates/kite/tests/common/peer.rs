@@ -223,27 +223,42 @@ impl Conn {
     /// Registers `prefix` toward this connection (`rib/register` without a FaceId, as apps
     /// do); returns the FaceId the forwarder gave the connection.
     pub fn register(&mut self, prefix: &str) -> u64 {
-        let params = ControlParameters {
-            name: Some(prefix.parse().expect("a valid prefix")),
-            ..ControlParameters::default()
-        };
-        self.send(&command("rib", "register", &params));
-        let resp = loop {
-            match self.recv_packet(MGMT) {
-                (_, NetPacket::Data(d)) if d.name.to_string().starts_with("/localhost/nfd/rib") => {
-                    break ControlResponse::decode(&d.content.unwrap_or_default())
-                        .expect("a ControlResponse");
+        self.send(&register_command(prefix));
+        loop {
+            if let (_, NetPacket::Data(d)) = self.recv_packet(MGMT) {
+                if let Some(face) = registered_face(&d) {
+                    return face;
                 }
-                _ => continue,
             }
-        };
-        assert_eq!(resp.status_code, 200, "rib/register {prefix}: {resp:?}");
-        resp.parameters()
-            .expect("parameters in the response")
-            .expect("valid parameters")
-            .face_id
-            .expect("the FaceId in the response")
+        }
     }
+}
+
+/// A `rib/register` command for `prefix` toward the face it arrives on.
+pub fn register_command(prefix: &str) -> Bytes {
+    let params = ControlParameters {
+        name: Some(prefix.parse().expect("a valid prefix")),
+        ..ControlParameters::default()
+    };
+    command("rib", "register", &params)
+}
+
+/// The FaceId a `rib/register` answer names (panics unless it succeeded); `None` when `d` is
+/// another Data.
+pub fn registered_face(d: &Data) -> Option<u64> {
+    if !d
+        .name
+        .to_string()
+        .starts_with("/localhost/nfd/rib/register")
+    {
+        return None;
+    }
+    let resp = ControlResponse::decode(d.content.as_ref()?).expect("a ControlResponse");
+    assert_eq!(resp.status_code, 200, "rib/register: {resp:?}");
+    resp.parameters()
+        .expect("parameters in the response")
+        .expect("valid parameters")
+        .face_id
 }
 
 /// A signed control command Interest (v0.3 signed Interest, DigestSha256).
