@@ -99,12 +99,15 @@ fn a_producer_that_disconnects_leaves_nacks_not_a_hang() {
 
     // The route left with the face: asking again gets a Nack, and the Interests pending at
     // the producer's death time out silently (no Data, no hang).
+    let mut attempt = 0;
     let nacked = eventually(WAIT, || {
-        consumer.send(&interest("/gone/again", 1_000));
+        attempt += 1;
+        let name = format!("/gone/again/{attempt}");
+        consumer.send(&interest(&name, 1_000));
         loop {
             match consumer.recv(Duration::from_millis(1_500)) {
                 Got::Frame(f) => match NetPacket::decode_frame(f).expect("a packet").1 {
-                    NetPacket::Nack(n) if n.interest.name.to_string() == "/gone/again" => {
+                    NetPacket::Nack(n) if n.interest.name.to_string() == name => {
                         return Some(n.reason);
                     }
                     NetPacket::Nack(_) => continue,

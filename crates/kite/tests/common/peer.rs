@@ -6,7 +6,7 @@
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -27,11 +27,8 @@ const MGMT: Duration = Duration::from_secs(10);
 
 /// A Nonce no other Interest of this test process has used.
 pub fn nonce() -> Nonce {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    Nonce::from(seed.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(7919)))
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    Nonce::from(NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// An encoded Interest for `name` with a fresh Nonce and `lifetime_ms`.
@@ -273,15 +270,26 @@ fn command(module: &str, verb: &str, params: &ControlParameters) -> Bytes {
     i.nonce = Some(nonce());
     let mut info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
     info.nonce = Some(Bytes::copy_from_slice(&nonce().0));
-    info.time = Some(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("clock after 1970")
-            .as_millis() as u64,
-    );
+    info.time = Some(signature_time());
     i.sig_info = Some(info);
     i.encode_signed(&DigestSha256)
         .expect("DigestSha256 signing cannot fail")
+}
+
+/// A SignatureTime later than every earlier one of this process (the forwarder refuses a
+/// command whose timestamp does not increase).
+fn signature_time() -> u64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as u64;
+    let prev = LAST
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+            Some(now.max(last + 1))
+        })
+        .expect("the update always succeeds");
+    now.max(prev + 1)
 }
 
 /// A management client on the daemon's unix socket.
