@@ -285,19 +285,21 @@ impl Face {
     }
 
     /// Reads one burst from the face's own socket (one large read for streams, one
-    /// `recvmmsg` for multicast) and pushes the packets it completes. An error means the
-    /// face is unusable: the caller closes it (or, for a permanent face, keeps it).
-    /// UDP unicast and Ethernet faces read nothing here: their channel reads and calls
-    /// [`Face::receive_frame`].
+    /// `recvmmsg` for multicast) and pushes the packets it completes. `hangup`: the readiness
+    /// event reported the peer's side closed (mio's `is_read_closed`), so a stream reads on
+    /// to the end instead of stopping at a short read. An error means the face is unusable:
+    /// the caller closes it (or, for a permanent face, keeps it). UDP unicast and Ethernet
+    /// faces read nothing here: their channel reads and calls [`Face::receive_frame`].
     pub fn recv_burst(
         &mut self,
         now: Instant,
+        hangup: bool,
         out: &mut Vec<Received>,
     ) -> Result<Progress, FaceError> {
         let (id, link, c) = (self.id, &mut self.link, &mut self.counters);
         let mut got = false;
         let progress = match &mut self.transport {
-            Transport::Stream(s) => s.recv_burst(|frame| {
+            Transport::Stream(s) => s.recv_burst(hangup, |frame| {
                 got = true;
                 link.receive(id, Endpoint::Peer, frame, now, c, out)
             }),

@@ -51,8 +51,14 @@ impl StreamIo {
     }
 
     /// Reads up to [`READS_PER_BURST`] chunks and hands each complete element to `deliver`.
-    /// A short read means the socket is drained (readiness fires again on new data).
-    pub fn recv_burst(&mut self, mut deliver: impl FnMut(Bytes)) -> Result<Progress, FaceError> {
+    /// A short read means the socket is drained (readiness fires again on new data), unless
+    /// `hangup` says the peer already closed: its end of stream raises no new readiness, so
+    /// the stream is then read until the read that returns 0.
+    pub fn recv_burst(
+        &mut self,
+        hangup: bool,
+        mut deliver: impl FnMut(Bytes),
+    ) -> Result<Progress, FaceError> {
         let fd = self.raw_fd();
         for _ in 0..READS_PER_BURST {
             let n = match sys::read_into(fd, self.framer.buffer(), READ_CHUNK) {
@@ -65,7 +71,7 @@ impl StreamIo {
             while let Some(frame) = self.framer.next_frame()? {
                 deliver(frame);
             }
-            if n < READ_CHUNK {
+            if n < READ_CHUNK && !hangup {
                 return Ok(Progress::Drained);
             }
         }

@@ -114,7 +114,7 @@ fn oversize_or_malformed_elements_close_the_face() {
         raw.write_all(&ok).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let mut out = Vec::new();
-        let res = face.recv_burst(Instant::now(), &mut out);
+        let res = face.recv_burst(Instant::now(), false, &mut out);
         assert!(
             matches!(res, Err(FaceError::Framing(_))),
             "{bad:?}: {res:?}"
@@ -129,7 +129,27 @@ fn peer_close_is_reported() {
     let (raw, mut face, _ch) = raw_unix_pair();
     drop(raw);
     std::thread::sleep(Duration::from_millis(10));
-    let res = face.recv_burst(Instant::now(), &mut Vec::new());
+    let res = face.recv_burst(Instant::now(), false, &mut Vec::new());
+    assert!(matches!(res, Err(FaceError::Closed)), "{res:?}");
+}
+
+#[test]
+fn a_close_right_after_data_is_seen_in_the_same_burst() {
+    // Edge-triggered readiness reports data and the peer's close once: the burst that reads
+    // the data must also find the end of stream, or the face would never close.
+    let (mut raw, mut face, _ch) = raw_unix_pair();
+    let mut poll = mio::Poll::new().unwrap();
+    face.register(poll.registry(), mio::Token(1)).unwrap();
+    raw.write_all(&interest("/last")).unwrap();
+    drop(raw);
+    let mut events = mio::Events::with_capacity(4);
+    poll.poll(&mut events, Some(Duration::from_secs(5)))
+        .unwrap();
+    let ev = events.iter().next().expect("a readiness event");
+    assert!(ev.is_read_closed(), "{ev:?}");
+    let mut out = Vec::new();
+    let res = face.recv_burst(Instant::now(), ev.is_read_closed(), &mut out);
+    assert_eq!(out.len(), 1, "the last packet is delivered");
     assert!(matches!(res, Err(FaceError::Closed)), "{res:?}");
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use kite_app::fake::FakeForwarder;
 use kite_mgmt::command::parse_command;
 use kite_mgmt::datasets::{
-    FaceCounters, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
 };
 use kite_mgmt::tlv_types::{FacePersistency, FaceScope, LinkType, RouteOrigin};
 use kite_mgmt::{encode_items, ControlParameters, ControlResponse, Tlv};
@@ -76,6 +76,10 @@ fn faces() -> Vec<FaceStatus> {
                 ..Default::default()
             },
             flags: 4,
+            drops: FaceDrops {
+                n_in_malformed: 3,
+                ..Default::default()
+            },
             ..Default::default()
         },
     ]
@@ -146,6 +150,8 @@ fn face_list_shows_every_face() {
     assert_eq!(j.as_array().unwrap().len(), 2);
     assert_eq!(j[1]["face_id"], 271);
     assert_eq!(j[1]["counters"]["in_bytes"], 734);
+    assert_eq!(j[1]["drops"]["in_malformed"], 3);
+    assert_eq!(j[1]["drops"]["framing_errors"], 0);
     assert_eq!(j[1]["congestion_marking"], true);
     assert_eq!(j[0]["mtu"], Value::Null);
 }

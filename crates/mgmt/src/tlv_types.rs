@@ -105,6 +105,25 @@ pub const FACE_EVENT_NOTIFICATION: u64 = 192;
 /// FaceEventKind.
 pub const FACE_EVENT_KIND: u64 = 193;
 
+// ---- Kite's FaceStatus extension ----
+//
+// Drop counters of the link service that NFD keeps only in its logs. They follow Flags, at
+// even (non-critical) TLV-TYPEs outside NFD's numbers, so NFD's clients skip them: ndn-cxx
+// stops reading after Flags, python-ndn and NDNd ignore unknown non-critical elements.
+
+/// Frames dropped because the LpPacket or the packet in it did not decode.
+pub const KITE_N_IN_MALFORMED: u64 = 0x4B00;
+/// Packets dropped for an LP field they may not carry.
+pub const KITE_N_IN_LP_DROPPED: u64 = 0x4B02;
+/// Fragments dropped by reassembly.
+pub const KITE_N_REASSEMBLY_DROPPED: u64 = 0x4B04;
+/// Stream framing errors (each closes the face).
+pub const KITE_N_FRAMING_ERRORS: u64 = 0x4B06;
+/// Frames dropped because the output queue was full.
+pub const KITE_N_OUT_QUEUE_FULL: u64 = 0x4B08;
+/// Frames dropped because they could not be fragmented to the MTU.
+pub const KITE_N_OUT_TOO_LARGE: u64 = 0x4B0A;
+
 // ---- FIB, RIB, strategy choice, CS ----
 
 /// FibEntry (a fib/list item).

@@ -17,8 +17,8 @@ use std::process::Command;
 
 use bytes::Bytes;
 use kite_mgmt::datasets::{
-    CsInfo, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
-    RibEntry, Route, StrategyChoice,
+    CsInfo, FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus,
+    NextHopRecord, RibEntry, Route, StrategyChoice,
 };
 use kite_mgmt::tlv_types::{
     self as t, FaceEventKind, FacePersistency, FaceScope, LinkType, RouteOrigin,
@@ -343,6 +343,15 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_out_bytes: c[7],
                 },
                 flags,
+                // Kite's extension: python-ndn must skip these non-critical elements.
+                drops: FaceDrops {
+                    n_in_malformed: c[7],
+                    n_in_lp_dropped: c[6],
+                    n_reassembly_dropped: c[5],
+                    n_framing_errors: c[4],
+                    n_out_queue_full: c[3],
+                    n_out_too_large: c[2],
+                },
             }
         })
 }

@@ -60,7 +60,8 @@ impl Driver {
             let i = ev.token().0;
             let mut out = Vec::new();
             let face = &mut self.faces[i];
-            while let Ok(Progress::More) = face.recv_burst(Instant::now(), &mut out) {}
+            let hangup = ev.is_read_closed();
+            while let Ok(Progress::More) = face.recv_burst(Instant::now(), hangup, &mut out) {}
             face.flush().unwrap();
             self.inbox.extend(out.into_iter().map(|r| (i, r)));
         }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
-    Channel, Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceUri, Flushed, PacketKind,
-    Persistency, Progress, Received, UdpChannel,
+    Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
+    PacketKind, Persistency, Progress, Received, UdpChannel,
 };
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
@@ -49,7 +49,8 @@ pub(crate) struct IoThread {
     created: Vec<Face>,
     header: Vec<u8>,
     dirty: Vec<FaceId>,
-    ready: Vec<(Token, bool, bool)>,
+    /// (token, readable, peer closed, writable) of the events of one poll.
+    ready: Vec<(Token, bool, bool, bool)>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
 }
@@ -160,11 +161,12 @@ impl IoThread {
                 (
                     e.token(),
                     e.is_readable() || e.is_read_closed(),
+                    e.is_read_closed(),
                     e.is_writable(),
                 )
             }));
-            for &(token, readable, writable) in &ready {
-                self.handle_event(token, readable, writable, now);
+            for &(token, readable, hangup, writable) in &ready {
+                self.handle_event(token, readable, hangup, writable, now);
             }
             ready.clear();
             self.ready = ready;
@@ -179,7 +181,14 @@ impl IoThread {
         }
     }
 
-    fn handle_event(&mut self, token: Token, readable: bool, writable: bool, now: Instant) {
+    fn handle_event(
+        &mut self,
+        token: Token,
+        readable: bool,
+        hangup: bool,
+        writable: bool,
+        now: Instant,
+    ) {
         let t = token.0;
         if token == WAKE_TOKEN {
             return;
@@ -190,7 +199,7 @@ impl IoThread {
                 self.flush_face(id);
             }
             if readable {
-                self.read_face(id, now);
+                self.read_face(id, now, hangup);
             }
             return;
         }
@@ -278,15 +287,19 @@ impl IoThread {
             .collect()
     }
 
-    fn read_face(&mut self, id: FaceId, now: Instant) {
+    fn read_face(&mut self, id: FaceId, now: Instant, hangup: bool) {
         let Some(face) = self.faces.get_mut(&id) else {
             return;
         };
         loop {
-            match face.recv_burst(now, &mut self.received) {
+            match face.recv_burst(now, hangup, &mut self.received) {
                 Ok(Progress::More) => continue,
                 Ok(Progress::Drained) => return,
-                Err(_) => break,
+                Err(FaceError::Closed) => break,
+                Err(e) => {
+                    tracing::info!(face = id.0, error = %e, "receive failed");
+                    break;
+                }
             }
         }
         if face.persistency() != Persistency::Permanent {

@@ -185,7 +185,7 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
 }
 
 fn face_json(f: &FaceStatus) -> Value {
-    let c = &f.counters;
+    let (c, d) = (&f.counters, &f.drops);
     json!({
         "face_id": f.face_id,
         "uri": f.uri,
@@ -206,6 +206,14 @@ fn face_json(f: &FaceStatus) -> Value {
             "out_nacks": c.n_out_nacks,
             "in_bytes": c.n_in_bytes,
             "out_bytes": c.n_out_bytes,
+        },
+        "drops": {
+            "in_malformed": d.n_in_malformed,
+            "in_lp_dropped": d.n_in_lp_dropped,
+            "reassembly_dropped": d.n_reassembly_dropped,
+            "framing_errors": d.n_framing_errors,
+            "out_queue_full": d.n_out_queue_full,
+            "out_too_large": d.n_out_too_large,
         },
         "flags": f.flags,
         "local_fields": bit(f.flags, face_flag_bit::LOCAL_FIELDS_ENABLED),
@@ -255,7 +263,7 @@ fn face_table(faces: &[FaceStatus]) -> String {
 }
 
 fn face_details(f: &FaceStatus) -> String {
-    let c = &f.counters;
+    let (c, d) = (&f.counters, &f.drops);
     key_values(&[
         ("faceid", f.face_id.to_string()),
         ("remote", f.uri.clone()),
@@ -293,6 +301,18 @@ fn face_details(f: &FaceStatus) -> String {
                 "{} {}B",
                 packets(c.n_out_interests, c.n_out_data, c.n_out_nacks),
                 c.n_out_bytes
+            ),
+        ),
+        (
+            "drops",
+            format!(
+                "malformed={} lp={} reassembly={} framing={} queue-full={} too-large={}",
+                d.n_in_malformed,
+                d.n_in_lp_dropped,
+                d.n_reassembly_dropped,
+                d.n_framing_errors,
+                d.n_out_queue_full,
+                d.n_out_too_large,
             ),
         ),
         ("flags", format::face_flags(f.flags)),

@@ -1,6 +1,6 @@
-//! Helpers for the end-to-end tests: a `kite run` daemon in a temp dir, killed on drop, and the
+//! Helpers for the end-to-end tests: a `kite run` daemon in a temp dir, killed on drop, the
 //! python-ndn applications of `tests/interop/pyndn_daemon.py` (its docstring has the JSON each
-//! subcommand prints).
+//! subcommand prints), and small Rust peers ([`peer`]).
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
@@ -19,6 +19,7 @@ const STARTUP: Duration = Duration::from_secs(15);
 /// The longest a python-ndn consumer or management call may run.
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
+pub mod peer;
 #[path = "../../../../tests/support/pyndn.rs"]
 mod pyndn;
 

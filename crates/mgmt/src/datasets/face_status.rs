@@ -8,8 +8,8 @@ use kite_packet::Result;
 use crate::tlv_types::{self as t, FacePersistency, FaceScope, LinkType};
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
-/// Field order of FaceStatus.
-const ORDER: [u64; 19] = [
+/// Field order of FaceStatus: NFD's, then Kite's drop counters.
+const ORDER: [u64; 25] = [
     t::FACE_ID,
     t::URI,
     t::LOCAL_URI,
@@ -29,10 +29,18 @@ const ORDER: [u64; 19] = [
     t::N_IN_BYTES,
     t::N_OUT_BYTES,
     t::FLAGS,
+    t::KITE_N_IN_MALFORMED,
+    t::KITE_N_IN_LP_DROPPED,
+    t::KITE_N_REASSEMBLY_DROPPED,
+    t::KITE_N_FRAMING_ERRORS,
+    t::KITE_N_OUT_QUEUE_FULL,
+    t::KITE_N_OUT_TOO_LARGE,
 ];
 
 /// Index in [`ORDER`] of the first counter.
 const COUNTERS_AT: usize = 10;
+/// Index in [`ORDER`] of the first drop counter.
+const DROPS_AT: usize = 19;
 
 /// A face's traffic counters, in FaceStatus order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -83,6 +91,47 @@ impl FaceCounters {
     }
 }
 
+/// Why a face dropped frames (Kite's extension of FaceStatus; zero when absent, as from NFD).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FaceDrops {
+    /// Frames whose LpPacket or network packet did not decode.
+    pub n_in_malformed: u64,
+    /// Packets carrying an LP field they may not.
+    pub n_in_lp_dropped: u64,
+    /// Fragments dropped by reassembly.
+    pub n_reassembly_dropped: u64,
+    /// Stream framing errors (each closed the face).
+    pub n_framing_errors: u64,
+    /// Frames dropped because the output queue was full.
+    pub n_out_queue_full: u64,
+    /// Frames too large to fragment to the MTU.
+    pub n_out_too_large: u64,
+}
+
+impl FaceDrops {
+    fn to_array(self) -> [u64; 6] {
+        [
+            self.n_in_malformed,
+            self.n_in_lp_dropped,
+            self.n_reassembly_dropped,
+            self.n_framing_errors,
+            self.n_out_queue_full,
+            self.n_out_too_large,
+        ]
+    }
+
+    fn from_array(a: [u64; 6]) -> Self {
+        FaceDrops {
+            n_in_malformed: a[0],
+            n_in_lp_dropped: a[1],
+            n_reassembly_dropped: a[2],
+            n_framing_errors: a[3],
+            n_out_queue_full: a[4],
+            n_out_too_large: a[5],
+        }
+    }
+}
+
 /// One face's status.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaceStatus {
@@ -110,6 +159,8 @@ pub struct FaceStatus {
     pub counters: FaceCounters,
     /// Flags (face flag bits).
     pub flags: u64,
+    /// Drop counters (Kite's extension).
+    pub drops: FaceDrops,
 }
 
 impl Tlv for FaceStatus {
@@ -138,11 +189,14 @@ impl Tlv for FaceStatus {
             put_nonneg(out, *typ, n);
         }
         put_nonneg(out, t::FLAGS, self.flags);
+        for (typ, n) in ORDER[DROPS_AT..].iter().zip(self.drops.to_array()) {
+            put_nonneg(out, *typ, n);
+        }
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let (mut uri, mut local_uri) = (None, None);
-        let mut numbers: [Option<u64>; 19] = [None; 19];
+        let mut numbers: [Option<u64>; 25] = [None; 25];
         walk_strict(el.children(), &ORDER, None, |f| {
             match f.typ {
                 t::URI => uri = Some(string(f)?),
@@ -177,6 +231,9 @@ impl Tlv for FaceStatus {
             mtu: numbers[9],
             counters: FaceCounters::from_array(counters),
             flags: need(18)?,
+            drops: FaceDrops::from_array(core::array::from_fn(|k| {
+                numbers[DROPS_AT + k].unwrap_or(0)
+            })),
         })
     }
 }
@@ -297,6 +354,11 @@ mod tests {
                 ..Default::default()
             },
             flags: 5,
+            drops: FaceDrops {
+                n_in_malformed: 3,
+                n_out_queue_full: 1,
+                ..Default::default()
+            },
         }
     }
 
@@ -314,6 +376,32 @@ mod tests {
             let wire = Bytes::from(s.encode());
             assert_eq!(FaceStatus::decode(&wire).unwrap(), s);
         }
+    }
+
+    #[test]
+    fn drop_counters_follow_flags_as_non_critical_elements() {
+        let s = sample();
+        let wire = Bytes::from(s.encode());
+        let el = kite_packet::tlv::read_single_of(&wire, t::FACE_STATUS).unwrap();
+        let mut children = el.children();
+        let mut fields = Vec::new();
+        while let Some(c) = children.next_element() {
+            fields.push(c.unwrap());
+        }
+        let flags_at = fields.iter().position(|f| f.typ == t::FLAGS).unwrap();
+        let after: Vec<u64> = fields[flags_at + 1..].iter().map(|f| f.typ).collect();
+        assert_eq!(after, ORDER[DROPS_AT..]);
+        // NDN's rule: a TLV-TYPE above 31 that is even may be skipped by who does not know it.
+        assert!(after.iter().all(|&x| x > 31 && x % 2 == 0));
+
+        // NFD's encoding ends at Flags: it decodes with zero drops.
+        let mut nfd = Vec::new();
+        crate::wire::put_nested(&mut nfd, t::FACE_STATUS, |v| {
+            v.extend_from_slice(&wire[el.value_start..fields[flags_at].end()])
+        });
+        let decoded = FaceStatus::decode(&Bytes::from(nfd)).unwrap();
+        assert_eq!(decoded.drops, FaceDrops::default());
+        assert_eq!(decoded.counters, s.counters);
     }
 
     #[test]

@@ -7,8 +7,8 @@ use kite_fw::runtime::{FaceStatus as RtFace, ThreadCounters};
 use super::{unix_ms, Manager};
 use crate::dataset::Dataset;
 use crate::datasets::{
-    ChannelStatus, CsInfo, FaceCounters, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
-    StrategyChoice,
+    ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus, FibEntry, ForwarderStatus,
+    NextHopRecord, StrategyChoice,
 };
 use crate::tlv_types::{self as t, FacePersistency};
 use crate::{encode_items, Tlv};
@@ -57,6 +57,14 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             n_out_bytes: c.n_out_bytes,
         },
         flags: u64::from(s.local_fields) << t::face_flag_bit::LOCAL_FIELDS_ENABLED,
+        drops: FaceDrops {
+            n_in_malformed: c.n_in_malformed,
+            n_in_lp_dropped: c.n_in_lp_dropped,
+            n_reassembly_dropped: c.n_reassembly_dropped,
+            n_framing_errors: c.n_framing_errors,
+            n_out_queue_full: c.n_out_queue_full,
+            n_out_too_large: c.n_out_too_large,
+        },
     }
 }
 
@@ -82,6 +90,7 @@ fn builtin_faces() -> Vec<FaceStatus> {
         mtu: None,
         counters: FaceCounters::default(),
         flags: 0,
+        drops: FaceDrops::default(),
     })
     .collect()
 }
