@@ -1,11 +1,20 @@
 //! What datagram channels (UDP, Ethernet) hand to their faces: a [`Datagram`] per frame read,
 //! copied out of the reusable `recvmmsg` slots into an [`Arena`], back to back in one growing
-//! buffer, so the frames handed on are exact-size slices of one allocation.
+//! buffer, so the frames handed on are exact-size slices of one allocation; and the way their
+//! faces write, [`flush_queue`]: one `sendmmsg` per burst of queued frames.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
 
 use bytes::{Bytes, BytesMut};
 
+use crate::counters::FaceCounters;
+use crate::face::{FaceError, Flushed};
 use crate::props::FaceId;
+use crate::queue::OutQueue;
 use crate::reassembly::Endpoint;
+use crate::sys::{self, BATCH};
 
 /// A frame a channel received for an existing (or just created) face.
 #[derive(Debug, Clone)]
@@ -37,6 +46,46 @@ impl Arena {
         self.buf.extend_from_slice(d);
         self.buf.split().freeze()
     }
+}
+
+/// Writes `q` with `sendmmsg` to `dest` (or the socket's bound peer), each frame sent as
+/// `header`, the frame, and `padding(frame length)`, until the queue is empty or the socket is
+/// full. A send error other than "full" drops the frame that caused it and is returned.
+pub(crate) fn flush_queue(
+    fd: RawFd,
+    dest: Option<SocketAddr>,
+    header: &[u8],
+    padding: fn(usize) -> &'static [u8],
+    q: &mut OutQueue,
+    c: &mut FaceCounters,
+) -> Result<Flushed, FaceError> {
+    while !q.is_empty() {
+        let res = {
+            let (front, _) = q.frames();
+            let mut frames: [[&[u8]; 4]; BATCH] = [[&[]; 4]; BATCH];
+            let n = front.len().min(BATCH);
+            for (slot, f) in frames.iter_mut().zip(front) {
+                let [head, body] = f.parts_from(0);
+                *slot = [header, head, body, padding(f.len())];
+            }
+            sys::send_mmsg(fd, dest, &frames[..n])
+        };
+        match res {
+            Ok(sent) => c.n_out_bytes += q.pop_frames(sent) as u64,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                q.pop_frames(1);
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(Flushed::Done)
+}
+
+/// No padding: for links without a minimum frame size.
+pub(crate) fn no_padding(_: usize) -> &'static [u8] {
+    &[]
 }
 
 #[cfg(test)]

@@ -16,13 +16,13 @@ use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::counters::FaceCounters;
-use crate::datagram::{Arena, Datagram};
+use crate::datagram::{flush_queue, no_padding, Arena, Datagram};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::framing::MAX_FRAME_LEN;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::Endpoint;
-use crate::sys::{self, RecvBatch, BATCH};
+use crate::sys::{RecvBatch, BATCH};
 use crate::uri::FaceUri;
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
@@ -187,39 +187,15 @@ impl UdpPeer {
     }
 
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        flush_datagrams(self.socket.as_raw_fd(), self.remote, q, c)
+        flush_queue(
+            self.socket.as_raw_fd(),
+            Some(self.remote),
+            &[],
+            no_padding,
+            q,
+            c,
+        )
     }
-}
-
-/// Writes the queue to `dest` with `sendmmsg` until it is empty or the socket is full. A
-/// send error other than "full" drops the frame that caused it and is returned.
-fn flush_datagrams(
-    fd: RawFd,
-    dest: SocketAddr,
-    q: &mut OutQueue,
-    c: &mut FaceCounters,
-) -> Result<Flushed, FaceError> {
-    while !q.is_empty() {
-        let res = {
-            let (front, _) = q.frames();
-            let mut frames: [[&[u8]; 2]; BATCH] = [[&[]; 2]; BATCH];
-            let n = front.len().min(BATCH);
-            for (slot, f) in frames.iter_mut().zip(front) {
-                *slot = f.parts_from(0);
-            }
-            sys::send_mmsg(fd, Some(dest), &frames[..n])
-        };
-        match res {
-            Ok(sent) => c.n_out_bytes += q.pop_frames(sent) as u64,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                q.pop_frames(1);
-                return Err(e.into());
-            }
-        }
-    }
-    Ok(Flushed::Done)
 }
 
 /// A multicast face's own socket, bound to the group and joined on one interface.
@@ -259,7 +235,14 @@ impl MulticastIo {
     }
 
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        flush_datagrams(self.socket.as_raw_fd(), self.group, q, c)
+        flush_queue(
+            self.socket.as_raw_fd(),
+            Some(self.group),
+            &[],
+            no_padding,
+            q,
+            c,
+        )
     }
 }
 

@@ -27,13 +27,13 @@ use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
 use crate::counters::FaceCounters;
-use crate::datagram::{Arena, Datagram};
+use crate::datagram::{flush_queue, Arena, Datagram};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::Endpoint;
 use crate::sys::packet::{interface_index, PacketSocket};
-use crate::sys::{self, RecvBatch, BATCH};
+use crate::sys::{RecvBatch, BATCH};
 use crate::uri::{FaceUri, MacAddr};
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 
@@ -348,28 +348,7 @@ impl EtherPeer {
     /// socket is full. A send error other than "full" drops the frame that caused it and is
     /// returned.
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        while !q.is_empty() {
-            let res = {
-                let (front, _) = q.frames();
-                let mut frames: [[&[u8]; 4]; BATCH] = [[&[]; 4]; BATCH];
-                let n = front.len().min(BATCH);
-                for (slot, f) in frames.iter_mut().zip(front) {
-                    let [head, body] = f.parts_from(0);
-                    *slot = [&self.header, head, body, frame::padding(f.len())];
-                }
-                sys::send_mmsg(self.raw_fd(), None, &frames[..n])
-            };
-            match res {
-                Ok(sent) => c.n_out_bytes += q.pop_frames(sent) as u64,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    q.pop_frames(1);
-                    return Err(e.into());
-                }
-            }
-        }
-        Ok(Flushed::Done)
+        flush_queue(self.raw_fd(), None, &self.header, frame::padding, q, c)
     }
 }
 
