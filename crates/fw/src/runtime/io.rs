@@ -29,6 +29,14 @@ const CHANNEL_TOKEN: usize = 16;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
+/// A datagram channel by its index in `IoThread::udp` or `IoThread::ether`: both kinds are
+/// read and flushed the same way.
+#[derive(Clone, Copy)]
+enum DatagramChannel {
+    Udp(usize),
+    Ether(usize),
+}
+
 pub(crate) struct IoThread {
     poll: Poll,
     events: Events,
@@ -219,48 +227,45 @@ impl IoThread {
             }
             return;
         }
-        let u = i - self.channels.len();
-        if u < self.udp.len() {
-            if readable {
-                loop {
-                    let progress = self.udp[u].recv_burst(
-                        &mut self.ids,
-                        &mut self.datagrams,
-                        &mut self.created,
-                    );
-                    self.deliver_datagrams(now);
-                    if !matches!(progress, Ok(Progress::More)) {
-                        break;
-                    }
-                }
-            }
-            if writable {
-                for id in self.waiting_on(&self.udp[u].local_uri()) {
-                    self.flush_face(id);
-                }
-            }
+        let d = i - self.channels.len();
+        let channel = if d < self.udp.len() {
+            DatagramChannel::Udp(d)
+        } else if d - self.udp.len() < self.ether.len() {
+            DatagramChannel::Ether(d - self.udp.len())
+        } else {
             return;
+        };
+        if readable {
+            loop {
+                let progress = self.recv_datagrams(channel);
+                self.deliver_datagrams(now);
+                if !matches!(progress, Ok(Progress::More)) {
+                    break;
+                }
+            }
         }
-        let e = u - self.udp.len();
-        if e < self.ether.len() {
-            if readable {
-                loop {
-                    let progress = self.ether[e].recv_burst(
-                        &mut self.ids,
-                        &mut self.datagrams,
-                        &mut self.created,
-                    );
-                    self.deliver_datagrams(now);
-                    if !matches!(progress, Ok(Progress::More)) {
-                        break;
-                    }
-                }
+        if writable {
+            for id in self.waiting_on(&self.datagram_local_uri(channel)) {
+                self.flush_face(id);
             }
-            if writable {
-                for id in self.waiting_on(self.ether[e].local_uri()) {
-                    self.flush_face(id);
-                }
-            }
+        }
+    }
+
+    /// Reads one burst from a datagram channel into `self.datagrams` (new on-demand faces
+    /// into `self.created`).
+    fn recv_datagrams(&mut self, channel: DatagramChannel) -> std::io::Result<Progress> {
+        let (ids, datagrams, created) = (&mut self.ids, &mut self.datagrams, &mut self.created);
+        match channel {
+            DatagramChannel::Udp(u) => self.udp[u].recv_burst(ids, datagrams, created),
+            DatagramChannel::Ether(e) => self.ether[e].recv_burst(ids, datagrams, created),
+        }
+    }
+
+    /// The local URI a datagram channel's faces share.
+    fn datagram_local_uri(&self, channel: DatagramChannel) -> FaceUri {
+        match channel {
+            DatagramChannel::Udp(u) => self.udp[u].local_uri(),
+            DatagramChannel::Ether(e) => self.ether[e].local_uri().clone(),
         }
     }
 
