@@ -125,41 +125,26 @@ impl FibTable {
         }
     }
 
-    /// Calls `each` with the slots the tags of the deepest probed prefix that has any point
-    /// at (the likeliest hit); the buckets should be in cache by now.
+    /// Second stage of a prefetched lookup, with the buckets in cache by now: finds the slot
+    /// the deepest probed prefix's tag points at (the likeliest hit), starts loading all of
+    /// it (the hash is in its first line, the prefix's buffer and bounds in the next ones),
+    /// and returns its id for [`FibTable::prefetch_name`].
     #[inline]
-    fn likely_slots(&self, hashes: &NameHashes, mut each: impl FnMut(&Slot)) {
+    fn prefetch_slot(&self, hashes: &NameHashes) -> Option<u32> {
         let start = hashes.name_len().min(self.stage1);
-        for depth in (1..=start).rev() {
-            let mut any = false;
-            for id in self.index.candidates(hashes.prefix(depth)) {
-                if let Some(Some(slot)) = self.slots.get(id as usize) {
-                    each(slot);
-                    any = true;
-                }
-            }
-            if any {
-                return;
-            }
+        (1..=start).rev().find_map(|depth| {
+            let id = self.index.candidates(hashes.prefix(depth)).next()?;
+            prefetch_all(self.slot(id)?);
+            Some(id)
+        })
+    }
+
+    /// Third stage: starts loading the prefix octets of slot `id`, which the lookup compares.
+    #[inline]
+    fn prefetch_name(&self, id: u32) {
+        if let Some(first) = self.slot(id).and_then(|s| s.prefix().value().first()) {
+            prefetch(first);
         }
-    }
-
-    /// Second stage of a prefetched lookup: starts loading the likely slots.
-    #[inline]
-    fn prefetch_slots(&self, hashes: &NameHashes) {
-        // The whole slot: the hash is in its first line, the prefix's buffer and bounds in
-        // the next ones.
-        self.likely_slots(hashes, prefetch_all);
-    }
-
-    /// Third stage: starts loading the likely slots' prefix octets, which the lookup compares.
-    #[inline]
-    fn prefetch_names(&self, hashes: &NameHashes) {
-        self.likely_slots(hashes, |slot| {
-            if let Some(first) = slot.prefix().value().first() {
-                prefetch(first);
-            }
-        });
     }
 
     #[inline]
@@ -341,26 +326,26 @@ impl FibGuard<'_> {
     }
 
     /// Starts loading the index buckets [`FibGuard::lpm`] of a name with these hashes will
-    /// read. A burst calls this for all its Interests, then [`FibGuard::prefetch_slots`], then
-    /// [`FibGuard::prefetch_names`], then
-    /// looks them up, so the cache misses of a burst overlap instead of queueing.
+    /// read. A burst calls this for all its Interests, then [`FibGuard::prefetch_slot`] for
+    /// all, then [`FibGuard::prefetch_name`] with the slots found, then looks them up, so the
+    /// cache misses of a burst overlap instead of queueing.
     #[inline]
     pub fn prefetch(&self, hashes: &NameHashes) {
         self.table.prefetch(hashes);
     }
 
-    /// Starts loading the slots the (now cached) buckets point at for the deepest prefix with
-    /// a candidate; see [`FibGuard::prefetch`].
+    /// Starts loading the slot the (now cached) buckets point at for the deepest prefix with
+    /// a candidate, and returns its id; see [`FibGuard::prefetch`].
     #[inline]
-    pub fn prefetch_slots(&self, hashes: &NameHashes) {
-        self.table.prefetch_slots(hashes);
+    pub fn prefetch_slot(&self, hashes: &NameHashes) -> Option<u32> {
+        self.table.prefetch_slot(hashes)
     }
 
-    /// Starts loading the prefix octets of the (now cached) likely slots, which the lookup
-    /// compares with the name; see [`FibGuard::prefetch`].
+    /// Starts loading the prefix octets of slot `id` (from [`FibGuard::prefetch_slot`]),
+    /// which the lookup compares with the name; see [`FibGuard::prefetch`].
     #[inline]
-    pub fn prefetch_names(&self, hashes: &NameHashes) {
-        self.table.prefetch_names(hashes);
+    pub fn prefetch_name(&self, id: u32) {
+        self.table.prefetch_name(id);
     }
 
     /// The entry with slab index `id`, if one is there; compare its `seq` to know whether it is

@@ -149,6 +149,9 @@ struct State {
     dnl: DeadNonceList,
     timers: TimerWheel<TimerEvent>,
     fired: Vec<TimerEvent>,
+    /// The FIB slots a burst's prefetch found, kept for its next prefetch pass (reused, so
+    /// it allocates only when a burst is larger than any before).
+    likely_slots: Vec<u32>,
     strategies: StrategyTable,
     fib_scratch: FibScratch,
     faces: FaceTable,
@@ -178,6 +181,7 @@ impl Forwarder {
                 dnl: DeadNonceList::new(config.dnl, now),
                 timers,
                 fired: Vec::with_capacity(256),
+                likely_slots: Vec::with_capacity(256),
                 strategies,
                 fib_scratch: FibScratch::default(),
                 faces: FaceTable::default(),
@@ -215,8 +219,9 @@ impl Forwarder {
         for n in nacks {
             s.on_nack(&fib, now, n, out);
         }
-        // Three prefetch passes, then the lookups: the FIB, PCCT and Dead Nonce List buckets of
-        // every Interest, the FIB slots they point at, the prefix octets in those slots, so the burst's cache misses overlap (papers/002 section 4).
+        // Three prefetch passes, then the lookups: the FIB, PCCT and Dead Nonce List buckets
+        // of every Interest, the FIB slots they point at, the prefix octets in those slots,
+        // so the burst's cache misses overlap (papers/002 section 4).
         for i in interests {
             fib.prefetch(&i.hashes);
             s.pcct.prefetch(i.hashes.full());
@@ -224,11 +229,14 @@ impl Forwarder {
                 s.dnl.prefetch(i.hashes.full(), nonce);
             }
         }
-        for i in interests {
-            fib.prefetch_slots(&i.hashes);
-        }
-        for i in interests {
-            fib.prefetch_names(&i.hashes);
+        s.likely_slots.clear();
+        s.likely_slots.extend(
+            interests
+                .iter()
+                .filter_map(|i| fib.prefetch_slot(&i.hashes)),
+        );
+        for &id in &s.likely_slots {
+            fib.prefetch_name(id);
         }
         for i in interests {
             s.on_interest(&fib, now, i, out);
