@@ -219,7 +219,7 @@ impl State {
             wire,
             token: pkt.token,
             ingress: FaceId::CONTENT_STORE,
-            congestion_mark: 0,
+            congestion_mark: pkt.congestion_mark,
             from_cs: true,
         });
         true

@@ -637,6 +637,31 @@ fn data_copies_carry_the_larger_congestion_mark() {
 }
 
 #[test]
+fn a_cs_hit_carries_the_interests_congestion_mark() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/a/1", 1), None));
+    h.data(UP1, data("/a/1", 0), Some(token));
+    let mark_of = |out: &[Out]| match out {
+        [Out::Data {
+            face,
+            congestion_mark,
+            from_cs: true,
+            ..
+        }] => (*face, *congestion_mark),
+        other => panic!("{other:?}"),
+    };
+    let out = h.interest_with(APP2, interest("/a/1", 2), None, |i| i.congestion_mark = 1);
+    assert_eq!(
+        mark_of(&out),
+        (APP2, 1),
+        "a marked Interest's answer is marked"
+    );
+    let out = h.interest(APP, interest("/a/1", 3), None);
+    assert_eq!(mark_of(&out), (APP, 0));
+}
+
+#[test]
 fn data_skips_downstreams_whose_interest_expired() {
     let mut h = Harness::new();
     h.route("/a", UP1, 10);
