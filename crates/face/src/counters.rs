@@ -36,4 +36,7 @@ pub struct FaceCounters {
     pub n_out_queue_full: u64,
     /// Frames dropped because they could not be fragmented to the MTU.
     pub n_out_too_large: u64,
+    /// Packets received whole but dropped because the forwarding thread's input ring was
+    /// full (the forwarder is overloaded; counted against the face they came from).
+    pub n_in_queue_full: u64,
 }

@@ -234,6 +234,12 @@ impl Face {
         &self.counters
     }
 
+    /// Counts a packet from this face that the forwarder had no room for (its input ring was
+    /// full); the dispatcher, not the face, sees that drop.
+    pub fn count_in_queue_full(&mut self) {
+        self.counters.n_in_queue_full += 1;
+    }
+
     /// The remote socket address of a UDP unicast face (what its channel demultiplexes on).
     pub fn udp_remote(&self) -> Option<std::net::SocketAddr> {
         match &self.transport {

@@ -14,12 +14,15 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::peer::{interest, Conn, Got, Producer};
+use common::peer::{self, interest, Conn, Got, Producer};
 use common::Daemon;
-use kite_packet::NetPacket;
+use kite_app::nfd_name;
+use kite_mgmt::datasets::FaceStatus;
+use kite_mgmt::decode_items;
+use kite_packet::{NackReason, NetPacket};
 
 /// Consumers flooding the forwarder at once.
 const CONSUMERS: usize = 3;
@@ -28,6 +31,104 @@ const BATCH: usize = 256;
 /// Hang guard: the flood stops here even without a mark (and the test fails).
 const GUARD: Duration = Duration::from_secs(60);
 
+/// Consumers writing Interests for `/flood/<c>/<seq>` as fast as the socket takes them, each
+/// with a reader counting the Data that come back and those marked, until stopped (or, with
+/// `stop_on_mark`, until the first marked Data; only Data may come back before that).
+struct Flood {
+    stop: Arc<AtomicBool>,
+    marked: Arc<AtomicU64>,
+    received: Arc<AtomicU64>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Flood {
+    fn start(socket: &str, stop_on_mark: bool) -> Flood {
+        let stop = Arc::new(AtomicBool::new(false));
+        let marked = Arc::new(AtomicU64::new(0));
+        let received = Arc::new(AtomicU64::new(0));
+        let mut threads = Vec::new();
+        for c in 0..CONSUMERS {
+            let mut writer = Conn::unix(socket);
+            let mut reader = writer.try_clone();
+            let (stop_w, stop_r) = (stop.clone(), stop.clone());
+            let (marked, received) = (marked.clone(), received.clone());
+            threads.push(std::thread::spawn(move || {
+                let mut seq = 0u64;
+                let mut batch = Vec::new();
+                while !stop_w.load(Ordering::Relaxed) {
+                    batch.clear();
+                    for _ in 0..BATCH {
+                        batch.extend_from_slice(&interest(&format!("/flood/{c}/{seq}"), 10_000));
+                        seq += 1;
+                    }
+                    if writer.try_send(&batch).is_err() {
+                        return;
+                    }
+                }
+            }));
+            threads.push(std::thread::spawn(move || {
+                while !stop_r.load(Ordering::Relaxed) {
+                    let frame = match reader.recv(Duration::from_millis(200)) {
+                        Got::Frame(f) => f,
+                        Got::Nothing => continue,
+                        Got::Closed => return,
+                    };
+                    let (header, packet) = NetPacket::decode_frame(frame).expect("a packet");
+                    let mark = header.congestion_mark.unwrap_or(0);
+                    match packet {
+                        NetPacket::Data(_) => {
+                            received.fetch_add(1, Ordering::Relaxed);
+                            if mark > 0 {
+                                marked.fetch_add(1, Ordering::Relaxed);
+                                if stop_on_mark {
+                                    stop_r.store(true, Ordering::Relaxed);
+                                }
+                            }
+                        }
+                        // A long flood fills the PIT, which then Nacks new Interests.
+                        NetPacket::Nack(n)
+                            if !stop_on_mark && n.reason == NackReason::CONGESTION => {}
+                        other => panic!("only Data may come back: {other:?}"),
+                    }
+                }
+            }));
+        }
+        Flood {
+            stop,
+            marked,
+            received,
+            threads,
+        }
+    }
+
+    /// Waits until the flood stopped itself or `limit` passed.
+    fn wait(&self, limit: Duration) {
+        let until = Instant::now() + limit;
+        while !self.stop.load(Ordering::Relaxed) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Stops the consumers; returns (marked, received) Data.
+    fn stop(self) -> (u64, u64) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            t.join().expect("a consumer thread");
+        }
+        (
+            self.marked.load(Ordering::Relaxed),
+            self.received.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Fwd-queue-full drops over every face (Kite's faces/list extension).
+fn ring_full_drops(socket: &str, timeout: Duration) -> Result<u64, kite_app::ClientError> {
+    let payload = peer::mgmt(socket).dataset(&nfd_name(&[b"faces", b"list"]), timeout)?;
+    let faces: Vec<FaceStatus> = decode_items(&payload).expect("FaceStatus items");
+    Ok(faces.iter().map(|f| f.drops.n_in_queue_full).sum())
+}
+
 #[test]
 fn an_overloaded_forwarding_thread_marks_data_with_congestion() {
     // One forwarding thread, so every Interest goes through the same ring.
@@ -35,63 +136,9 @@ fn an_overloaded_forwarding_thread_marks_data_with_congestion() {
     let s = kite.socket().to_string();
     let _producer = Producer::start(&s, "/flood", Box::new(|_| Some(Bytes::from_static(b"d"))));
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let marked = Arc::new(AtomicU64::new(0));
-    let received = Arc::new(AtomicU64::new(0));
-    let mut threads = Vec::new();
-    for c in 0..CONSUMERS {
-        let mut writer = Conn::unix(&s);
-        let mut reader = writer.try_clone();
-        let (stop_w, stop_r) = (stop.clone(), stop.clone());
-        let (marked, received) = (marked.clone(), received.clone());
-        threads.push(std::thread::spawn(move || {
-            let mut seq = 0u64;
-            let mut batch = Vec::new();
-            while !stop_w.load(Ordering::Relaxed) {
-                batch.clear();
-                for _ in 0..BATCH {
-                    batch.extend_from_slice(&interest(&format!("/flood/{c}/{seq}"), 10_000));
-                    seq += 1;
-                }
-                if writer.try_send(&batch).is_err() {
-                    return;
-                }
-            }
-        }));
-        threads.push(std::thread::spawn(move || {
-            while !stop_r.load(Ordering::Relaxed) {
-                let frame = match reader.recv(Duration::from_millis(200)) {
-                    Got::Frame(f) => f,
-                    Got::Nothing => continue,
-                    Got::Closed => return,
-                };
-                let (header, packet) = NetPacket::decode_frame(frame).expect("a packet");
-                let mark = header.congestion_mark.unwrap_or(0);
-                match packet {
-                    NetPacket::Data(_) => {
-                        received.fetch_add(1, Ordering::Relaxed);
-                        if mark > 0 {
-                            marked.fetch_add(1, Ordering::Relaxed);
-                            stop_r.store(true, Ordering::Relaxed);
-                        }
-                    }
-                    other => panic!("only Data may come back: {other:?}"),
-                }
-            }
-        }));
-    }
-    let until = std::time::Instant::now() + GUARD;
-    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    stop.store(true, Ordering::Relaxed);
-    for t in threads {
-        t.join().expect("a consumer thread");
-    }
-    let (marked, received) = (
-        marked.load(Ordering::Relaxed),
-        received.load(Ordering::Relaxed),
-    );
+    let flood = Flood::start(&s, true);
+    flood.wait(GUARD);
+    let (marked, received) = flood.stop();
     assert!(
         marked > 0,
         "no CongestionMark on {received} Data within {GUARD:?} of overload"
@@ -116,4 +163,38 @@ fn an_overloaded_forwarding_thread_marks_data_with_congestion() {
         answered.map(|d| d.name.to_string()).as_deref(),
         Some("/flood/calm")
     );
+}
+
+#[test]
+fn management_answers_while_a_flood_overflows_the_interest_ring() {
+    let kite = Daemon::local(&["--threads", "1"]);
+    let s = kite.socket().to_string();
+    let _producer = Producer::start(&s, "/flood", Box::new(|_| Some(Bytes::from_static(b"d"))));
+    let flood = Flood::start(&s, false);
+
+    // The ring overflows: the drops are counted against the flooding faces. Until then a
+    // read may time out (the dataset Interest itself is not what is tested yet).
+    let first = common::eventually(GUARD, || {
+        ring_full_drops(&s, Duration::from_secs(2))
+            .ok()
+            .filter(|&n| n > 0)
+    })
+    .expect("the flood overflows the forwarding thread's Interest ring");
+
+    // While it keeps overflowing, every management request is answered in time: its
+    // /localhost Interest does not queue behind the flood (it has a ring of its own), and the
+    // PIT the flood has filled keeps room for it (a reserve for /localhost).
+    let mut last = first;
+    for round in 0..8 {
+        let general =
+            peer::mgmt(&s).dataset(&nfd_name(&[b"status", b"general"]), Duration::from_secs(2));
+        assert!(general.is_ok(), "status/general round {round}: {general:?}");
+        last = ring_full_drops(&s, Duration::from_secs(2))
+            .unwrap_or_else(|e| panic!("faces/list round {round}: {e}"));
+    }
+    assert!(
+        last > first,
+        "the flood went on overflowing ({first} -> {last})"
+    );
+    flood.stop();
 }

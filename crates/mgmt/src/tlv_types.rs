@@ -123,6 +123,8 @@ pub const KITE_N_FRAMING_ERRORS: u64 = 0x4B06;
 pub const KITE_N_OUT_QUEUE_FULL: u64 = 0x4B08;
 /// Frames dropped because they could not be fragmented to the MTU.
 pub const KITE_N_OUT_TOO_LARGE: u64 = 0x4B0A;
+/// Packets dropped because the forwarding thread's input ring was full.
+pub const KITE_N_IN_QUEUE_FULL: u64 = 0x4B0C;
 
 // ---- FIB, RIB, strategy choice, CS ----
 

@@ -351,6 +351,7 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_framing_errors: c[4],
                     n_out_queue_full: c[3],
                     n_out_too_large: c[2],
+                    n_in_queue_full: c[1],
                 },
             }
         })

@@ -48,6 +48,11 @@ pub const MAX_CAPACITY: usize = 1 << SLOT_BITS;
 /// Octets of Kite's PIT token.
 const TOKEN_LEN: usize = 6;
 
+/// PIT entries kept for `/localhost` Interests (management commands and datasets, which only
+/// local faces may send) beyond [`PcctConfig::pit_capacity`]. (The entries they need come
+/// from [`PcctConfig::capacity`], which by default exceeds PIT, reserve and CS together.)
+pub const LOCALHOST_PIT_RESERVE: usize = 256;
+
 /// How big a PCCT may grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PcctConfig {
@@ -139,6 +144,9 @@ pub struct Pcct {
     entries: Slab<Entry>,
     index: BucketIndex,
     pits: Slab<PitEntry>,
+    /// PIT entries for names outside `/localhost`; the slab holds [`LOCALHOST_PIT_RESERVE`]
+    /// more, so management still answers when a flood has filled the PIT.
+    pit_capacity: usize,
     lru_head: u32,
     lru_tail: u32,
     cs_len: usize,
@@ -155,7 +163,8 @@ impl Pcct {
             thread,
             entries: Slab::with_capacity(config.capacity.min(MAX_CAPACITY)),
             index: BucketIndex::with_capacity(config.capacity.min(MAX_CAPACITY)),
-            pits: Slab::with_capacity(config.pit_capacity),
+            pits: Slab::with_capacity(config.pit_capacity + LOCALHOST_PIT_RESERVE),
+            pit_capacity: config.pit_capacity,
             lru_head: NIL,
             lru_tail: NIL,
             cs_len: 0,
@@ -309,6 +318,9 @@ impl Pcct {
         must_be_fresh: bool,
         pit: PitEntry,
     ) -> Result<(), Full> {
+        if pit.scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
+            return Err(Full::Pit);
+        }
         let (i, _) = self.pits.insert(pit).map_err(|_| Full::Pit)?;
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());

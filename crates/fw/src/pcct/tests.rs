@@ -261,3 +261,38 @@ fn digest_named_pit_entries_are_counted() {
     t.pit_discard(named, true);
     assert!(!t.has_digest_named_pits());
 }
+
+#[test]
+fn a_full_pit_keeps_room_for_localhost_interests() {
+    let mut t = Pcct::new(
+        3,
+        PcctConfig {
+            capacity: 8 + LOCALHOST_PIT_RESERVE,
+            pit_capacity: 4,
+            cs_capacity: 4,
+        },
+    );
+    for k in 0..4 {
+        let uri = format!("/flood/{k}");
+        let s = insert(&mut t, &uri, None);
+        t.pit_insert(s, false, pit_for(&name(&uri))).unwrap();
+    }
+    let s = insert(&mut t, "/flood/4", None);
+    assert!(t.pit_insert(s, false, pit_for(&name("/flood/4"))).is_err());
+    t.remove_if_unused(s);
+    // /localhost (management) has its reserve; a name merely containing it does not
+    for k in 0..LOCALHOST_PIT_RESERVE {
+        let uri = format!("/localhost/nfd/status/general/{k}");
+        let s = insert(&mut t, &uri, None);
+        t.pit_insert(s, false, pit_for(&name(&uri))).unwrap();
+    }
+    let s = insert(&mut t, "/localhost/nfd/x", None);
+    assert!(t
+        .pit_insert(s, false, pit_for(&name("/localhost/nfd/x")))
+        .is_err());
+    let s = insert(&mut t, "/a/localhost", None);
+    assert!(t
+        .pit_insert(s, false, pit_for(&name("/a/localhost")))
+        .is_err());
+    assert_eq!(t.pit_len(), 4 + LOCALHOST_PIT_RESERVE);
+}

@@ -2,17 +2,25 @@
 //! gets its name hashes and goes to the forwarding thread that owns it (papers/002 section 2):
 //! Interests by the Name Dispatch Table, Data and Nacks by the thread inside Kite's PIT token,
 //! or, without one, to each thread the NDT names for the Data name's prefixes 0..=k.
+//!
+//! `/localhost` Interests from local faces (management commands and dataset requests, local
+//! apps talking to each other) take a small ring of their own that the forwarding thread
+//! drains first, so `kite status` or a prefix registration still gets through while a flood
+//! keeps the Interest ring full.
 
 use std::sync::Arc;
+
+use hashbrown::HashSet;
 
 use kite_face::{Received, RxPacket};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
 
+use crate::face::FaceId;
 use crate::forwarder::{InData, InInterest, InNack};
 use crate::hash::NameHasher;
 use crate::ndt::Ndt;
-use crate::pcct::Pcct;
+use crate::pcct::{NameScope, Pcct};
 use crate::time::{Clock, MonotonicClock, Time};
 
 use super::park::Waker;
@@ -23,8 +31,12 @@ pub(crate) struct Stamped<T> {
     pub pkt: T,
 }
 
-/// The producing ends of one forwarding thread's three input rings.
+/// Slots of the ring for `/localhost` Interests from local faces.
+const LOCAL_RING: usize = 256;
+
+/// The producing ends of one forwarding thread's input rings.
 pub(crate) struct Inputs {
+    local: Producer<Stamped<InInterest>>,
     interests: Producer<Stamped<InInterest>>,
     data: Producer<Stamped<InData>>,
     nacks: Producer<Stamped<InNack>>,
@@ -32,6 +44,8 @@ pub(crate) struct Inputs {
 
 /// The consuming ends, held by the forwarding thread.
 pub(crate) struct InputRings {
+    /// `/localhost` Interests from local faces, taken before everything else.
+    pub local: Consumer<Stamped<InInterest>>,
     pub interests: Consumer<Stamped<InInterest>>,
     pub data: Consumer<Stamped<InData>>,
     pub nacks: Consumer<Stamped<InNack>>,
@@ -40,36 +54,33 @@ pub(crate) struct InputRings {
 impl InputRings {
     /// Whether any ring holds a packet.
     pub fn has_work(&self) -> bool {
-        !self.data.is_empty() || !self.nacks.is_empty() || !self.interests.is_empty()
+        !self.local.is_empty()
+            || !self.data.is_empty()
+            || !self.nacks.is_empty()
+            || !self.interests.is_empty()
     }
 }
 
-/// Three rings of `capacity` slots each.
+/// Interest, Data and Nack rings of `capacity` slots each, and the local ring.
 pub(crate) fn rings(capacity: usize) -> (Inputs, InputRings) {
+    let (lp, lc) = RingBuffer::new(LOCAL_RING.min(capacity));
     let (ip, ic) = RingBuffer::new(capacity);
     let (dp, dc) = RingBuffer::new(capacity);
     let (np, nc) = RingBuffer::new(capacity);
     (
         Inputs {
+            local: lp,
             interests: ip,
             data: dp,
             nacks: np,
         },
         InputRings {
+            local: lc,
             interests: ic,
             data: dc,
             nacks: nc,
         },
     )
-}
-
-/// Dispatch counters of one I/O thread.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct DispatchCounters {
-    /// Packets dropped because the destination ring was full.
-    pub ring_full: u64,
-    /// Data or Nacks whose Kite token named a thread that does not exist.
-    pub bad_token: u64,
 }
 
 /// Routes received packets to forwarding threads.
@@ -81,7 +92,11 @@ pub(crate) struct Dispatcher {
     /// Threads that got packets since the last `wake`.
     pending: u64,
     clock: MonotonicClock,
-    pub counters: DispatchCounters,
+    /// Faces with local scope (whose `/localhost` Interests take the local ring).
+    local_faces: HashSet<FaceId>,
+    /// The ingress face of each packet dropped because its ring was full, since the last
+    /// [`Dispatcher::take_dropped`] (its capacity is kept, so counting allocates nothing).
+    dropped: Vec<FaceId>,
 }
 
 impl Dispatcher {
@@ -99,19 +114,34 @@ impl Dispatcher {
             wakers,
             pending: 0,
             clock,
-            counters: DispatchCounters::default(),
+            local_faces: HashSet::new(),
+            dropped: Vec::new(),
         }
     }
 
-    /// The thread a Kite token names, if it is one and the thread exists.
-    fn token_thread(&mut self, token: Option<&PitToken>) -> Option<usize> {
-        let t = usize::from(Pcct::token_thread(token?)?);
-        if t < self.inputs.len() {
-            Some(t)
-        } else {
-            self.counters.bad_token += 1;
-            None
+    /// Tells the dispatcher a face's scope (on creation) so its `/localhost` Interests take
+    /// the local ring.
+    pub fn add_face(&mut self, face: FaceId, local: bool) {
+        if local {
+            self.local_faces.insert(face);
         }
+    }
+
+    /// Forgets a face.
+    pub fn remove_face(&mut self, face: FaceId) {
+        self.local_faces.remove(&face);
+    }
+
+    /// The ingress faces of the packets dropped for a full ring since the last call, one
+    /// entry per packet, for the caller to count against each face; empty afterwards.
+    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, FaceId> {
+        self.dropped.drain(..)
+    }
+
+    /// The thread a Kite token names, if it is one and the thread exists.
+    fn token_thread(&self, token: Option<&PitToken>) -> Option<usize> {
+        let t = usize::from(Pcct::token_thread(token?)?);
+        (t < self.inputs.len()).then_some(t)
     }
 
     /// Queues a burst of received packets (`received` is left empty), stamped with one
@@ -141,8 +171,15 @@ impl Dispatcher {
                     next_hop: r.next_hop_face_id.map(crate::face::FaceId),
                     congestion_mark: r.congestion_mark,
                 };
-                let ok = self.inputs[t].interests.push(Stamped { at, pkt }).is_ok();
-                self.counted(t, ok);
+                let local = NameScope::of(&pkt.interest.name) == NameScope::Localhost
+                    && self.local_faces.contains(&r.face);
+                let ring = if local {
+                    &mut self.inputs[t].local
+                } else {
+                    &mut self.inputs[t].interests
+                };
+                let ok = ring.push(Stamped { at, pkt }).is_ok();
+                self.counted(t, ok, r.face);
             }
             RxPacket::Data(data) => {
                 let no_cache = r.cache_policy == Some(CachePolicy::NO_CACHE);
@@ -156,7 +193,7 @@ impl Dispatcher {
                 };
                 if let Some(t) = self.token_thread(r.pit_token.as_ref()) {
                     let ok = self.inputs[t].data.push(Stamped { at, pkt }).is_ok();
-                    self.counted(t, ok);
+                    self.counted(t, ok, r.face);
                     return;
                 }
                 let hashes = self.hasher.prefix_hashes(&pkt.data.name);
@@ -171,7 +208,7 @@ impl Dispatcher {
                             pkt: pkt.clone(),
                         })
                         .is_ok();
-                    self.counted(t, ok);
+                    self.counted(t, ok, r.face);
                 }
             }
             RxPacket::Nack(reason, interest) => {
@@ -187,16 +224,16 @@ impl Dispatcher {
                     token: r.pit_token,
                 };
                 let ok = self.inputs[t].nacks.push(Stamped { at, pkt }).is_ok();
-                self.counted(t, ok);
+                self.counted(t, ok, r.face);
             }
         }
     }
 
-    fn counted(&mut self, thread: usize, ok: bool) {
+    fn counted(&mut self, thread: usize, ok: bool, face: FaceId) {
         if ok {
             self.pending |= 1 << thread;
         } else {
-            self.counters.ring_full += 1;
+            self.dropped.push(face);
         }
     }
 

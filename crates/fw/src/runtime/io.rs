@@ -17,7 +17,7 @@ use rtrb::Consumer;
 use super::dispatch::Dispatcher;
 use super::park::{SleepFlag, Waker};
 use super::{FaceCommandError, FaceEvent, FaceStatus, FwCommand, IoCommand, RuntimeConfig};
-use crate::face::FaceId;
+use crate::face::{FaceId, FaceScope};
 use crate::out::Out;
 use crate::strategy::FaceInfo;
 
@@ -178,7 +178,7 @@ impl IoThread {
             }
             ready.clear();
             self.ready = ready;
-            self.dispatcher.dispatch_burst(&mut self.received);
+            self.dispatch();
             if !self.handle_commands() {
                 return;
             }
@@ -375,6 +375,17 @@ impl IoThread {
         }
     }
 
+    /// Hands the packets read this round to the forwarding threads and counts those that
+    /// found their ring full against the faces they came from.
+    fn dispatch(&mut self) {
+        self.dispatcher.dispatch_burst(&mut self.received);
+        for id in self.dispatcher.take_dropped() {
+            if let Some(face) = self.faces.get_mut(&id) {
+                face.count_in_queue_full();
+            }
+        }
+    }
+
     fn add_face(&mut self, face: Face) -> FaceStatus {
         let id = face.id();
         if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
@@ -384,6 +395,8 @@ impl IoThread {
             scope: face.scope(),
             link_type: face.link_type(),
         };
+        self.dispatcher
+            .add_face(id, face.scope() == FaceScope::Local);
         for (tx, w) in &self.fwd {
             let _ = tx.send(FwCommand::AddFace(id, info));
             w.wake();
@@ -399,6 +412,7 @@ impl IoThread {
         let face = self.faces.remove(&id)?;
         let _ = face.deregister(self.poll.registry());
         self.forget_in_channel(&face);
+        self.dispatcher.remove_face(id);
         for (tx, w) in &self.fwd {
             let _ = tx.send(FwCommand::RemoveFace(id));
             w.wake();

@@ -215,7 +215,7 @@ pub struct ThreadCounters {
     pub cs_serve: bool,
     /// Packets CoDel marked.
     pub codel_marked: u64,
-    /// Packets dropped because an input ring was full.
+    /// Packets dropped on the way out: the I/O thread's ring was full or the face was gone.
     pub queue_dropped: u64,
 }
 

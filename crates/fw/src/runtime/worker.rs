@@ -168,6 +168,16 @@ impl Worker {
     /// Moves up to one burst from each ring into the burst vectors, marking per CoDel.
     fn take_burst(&mut self, now: Time) -> bool {
         let n = self.burst;
+        // `/localhost` Interests from local faces first, unmarked: management must answer
+        // even when the Interest ring is congested.
+        let mut local = 0;
+        while local < n {
+            let Ok(Stamped { pkt, .. }) = self.inputs.local.pop() else {
+                break;
+            };
+            self.interests.push(pkt);
+            local += 1;
+        }
         let data = take(
             &mut self.inputs.data,
             n,
@@ -189,7 +199,7 @@ impl Worker {
             &mut self.aqm.interests,
             &mut self.interests,
         );
-        data + nacks + interests > 0
+        local + data + nacks + interests > 0
     }
 
     fn apply_commands(&mut self) -> Result<(), Stop> {

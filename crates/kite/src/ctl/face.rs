@@ -214,6 +214,7 @@ fn face_json(f: &FaceStatus) -> Value {
             "framing_errors": d.n_framing_errors,
             "out_queue_full": d.n_out_queue_full,
             "out_too_large": d.n_out_too_large,
+            "in_queue_full": d.n_in_queue_full,
         },
         "flags": f.flags,
         "local_fields": bit(f.flags, face_flag_bit::LOCAL_FIELDS_ENABLED),
@@ -306,13 +307,15 @@ fn face_details(f: &FaceStatus) -> String {
         (
             "drops",
             format!(
-                "malformed={} lp={} reassembly={} framing={} queue-full={} too-large={}",
+                "malformed={} lp={} reassembly={} framing={} queue-full={} too-large={} \
+                 fwd-queue-full={}",
                 d.n_in_malformed,
                 d.n_in_lp_dropped,
                 d.n_reassembly_dropped,
                 d.n_framing_errors,
                 d.n_out_queue_full,
                 d.n_out_too_large,
+                d.n_in_queue_full,
             ),
         ),
         ("flags", format::face_flags(f.flags)),

@@ -9,7 +9,7 @@ use crate::tlv_types::{self as t, FacePersistency, FaceScope, LinkType};
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// Field order of FaceStatus: NFD's, then Kite's drop counters.
-const ORDER: [u64; 25] = [
+const ORDER: [u64; 26] = [
     t::FACE_ID,
     t::URI,
     t::LOCAL_URI,
@@ -35,6 +35,7 @@ const ORDER: [u64; 25] = [
     t::KITE_N_FRAMING_ERRORS,
     t::KITE_N_OUT_QUEUE_FULL,
     t::KITE_N_OUT_TOO_LARGE,
+    t::KITE_N_IN_QUEUE_FULL,
 ];
 
 /// Index in [`ORDER`] of the first counter.
@@ -106,10 +107,12 @@ pub struct FaceDrops {
     pub n_out_queue_full: u64,
     /// Frames too large to fragment to the MTU.
     pub n_out_too_large: u64,
+    /// Packets the forwarder had no room for (its input ring was full).
+    pub n_in_queue_full: u64,
 }
 
 impl FaceDrops {
-    fn to_array(self) -> [u64; 6] {
+    fn to_array(self) -> [u64; 7] {
         [
             self.n_in_malformed,
             self.n_in_lp_dropped,
@@ -117,10 +120,11 @@ impl FaceDrops {
             self.n_framing_errors,
             self.n_out_queue_full,
             self.n_out_too_large,
+            self.n_in_queue_full,
         ]
     }
 
-    fn from_array(a: [u64; 6]) -> Self {
+    fn from_array(a: [u64; 7]) -> Self {
         FaceDrops {
             n_in_malformed: a[0],
             n_in_lp_dropped: a[1],
@@ -128,6 +132,7 @@ impl FaceDrops {
             n_framing_errors: a[3],
             n_out_queue_full: a[4],
             n_out_too_large: a[5],
+            n_in_queue_full: a[6],
         }
     }
 }
@@ -196,7 +201,7 @@ impl Tlv for FaceStatus {
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let (mut uri, mut local_uri) = (None, None);
-        let mut numbers: [Option<u64>; 25] = [None; 25];
+        let mut numbers = [None; ORDER.len()];
         walk_strict(el.children(), &ORDER, None, |f| {
             match f.typ {
                 t::URI => uri = Some(string(f)?),

@@ -64,6 +64,7 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             n_framing_errors: c.n_framing_errors,
             n_out_queue_full: c.n_out_queue_full,
             n_out_too_large: c.n_out_too_large,
+            n_in_queue_full: c.n_in_queue_full,
         },
     }
 }
