@@ -19,8 +19,8 @@ pub enum Event {
     Data {
         /// The Interest.
         id: InterestId,
-        /// The Data.
-        data: Data,
+        /// The Data (boxed: it is far larger than the other events).
+        data: Box<Data>,
         /// Time from sending to arrival.
         rtt: Duration,
         /// Whether the frame carried an NDNLPv2 CongestionMark other than 0.
@@ -199,7 +199,7 @@ impl Pipeline {
                     self.cancel(id);
                     events.push(Event::Data {
                         id,
-                        data: data.clone(),
+                        data: Box::new(data.clone()),
                         rtt: now.saturating_duration_since(sent_at),
                         congestion_mark,
                     });

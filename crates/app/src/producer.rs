@@ -89,7 +89,7 @@ impl Producer {
             Some(token) => {
                 let lp = LpPacket {
                     header: LpHeader {
-                        pit_token: Some(token.clone()),
+                        pit_token: Some(*token),
                         ..LpHeader::default()
                     },
                     fragment: Some(data),

@@ -214,7 +214,7 @@ impl Fetcher<'_> {
                         .ok_or_else(|| FetchError::NotSegmented(data.name.clone()))?;
                     self.versioned = versioned.clone();
                     self.stats.versioned = Some(versioned);
-                    return Ok(data);
+                    return Ok(*data);
                 }
                 Event::Nack { reason, .. } => {
                     self.stats.nacks += 1;
@@ -295,7 +295,7 @@ impl Fetcher<'_> {
                     self.cut(sent.sent_at, now);
                 }
                 self.window.on_data(now, self.rtt.srtt());
-                self.accept(data, out)
+                self.accept(*data, out)
             }
             Event::Nack { id, reason } => {
                 let Some(sent) = self.in_flight.remove(&id) else {
