@@ -136,6 +136,8 @@ struct Fetcher<'a> {
     opts: &'a FetchOptions,
     window: Window,
     rtt: RttEstimator,
+    /// When the RTO was last backed off.
+    last_backoff: Option<Instant>,
     versioned: Name,
     in_flight: HashMap<InterestId, InFlight>,
     /// Segments to send again, with their retry counts.
@@ -164,6 +166,7 @@ pub fn fetch(
         opts,
         window: Window::new(opts.cc),
         rtt: RttEstimator::new(Duration::from_secs(1), opts.min_rto, opts.max_rto),
+        last_backoff: None,
         versioned: name.clone(),
         in_flight: HashMap::new(),
         retx: VecDeque::new(),
@@ -318,13 +321,20 @@ impl Fetcher<'_> {
                     return Ok(());
                 };
                 self.stats.timeouts += 1;
-                self.rtt.backoff();
+                // Back the RTO off once per loss event, however many Interests of its round
+                // trip time out.
+                if self.last_backoff.is_none_or(|b| sent.sent_at > b) {
+                    self.rtt.backoff();
+                    self.last_backoff = Some(now);
+                }
                 self.cut(sent.sent_at, now);
                 self.retransmit(sent)
             }
         }
     }
 
+    /// Cuts the window for a congestion signal about an Interest sent at `sent_at` (unless it
+    /// was already cut in this round trip).
     fn cut(&mut self, sent_at: Instant, now: Instant) {
         if self.window.on_congestion(sent_at, now) {
             self.stats.window_decreases += 1;
