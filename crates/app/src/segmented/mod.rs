@@ -11,3 +11,6 @@ pub use cc::{CcKind, CcOptions, Window};
 pub use fetch::{fetch, FetchError, FetchOptions, FetchStats};
 pub use publish::{PublishOptions, Published};
 pub use rto::RttEstimator;
+
+#[cfg(test)]
+mod tests;

@@ -91,9 +91,7 @@ pub fn run(args: GetArgs) -> Result<String> {
     };
     let pipe = Pipeline::new(args.socket.connect()?);
     let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(
-            File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        ),
+        Some(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, &mut out);

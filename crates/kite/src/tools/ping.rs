@@ -203,7 +203,9 @@ fn serve(args: &PingArgs, stop: &AtomicBool) -> Result<String> {
     if let Some(e) = failure {
         return Err(e.into());
     }
-    Ok(format!("\n--- {prefix} ping server: {answered} probes answered\n"))
+    Ok(format!(
+        "\n--- {prefix} ping server: {answered} probes answered\n"
+    ))
 }
 
 #[cfg(test)]
