@@ -180,7 +180,10 @@ impl Client {
             Err(ClientError::Io(e))
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        // A signal (e.g. the Ctrl-C a serving loop watches for) woke the read.
+                        | io::ErrorKind::Interrupted
                 ) =>
             {
                 Ok(None)
