@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_packet::{tt, Data, Interest, NetPacket, Nonce};
+use kite_packet::{tt, Data, Interest, LpHeader, NetPacket, Nonce};
 
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
@@ -141,25 +141,10 @@ impl Client {
         self.stream.write_all(&wire)?;
         let deadline = Instant::now() + timeout;
         loop {
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            if remaining.is_zero() {
-                return Err(timeout_error(&sent, timeout));
-            }
-            self.stream.set_read_timeout(remaining)?;
-            let frame = match self.frames.next_frame(&mut self.stream) {
-                Err(ClientError::Io(e))
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    return Err(timeout_error(&sent, timeout))
-                }
-                other => other?,
-            };
-            match NetPacket::decode_frame(frame)?.1 {
-                NetPacket::Data(d) if satisfies(&sent, &d) => return Ok(d),
-                NetPacket::Nack(n)
+            match self.recv_until(deadline)? {
+                None => return Err(timeout_error(&sent, timeout)),
+                Some((_, NetPacket::Data(d))) if satisfies(&sent, &d) => return Ok(d),
+                Some((_, NetPacket::Nack(n)))
                     if n.interest.name == sent.name && n.interest.nonce == sent.nonce =>
                 {
                     return Err(ClientError::Nack {
@@ -167,8 +152,53 @@ impl Client {
                         name: sent.name,
                     })
                 }
-                _ => {}
+                Some(_) => {}
             }
+        }
+    }
+
+    /// Writes one encoded packet or NDNLPv2 frame to the forwarder.
+    pub fn send_wire(&mut self, wire: &[u8]) -> Result<(), ClientError> {
+        Ok(self.stream.write_all(wire)?)
+    }
+
+    /// The next packet from the forwarder with its NDNLPv2 header fields, waiting in the
+    /// kernel (no CPU used) until `deadline`; `None` when nothing came by then.
+    pub fn recv_until(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Option<(LpHeader, NetPacket)>, ClientError> {
+        if let Some(p) = self.recv_buffered()? {
+            return Ok(Some(p));
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Ok(None);
+        }
+        self.stream.set_read_timeout(remaining)?;
+        match self.frames.next_frame(&mut self.stream) {
+            Err(ClientError::Io(e))
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        // A signal (e.g. the Ctrl-C a serving loop watches for) woke the read.
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+            Ok(frame) => Ok(Some(NetPacket::decode_frame(frame)?)),
+        }
+    }
+
+    /// The next packet already read from the socket, without a system call; `None` when no
+    /// whole frame is buffered.
+    pub fn recv_buffered(&mut self) -> Result<Option<(LpHeader, NetPacket)>, ClientError> {
+        match self.frames.buffered_frame()? {
+            Some(frame) => Ok(Some(NetPacket::decode_frame(frame)?)),
+            None => Ok(None),
         }
     }
 }
@@ -187,7 +217,7 @@ fn timeout_error(sent: &Interest, after: Duration) -> ClientError {
 
 /// Whether `data` satisfies `interest` by name (exact, prefix with CanBePrefix, or by implicit
 /// digest).
-fn satisfies(interest: &Interest, data: &Data) -> bool {
+pub(crate) fn satisfies(interest: &Interest, data: &Data) -> bool {
     let want = &interest.name;
     if *want == data.name || (interest.can_be_prefix && want.is_prefix_of(&data.name)) {
         return true;

@@ -11,7 +11,7 @@ use crate::error::ClientError;
 pub const MAX_FRAME_LEN: usize = 8800;
 
 /// Octets requested from the socket per read.
-const READ_CHUNK: usize = 16 * 1024;
+const READ_CHUNK: usize = 64 * 1024;
 
 /// Splits a byte stream into whole TLV elements.
 #[derive(Debug, Default)]
@@ -28,6 +28,11 @@ impl FrameReader {
     /// Whether octets were read that no frame has returned yet.
     pub fn has_buffered(&self) -> bool {
         !self.buf.is_empty()
+    }
+
+    /// The next whole element when it is already buffered (no read).
+    pub fn buffered_frame(&mut self) -> Result<Option<Bytes>, ClientError> {
+        Ok(complete_len(&self.buf)?.map(|len| self.buf.split_to(len).freeze()))
     }
 
     /// The next whole element, reading from `src` as often as needed. End of stream is an

@@ -4,7 +4,8 @@
 //! Nack, NDNLPv2 frame) field by field, `kite encode` builds packets from the command line —
 //! `kite run`, the forwarder daemon, the control commands that manage a running forwarder
 //! (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`: Kite's nfdc), and `kite bench`
-//! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets).
+//! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets),
+//! and the application tools `kite ping`, `kite get`, `kite put`.
 
 mod bench;
 mod bench_daemon;
@@ -14,6 +15,7 @@ mod describe;
 mod encode;
 mod input;
 mod run;
+mod tools;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -55,6 +57,13 @@ enum Command {
     Strategy(ctl::strategy::StrategyArgs),
     /// Show and configure the Content Store, and erase entries from it.
     Cs(ctl::cs::CsArgs),
+    /// Measure reachability and round-trip time to a prefix (ndnping), or answer pings
+    /// under it with --server (ndnpingserver).
+    Ping(tools::ping::PingArgs),
+    /// Fetch a segmented object to standard output or a file (ndncatchunks).
+    Get(tools::get::GetArgs),
+    /// Publish a file or standard input as versioned segments and serve them (ndnputchunks).
+    Put(tools::put::PutArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +79,9 @@ fn main() -> ExitCode {
         Command::Strategy(args) => ctl::strategy::run(args),
         Command::Cs(args) => ctl::cs::run(args),
         Command::Run(args) => run::run(args),
+        Command::Ping(args) => tools::ping::run(args),
+        Command::Get(args) => tools::get::run(args),
+        Command::Put(args) => tools::put::run(args),
     };
     match result {
         Ok(text) => {

@@ -22,6 +22,7 @@ const PY_DEADLINE: Duration = Duration::from_secs(60);
 pub mod peer;
 #[path = "../../../../tests/support/pyndn.rs"]
 mod pyndn;
+pub mod tools;
 
 pub use pyndn::python;
 

@@ -1,0 +1,116 @@
+//! [`Producer`]: registers prefixes through the forwarder's management protocol and answers
+//! the Interests that reach them.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kite_mgmt::ControlParameters;
+use kite_packet::{Interest, LpHeader, LpPacket, Name, NetPacket};
+
+use crate::client::Client;
+use crate::error::ClientError;
+
+/// How long to wait for the answer to rib/register.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// How long rib/unregister may delay a drop.
+const UNREGISTER_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How often the serving loop looks at its stop flag while no Interest comes.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// A connection that serves the prefixes it registered; unregisters them when dropped.
+#[derive(Debug)]
+pub struct Producer {
+    client: Client,
+    prefixes: Vec<Name>,
+}
+
+impl Producer {
+    /// A producer on `client`'s connection, with no prefix yet.
+    pub fn new(client: Client) -> Self {
+        Producer {
+            client,
+            prefixes: Vec::new(),
+        }
+    }
+
+    /// Routes Interests under `prefix` to this connection (rib/register, a signed command
+    /// without FaceId: the forwarder uses the requesting face).
+    pub fn register(&mut self, prefix: &Name) -> Result<(), ClientError> {
+        let params = ControlParameters {
+            name: Some(prefix.clone()),
+            ..Default::default()
+        };
+        self.client
+            .command_ok("rib", "register", &params, COMMAND_TIMEOUT)?;
+        self.prefixes.push(prefix.clone());
+        Ok(())
+    }
+
+    /// The prefixes registered so far.
+    pub fn prefixes(&self) -> &[Name] {
+        &self.prefixes
+    }
+
+    /// Answers Interests until `stop` is set or `deadline` passes: `handler` returns the
+    /// encoded Data for an Interest, or `None` to stay silent. A reply carries the Interest's
+    /// PIT token back when the forwarder attached one.
+    pub fn serve(
+        &mut self,
+        stop: &AtomicBool,
+        deadline: Option<Instant>,
+        mut handler: impl FnMut(&Interest) -> Option<Bytes>,
+    ) -> Result<(), ClientError> {
+        while !stop.load(Ordering::Acquire) {
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            let wake = deadline.map_or(now + STOP_CHECK, |d| d.min(now + STOP_CHECK));
+            let (header, interest) = match self.client.recv_until(wake) {
+                Ok(Some((header, NetPacket::Interest(i)))) => (header, i),
+                // A packet that does not decode is dropped, as a forwarder drops it.
+                Ok(_) | Err(ClientError::Decode(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            if let Some(reply) = handler(&interest) {
+                self.reply(&header, reply)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends `data` in answer to an Interest that came with `header`.
+    fn reply(&mut self, header: &LpHeader, data: Bytes) -> Result<(), ClientError> {
+        match &header.pit_token {
+            None => self.client.send_wire(&data),
+            Some(token) => {
+                let lp = LpPacket {
+                    header: LpHeader {
+                        pit_token: Some(*token),
+                        ..LpHeader::default()
+                    },
+                    fragment: Some(data),
+                };
+                self.client.send_wire(&lp.encode())
+            }
+        }
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        // Best effort: the forwarder also drops the routes when the connection closes.
+        for prefix in std::mem::take(&mut self.prefixes) {
+            let params = ControlParameters {
+                name: Some(prefix),
+                ..Default::default()
+            };
+            let _ = self
+                .client
+                .command("rib", "unregister", &params, UNREGISTER_TIMEOUT);
+        }
+    }
+}

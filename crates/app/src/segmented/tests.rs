@@ -1,0 +1,304 @@
+//! Pipeline, producer and segmented fetch against in-process fakes.
+
+use std::io::Write;
+use std::os::unix::net::UnixListener;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kite_mgmt::dataset::response_data;
+use kite_mgmt::{parse_command, ControlResponse};
+use kite_packet::{
+    Data, DigestSha256, Interest, LpHeader, LpPacket, Nack, NackReason, Name, NetPacket, PitToken,
+};
+
+use super::{fetch, CcKind, CcOptions, FetchError, FetchOptions, PublishOptions, Published};
+use crate::fake::FakeForwarder;
+use crate::framing::FrameReader;
+use crate::{Client, Event, Pipeline, Producer};
+
+fn name(s: &str) -> Name {
+    s.parse().unwrap()
+}
+
+fn pipeline(fake: &FakeForwarder) -> Pipeline {
+    Pipeline::new(Client::connect_unix(fake.socket_path()).unwrap())
+}
+
+fn signed(n: &str, content: &'static [u8]) -> Bytes {
+    Data::new(name(n), content).sign(&DigestSha256).unwrap()
+}
+
+#[test]
+fn pipeline_matches_answers_out_of_order_by_name_and_prefix() {
+    let fake = FakeForwarder::builder()
+        .raw(|i| match i.name.to_uri().as_str() {
+            "/a" => vec![signed("/b", b"b"), signed("/a", b"a")],
+            "/p" => vec![signed("/p/x/y", b"p")],
+            "/n" => vec![Nack::encode_for(NackReason::NO_ROUTE, i.encode())],
+            _ => vec![],
+        })
+        .start();
+    let mut p = pipeline(&fake);
+    let t = Duration::from_secs(5);
+    let b = p.express(Interest::new(name("/b")), t).unwrap();
+    let a = p.express(Interest::new(name("/a")), t).unwrap();
+    let mut cbp = Interest::new(name("/p"));
+    cbp.can_be_prefix = true;
+    let pfx = p.express(cbp, t).unwrap();
+    let exact_p = p.express(Interest::new(name("/p")), t).unwrap();
+    let n = p.express(Interest::new(name("/n")), t).unwrap();
+    let silent = p
+        .express(Interest::new(name("/silent")), Duration::from_millis(50))
+        .unwrap();
+    assert_eq!(p.outstanding(), 6);
+    let mut got = Vec::new();
+    let until = Instant::now() + t;
+    while got.len() < 5 && Instant::now() < until {
+        got.extend(p.poll(until).unwrap());
+    }
+    let data_of = |id| {
+        got.iter().find_map(|e| match e {
+            Event::Data { id: i, data, .. } if *i == id => Some(data.name.to_uri()),
+            _ => None,
+        })
+    };
+    // /b's Data came while answering /a: it still satisfies the /b Interest.
+    assert_eq!(data_of(b).as_deref(), Some("/b"));
+    assert_eq!(data_of(a).as_deref(), Some("/a"));
+    assert_eq!(data_of(pfx).as_deref(), Some("/p/x/y"));
+    assert!(got.iter().any(
+        |e| matches!(e, Event::Nack { id, reason } if *id == n && *reason == NackReason::NO_ROUTE)
+    ));
+    assert!(got
+        .iter()
+        .any(|e| matches!(e, Event::Timeout { id } if *id == silent)));
+    assert_eq!(
+        p.outstanding(),
+        1,
+        "only the exact /p is left: /p/x/y is not /p"
+    );
+    assert!(p.interest(exact_p).is_some());
+}
+
+#[test]
+fn poll_sleeps_until_the_deadline_when_nothing_comes() {
+    let fake = FakeForwarder::builder().start();
+    let mut p = pipeline(&fake);
+    let start = Instant::now();
+    let events = p.poll(start + Duration::from_millis(100)).unwrap();
+    assert!(events.is_empty());
+    assert!(start.elapsed() >= Duration::from_millis(100));
+}
+
+/// A fake that serves `published`, dropping the first request for every `drop_every`-th
+/// segment and marking every `mark_every`-th Data with a CongestionMark.
+fn serving(published: Published, drop_every: u64, mark_every: u64) -> FakeForwarder {
+    let asked = AtomicU64::new(0);
+    let dropped = std::sync::Mutex::new(std::collections::HashSet::new());
+    FakeForwarder::builder()
+        .raw(move |i| {
+            let Some(wire) = published.answer(i) else {
+                return vec![];
+            };
+            let seg = i.name.last().and_then(|c| c.as_segment());
+            if let Some(seg) = seg.filter(|s| drop_every > 0 && s % drop_every == 1) {
+                if dropped.lock().unwrap().insert(seg) {
+                    return vec![];
+                }
+            }
+            let n = asked.fetch_add(1, Ordering::Relaxed);
+            if mark_every > 0 && n % mark_every == mark_every - 1 {
+                let lp = LpPacket {
+                    header: LpHeader {
+                        congestion_mark: Some(1),
+                        ..LpHeader::default()
+                    },
+                    fragment: Some(wire.clone()),
+                };
+                return vec![lp.encode()];
+            }
+            vec![wire.clone()]
+        })
+        .start()
+}
+
+fn object(len: usize) -> Bytes {
+    (0..len)
+        .map(|i| (i * 7 % 251) as u8)
+        .collect::<Vec<_>>()
+        .into()
+}
+
+fn published(content: &Bytes) -> Published {
+    let opts = PublishOptions {
+        chunk_size: 1000,
+        version: Some(9),
+        ..PublishOptions::default()
+    };
+    Published::new(&name("/obj"), content, &opts, &DigestSha256).unwrap()
+}
+
+fn opts(kind: CcKind) -> FetchOptions {
+    FetchOptions {
+        cc: CcOptions {
+            kind,
+            initial_window: 4.0,
+            ..CcOptions::default()
+        },
+        min_rto: Duration::from_millis(50),
+        ..FetchOptions::default()
+    }
+}
+
+#[test]
+fn fetch_discovers_the_version_retransmits_losses_and_writes_in_order() {
+    let content = object(50_500);
+    for kind in [CcKind::Aimd, CcKind::Cubic, CcKind::Fixed] {
+        let fake = serving(published(&content), 10, 7);
+        let mut out = Vec::new();
+        let mut calls = 0;
+        let stats = fetch(
+            pipeline(&fake),
+            &name("/obj"),
+            &opts(kind),
+            &mut out,
+            &mut |_| calls += 1,
+        )
+        .unwrap();
+        assert!(out == content, "{kind:?}: content differs");
+        assert_eq!(stats.versioned, Some(name("/obj/v=9")));
+        assert_eq!(stats.segments, 51);
+        assert_eq!(stats.octets, 50_500);
+        assert_eq!(
+            stats.timeouts, 5,
+            "{kind:?}: segments 1, 11, .. 41 dropped once"
+        );
+        assert_eq!(stats.retransmissions, 5);
+        assert_eq!(stats.final_segment, Some(50));
+        let past_end = |i: &Interest| i.name.last().and_then(|c| c.as_segment()) > Some(50);
+        assert!(
+            !fake.received().iter().any(past_end),
+            "nothing asked past FinalBlockId"
+        );
+        assert!(stats.congestion_marks >= 6, "{kind:?}: {stats:?}");
+        if kind != CcKind::Fixed {
+            assert!(stats.window_decreases >= 1, "{kind:?}: {stats:?}");
+        }
+        assert!(calls > 0);
+        let asked = fake.received();
+        assert!(
+            asked[0].can_be_prefix && asked[0].must_be_fresh,
+            "discovery"
+        );
+    }
+}
+
+#[test]
+fn fetch_of_a_versioned_name_and_fetch_errors() {
+    let content = object(3000);
+    let fake = serving(published(&content), 0, 0);
+    let mut out = Vec::new();
+    fetch(
+        pipeline(&fake),
+        &name("/obj/v=9"),
+        &opts(CcKind::Aimd),
+        &mut out,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(out == content);
+    let fake = FakeForwarder::builder()
+        .raw(|i| {
+            if i.name == name("/plain") {
+                vec![signed("/plain/x", b"not segmented")]
+            } else {
+                vec![Nack::encode_for(NackReason::NO_ROUTE, i.encode())]
+            }
+        })
+        .start();
+    let err = fetch(
+        pipeline(&fake),
+        &name("/plain"),
+        &opts(CcKind::Aimd),
+        &mut Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, FetchError::NotSegmented(n) if n == name("/plain/x")));
+    let err = fetch(
+        pipeline(&fake),
+        &name("/elsewhere"),
+        &opts(CcKind::Aimd),
+        &mut Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, FetchError::Nack { reason, .. } if reason == NackReason::NO_ROUTE));
+    let silent = FakeForwarder::builder().start();
+    let mut o = opts(CcKind::Aimd);
+    o.max_retries = 1;
+    let err = fetch(
+        pipeline(&silent),
+        &name("/x"),
+        &o,
+        &mut Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, FetchError::TooManyRetries { retries: 1, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn producer_registers_and_echoes_the_pit_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fwd.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    // A forwarder that accepts rib/register, then sends one Interest with a PIT token and
+    // hands back the first reply.
+    let fwd = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut reader = conn.try_clone().unwrap();
+        let mut frames = FrameReader::new();
+        let frame = frames.next_frame(&mut reader).unwrap();
+        let Ok((_, NetPacket::Interest(cmd))) = NetPacket::decode_frame(frame) else {
+            panic!("expected the register command");
+        };
+        let parsed = parse_command(&cmd).unwrap();
+        assert_eq!(parsed.verb.verb(), "register");
+        assert_eq!(parsed.params.name, Some(name("/svc")));
+        let ok = ControlResponse::new(200, "OK");
+        conn.write_all(&response_data(&cmd.name, &ok)).unwrap();
+        let lp = LpPacket {
+            header: LpHeader {
+                pit_token: Some(PitToken::from_u64(77)),
+                ..LpHeader::default()
+            },
+            fragment: Some(Interest::new(name("/svc/q")).encode()),
+        };
+        conn.write_all(&lp.encode()).unwrap();
+        let reply = frames.next_frame(&mut reader).unwrap();
+        NetPacket::decode_frame(reply).unwrap()
+    });
+    let mut producer = Producer::new(Client::connect_unix(&path).unwrap());
+    producer.register(&name("/svc")).unwrap();
+    assert_eq!(producer.prefixes(), [name("/svc")]);
+    let stop = Arc::new(AtomicBool::new(false));
+    producer
+        .serve(&stop, Some(Instant::now() + Duration::from_secs(5)), |i| {
+            stop.store(true, Ordering::Release);
+            Some(
+                Data::new(i.name.clone(), &b"answer"[..])
+                    .sign(&DigestSha256)
+                    .unwrap(),
+            )
+        })
+        .unwrap();
+    let (header, packet) = fwd.join().unwrap();
+    assert_eq!(header.pit_token, Some(PitToken::from_u64(77)));
+    assert!(matches!(packet, NetPacket::Data(d) if d.name == name("/svc/q")));
+}

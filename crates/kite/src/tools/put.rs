@@ -1,0 +1,114 @@
+//! `kite put`: publishes a file or standard input as signed, versioned segments (as
+//! ndnputchunks does) and serves them from memory until stopped.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use clap::Args;
+use kite_app::segmented::publish::{DEFAULT_CHUNK_SIZE, DEFAULT_FRESHNESS};
+use kite_app::segmented::{PublishOptions, Published};
+use kite_app::Producer;
+use kite_packet::Name;
+
+use super::{parse_name, signer, stop_on_signal, SocketArgs};
+
+/// `kite put` options.
+#[derive(Args, Debug)]
+pub struct PutArgs {
+    /// The name to publish under; segments are NAME/v=<version>/seg=<n> (a NAME that ends in
+    /// a version component is used as it is).
+    #[arg(value_parser = parse_name)]
+    name: Name,
+    /// The file to publish, or - for standard input.
+    file: PathBuf,
+    /// Content octets per segment.
+    #[arg(long, default_value_t = DEFAULT_CHUNK_SIZE, value_name = "OCTETS")]
+    chunk_size: usize,
+    /// FreshnessPeriod of each segment, in milliseconds.
+    #[arg(long, default_value_t = DEFAULT_FRESHNESS.as_millis() as u64, value_name = "MS")]
+    freshness: u64,
+    /// The version number [default: the current time in milliseconds since the Unix epoch].
+    #[arg(long)]
+    version: Option<u64>,
+    /// Exit once every segment has been served at least once.
+    #[arg(long)]
+    once: bool,
+    /// Exit after serving for this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    #[command(flatten)]
+    socket: SocketArgs,
+}
+
+/// Runs `kite put`.
+pub fn run(args: PutArgs) -> Result<String> {
+    if args.chunk_size == 0 {
+        bail!("--chunk-size must be at least 1");
+    }
+    let content = read_input(&args.file)?;
+    let opts = PublishOptions {
+        chunk_size: args.chunk_size,
+        freshness: Duration::from_millis(args.freshness),
+        version: args.version,
+    };
+    let published = Published::new(&args.name, &content, &opts, signer().as_ref())
+        .context("signing the segments")?;
+    let stop = stop_on_signal()?;
+    let mut producer = Producer::new(args.socket.connect()?);
+    producer
+        .register(published.prefix())
+        .with_context(|| format!("registering {}", published.prefix()))?;
+    println!("{}", published.versioned_name());
+    eprintln!(
+        "kite put: serving {} octets in {} segments; Ctrl-C stops",
+        content.len(),
+        published.segments().len()
+    );
+    let deadline = args
+        .timeout
+        .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let mut served = vec![false; published.segments().len()];
+    let mut unserved = served.len();
+    producer.serve(&stop, deadline, |interest| {
+        let wire = published.answer(interest)?.clone();
+        if args.once {
+            let seg = if wire.as_ptr() == published.segments()[0].as_ptr() {
+                Some(0)
+            } else {
+                interest
+                    .name
+                    .last()
+                    .and_then(|c| c.as_segment())
+                    .and_then(|n| usize::try_from(n).ok())
+                    .filter(|&n| n < served.len())
+            };
+            if let Some(seg) = seg.filter(|&s| !served[s]) {
+                served[seg] = true;
+                unserved -= 1;
+                if unserved == 0 {
+                    stop.store(true, Ordering::Release);
+                }
+            }
+        }
+        Some(wire)
+    })?;
+    Ok(String::new())
+}
+
+/// The whole content of `path` (`-`: standard input).
+fn read_input(path: &PathBuf) -> Result<Bytes> {
+    let mut buf = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .context("reading standard input")?;
+    } else {
+        buf = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    }
+    Ok(buf.into())
+}

@@ -1,0 +1,104 @@
+//! Helpers for the tests of `kite ping|get|put`: running the binary, a `kite put` in the
+//! background, objects and their SHA-256.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::{reap, terminate};
+
+/// Runs `kite args...` to the end.
+pub fn kite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kite")
+}
+
+/// Writes `len` pseudo-random octets (xorshift, seeded) to `path`; their SHA-256, hex.
+pub fn random_file(path: &Path, len: usize, seed: u64) -> String {
+    let mut x = seed | 1;
+    let mut buf = Vec::with_capacity(len + 8);
+    while buf.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf.extend_from_slice(&x.to_le_bytes());
+    }
+    buf.truncate(len);
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(&buf))
+        .expect("write the object");
+    hex::encode(Sha256::digest(&buf))
+}
+
+/// The SHA-256 of a file, hex.
+pub fn sha256_of(path: &Path) -> String {
+    let mut f = std::fs::File::open(path).expect("open the fetched file");
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf).unwrap();
+    hex::encode(Sha256::digest(&buf))
+}
+
+/// A `kite put` serving in the background; SIGTERM when dropped.
+pub struct Put {
+    child: Child,
+    /// The versioned name it printed.
+    pub versioned: String,
+    stopped: bool,
+}
+
+impl Put {
+    /// Starts `kite put --socket socket name file extra...` and waits for the versioned name
+    /// (printed once the segments are signed and the prefix registered).
+    pub fn start(socket: &str, name: &str, file: &Path, extra: &[&str]) -> Put {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(["put", "--socket", socket, name])
+            .arg(file)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start kite put");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("read kite put's output");
+        assert!(line.starts_with(name), "kite put printed {line:?}");
+        Put {
+            child,
+            versioned: line.trim().to_owned(),
+            stopped: false,
+        }
+    }
+
+    /// Stops it with SIGTERM; whether it exited successfully within the limit.
+    pub fn stop(&mut self) -> bool {
+        if self.stopped {
+            return true;
+        }
+        self.stopped = true;
+        terminate(self.child.id());
+        reap(&mut self.child, Duration::from_secs(10))
+            && self.child.wait().is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Put {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The value of `key: value` in `kite get`'s summary.
+pub fn summary_value<'a>(stderr: &'a str, key: &str) -> &'a str {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+        .unwrap_or_else(|| panic!("no {key:?} in {stderr}"))
+}
