@@ -11,6 +11,7 @@ use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
+use crate::congestion::{CongestionMarker, MarkingConfig};
 use crate::counters::FaceCounters;
 use crate::ether::EtherPeer;
 use crate::framing::FramingError;
@@ -40,6 +41,8 @@ pub struct FaceConfig {
     pub idle_timeout: Duration,
     /// Reassembly bounds of datagram faces.
     pub reassembly: ReassemblyLimits,
+    /// Congestion marking of new faces (NFD's defaults: on, 100 ms, 65536 octets).
+    pub marking: MarkingConfig,
 }
 
 impl Default for FaceConfig {
@@ -49,6 +52,7 @@ impl Default for FaceConfig {
             udp_mtu: DEFAULT_UDP_MTU,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             reassembly: ReassemblyLimits::default(),
+            marking: MarkingConfig::default(),
         }
     }
 }
@@ -135,6 +139,7 @@ pub struct Face {
     counters: FaceCounters,
     link: LinkService,
     queue: OutQueue,
+    marker: CongestionMarker,
     transport: Transport,
     last_rx: Instant,
     idle_timeout: Duration,
@@ -157,6 +162,7 @@ impl Face {
             counters: FaceCounters::default(),
             link: LinkService::new(mtu, config.reassembly),
             queue: OutQueue::new(config.queue_capacity),
+            marker: CongestionMarker::new(config.marking),
             transport: parts.transport,
             last_rx: Instant::now(),
             idle_timeout: config.idle_timeout,
@@ -232,6 +238,22 @@ impl Face {
     /// The counters.
     pub fn counters(&self) -> &FaceCounters {
         &self.counters
+    }
+
+    /// The congestion marking settings.
+    pub fn congestion_marking(&self) -> MarkingConfig {
+        self.marker.config()
+    }
+
+    /// Changes the congestion marking settings (NFD `faces/update`).
+    pub fn set_congestion_marking(&mut self, config: MarkingConfig) {
+        self.marker.set_config(config);
+    }
+
+    /// Whether the packet about to be queued carries a CongestionMark, judged by the octets
+    /// already waiting in the output queue (see [`crate::congestion`]).
+    pub fn congestion_mark(&mut self, now: Instant) -> bool {
+        self.marker.mark(self.queue.octets(), now)
     }
 
     /// Counts a packet from this face that the forwarder had no room for (its input ring was

@@ -21,6 +21,7 @@
 //! in [`FaceCounters`], and a stream that loses framing closes its face.
 
 mod channel;
+pub mod congestion;
 pub mod counters;
 mod datagram;
 pub mod ether;
@@ -39,6 +40,7 @@ pub mod uri;
 mod ws;
 
 pub use channel::{Channel, ListenError};
+pub use congestion::MarkingConfig;
 pub use counters::FaceCounters;
 pub use datagram::Datagram;
 pub use ether::{EtherChannel, EtherError};

@@ -64,6 +64,8 @@ pub struct OutQueue {
     frames: VecDeque<OutFrame>,
     capacity: usize,
     front_written: usize,
+    /// Octets waiting (the frames' lengths less what a stream already wrote of the front).
+    octets: usize,
 }
 
 impl OutQueue {
@@ -75,7 +77,13 @@ impl OutQueue {
             frames: VecDeque::new(),
             capacity,
             front_written: 0,
+            octets: 0,
         }
+    }
+
+    /// Octets waiting to be written.
+    pub fn octets(&self) -> usize {
+        self.octets
     }
 
     /// Frames waiting.
@@ -98,6 +106,7 @@ impl OutQueue {
         if self.frames.len() >= self.capacity {
             return false;
         }
+        self.octets += frame.len();
         self.frames.push_back(frame);
         true
     }
@@ -120,11 +129,13 @@ impl OutQueue {
         }
         octets -= self.front_written.min(octets);
         self.front_written = 0;
+        self.octets -= octets;
         octets
     }
 
     /// Consumes `written` octets of a stream write from the front of the queue.
     pub fn consume_octets(&mut self, mut written: usize) {
+        self.octets -= written.min(self.octets);
         while let Some(front) = self.frames.front() {
             let left = front.len() - self.front_written;
             if written < left {
@@ -141,6 +152,7 @@ impl OutQueue {
     pub fn clear(&mut self) {
         self.frames.clear();
         self.front_written = 0;
+        self.octets = 0;
     }
 }
 
@@ -169,7 +181,9 @@ mod tests {
         let mut q = OutQueue::new(8);
         q.push(frame(b"hh", b"body"));
         q.push(frame(b"", b"xyz"));
+        assert_eq!(q.octets(), 9);
         q.consume_octets(3);
+        assert_eq!(q.octets(), 6);
         assert_eq!(
             q.frames().0[0].parts_from(q.front_written()),
             [&b""[..], b"ody"]
@@ -179,6 +193,7 @@ mod tests {
         assert_eq!(q.front_written(), 1);
         q.consume_octets(2);
         assert!(q.is_empty());
+        assert_eq!(q.octets(), 0);
     }
 
     #[test]

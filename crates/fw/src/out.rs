@@ -63,9 +63,11 @@ impl Out {
     /// packet travels bare), and the network-layer octets to send after it are returned. The
     /// packet itself is not copied unless a field inside it changed.
     /// With `local_fields` (a local face that enabled them), IncomingFaceId is attached to
-    /// Interests and Data.
-    pub fn encode_frame(&self, header: &mut Vec<u8>, local_fields: bool) -> Bytes {
+    /// Interests and Data. `mark` (the face's own congestion) sets a CongestionMark on any
+    /// packet, raising the one a Data already carries to at least 1.
+    pub fn encode_frame(&self, header: &mut Vec<u8>, local_fields: bool, mark: bool) -> Bytes {
         header.clear();
+        let face_mark = u64::from(mark);
         let (hop, packet) = match self {
             Out::Interest {
                 interest,
@@ -78,6 +80,7 @@ impl Out {
                 HopHeader {
                     pit_token: Some(token),
                     incoming_face_id: local_fields.then_some(ingress.0),
+                    congestion_mark: face_mark,
                     ..HopHeader::default()
                 },
                 interest.wire_with(*nonce, *hop_limit),
@@ -93,7 +96,7 @@ impl Out {
                     pit_token: token.as_ref(),
                     nack: None,
                     incoming_face_id: local_fields.then_some(ingress.0),
-                    congestion_mark: *congestion_mark,
+                    congestion_mark: (*congestion_mark).max(face_mark),
                 },
                 wire.clone(),
             ),
@@ -108,7 +111,7 @@ impl Out {
                     pit_token: token.as_ref(),
                     nack: Some(*reason),
                     incoming_face_id: None,
-                    congestion_mark: 0,
+                    congestion_mark: face_mark,
                 },
                 interest.wire_with(*nonce, interest.hop_limit),
             ),
@@ -140,7 +143,7 @@ mod tests {
 
     fn frame(out: &Out) -> Bytes {
         let mut header = Vec::new();
-        let packet = out.encode_frame(&mut header, false);
+        let packet = out.encode_frame(&mut header, false, false);
         header.extend_from_slice(&packet);
         Bytes::from(header)
     }
@@ -157,7 +160,7 @@ mod tests {
             token: PitToken::from_u64(77),
         };
         let mut header = Vec::new();
-        let packet = out.encode_frame(&mut header, false);
+        let packet = out.encode_frame(&mut header, false, false);
         assert_eq!(packet.as_ptr(), v.wire().as_ptr(), "not copied");
         let lp = LpPacket::decode(frame(&out)).unwrap();
         assert_eq!(lp.header.pit_token, Some(PitToken::from_u64(77)));
@@ -183,7 +186,7 @@ mod tests {
         };
         let incoming = |o: &Out, local: bool| {
             let mut header = Vec::new();
-            let packet = o.encode_frame(&mut header, local);
+            let packet = o.encode_frame(&mut header, local, false);
             header.extend_from_slice(&packet);
             LpPacket::decode(Bytes::from(header))
                 .unwrap()
@@ -223,6 +226,48 @@ mod tests {
                 .congestion_mark,
             Some(1)
         );
+    }
+
+    #[test]
+    fn a_congested_face_marks_every_kind_and_keeps_a_higher_mark() {
+        let mark_of = |o: &Out, mark: bool| {
+            let mut header = Vec::new();
+            let packet = o.encode_frame(&mut header, false, mark);
+            header.extend_from_slice(&packet);
+            LpPacket::decode(Bytes::from(header))
+                .unwrap()
+                .header
+                .congestion_mark
+        };
+        let interest = Out::Interest {
+            face: FaceId(1),
+            ingress: FaceId(2),
+            interest: view(1),
+            nonce: Nonce::from(1),
+            hop_limit: None,
+            token: PitToken::from_u64(1),
+        };
+        let data = |congestion_mark| Out::Data {
+            face: FaceId(1),
+            wire: Bytes::from_static(&[6, 2, 7, 0]),
+            token: None,
+            ingress: FaceId(2),
+            congestion_mark,
+            from_cs: false,
+        };
+        let nack = Out::Nack {
+            face: FaceId(1),
+            reason: NackReason::NO_ROUTE,
+            interest: view(1),
+            nonce: Nonce::from(1),
+            token: None,
+        };
+        assert_eq!(mark_of(&interest, false), None);
+        assert_eq!(mark_of(&interest, true), Some(1));
+        assert_eq!(mark_of(&data(0), true), Some(1));
+        assert_eq!(mark_of(&data(3), true), Some(3));
+        assert_eq!(mark_of(&nack, false), None);
+        assert_eq!(mark_of(&nack, true), Some(1));
     }
 
     #[test]

@@ -381,7 +381,7 @@ impl Runner<'_> {
         // back so its capacity is reused; packets are read in place.)
         let mut sent = core::mem::take(&mut self.out);
         for o in &sent {
-            let packet = o.encode_frame(&mut self.header, false);
+            let packet = o.encode_frame(&mut self.header, false, false);
             self.report.bytes_out += (self.header.len() + packet.len()) as u64;
             match o {
                 Out::Interest {
@@ -402,7 +402,7 @@ impl Runner<'_> {
         fwd.process_burst(clock.now(), &self.data, &[], &[], &mut self.out);
         self.data.clear();
         for o in &self.out {
-            let packet = o.encode_frame(&mut self.header, false);
+            let packet = o.encode_frame(&mut self.header, false, false);
             self.report.bytes_out += (self.header.len() + packet.len()) as u64;
             if matches!(o, Out::Data { .. }) {
                 self.report.exchanges += 1;

@@ -15,6 +15,10 @@ pub enum CcKind {
     Fixed,
 }
 
+/// The default largest window, in Interests: under a forwarder's per-face output queue (Kite's
+/// holds 1024 frames), since Data answered from a cache arrive as one burst per window.
+pub const DEFAULT_MAX_WINDOW: f64 = 512.0;
+
 /// The window's settings.
 #[derive(Debug, Clone, Copy)]
 pub struct CcOptions {
@@ -39,7 +43,7 @@ impl Default for CcOptions {
         CcOptions {
             kind: CcKind::Cubic,
             initial_window: 2.0,
-            max_window: 65536.0,
+            max_window: DEFAULT_MAX_WINDOW,
             ai_step: 1.0,
             md_factor: 0.5,
             cubic_beta: 0.7,

@@ -9,14 +9,16 @@ use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
     Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
-    PacketKind, Persistency, Progress, Received, UdpChannel,
+    MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
 };
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
 use super::dispatch::Dispatcher;
 use super::park::{SleepFlag, Waker};
-use super::{FaceCommandError, FaceEvent, FaceStatus, FwCommand, IoCommand, RuntimeConfig};
+use super::{
+    FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand, RuntimeConfig,
+};
 use crate::face::{FaceId, FaceScope};
 use crate::out::Out;
 use crate::strategy::FaceInfo;
@@ -328,12 +330,14 @@ impl IoThread {
     /// Encodes and queues what the forwarding threads sent; flushes each face written to.
     fn drain_output(&mut self) -> bool {
         let mut any = false;
+        let mut now = None;
         for ring in &mut self.from_fwd {
             let n = ring.slots();
             if n == 0 {
                 continue;
             }
             any = true;
+            let now = *now.get_or_insert_with(Instant::now);
             for _ in 0..n {
                 let Ok(o) = ring.pop() else { break };
                 let id = o.face();
@@ -345,7 +349,8 @@ impl IoThread {
                     Out::Data { .. } => PacketKind::Data,
                     Out::Nack { .. } => PacketKind::Nack,
                 };
-                let packet = o.encode_frame(&mut self.header, face.local_fields());
+                let mark = face.congestion_mark(now);
+                let packet = o.encode_frame(&mut self.header, face.local_fields(), mark);
                 if face.pending_output() == 0 {
                     self.dirty.push(id);
                 }
@@ -371,6 +376,7 @@ impl IoThread {
             link_type: face.link_type(),
             mtu: face.mtu(),
             local_fields: face.local_fields(),
+            marking: face.congestion_marking(),
             counters: *face.counters(),
         }
     }
@@ -462,24 +468,23 @@ impl IoThread {
                     remote,
                     local,
                     persistency,
-                    local_fields,
-                    mtu,
+                    options,
                     reply,
                 } => {
-                    let r = self.create(remote, local, persistency, local_fields, mtu);
+                    let r = self.create(remote, local, persistency, options);
                     let _ = reply.send(r);
                 }
                 IoCommand::Update {
                     id,
                     persistency,
-                    local_fields,
-                    mtu,
+                    options,
                     reply,
                 } => {
                     let r = match self.faces.get_mut(&id) {
                         None => Err(FaceCommandError::NotFound),
-                        Some(face) => configure(face, persistency, local_fields, mtu)
-                            .map(|()| Self::status(face)),
+                        Some(face) => {
+                            configure(face, persistency, options).map(|()| Self::status(face))
+                        }
                     };
                     let _ = reply.send(r);
                 }
@@ -512,8 +517,7 @@ impl IoThread {
         remote: FaceUri,
         local: Option<FaceUri>,
         persistency: Persistency,
-        local_fields: Option<bool>,
-        mtu: Option<usize>,
+        options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
         let unsupported = |why: &str| Err(FaceCommandError::Unsupported(why.into()));
         let exists = |e| match e {
@@ -587,7 +591,7 @@ impl IoThread {
                 )))
             }
         };
-        if let Err(e) = configure(&mut face, None, local_fields, mtu) {
+        if let Err(e) = configure(&mut face, None, options) {
             self.forget_in_channel(&face);
             return Err(e);
         }
@@ -599,18 +603,26 @@ impl IoThread {
 fn configure(
     face: &mut Face,
     persistency: Option<Persistency>,
-    local_fields: Option<bool>,
-    mtu: Option<usize>,
+    options: FaceOptions,
 ) -> Result<(), FaceCommandError> {
-    if let Some(on) = local_fields {
+    if let Some(on) = options.local_fields {
         face.set_local_fields(on)
             .map_err(|e| FaceCommandError::Unsupported(e.to_string()))?;
     }
     if let Some(p) = persistency {
         face.set_persistency(p);
     }
-    if let Some(m) = mtu {
+    if let Some(m) = options.mtu {
         face.set_mtu(m);
+    }
+    let old = face.congestion_marking();
+    let marking = MarkingConfig {
+        enabled: options.congestion_marking.unwrap_or(old.enabled),
+        base_interval: options.base_marking_interval.unwrap_or(old.base_interval),
+        threshold: options.congestion_threshold.unwrap_or(old.threshold),
+    };
+    if marking != old {
+        face.set_congestion_marking(marking);
     }
     Ok(())
 }

@@ -30,7 +30,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use kite_face::{FaceConfig, FaceCounters, FaceUri, Persistency};
+use kite_face::{FaceConfig, FaceCounters, FaceUri, MarkingConfig, Persistency};
 use kite_packet::{DataView, InterestView, PitToken};
 
 use crate::face::{FaceId, FaceScope, LinkType};
@@ -94,6 +94,22 @@ impl Default for RuntimeConfig {
     }
 }
 
+/// Face properties a command may set (NFD `faces/create` and `faces/update`); `None` leaves
+/// one as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FaceOptions {
+    /// Local fields on or off (local faces only).
+    pub local_fields: Option<bool>,
+    /// MTU of a datagram face.
+    pub mtu: Option<usize>,
+    /// Congestion marking on or off.
+    pub congestion_marking: Option<bool>,
+    /// Base congestion marking interval.
+    pub base_marking_interval: Option<Duration>,
+    /// Congestion threshold, in octets.
+    pub congestion_threshold: Option<usize>,
+}
+
 /// What management learns about a face (NFD's FaceStatus without the counters' types).
 #[derive(Debug, Clone)]
 pub struct FaceStatus {
@@ -113,6 +129,8 @@ pub struct FaceStatus {
     pub mtu: Option<usize>,
     /// Whether local fields (NextHopFaceId, IncomingFaceId, CachePolicy) are on.
     pub local_fields: bool,
+    /// Congestion marking of its output.
+    pub marking: MarkingConfig,
     /// Counters.
     pub counters: FaceCounters,
 }
@@ -146,15 +164,13 @@ pub(crate) enum IoCommand {
         remote: FaceUri,
         local: Option<FaceUri>,
         persistency: Persistency,
-        local_fields: Option<bool>,
-        mtu: Option<usize>,
+        options: FaceOptions,
         reply: Sender<Result<FaceStatus, FaceCommandError>>,
     },
     Update {
         id: FaceId,
         persistency: Option<Persistency>,
-        local_fields: Option<bool>,
-        mtu: Option<usize>,
+        options: FaceOptions,
         reply: Sender<Result<FaceStatus, FaceCommandError>>,
     },
     Destroy {
@@ -419,15 +435,13 @@ impl RuntimeHandle {
         remote: FaceUri,
         local: Option<FaceUri>,
         persistency: Persistency,
-        local_fields: Option<bool>,
-        mtu: Option<usize>,
+        options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
         self.io_request(|reply| IoCommand::Create {
             remote,
             local,
             persistency,
-            local_fields,
-            mtu,
+            options,
             reply,
         })
         .unwrap_or_else(|| Err(FaceCommandError::ConnectFailed("forwarder stopping".into())))
@@ -438,14 +452,12 @@ impl RuntimeHandle {
         &self,
         id: FaceId,
         persistency: Option<Persistency>,
-        local_fields: Option<bool>,
-        mtu: Option<usize>,
+        options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
         self.io_request(|reply| IoCommand::Update {
             id,
             persistency,
-            local_fields,
-            mtu,
+            options,
             reply,
         })
         .unwrap_or(Err(FaceCommandError::NotFound))

@@ -42,8 +42,10 @@ pub struct GetArgs {
     /// The initial window in Interests (the whole window with --cc fixed).
     #[arg(long, default_value_t = 2, value_name = "N")]
     window: u32,
-    /// The largest window in Interests.
-    #[arg(long, default_value_t = 65536, value_name = "N")]
+    /// The largest window in Interests. The default stays under a forwarder's per-face output
+    /// queue (Kite's holds 1024 frames): with Data from a cache, a whole window arrives in one
+    /// burst, faster than any congestion mark can slow it.
+    #[arg(long, default_value_t = 512, value_name = "N")]
     max_window: u32,
     /// Retransmissions of one segment before giving up.
     #[arg(long, default_value_t = 15, value_name = "N")]

@@ -1,9 +1,11 @@
 //! Executing validated commands: faces, fib, rib, strategy-choice and cs, each answered with
 //! NFD's status code, text and resulting ControlParameters.
 
+use std::time::Duration;
+
 use kite_face::{FaceUri, Persistency};
 use kite_fw::face::FaceId;
-use kite_fw::runtime::{FaceCommandError, FaceStatus};
+use kite_fw::runtime::{FaceCommandError, FaceOptions, FaceStatus};
 use kite_packet::Name;
 
 use super::{status, unix_ms, Manager};
@@ -39,10 +41,24 @@ fn face_parameters(s: &FaceStatus) -> ControlParameters {
         local_uri: Some(s.local.to_string()),
         face_persistency: Some(status::persistency(s.persistency)),
         mtu: s.mtu.map(|m| m as u64),
+        base_congestion_marking_interval: Some(s.marking.base_interval.as_nanos() as u64),
+        default_congestion_threshold: Some(s.marking.threshold as u64),
         ..ControlParameters::default()
     };
     p.set_flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED, s.local_fields);
+    p.set_flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED, s.marking.enabled);
     p
+}
+
+/// The face properties a faces/create or faces/update command sets.
+fn face_options(p: &ControlParameters) -> FaceOptions {
+    FaceOptions {
+        local_fields: p.flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED),
+        mtu: p.mtu.map(|m| m as usize),
+        congestion_marking: p.flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED),
+        base_marking_interval: p.base_congestion_marking_interval.map(Duration::from_nanos),
+        congestion_threshold: p.default_congestion_threshold.map(|b| b as usize),
+    }
 }
 
 impl Manager {
@@ -145,11 +161,9 @@ impl Manager {
             Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI"),
         };
         let persistency = persistency_from(p.face_persistency.unwrap_or_default());
-        let local_fields = p.flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED);
-        let mtu = p.mtu.map(|m| m as usize);
         match self
             .runtime
-            .create_face(remote, local, persistency, local_fields, mtu)
+            .create_face(remote, local, persistency, face_options(&p))
         {
             Ok(s) => {
                 self.faces.insert(s.id, s.clone());
@@ -181,9 +195,7 @@ impl Manager {
     fn faces_update(&mut self, p: ControlParameters) -> ControlResponse {
         let id = FaceId(p.face_id.unwrap_or(0));
         let persistency = p.face_persistency.map(persistency_from);
-        let local_fields = p.flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED);
-        let mtu = p.mtu.map(|m| m as usize);
-        match self.runtime.update_face(id, persistency, local_fields, mtu) {
+        match self.runtime.update_face(id, persistency, face_options(&p)) {
             Ok(s) => {
                 self.faces.insert(s.id, s.clone());
                 ControlResponse::success(&face_parameters(&s))

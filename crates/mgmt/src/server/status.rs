@@ -43,8 +43,8 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             LinkType::MultiAccess => t::LinkType::MULTI_ACCESS,
             LinkType::AdHoc => t::LinkType::AD_HOC,
         },
-        base_congestion_marking_interval: None,
-        default_congestion_threshold: None,
+        base_congestion_marking_interval: Some(s.marking.base_interval.as_nanos() as u64),
+        default_congestion_threshold: Some(s.marking.threshold as u64),
         mtu: s.mtu.map(|m| m as u64),
         counters: FaceCounters {
             n_in_interests: c.n_in_interests,
@@ -56,7 +56,8 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             n_in_bytes: c.n_in_bytes,
             n_out_bytes: c.n_out_bytes,
         },
-        flags: u64::from(s.local_fields) << t::face_flag_bit::LOCAL_FIELDS_ENABLED,
+        flags: u64::from(s.local_fields) << t::face_flag_bit::LOCAL_FIELDS_ENABLED
+            | u64::from(s.marking.enabled) << t::face_flag_bit::CONGESTION_MARKING_ENABLED,
         drops: FaceDrops {
             n_in_malformed: c.n_in_malformed,
             n_in_lp_dropped: c.n_in_lp_dropped,
