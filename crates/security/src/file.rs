@@ -97,7 +97,10 @@ impl KeyFile {
             KeyBlock::None => return out,
         };
         let config = pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF);
-        out.push_str(&pem::encode_config(&pem::Pem::new(label, der.clone()), config));
+        out.push_str(&pem::encode_config(
+            &pem::Pem::new(label, der.clone()),
+            config,
+        ));
         out
     }
 

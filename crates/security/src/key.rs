@@ -31,7 +31,7 @@ enum Material {
     /// DigestSha256 and Null sign without a key.
     None,
     Hmac {
-        key: hmac::Key,
+        key: Box<hmac::Key>,
         secret: Vec<u8>,
     },
     Ecdsa(EcdsaKeyPair),
@@ -70,12 +70,12 @@ impl PrivateKey {
                 SystemRandom::new().fill(&mut secret).map_err(fail)?;
                 return Self::from_der(kind, &secret);
             }
-            SignatureKind::EcdsaP256 => {
-                Material::Ecdsa(EcdsaKeyPair::generate(&ECDSA_P256_SHA256_ASN1_SIGNING).map_err(fail)?)
-            }
-            SignatureKind::EcdsaP384 => {
-                Material::Ecdsa(EcdsaKeyPair::generate(&ECDSA_P384_SHA384_ASN1_SIGNING).map_err(fail)?)
-            }
+            SignatureKind::EcdsaP256 => Material::Ecdsa(
+                EcdsaKeyPair::generate(&ECDSA_P256_SHA256_ASN1_SIGNING).map_err(fail)?,
+            ),
+            SignatureKind::EcdsaP384 => Material::Ecdsa(
+                EcdsaKeyPair::generate(&ECDSA_P384_SHA384_ASN1_SIGNING).map_err(fail)?,
+            ),
             SignatureKind::Ed25519 => Material::Ed25519(Ed25519KeyPair::generate().map_err(fail)?),
             SignatureKind::Rsa1024 => {
                 let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024)
@@ -104,7 +104,7 @@ impl PrivateKey {
                     return Err(rejected(kind, "empty secret"));
                 }
                 Material::Hmac {
-                    key: hmac::Key::new(hmac::HMAC_SHA256, der),
+                    key: Box::new(hmac::Key::new(hmac::HMAC_SHA256, der)),
                     secret: der.to_vec(),
                 }
             }
@@ -126,7 +126,11 @@ impl PrivateKey {
             }
             SignatureKind::Rsa2048 | SignatureKind::Rsa3072 => {
                 let key = lc_rsa::KeyPair::from_pkcs8(der).map_err(no)?;
-                let bytes = if kind == SignatureKind::Rsa2048 { 256 } else { 384 };
+                let bytes = if kind == SignatureKind::Rsa2048 {
+                    256
+                } else {
+                    384
+                };
                 if key.public_modulus_len() != bytes {
                     return Err(rejected(kind, "the modulus has another size"));
                 }
@@ -253,7 +257,11 @@ mod tests {
         for kind in SignatureKind::ALL {
             let k = PrivateKey::generate(kind).unwrap();
             let back = PrivateKey::from_der(kind, &k.to_der().unwrap()).unwrap();
-            assert_eq!(back.public_der().unwrap(), k.public_der().unwrap(), "{kind}");
+            assert_eq!(
+                back.public_der().unwrap(),
+                k.public_der().unwrap(),
+                "{kind}"
+            );
             assert_eq!(back.kind(), kind);
             let sig = k.sign(b"abc").unwrap();
             assert!(sig.len() <= k.max_signature_len(), "{kind}");

@@ -113,7 +113,10 @@ mod tests {
         for k in SignatureKind::ALL {
             assert_eq!(k.as_str().parse::<SignatureKind>().unwrap(), k);
         }
-        let err = "ecdsa-p512".parse::<SignatureKind>().unwrap_err().to_string();
+        let err = "ecdsa-p512"
+            .parse::<SignatureKind>()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ecdsa-p512"), "{err}");
         for k in SignatureKind::ALL {
             assert!(err.contains(k.as_str()), "{err}");

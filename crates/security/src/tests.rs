@@ -43,7 +43,11 @@ fn every_kind_verifies_and_rejects_a_flipped_bit_anywhere_signed() {
             let mut bad = wire.to_vec();
             bad[at] ^= 0x01;
             let d = Data::decode(Bytes::from(bad)).unwrap();
-            assert_eq!(v.verify(&d), Err(VerifyError::Mismatch { kind }), "{kind} at {at}");
+            assert_eq!(
+                v.verify(&d),
+                Err(VerifyError::Mismatch { kind }),
+                "{kind} at {at}"
+            );
         }
     }
 }
@@ -53,7 +57,11 @@ fn a_wrong_key_or_type_fails_with_a_typed_error() {
     for kind in SignatureKind::ALL.into_iter().filter(|k| k.has_key()) {
         let data = Data::decode(signed(&signer(kind))).unwrap();
         let other = verifier_of(&signer(kind));
-        assert_eq!(other.verify(&data), Err(VerifyError::Mismatch { kind }), "{kind}");
+        assert_eq!(
+            other.verify(&data),
+            Err(VerifyError::Mismatch { kind }),
+            "{kind}"
+        );
     }
     let data = Data::decode(signed(&signer(SignatureKind::Ed25519))).unwrap();
     let v = Verifier::new(SignatureKind::DigestSha256, &[]).unwrap();
@@ -90,8 +98,14 @@ fn key_locator_is_the_key_name_for_keyed_kinds_only() {
 fn digest_signer_matches_kite_packets_own() {
     let s = signer(SignatureKind::DigestSha256);
     let d = Data::new("/x".parse().unwrap(), &b"y"[..]);
-    assert_eq!(d.sign(&s).unwrap(), d.sign(&kite_packet::DigestSha256).unwrap());
-    assert_eq!(s.key().kind().signature_type(), SignatureType::DIGEST_SHA256);
+    assert_eq!(
+        d.sign(&s).unwrap(),
+        d.sign(&kite_packet::DigestSha256).unwrap()
+    );
+    assert_eq!(
+        s.key().kind().signature_type(),
+        SignatureType::DIGEST_SHA256
+    );
 }
 
 #[test]
@@ -130,13 +144,17 @@ fn malformed_key_files_are_refused() {
     assert!(matches!(e, Err(KeyError::UnknownKind { .. })));
     // A keyed kind without a block, and a block the kind cannot hold.
     assert!(KeyFile::decode("Kite-Key-Type: ecdsa-p256\n").is_err());
-    let secret = KeyFile::public(&PrivateKey::generate(SignatureKind::HmacSha256).unwrap(), None)
-        .unwrap()
-        .encode()
-        .replace("hmac-sha256", "ed25519");
+    let secret = KeyFile::public(
+        &PrivateKey::generate(SignatureKind::HmacSha256).unwrap(),
+        None,
+    )
+    .unwrap()
+    .encode()
+    .replace("hmac-sha256", "ed25519");
     assert!(KeyFile::decode(&secret).is_err());
     // Garbage DER under the right label.
-    let junk = "Kite-Key-Type: ecdsa-p256\n-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+    let junk =
+        "Kite-Key-Type: ecdsa-p256\n-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
     assert!(matches!(
         KeyFile::decode(junk).unwrap().private_key(),
         Err(KeyError::Rejected { .. })

@@ -14,7 +14,7 @@ use crate::kind::SignatureKind;
 enum Check {
     Digest,
     Null,
-    Hmac(hmac::Key),
+    Hmac(Box<hmac::Key>),
     Public(ParsedPublicKey),
 }
 
@@ -52,7 +52,7 @@ impl Verifier {
                         reason: "empty secret".into(),
                     });
                 }
-                Check::Hmac(hmac::Key::new(hmac::HMAC_SHA256, public))
+                Check::Hmac(Box::new(hmac::Key::new(hmac::HMAC_SHA256, public)))
             }
             SignatureKind::EcdsaP256 => parsed(&ECDSA_P256_SHA256_ASN1)?,
             SignatureKind::EcdsaP384 => parsed(&ECDSA_P384_SHA256_ASN1)?,
@@ -76,7 +76,12 @@ impl Verifier {
     }
 
     /// Checks `value` as a signature of type `sig_type` over `signed`.
-    pub fn verify_parts(&self, sig_type: u64, signed: &[u8], value: &[u8]) -> Result<(), VerifyError> {
+    pub fn verify_parts(
+        &self,
+        sig_type: u64,
+        signed: &[u8],
+        value: &[u8],
+    ) -> Result<(), VerifyError> {
         let expected = self.kind.signature_type().0;
         if sig_type != expected {
             return Err(VerifyError::WrongType {
