@@ -7,7 +7,9 @@ use kite_packet::name::Component;
 use kite_packet::{KeyLocator, Name, SignError, SignatureBytes, SignatureType, Signer};
 use sha2::{Digest, Sha256};
 
+use crate::error::KeyError;
 use crate::key::PrivateKey;
+use crate::kind::SignatureKind;
 
 /// Octets of the KeyId component Kite derives from the public key.
 const KEY_ID_LEN: usize = 8;
@@ -39,6 +41,21 @@ impl KeySigner {
         KeySigner {
             key: Arc::new(key),
             locator,
+        }
+    }
+
+    /// A signer with a new random key of `kind`, named `/<identity>/KEY/<key-id>`.
+    pub fn generate(kind: SignatureKind, identity: &Name) -> Result<Self, KeyError> {
+        let key = PrivateKey::generate(kind)?;
+        let name = key_name(identity, &key.public_der()?);
+        Ok(KeySigner::new(key, Some(name)))
+    }
+
+    /// The key name its KeyLocator carries (none for DigestSha256 and Null).
+    pub fn key_name(&self) -> Option<&Name> {
+        match &self.locator {
+            Some(KeyLocator::Name(n)) => Some(n),
+            _ => None,
         }
     }
 
