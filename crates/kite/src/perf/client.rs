@@ -300,8 +300,9 @@ fn take(
 
 /// The Content's TLV-LENGTH at `at` in `wire` (0 when the Data has no Content).
 fn content_len(wire: &[u8], at: usize) -> usize {
-    kite_packet::tlv::read_single(&wire[at..])
-        .ok()
+    kite_packet::tlv::Reader::new(&wire[at..])
+        .next_element()
+        .and_then(Result::ok)
         .filter(|el| el.typ == kite_packet::tt::CONTENT)
         .map_or(0, |el| el.value.len())
 }

@@ -52,7 +52,7 @@ pub struct FrameSource {
 pub enum Fill {
     /// Octets arrived (frames may be ready).
     Data,
-    /// The read timed out with nothing new.
+    /// The read timed out, or a signal interrupted it, with nothing new.
     Idle,
     /// The forwarder closed the connection.
     Closed,
@@ -81,7 +81,12 @@ impl FrameSource {
         let r = self.stream.read(&mut buf[old..]);
         let n = match r {
             Ok(n) => n,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
                 buf.truncate(old);
                 return Ok(Fill::Idle);
             }
