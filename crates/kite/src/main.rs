@@ -5,7 +5,8 @@
 //! `kite run`, the forwarder daemon, the control commands that manage a running forwarder
 //! (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`: Kite's nfdc), and `kite bench`
 //! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets),
-//! and the application tools `kite ping`, `kite get`, `kite put`.
+//! the application tools `kite ping`, `kite get`, `kite put`, `kite key` (signing keys) and
+//! `kite perf` (NDNperf's signing server and windowed client).
 
 mod bench;
 mod bench_daemon;
@@ -14,6 +15,8 @@ mod ctl;
 mod describe;
 mod encode;
 mod input;
+mod key;
+mod perf;
 mod run;
 mod tools;
 
@@ -64,6 +67,12 @@ enum Command {
     Get(tools::get::GetArgs),
     /// Publish a file or standard input as versioned segments and serve them (ndnputchunks).
     Put(tools::put::PutArgs),
+    /// Generate and show signing keys (PEM files).
+    #[command(subcommand)]
+    Key(key::KeyCommand),
+    /// NDNperf: a producer that signs every Data (server) and a windowed consumer (client).
+    #[command(subcommand)]
+    Perf(perf::PerfCommand),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +91,8 @@ fn main() -> ExitCode {
         Command::Ping(args) => tools::ping::run(args),
         Command::Get(args) => tools::get::run(args),
         Command::Put(args) => tools::put::run(args),
+        Command::Key(cmd) => key::run(cmd),
+        Command::Perf(cmd) => perf::run(cmd),
     };
     match result {
         Ok(text) => {
