@@ -18,6 +18,7 @@ mod input;
 mod key;
 mod perf;
 mod run;
+mod sign_args;
 mod tools;
 
 use std::io::Write;

@@ -241,3 +241,71 @@ fn bad_input_gets_clear_errors() {
     assert!(!out.status.success());
     assert!(err.contains("/unrouted"), "{err}");
 }
+
+#[test]
+fn put_signs_with_the_kind_and_key_asked_for() {
+    let d = Daemon::local(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    random_file(&input, 20_000, 3);
+    let key = dir.path().join("key.pem");
+    let public = dir.path().join("key.pub.pem");
+    let gen = kite(&[
+        "key",
+        "generate",
+        "--type",
+        "ecdsa-p256",
+        "--name",
+        "/e2e/alice",
+        "--out",
+        key.to_str().unwrap(),
+        "--pub-out",
+        public.to_str().unwrap(),
+    ]);
+    assert!(
+        gen.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let put = Put::start(
+        d.socket(),
+        "/e2e/signed",
+        &input,
+        &["--sign", "ecdsa-p256", "--key", key.to_str().unwrap()],
+    );
+    let versioned: kite_packet::Name = put.versioned.parse().unwrap();
+    let verifier = kite_security::KeyFile::read(&public)
+        .unwrap()
+        .verifier()
+        .unwrap();
+    let mut conn = common::peer::Conn::unix(d.socket());
+    for seg in 0..3 {
+        let name = versioned
+            .clone()
+            .append(kite_packet::OwnedComponent::segment(seg).as_ref());
+        let data = conn.fetch(&name.to_string(), Duration::from_secs(4));
+        let info = &data.sig_info;
+        assert_eq!(info.sig_type, kite_packet::SignatureType::SHA256_WITH_ECDSA);
+        let locator = format!("{:?}", info.key_locator);
+        assert!(locator.contains("/e2e/alice/KEY/"), "{locator}");
+        verifier.verify(&data).expect("the public key verifies it");
+    }
+    // a key of another kind is refused with a clear message
+    let out = kite(&[
+        "put",
+        "/e2e/wrong",
+        input.to_str().unwrap(),
+        "--sign",
+        "ed25519",
+        "--key",
+        key.to_str().unwrap(),
+        "--socket",
+        d.socket(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not ed25519"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -10,14 +10,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use bytes::Bytes;
 use clap::Args;
 use crossbeam_channel::{bounded, Receiver, Sender};
 use kite_packet::{Data, LpHeader, LpPacket, Name, NetPacketView, PitToken};
-use kite_security::{KeyFile, KeySigner, SignatureKind};
+use kite_security::KeySigner;
 
 use super::link::{self, Fill, FrameSource};
+use crate::sign_args::SignArgs;
 
 /// Interests waiting for a signer, and signed Data waiting for the writer.
 const QUEUE: usize = 4096;
@@ -31,18 +32,8 @@ const CACHE_ENTRIES: usize = 65_536;
 pub struct ServerArgs {
     /// The prefix to serve (registered with the forwarder through rib/register).
     prefix: String,
-    /// Signature kind: digest-sha256, hmac-sha256, ecdsa-p256, ecdsa-p384, rsa-1024, rsa-2048,
-    /// rsa-3072, ed25519 or null.
-    #[arg(long, value_name = "KIND", default_value = "digest-sha256", value_parser = crate::key::parse_kind)]
-    sign: SignatureKind,
-    /// Private key file (from `kite key generate`); without it, a new key of --sign's kind is
-    /// generated in memory, named /<prefix>/KEY/<key-id>.
-    #[arg(long, value_name = "FILE")]
-    key: Option<PathBuf>,
-    /// Write the public key file here (for `kite perf client --verify --key-pub`; for HMAC
-    /// it holds the secret).
-    #[arg(long, value_name = "FILE")]
-    pub_out: Option<PathBuf>,
+    #[command(flatten)]
+    signing: SignArgs,
     /// Content octets per Data.
     #[arg(long, default_value_t = 8192)]
     payload: usize,
@@ -132,35 +123,13 @@ pub fn run(a: ServerArgs) -> Result<String> {
         .prefix
         .parse()
         .map_err(|e| anyhow!("prefix {:?}: {e}", a.prefix))?;
-    let signer = match &a.key {
-        Some(path) => {
-            let f = KeyFile::read(path).with_context(|| format!("reading {}", path.display()))?;
-            if f.kind != a.sign {
-                return Err(anyhow!(
-                    "{} holds a {} key, not {}",
-                    path.display(),
-                    f.kind,
-                    a.sign
-                ));
-            }
-            f.signer()?
-        }
-        None => KeySigner::generate(a.sign, &prefix)?,
-    };
-    if let Some(p) = &a.pub_out {
-        KeyFile::public(signer.key(), signer.key_name().cloned())?
-            .write(p)
-            .with_context(|| format!("writing {}", p.display()))?;
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))?;
-    }
+    let signer = a.signing.signer(&prefix)?;
+    let stop = crate::tools::stop_on_signal()?;
     let stream = link::open_registered(&a.socket, &prefix)?;
     let content = Bytes::from((0..a.payload).map(link::payload_octet).collect::<Vec<_>>());
     eprintln!(
         "kite perf server: {prefix}, {} signing, {} thread(s), {} B payload, freshness {} ms{}",
-        a.sign,
+        a.signing.sign,
         a.threads,
         a.payload,
         a.freshness,

@@ -1,6 +1,6 @@
 //! The application tools: `kite ping`, `kite get`, `kite put` (ndnping, ndncatchunks and
 //! ndnputchunks for any NFD-compatible forwarder), and what they share: the socket option,
-//! name parsing, Ctrl-C handling and the signer seam.
+//! name parsing and Ctrl-C handling.
 
 pub mod get;
 pub mod ping;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use kite_app::{Client, Endpoint};
-use kite_packet::{DigestSha256, Name, Signer};
+use kite_packet::Name;
 
 /// Where the forwarder listens.
 #[derive(Args, Debug, Clone)]
@@ -39,12 +39,6 @@ pub fn parse_name(s: &str) -> Result<Name, String> {
         return Err(format!("{s:?} is not an NDN name (it must start with '/')"));
     }
     s.parse::<Name>().map_err(|e| format!("{s:?}: {e}"))
-}
-
-/// The signer for Data the tools publish: DigestSha256. `--sign KIND --key FILE`, from
-/// kite-security, is meant to plug in here.
-pub fn signer() -> Arc<dyn Signer + Send + Sync> {
-    Arc::new(DigestSha256)
 }
 
 /// A flag that SIGINT or SIGTERM sets, so a serving loop ends cleanly.

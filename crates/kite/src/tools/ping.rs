@@ -12,7 +12,8 @@ use kite_app::error::nack_reason_text;
 use kite_app::{random::random_u64, Event, InterestId, Pipeline, Producer};
 use kite_packet::{Data, Interest, Name};
 
-use super::{parse_name, signer, stop_on_signal, SocketArgs};
+use super::{parse_name, stop_on_signal, SocketArgs};
+use crate::sign_args::SignArgs;
 
 /// `kite ping` options.
 #[derive(Args, Debug)]
@@ -42,6 +43,8 @@ pub struct PingArgs {
     /// With --server: FreshnessPeriod of each answer, in milliseconds.
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     freshness: u64,
+    #[command(flatten)]
+    signing: SignArgs,
     #[command(flatten)]
     socket: SocketArgs,
 }
@@ -174,7 +177,7 @@ fn serve(args: &PingArgs, stop: &AtomicBool) -> Result<String> {
         .register(&prefix)
         .with_context(|| format!("registering {prefix}"))?;
     println!("PING SERVER {prefix}");
-    let signer = signer();
+    let signer = args.signing.signer(&prefix)?;
     let payload = bytes::Bytes::from(vec![b'a'; args.size]);
     let mut answered = 0u64;
     let mut failure = None;
@@ -184,7 +187,7 @@ fn serve(args: &PingArgs, stop: &AtomicBool) -> Result<String> {
         }
         let mut d = Data::new(i.name.clone(), payload.clone());
         d.meta.freshness_period = Some(args.freshness);
-        match d.sign(signer.as_ref()) {
+        match d.sign(&signer) {
             Ok(wire) => {
                 answered += 1;
                 println!("interest {}", i.name);

@@ -14,7 +14,8 @@ use kite_app::segmented::{PublishOptions, Published};
 use kite_app::Producer;
 use kite_packet::Name;
 
-use super::{parse_name, signer, stop_on_signal, SocketArgs};
+use super::{parse_name, stop_on_signal, SocketArgs};
+use crate::sign_args::SignArgs;
 
 /// `kite put` options.
 #[derive(Args, Debug)]
@@ -41,6 +42,8 @@ pub struct PutArgs {
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
     #[command(flatten)]
+    signing: SignArgs,
+    #[command(flatten)]
     socket: SocketArgs,
 }
 
@@ -55,8 +58,9 @@ pub fn run(args: PutArgs) -> Result<String> {
         freshness: Duration::from_millis(args.freshness),
         version: args.version,
     };
-    let published = Published::new(&args.name, &content, &opts, signer().as_ref())
-        .context("signing the segments")?;
+    let signer = args.signing.signer(&args.name)?;
+    let published =
+        Published::new(&args.name, &content, &opts, &signer).context("signing the segments")?;
     let stop = stop_on_signal()?;
     let mut producer = Producer::new(args.socket.connect()?);
     producer
