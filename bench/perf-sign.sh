@@ -3,7 +3,9 @@
 # (8192 B payload, N signing threads) and `kite perf client` (window 64) through `kite run`,
 # plus a cached row (the server signs 4096 names once; the client cycles through them, so the
 # forwarder's Content Store and the server's memory answer). Columns: kind, Data/s, goodput
-# Mbps, server signing cores (signing time / client duration). Writes
+# Mbps, server signing cores (wall time inside sign calls / client duration), the signing
+# threads' CPU-seconds per second, and signed Data per CPU-second of a signing thread (the
+# per-core signing rate, free of time spent preempted on a busy machine). Writes
 # bench/results/perf-sign-<commit>.csv.
 #   bench/perf-sign.sh [SECONDS] [SIGNING_THREADS]
 # KITE=path uses that binary instead of building; KINDS="ecdsa-p256 ..." limits the rows.
@@ -37,16 +39,20 @@ row() {
     echo "perf-sign: the $label server had stopped:" >&2; cat "$tmp/server.err" >&2
   fi
   wait $server || true
-  local sign_secs
-  sign_secs=$(sed -n 's/.*(\([0-9.]*\) s signing in all).*/\1/p' "$tmp/server.out")
-  python3 - "$label" "$json" "${sign_secs:-0}" <<'PY' | tee -a "$out"
+  local sign_secs cpu_secs per_cpu
+  sign_secs=$(sed -n 's/.*(\([0-9.]*\) s signing in all.*/\1/p' "$tmp/server.out")
+  cpu_secs=$(sed -n 's/.*signing threads used \([0-9.]*\) CPU-s.*/\1/p' "$tmp/server.out")
+  per_cpu=$(sed -n 's/.* \([0-9]*\) signed Data per CPU-second.*/\1/p' "$tmp/server.out")
+  python3 - "$label" "$json" "${sign_secs:-0}" "${cpu_secs:-0}" "${per_cpu:-0}" <<'PY' | tee -a "$out"
 import json, sys
-label, j, sign = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
-print(f"{label},{j['data_per_sec']:.0f},{j['goodput_mbps']:.1f},{sign / j['seconds']:.2f}")
+label, j = sys.argv[1], json.loads(sys.argv[2])
+sign, cpu, per_cpu = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+s = j['seconds']
+print(f"{label},{j['data_per_sec']:.0f},{j['goodput_mbps']:.1f},{sign / s:.2f},{cpu / s:.2f},{per_cpu}")
 PY
 }
 
-echo "kind,data_per_sec,goodput_mbps,server_signing_cores" | tee "$out"
+echo "kind,data_per_sec,goodput_mbps,server_signing_cores,signer_cpu_per_sec,signed_per_cpu_sec" | tee "$out"
 for kind in ${KINDS:-digest-sha256 hmac-sha256 ecdsa-p256 ecdsa-p384 rsa-1024 rsa-2048 rsa-3072 ed25519 null}; do
   row "$kind" "--sign $kind" ""
 done

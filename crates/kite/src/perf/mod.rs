@@ -5,6 +5,7 @@
 //! pipelined, batched I/O (many packets per read and per write), not one exchange at a time.
 
 mod client;
+mod cpu;
 mod histogram;
 mod link;
 mod server;
