@@ -17,65 +17,10 @@ commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-
 out=bench/results/vs-ndnd-$commit.csv
 work=$(mktemp -d)
 ns=kite-vs-ndnd-$$
+# shellcheck source=bench/forwarders.sh
+source bench/forwarders.sh
 ip netns add "$ns"
-pid=""
-cleanup() {
-  if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; fi
-  ip netns del "$ns" 2>/dev/null || true
-  rm -rf "$work"
-}
 trap cleanup EXIT
-
-wait_socket() {
-  for _ in $(seq 100); do
-    [[ -S $1 ]] && return 0
-    sleep 0.1
-  done
-  echo "vs-ndnd.sh: no socket at $1" >&2
-  return 1
-}
-
-start_ndnd() { # threads
-  cat > "$work/ndnd.yml" <<YML
-core:
-  log_level: WARN
-faces:
-  udp:
-    enabled_unicast: false
-    enabled_multicast: false
-  tcp:
-    enabled: false
-  unix:
-    enabled: true
-    socket_path: $work/ndnd.sock
-  websocket:
-    enabled: false
-fw:
-  threads: $1
-tables:
-  rib:
-    readvertise_nlsr: false
-YML
-  rm -f "$work/ndnd.sock"
-  ip netns exec "$ns" "$ndnd" fw run "$work/ndnd.yml" >"$work/ndnd.log" 2>&1 &
-  pid=$!
-  wait_socket "$work/ndnd.sock"
-  sock=$work/ndnd.sock
-}
-
-start_kite() { # threads
-  rm -f "$work/kite.sock"
-  "$kite" run --socket "$work/kite.sock" --local-only --threads "$1" >"$work/kite.log" 2>&1 &
-  pid=$!
-  wait_socket "$work/kite.sock"
-  sock=$work/kite.sock
-}
-
-stop() {
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  pid=""
-}
 
 {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; NDNd $(basename "$ndnd")"
