@@ -69,6 +69,46 @@ fn every_verb_against_a_running_forwarder() {
     let shown = json(s, &["face", "show", &id.to_string()]);
     assert!(shown.to_string().contains(&peer), "{shown}");
     assert!(err(s, &["face", "show", "9999"]).contains("not found"));
+    let shown = shown.to_string();
+    assert!(
+        shown.contains("\"congestion_marking\":true"),
+        "NFD's default: {shown}"
+    );
+    assert!(
+        shown.contains("\"base_congestion_marking_interval_ns\":100000000"),
+        "{shown}"
+    );
+
+    // congestion marking chosen at creation
+    let quiet = format!("udp4://127.0.0.1:{}", free_udp_port());
+    let created = ok(
+        s,
+        &[
+            "face",
+            "create",
+            &quiet,
+            "--congestion-marking",
+            "off",
+            "--congestion-marking-interval",
+            "50",
+            "--default-congestion-threshold",
+            "10000",
+        ],
+    );
+    let qid = created
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("id="))
+        .unwrap_or_else(|| panic!("face id in {created:?}"));
+    let shown = json(s, &["face", "show", qid]).to_string();
+    assert!(shown.contains("\"congestion_marking\":false"), "{shown}");
+    assert!(
+        shown.contains("\"base_congestion_marking_interval_ns\":50000000"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("\"default_congestion_threshold_bytes\":10000"),
+        "{shown}"
+    );
 
     // routes feed the FIB; removing them empties it
     let sid = id.to_string();

@@ -61,6 +61,16 @@ struct CreateArgs {
     /// The MTU in octets (datagram faces).
     #[arg(long, value_name = "N")]
     mtu: Option<u64>,
+    /// Mark outgoing packets with NDNLPv2 CongestionMark when the face's output backs up
+    /// (on by default on Kite, as in NFD).
+    #[arg(long, value_enum, value_name = "on|off")]
+    congestion_marking: Option<OnOff>,
+    /// How long the backlog must last before the first mark, in milliseconds (NFD: 100).
+    #[arg(long, value_name = "MS")]
+    congestion_marking_interval: Option<u64>,
+    /// Octets of backlog above which the face counts as congested (NFD: 65536).
+    #[arg(long, value_name = "OCTETS")]
+    default_congestion_threshold: Option<u64>,
 }
 
 /// Persistencies a face can be created with.
@@ -144,10 +154,15 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
             Persistency::Permanent => FacePersistency::PERMANENT,
         }),
         mtu: c.mtu,
+        base_congestion_marking_interval: c.congestion_marking_interval.map(|ms| ms * 1_000_000),
+        default_congestion_threshold: c.default_congestion_threshold,
         ..Default::default()
     };
     if let Some(lf) = c.local_fields {
         params.set_flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED, lf.enabled());
+    }
+    if let Some(cm) = c.congestion_marking {
+        params.set_flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED, cm.enabled());
     }
     let resp = command(client, "faces", "create", &params)?;
     let outcome = match resp.status_code {
