@@ -207,6 +207,8 @@ impl Forwarder {
         interests: &[InInterest],
         out: &mut Vec<Out>,
     ) {
+        // Strategies first: a FIB entry entered below never names a strategy newer than this.
+        self.state.strategies.refresh();
         let Some(fib) = self.fib.enter() else {
             return;
         };
