@@ -16,7 +16,6 @@ pub mod vm;
 
 use std::sync::Arc;
 
-use kite_fw::strategy::Strategy;
 use kite_packet::Name;
 
 pub use strategy::BpfStrategy;
@@ -52,13 +51,17 @@ pub fn strategy_name(name: &str) -> Result<Name, LoadError> {
 }
 
 /// Loads the program in ELF object `elf` as strategy `name` (short name).
-pub fn load(name: &str, elf: &[u8], engine: Engine) -> Result<Arc<dyn Strategy>, LoadError> {
+pub fn load(name: &str, elf: &[u8], engine: Engine) -> Result<Arc<BpfStrategy>, LoadError> {
     let code = elf::program(elf)?;
     load_code(strategy_name(name)?, code, engine)
 }
 
 /// Loads raw instructions (helper calls already numbered) as strategy `name`.
-pub fn load_code(name: Name, code: Vec<u8>, engine: Engine) -> Result<Arc<dyn Strategy>, LoadError> {
+pub fn load_code(
+    name: Name,
+    code: Vec<u8>,
+    engine: Engine,
+) -> Result<Arc<BpfStrategy>, LoadError> {
     let verified = verifier::verify(&code)?;
     let vm = vm::Vm::new(code, engine).map_err(LoadError::Vm)?;
     Ok(Arc::new(BpfStrategy::new(name, vm, verified)))
