@@ -44,20 +44,15 @@ impl BpfStrategy {
     fn trigger(&self, ctx: &mut StrategyCtx<'_>, ev: u32, nack: u64, timer_data: u64) -> bool {
         let mut mem = [0u8; CTX_LEN];
         let now_ns = ctx.now().0;
-        fill(&mut mem, ctx, ev, nack, timer_data);
+        let (eligible, eligible_len) = fill(&mut mem, ctx, ev, nack, timer_data);
         let rng = ctx.random();
         let name = self
             .verified
             .reads_name
             .then(|| ctx.interest().name.clone());
         CALL.with_borrow_mut(|c| {
-            c.eligible_len = 0;
-            for h in ctx.nexthops().iter().take(MAX_NEXTHOPS) {
-                if ctx.can_forward_to(h.face) {
-                    c.eligible[c.eligible_len] = h.face.0;
-                    c.eligible_len += 1;
-                }
-            }
+            c.eligible = eligible;
+            c.eligible_len = eligible_len;
             c.action_len = 0;
             c.fault = None;
             c.rng = rng;
@@ -105,8 +100,14 @@ impl BpfStrategy {
     }
 }
 
-/// Writes the context block for one trigger.
-fn fill(mem: &mut [u8; CTX_LEN], ctx: &mut StrategyCtx<'_>, ev: u32, nack: u64, timer_data: u64) {
+/// Writes the context block for one trigger; returns the eligible nexthops.
+fn fill(
+    mem: &mut [u8; CTX_LEN],
+    ctx: &mut StrategyCtx<'_>,
+    ev: u32,
+    nack: u64,
+    timer_data: u64,
+) -> ([u64; MAX_NEXTHOPS], usize) {
     let now = ctx.now();
     let put32 = |mem: &mut [u8; CTX_LEN], at: usize, v: u32| {
         mem[at..at + 4].copy_from_slice(&v.to_le_bytes());
@@ -151,10 +152,16 @@ fn fill(mem: &mut [u8; CTX_LEN], ctx: &mut StrategyCtx<'_>, ev: u32, nack: u64, 
     let hops = ctx.nexthops();
     let count = hops.len().min(MAX_NEXTHOPS);
     put32(mem, off::NEXTHOP_COUNT, count as u32);
+    let mut eligible = ([0u64; MAX_NEXTHOPS], 0);
     for (k, h) in hops.iter().take(count).enumerate() {
         let at = off::NEXTHOPS + k * NEXTHOP_LEN;
         let up = pit.upstream(h.face);
-        let mut flags = u32::from(ctx.can_forward_to(h.face)) * hop_flag::ELIGIBLE;
+        let mut flags = 0;
+        if ctx.can_forward_to(h.face) {
+            flags = hop_flag::ELIGIBLE;
+            eligible.0[eligible.1] = h.face.0;
+            eligible.1 += 1;
+        }
         if let Some(u) = up {
             flags |= hop_flag::TRIED;
             if u.nack.is_some() {
@@ -169,6 +176,7 @@ fn fill(mem: &mut [u8; CTX_LEN], ctx: &mut StrategyCtx<'_>, ev: u32, nack: u64, 
     }
     mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN].copy_from_slice(ctx.fib_scratch());
     mem[off::PIT_SCRATCH..CTX_LEN].copy_from_slice(ctx.pit_scratch());
+    eligible
 }
 
 impl Strategy for BpfStrategy {

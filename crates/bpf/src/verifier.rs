@@ -350,7 +350,7 @@ fn step(
                 (0x07, 0x10, false) => d.map(|v| Some(v - imm)),
                 (0x07, 0x00, true) => d.add(st[i.src]),
                 (0x07, 0x60, false) if d.is_num() && (0..32).contains(&imm) => {
-                    d.map(|v| Some(v << imm))
+                    d.map(|v| v.checked_mul(1 << imm))
                 }
                 (0x07, 0x20, false) if d.is_num() && (0..LIMIT).contains(&imm) => {
                     d.map(|v| v.checked_mul(imm))

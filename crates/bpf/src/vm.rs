@@ -1,5 +1,8 @@
 //! The VM a verified program runs in: rbpf, JIT-compiled (or interpreted, for comparison).
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+
 use rbpf::EbpfVmRaw;
 
 use crate::abi::CTX_LEN;
@@ -22,10 +25,9 @@ pub struct Vm {
 }
 
 impl Vm {
-    /// Prepares verified `code`. rbpf borrows the instructions for the VM's lifetime, so they
-    /// are leaked: each program loaded keeps its few KiB until the process exits.
+    /// Prepares verified `code`.
     pub(crate) fn new(code: Vec<u8>, engine: Engine) -> Result<Self, String> {
-        let code: &'static [u8] = Box::leak(code.into_boxed_slice());
+        let code = keep(code);
         let mut vm = EbpfVmRaw::new(Some(code)).map_err(|e| e.to_string())?;
         for (id, f) in TABLE {
             vm.register_helper(id, f).map_err(|e| e.to_string())?;
@@ -56,5 +58,34 @@ impl Vm {
         // calls reach only the helpers registered above, which take plain numbers. So the
         // machine code touches no memory but `mem` and its own stack, and always returns.
         unsafe { self.vm.execute_program_jit(mem) }.map_err(|e| e.to_string())
+    }
+}
+
+/// Instructions of every distinct program loaded so far.
+static KEPT: Mutex<Option<HashSet<&'static [u8]>>> = Mutex::new(None);
+
+/// rbpf borrows a program's instructions for the VM's whole life, so they are kept for the
+/// process's: each distinct program once (at most `MAX_INSNS` * 8 octets), however often it is
+/// loaded again.
+fn keep(code: Vec<u8>) -> &'static [u8] {
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let set = kept.get_or_insert_with(HashSet::new);
+    if let Some(&same) = set.get(code.as_slice()) {
+        return same;
+    }
+    let leaked: &'static [u8] = Box::leak(code.into_boxed_slice());
+    set.insert(leaked);
+    leaked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_program_is_kept_once() {
+        let a = keep(vec![0x95, 0, 0, 0, 0, 0, 0, 0]);
+        let b = keep(vec![0x95, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(core::ptr::eq(a, b));
     }
 }

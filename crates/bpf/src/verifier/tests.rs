@@ -50,6 +50,10 @@ fn rejects_out_of_bounds_access() {
         ("ldxdw r2, [r1+8]\n add r1, r2\n ldxb r0, [r1+0]\n exit", "unbounded offset"),
         ("ldxdw r2, [r1+8]\n and r2, 511\n add r1, r2\n ldxb r0, [r1+0]\n exit", "offset too large"),
         ("stxdw [r10-8], r1\n ldxdw r2, [r10-8]\n ldxb r0, [r2+0]\n exit", "spilled pointer"),
+        (
+            "ldxdw r2, [r1+8]\n and r2, 0x7fffffff\n lsh r2, 31\n lsh r2, 31\n add r1, r2\n ldxb r0, [r1+0]\n exit",
+            "a shift that would wrap",
+        ),
         ("jeq r2, 0, +1\n mov r1, 0\n ldxb r0, [r1+0]\n exit", "pointer on one path only"),
     ];
     for (src, why) in cases {

@@ -97,32 +97,15 @@ impl Harness {
     }
 
     pub fn interest(&mut self, face: FaceId, uri: &str, nonce: u32) -> Vec<Out> {
-        let mut i = Interest::new(name(uri));
-        i.nonce = Some(Nonce::from(nonce));
-        let view = InterestView::decode(i.encode()).unwrap();
-        let pkt = InInterest {
-            hashes: hasher().prefix_hashes(&view.name),
-            interest: view,
-            face,
-            token: None,
-            next_hop: None,
-            congestion_mark: 0,
-        };
         let mut out = Vec::new();
-        self.fwd.on_interest(self.now, pkt, &mut out);
+        self.fwd
+            .on_interest(self.now, in_interest(face, uri, nonce), &mut out);
         out
     }
 
     pub fn data(&mut self, face: FaceId, uri: &str, token: Option<PitToken>) -> Vec<Out> {
-        let d = Data::new(name(uri), &b"payload"[..]);
-        let pkt = InData {
-            data: DataView::decode(d.sign(&DigestSha256).unwrap()).unwrap(),
-            hashes: None,
-            face,
-            token,
-            congestion_mark: 0,
-            no_cache: true,
-        };
+        let mut pkt = in_data(face, uri);
+        pkt.token = token;
         let mut out = Vec::new();
         self.fwd.on_data(self.now, pkt, &mut out);
         out
@@ -142,6 +125,34 @@ impl Harness {
         let mut out = Vec::new();
         self.fwd.on_nack(self.now, pkt, &mut out);
         out
+    }
+}
+
+/// A decoded Interest arriving on `face`.
+pub fn in_interest(face: FaceId, uri: &str, nonce: u32) -> InInterest {
+    let mut i = Interest::new(name(uri));
+    i.nonce = Some(Nonce::from(nonce));
+    let view = InterestView::decode(i.encode()).unwrap();
+    InInterest {
+        hashes: hasher().prefix_hashes(&view.name),
+        interest: view,
+        face,
+        token: None,
+        next_hop: None,
+        congestion_mark: 0,
+    }
+}
+
+/// A decoded Data (not to be cached) arriving on `face`, without token.
+pub fn in_data(face: FaceId, uri: &str) -> InData {
+    let d = Data::new(name(uri), &b"payload"[..]);
+    InData {
+        data: DataView::decode(d.sign(&DigestSha256).unwrap()).unwrap(),
+        hashes: None,
+        face,
+        token: None,
+        congestion_mark: 0,
+        no_cache: true,
     }
 }
 
