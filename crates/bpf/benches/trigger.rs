@@ -32,7 +32,8 @@ impl Exchange {
 
     fn run(&mut self, h: &mut Harness) {
         self.out.clear();
-        h.fwd.on_interest(h.now, self.interest.clone(), &mut self.out);
+        h.fwd
+            .on_interest(h.now, self.interest.clone(), &mut self.out);
         let mut data = self.data.clone();
         data.token = token_to(&self.out, UP1);
         self.out.clear();
@@ -62,10 +63,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("native", |b| b.iter(|| x.run(&mut native)));
     for engine in [Engine::Jit, Engine::Interpreter] {
         let s = kite_bpf::load("br", &elf, engine).unwrap();
-        let mut h = setup(|h| h.strategies.add(s));
-        g.bench_function(format!("ebpf {engine:?}"), |b| {
-            b.iter(|| x.run(&mut h))
-        });
+        let mut h = setup(|h| h.strategies.add(s).unwrap());
+        g.bench_function(format!("ebpf {engine:?}"), |b| b.iter(|| x.run(&mut h)));
     }
     g.finish();
     c.bench_function("load best-route.o (verify + JIT)", |b| {

@@ -103,14 +103,20 @@ fn now(_: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
 
 fn name_component_len(i: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
     CALL.with_borrow(|c| {
-        let comp = c.name.as_ref().and_then(|n| n.get(usize::try_from(i).ok()?));
+        let comp = c
+            .name
+            .as_ref()
+            .and_then(|n| n.get(usize::try_from(i).ok()?));
         comp.map_or(REFUSED, |comp| comp.value().len() as u64)
     })
 }
 
 fn name_component_byte(i: u64, off: u64, _: u64, _: u64, _: u64) -> u64 {
     CALL.with_borrow(|c| {
-        let comp = c.name.as_ref().and_then(|n| n.get(usize::try_from(i).ok()?));
+        let comp = c
+            .name
+            .as_ref()
+            .and_then(|n| n.get(usize::try_from(i).ok()?));
         comp.and_then(|comp| comp.value().get(usize::try_from(off).ok()?).copied())
             .map_or(REFUSED, u64::from)
     })

@@ -47,7 +47,9 @@ pub fn strategy_name(name: &str) -> Result<Name, LoadError> {
     if name.is_empty() || name.contains('/') || name.contains('=') {
         return Err(bad());
     }
-    format!("{NAME_PREFIX}/{name}/v=1").parse().map_err(|_| bad())
+    format!("{NAME_PREFIX}/{name}/v=1")
+        .parse()
+        .map_err(|_| bad())
 }
 
 /// Loads the program in ELF object `elf` as strategy `name` (short name).
@@ -57,11 +59,7 @@ pub fn load(name: &str, elf: &[u8], engine: Engine) -> Result<Arc<BpfStrategy>, 
 }
 
 /// Loads raw instructions (helper calls already numbered) as strategy `name`.
-pub fn load_code(
-    name: Name,
-    code: Vec<u8>,
-    engine: Engine,
-) -> Result<Arc<BpfStrategy>, LoadError> {
+pub fn load_code(name: Name, code: Vec<u8>, engine: Engine) -> Result<Arc<BpfStrategy>, LoadError> {
     let verified = verifier::verify(&code)?;
     let vm = vm::Vm::new(code, engine).map_err(LoadError::Vm)?;
     Ok(Arc::new(BpfStrategy::new(name, vm, verified)))

@@ -45,6 +45,10 @@ impl BpfStrategy {
         let mut mem = [0u8; CTX_LEN];
         let now_ns = ctx.now().0;
         let (eligible, eligible_len) = fill(&mut mem, ctx, ev, nack, timer_data);
+        let before: [u8; FIB_SCRATCH_LEN] = mem
+            [off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN]
+            .try_into()
+            .expect("96 octets");
         let rng = ctx.random();
         let name = self
             .verified
@@ -70,9 +74,12 @@ impl BpfStrategy {
         if let Some(reason) = fault {
             return self.fault(reason);
         }
-        ctx.fib_scratch()
-            .copy_from_slice(&mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN]);
-        ctx.pit_scratch().copy_from_slice(&mem[off::PIT_SCRATCH..CTX_LEN]);
+        let fib_scratch = &mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN];
+        if fib_scratch != before.as_slice() {
+            ctx.fib_scratch().copy_from_slice(fib_scratch);
+        }
+        ctx.pit_scratch()
+            .copy_from_slice(&mem[off::PIT_SCRATCH..CTX_LEN]);
         let (actions, n) = CALL.with_borrow(|c| (c.actions, c.action_len));
         for action in actions.iter().take(n).flatten() {
             match *action {
@@ -120,13 +127,18 @@ fn fill(
     put64(mem, off::NOW_NS, now.0);
     put64(mem, off::INGRESS, ctx.ingress().0);
     put64(mem, off::TIMER_DATA, timer_data);
-    put32(mem, off::NACK_REASON, u32::try_from(nack).unwrap_or(u32::MAX));
+    put32(
+        mem,
+        off::NACK_REASON,
+        u32::try_from(nack).unwrap_or(u32::MAX),
+    );
     let mut flags;
     {
         let i = ctx.interest();
-        flags = u32::from(i.can_be_prefix) * flag::CAN_BE_PREFIX
-            | u32::from(i.must_be_fresh) * flag::MUST_BE_FRESH
-            | u32::from(i.hop_limit.is_some()) * flag::HAS_HOP_LIMIT;
+        let bit = |on: bool, f: u32| if on { f } else { 0 };
+        flags = bit(i.can_be_prefix, flag::CAN_BE_PREFIX)
+            | bit(i.must_be_fresh, flag::MUST_BE_FRESH)
+            | bit(i.hop_limit.is_some(), flag::HAS_HOP_LIMIT);
         put32(mem, off::NONCE, i.nonce.map_or(0, |n| n.as_u32()));
         put32(mem, off::HOP_LIMIT, i.hop_limit.map_or(0, u32::from));
         put32(mem, off::NAME_LEN, i.name.len() as u32);
@@ -141,14 +153,25 @@ fn fill(
     put32(mem, off::DOWNSTREAMS, pit.downstreams.len() as u32);
     put32(mem, off::UPSTREAMS, pit.upstreams.len() as u32);
     let mark = pit.downstream(ingress).map_or(0, |d| d.congestion_mark);
-    put32(mem, off::CONGESTION_MARK, u32::try_from(mark).unwrap_or(u32::MAX));
+    put32(
+        mem,
+        off::CONGESTION_MARK,
+        u32::try_from(mark).unwrap_or(u32::MAX),
+    );
     let last = pit.upstreams.iter().map(|u| u.last_sent).max();
     put64(mem, off::LAST_SENT_AGO_NS, last.map_or(u64::MAX, ago));
     if let Some(reason) = pit.all_upstreams_nacked() {
         flags |= flag::ALL_NACKED;
-        put32(mem, off::ALL_NACKED, u32::try_from(reason.0).unwrap_or(u32::MAX));
+        put32(
+            mem,
+            off::ALL_NACKED,
+            u32::try_from(reason.0).unwrap_or(u32::MAX),
+        );
     }
     put32(mem, off::FLAGS, flags);
+    let (fib_scratch, rtts) = ctx.fib_scratch_and_rtts();
+    mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN].copy_from_slice(fib_scratch);
+    let pit = ctx.pit();
     let hops = ctx.nexthops();
     let count = hops.len().min(MAX_NEXTHOPS);
     put32(mem, off::NEXTHOP_COUNT, count as u32);
@@ -170,11 +193,15 @@ fn fill(
         }
         put64(mem, at + hop_off::FACE, h.face.0);
         put32(mem, at + hop_off::COST, h.cost);
-        put32(mem, at + hop_off::SRTT_US, ctx.srtt_us(h.face).unwrap_or(0));
+        let srtt = rtts.iter().find(|r| r.0 == h.face.0).map_or(0, |r| r.1);
+        put32(mem, at + hop_off::SRTT_US, srtt);
         put32(mem, at + hop_off::FLAGS, flags);
-        put64(mem, at + hop_off::SENT_AGO_NS, up.map_or(u64::MAX, |u| ago(u.last_sent)));
+        put64(
+            mem,
+            at + hop_off::SENT_AGO_NS,
+            up.map_or(u64::MAX, |u| ago(u.last_sent)),
+        );
     }
-    mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN].copy_from_slice(ctx.fib_scratch());
     mem[off::PIT_SCRATCH..CTX_LEN].copy_from_slice(ctx.pit_scratch());
     eligible
 }

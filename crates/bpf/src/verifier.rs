@@ -309,12 +309,7 @@ fn size_of(op: u8) -> i64 {
 }
 
 /// Checks one instruction against `st` and applies its effect.
-fn step(
-    pc: usize,
-    i: Insn,
-    st: &mut State,
-    info: &mut Verified,
-) -> Result<(), VerifyError> {
+fn step(pc: usize, i: Insn, st: &mut State, info: &mut Verified) -> Result<(), VerifyError> {
     if i.dst > 10 || i.src > 10 {
         return Err(VerifyError::BadRegister(pc));
     }
@@ -397,7 +392,9 @@ fn step(
                     if i.src != 0 || i.op != 0x85 {
                         return Err(VerifyError::BadOpcode(pc, i.op));
                     }
-                    let known = helper::ALL.iter().any(|&(id, _)| i64::from(id) == i64::from(i.imm));
+                    let known = helper::ALL
+                        .iter()
+                        .any(|&(id, _)| i64::from(id) == i64::from(i.imm));
                     if !known {
                         return Err(VerifyError::BadHelper(pc, i.imm));
                     }
@@ -430,7 +427,10 @@ fn step(
 /// store) or the stack.
 fn check_access(pc: usize, base: Reg, off: i16, size: i64, store: bool) -> Result<(), VerifyError> {
     match base {
-        Reg::Scalar | Reg::Num(..) => Err(VerifyError::BadAccess(pc, "through a register not known to point to the context or stack")),
+        Reg::Scalar | Reg::Num(..) => Err(VerifyError::BadAccess(
+            pc,
+            "through a register not known to point to the context or stack",
+        )),
         Reg::Ctx(lo_at, hi_at) => {
             let (at, last) = (lo_at + i64::from(off), hi_at + i64::from(off));
             let (lo, hi) = if store {
@@ -441,7 +441,11 @@ fn check_access(pc: usize, base: Reg, off: i16, size: i64, store: bool) -> Resul
             if at < lo || last + size > hi {
                 return Err(VerifyError::BadAccess(
                     pc,
-                    if store { "outside the scratch areas" } else { "outside the context" },
+                    if store {
+                        "outside the scratch areas"
+                    } else {
+                        "outside the context"
+                    },
                 ));
             }
             Ok(())

@@ -19,7 +19,7 @@ fn native(h: &mut Harness, kind: &str) -> StrategyId {
 /// eBPF: `strategies/KIND.o`, loaded and added to the table.
 fn ebpf(h: &mut Harness, kind: &str) -> StrategyId {
     let s = load_object(kind, &format!("bpf-{kind}"));
-    h.strategies.add(s)
+    h.strategies.add(s).unwrap()
 }
 
 macro_rules! suite {
@@ -42,7 +42,10 @@ macro_rules! suite {
                 let out = h.interest(APP, "/p/x", 1);
                 assert_eq!(interest_faces(&out), vec![UP1]);
                 h.advance(5);
-                assert!(interest_faces(&h.interest(APP, "/p/x", 2)).is_empty(), "suppressed");
+                assert!(
+                    interest_faces(&h.interest(APP, "/p/x", 2)).is_empty(),
+                    "suppressed"
+                );
                 h.advance(20);
                 assert_eq!(interest_faces(&h.interest(APP, "/p/x", 3)), vec![UP2]);
                 let token = token_to(&out, UP1);
@@ -76,7 +79,10 @@ macro_rules! suite {
                 faces.sort();
                 assert_eq!(faces, vec![UP1, UP2, UP3]);
                 h.advance(5);
-                assert!(interest_faces(&h.interest(APP, "/p/x", 2)).is_empty(), "suppressed");
+                assert!(
+                    interest_faces(&h.interest(APP, "/p/x", 2)).is_empty(),
+                    "suppressed"
+                );
                 h.advance(20);
                 assert_eq!(interest_faces(&h.interest(APP, "/p/x", 3)).len(), 3);
             }
@@ -85,7 +91,10 @@ macro_rules! suite {
             fn multicast_nacks_without_a_route() {
                 let mut h = setup("multicast");
                 h.route("/p", APP, 10);
-                assert_eq!(nacks(&h.interest(APP, "/p/x", 1)), vec![(APP, NackReason::NO_ROUTE)]);
+                assert_eq!(
+                    nacks(&h.interest(APP, "/p/x", 1)),
+                    vec![(APP, NackReason::NO_ROUTE)]
+                );
             }
 
             #[test]
@@ -98,7 +107,11 @@ macro_rules! suite {
                 for n in 0..4 {
                     faces.extend(interest_faces(&h.interest(APP, &format!("/p/{n}"), n)));
                 }
-                let expected = if faces[0] == UP1 { [UP1, UP2, UP1, UP2] } else { [UP2, UP1, UP2, UP1] };
+                let expected = if faces[0] == UP1 {
+                    [UP1, UP2, UP1, UP2]
+                } else {
+                    [UP2, UP1, UP2, UP1]
+                };
                 assert_eq!(faces, expected);
             }
         }
@@ -112,7 +125,7 @@ suite!(ebpf);
 fn fastest_prefers_the_lowest_measured_rtt() {
     let mut h = Harness::new();
     let s = load_object("fastest", "fastest");
-    let id = h.strategies.add(s);
+    let id = h.strategies.add(s).unwrap();
     h.set_strategy("/p", id);
     h.route("/p", UP1, 10);
     h.route("/p", UP2, 20);
@@ -130,6 +143,10 @@ fn fastest_prefers_the_lowest_measured_rtt() {
     // UP1 measured at 50 ms; UP2 unmeasured ranks by position (1 µs): it is tried next.
     assert_eq!(exchange(&mut h, UP2, 2)[0], UP2);
     for _ in 0..20 {
-        assert_eq!(exchange(&mut h, UP2, 2)[0], UP2, "the faster face is preferred");
+        assert_eq!(
+            exchange(&mut h, UP2, 2)[0],
+            UP2,
+            "the faster face is preferred"
+        );
     }
 }

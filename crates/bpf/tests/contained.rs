@@ -11,13 +11,17 @@ use kite_bpf::{BpfStrategy, Engine};
 use rbpf::assembler::assemble;
 
 fn load(src: &str, engine: Engine) -> Arc<BpfStrategy> {
-    kite_bpf::load_code(name("/localhost/kite/strategy/t/v=1"), assemble(src).unwrap(), engine)
-        .unwrap()
+    kite_bpf::load_code(
+        name("/localhost/kite/strategy/t/v=1"),
+        assemble(src).unwrap(),
+        engine,
+    )
+    .unwrap()
 }
 
 fn with(strategy: Arc<BpfStrategy>) -> Harness {
     let mut h = Harness::new();
-    let id = h.strategies.add(strategy);
+    let id = h.strategies.add(strategy).unwrap();
     h.set_strategy("/p", id);
     h.route("/p", UP2, 20);
     h.route("/p", UP1, 10);
@@ -39,7 +43,11 @@ fn division_by_a_zero_register_yields_zero_in_both_engines() {
         exit";
     for engine in [Engine::Jit, Engine::Interpreter] {
         let mut h = with(load(src, engine));
-        assert_eq!(interest_faces(&h.interest(APP, "/p/x", 1)), vec![UP1], "{engine:?}");
+        assert_eq!(
+            interest_faces(&h.interest(APP, "/p/x", 1)),
+            vec![UP1],
+            "{engine:?}"
+        );
     }
 }
 
@@ -52,8 +60,15 @@ fn a_program_asking_too_much_is_switched_off_and_best_route_stands_in() {
     assert!(!s.faulted());
     let out = h.interest(APP, "/p/x", 1);
     assert!(s.faulted());
-    assert_eq!(interest_faces(&out), vec![UP1], "best-route forwarded instead");
-    assert!(nacks(&out).is_empty(), "none of the program's actions were applied");
+    assert_eq!(
+        interest_faces(&out),
+        vec![UP1],
+        "best-route forwarded instead"
+    );
+    assert!(
+        nacks(&out).is_empty(),
+        "none of the program's actions were applied"
+    );
     assert_eq!(interest_faces(&h.interest(APP, "/p/y", 2)), vec![UP1]);
 }
 

@@ -10,7 +10,10 @@ use kite_bpf::{elf::ElfError, Engine, LoadError};
 const PROGRAMS: [&str; 4] = ["best-route", "multicast", "round-robin", "fastest"];
 
 fn clang() -> bool {
-    Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new("clang")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 #[test]
@@ -26,7 +29,9 @@ fn every_shipped_program_loads_in_both_engines() {
 #[test]
 fn shipped_objects_match_their_sources() {
     if !clang() {
-        eprintln!("clang not installed: not rebuilding strategies/*.o (scripts/test.sh installs it)");
+        eprintln!(
+            "clang not installed: not rebuilding strategies/*.o (scripts/test.sh installs it)"
+        );
         return;
     }
     let out = tempfile::tempdir().unwrap();
@@ -42,7 +47,11 @@ fn shipped_objects_match_their_sources() {
             .unwrap();
         assert!(status.success(), "make {p}");
         let shipped = std::fs::read(strategies_dir().join(format!("{p}.o"))).unwrap();
-        assert_eq!(std::fs::read(&built).unwrap(), shipped, "strategies/{p}.o is stale: run make -C strategies");
+        assert_eq!(
+            std::fs::read(&built).unwrap(),
+            shipped,
+            "strategies/{p}.o is stale: run make -C strategies"
+        );
     }
 }
 
@@ -83,23 +92,38 @@ fn extern_helpers_are_resolved_from_relocations_and_globals_refused() {
         "long counter;
          __attribute__((section(\"strategy\"), used)) int p(void *ctx) { counter++; return 0; }",
     );
-    assert!(matches!(kite_bpf::load("p", &global, Engine::Jit), Err(LoadError::Elf(ElfError::Relocation(..)))));
+    assert!(matches!(
+        kite_bpf::load("p", &global, Engine::Jit),
+        Err(LoadError::Elf(ElfError::Relocation(..)))
+    ));
 
     let unknown = compile(
         "extern long bpf_map_lookup_elem(unsigned long long);
          __attribute__((section(\"strategy\"), used)) int p(void *ctx) { return bpf_map_lookup_elem(1); }",
     );
-    assert!(matches!(kite_bpf::load("p", &unknown, Engine::Jit), Err(LoadError::Elf(ElfError::Relocation(..)))));
+    assert!(matches!(
+        kite_bpf::load("p", &unknown, Engine::Jit),
+        Err(LoadError::Elf(ElfError::Relocation(..)))
+    ));
 
     let nosection = compile("int p(void *ctx) { return 0; }");
-    assert_eq!(kite_bpf::load("p", &nosection, Engine::Jit).err(), Some(LoadError::Elf(ElfError::NoProgram)));
+    assert_eq!(
+        kite_bpf::load("p", &nosection, Engine::Jit).err(),
+        Some(LoadError::Elf(ElfError::NoProgram))
+    );
 }
 
 #[test]
 fn bad_objects_and_names_are_refused() {
-    assert!(matches!(kite_bpf::load("p", b"not an elf", Engine::Jit), Err(LoadError::Elf(ElfError::NotBpf(_)))));
+    assert!(matches!(
+        kite_bpf::load("p", b"not an elf", Engine::Jit),
+        Err(LoadError::Elf(ElfError::NotBpf(_)))
+    ));
     let elf = std::fs::read(strategies_dir().join("best-route.o")).unwrap();
     for bad in ["", "a/b", "v=1"] {
-        assert!(matches!(kite_bpf::load(bad, &elf, Engine::Jit), Err(LoadError::BadName(_))));
+        assert!(matches!(
+            kite_bpf::load(bad, &elf, Engine::Jit),
+            Err(LoadError::BadName(_))
+        ));
     }
 }

@@ -79,7 +79,7 @@ fn reloading_the_strategy_under_load_loses_no_data() {
     for s in [&consumer, &producer] {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     }
-    let mut current = strategies.add(load_object("best-route", "br"));
+    let mut current = strategies.add(load_object("best-route", "br")).unwrap();
     fib.add_nexthop(&name("/p"), producer_face, 0).unwrap();
     fib.set_strategy(&name("/p"), current).unwrap();
     fib.publish();
@@ -107,7 +107,8 @@ fn reloading_the_strategy_under_load_loses_no_data() {
                 producer.write_all(&frame.encode()).unwrap();
                 n += 1;
             }
-            n
+            // the socket stays open until the consumer has read every Data
+            (n, producer)
         }
     });
     let received = std::thread::spawn({
@@ -132,8 +133,10 @@ fn reloading_the_strategy_under_load_loses_no_data() {
         }
     });
     let mut swaps = 0;
-    while !done.load(Ordering::Relaxed) {
-        let next = strategies.add(load_object("best-route", &format!("br{swaps}")));
+    while !done.load(Ordering::Relaxed) && !received.is_finished() && swaps < 5000 {
+        let next = strategies
+            .add(load_object("best-route", &format!("br{swaps}")))
+            .unwrap();
         fib.set_strategy(&name("/p"), next).unwrap();
         fib.publish();
         assert!(strategies.remove(current));
@@ -141,8 +144,13 @@ fn reloading_the_strategy_under_load_loses_no_data() {
         swaps += 1;
         std::thread::sleep(Duration::from_millis(2));
     }
-    assert_eq!(received.join().unwrap(), TOTAL, "every Interest got its Data");
-    assert_eq!(answered.join().unwrap(), TOTAL, "every Interest reached the producer once");
-    assert!(swaps >= 3, "the strategy was swapped while Data flowed ({swaps} swaps)");
+    let got = received.join().expect("every Interest got its Data");
+    assert_eq!(got, TOTAL);
+    let (n, _producer) = answered.join().unwrap();
+    assert_eq!(n, TOTAL, "every Interest reached the producer once");
+    assert!(
+        swaps >= 3,
+        "the strategy was swapped while Data flowed ({swaps} swaps)"
+    );
     runtime.shutdown();
 }

@@ -80,7 +80,9 @@ fn fwd(a: FwdArgs) -> Result<String> {
             let loaded = kite_bpf::load("bench", &elf, kite_bpf::Engine::Jit)
                 .with_context(|| format!("{}", file.display()))?;
             let name = loaded.name().clone();
-            strategies.add(loaded);
+            strategies
+                .add(loaded)
+                .ok_or_else(|| anyhow!("strategy table full"))?;
             (name, file.display().to_string())
         }
         None => (builtin_name(&a.strategy)?, a.strategy.clone()),

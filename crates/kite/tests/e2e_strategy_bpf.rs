@@ -104,13 +104,21 @@ fn load_choose_exchange_reload_and_unload() {
     let s = daemon.socket();
     let face_ids = || -> Vec<u64> {
         let faces = ok(s, &["face", "list"]);
-        faces.as_array().unwrap().iter().map(|f| f["face_id"].as_u64().unwrap()).collect()
+        faces
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["face_id"].as_u64().unwrap())
+            .collect()
     };
     let before = face_ids();
     producer(UnixStream::connect(s).unwrap());
     // the new faces are the producer's and the listing command's own (the newest)
     let producer_face = common::eventually(Duration::from_secs(5), || {
-        let new: Vec<u64> = face_ids().into_iter().filter(|f| !before.contains(f)).collect();
+        let new: Vec<u64> = face_ids()
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
         (new.len() >= 2).then(|| new[0])
     })
     .expect("the producer's face appears");
@@ -134,18 +142,35 @@ fn load_choose_exchange_reload_and_unload() {
     let junk = daemon.dir().join("junk.o");
     std::fs::write(&junk, b"not an ELF object").unwrap();
     let bad = err(s, &["strategy", "load", "junk", junk.to_str().unwrap()]);
-    assert!(bad.contains("400") && bad.contains("not an eBPF ELF object"), "{bad}");
+    assert!(
+        bad.contains("400") && bad.contains("not an eBPF ELF object"),
+        "{bad}"
+    );
 
     // reload in place: the prefix moves to the new program and traffic goes on
-    ok(s, &["strategy", "load", "br", &program("best-route"), "--replace"]);
-    assert!(ok(s, &["strategy", "list"]).to_string().contains("/localhost/kite/strategy/br/v=1"));
+    ok(
+        s,
+        &[
+            "strategy",
+            "load",
+            "br",
+            &program("best-route"),
+            "--replace",
+        ],
+    );
+    assert!(ok(s, &["strategy", "list"])
+        .to_string()
+        .contains("/localhost/kite/strategy/br/v=1"));
     for n in 20..30 {
         fetch(&mut client, &format!("/bpf/{n}"));
     }
 
     // unload refused while /bpf uses it, accepted once it does not
     let refused = err(s, &["strategy", "unload", "br"]);
-    assert!(refused.contains("409") && refused.contains("/bpf"), "{refused}");
+    assert!(
+        refused.contains("409") && refused.contains("/bpf"),
+        "{refused}"
+    );
     ok(s, &["strategy", "set", "/bpf", "best-route"]);
     ok(s, &["strategy", "unload", "br"]);
     assert!(err(s, &["strategy", "set", "/bpf", "br"]).contains("404"));

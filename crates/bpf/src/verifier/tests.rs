@@ -57,7 +57,11 @@ fn rejects_out_of_bounds_access() {
         ("jeq r2, 0, +1\n mov r1, 0\n ldxb r0, [r1+0]\n exit", "pointer on one path only"),
     ];
     for (src, why) in cases {
-        assert!(matches!(check(src), Err(VerifyError::BadAccess(..))), "{why}: {:?}", check(src));
+        assert!(
+            matches!(check(src), Err(VerifyError::BadAccess(..))),
+            "{why}: {:?}",
+            check(src)
+        );
     }
 }
 
@@ -92,29 +96,50 @@ fn rejects_bad_helpers_jumps_and_opcodes() {
     assert_eq!(check("call 0\n exit"), Err(VerifyError::BadHelper(0, 0)));
     assert_eq!(check("ja +5\n exit"), Err(VerifyError::BadJump(0, 6)));
     assert_eq!(check("mov r0, 0"), Err(VerifyError::FallsOff));
-    assert!(matches!(check("ldabsw 0\n exit"), Err(VerifyError::BadOpcode(0, _))));
-    assert!(matches!(check("mov r10, 0\n exit"), Err(VerifyError::BadRegister(0))));
+    assert!(matches!(
+        check("ldabsw 0\n exit"),
+        Err(VerifyError::BadOpcode(0, _))
+    ));
+    assert!(matches!(
+        check("mov r10, 0\n exit"),
+        Err(VerifyError::BadRegister(0))
+    ));
     // a bpf-to-bpf call (src 1)
     let mut code = assemble("call 1\n exit").unwrap();
     code[1] = 0x10;
-    assert!(matches!(verify(&code), Err(VerifyError::BadOpcode(0, 0x85))));
+    assert!(matches!(
+        verify(&code),
+        Err(VerifyError::BadOpcode(0, 0x85))
+    ));
     // an atomic add
     let mut code = assemble("stxdw [r10-8], r0\n exit").unwrap();
     code[0] = 0xdb;
-    assert!(matches!(verify(&code), Err(VerifyError::BadOpcode(0, 0xdb))));
+    assert!(matches!(
+        verify(&code),
+        Err(VerifyError::BadOpcode(0, 0xdb))
+    ));
     // lddw referring to a map (src 1)
     let mut code = assemble("lddw r0, 0\n exit").unwrap();
     code[1] = 0x10;
-    assert!(matches!(verify(&code), Err(VerifyError::BadOpcode(0, 0x18))));
+    assert!(matches!(
+        verify(&code),
+        Err(VerifyError::BadOpcode(0, 0x18))
+    ));
     // a jump into the second half of lddw
-    assert!(matches!(check("jeq r1, 0, +1\n lddw r0, 5\n exit"), Err(VerifyError::BadJump(0, 2))));
+    assert!(matches!(
+        check("jeq r1, 0, +1\n lddw r0, 5\n exit"),
+        Err(VerifyError::BadJump(0, 2))
+    ));
 }
 
 #[test]
 fn rejects_division_by_constant_zero() {
     assert_eq!(check("div r0, 0\n exit"), Err(VerifyError::DivByZero(0)));
     assert_eq!(check("mod32 r0, 0\n exit"), Err(VerifyError::DivByZero(0)));
-    assert!(check("div r0, r2\n exit").is_ok(), "a register divisor is allowed");
+    assert!(
+        check("div r0, r2\n exit").is_ok(),
+        "a register divisor is allowed"
+    );
 }
 
 #[test]

@@ -146,6 +146,16 @@ impl StrategyCtx<'_> {
         area
     }
 
+    /// The FIB scratch area with the smoothed RTTs of this entry's faces in this thread, as
+    /// (face, µs) pairs (face 0: unused), in one lookup.
+    pub fn fib_scratch_and_rtts(
+        &mut self,
+    ) -> (&mut [u8; FIB_SCRATCH_LEN], [(u64, u32); RTT_SLOTS]) {
+        let area = self.fib_area();
+        let rtt = area.rtt;
+        (&mut area.scratch, rtt)
+    }
+
     /// The smoothed RTT toward `face` under this FIB entry in this thread, in µs, if measured.
     pub fn srtt_us(&self, face: FaceId) -> Option<u32> {
         let area = self.fib_scratch.get(&self.fib.id)?;

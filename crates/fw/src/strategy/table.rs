@@ -72,10 +72,13 @@ impl StrategyTable {
         self.refresh();
     }
 
-    /// Adds a strategy, publishes it to every holder, and returns its id.
-    pub fn add(&mut self, s: Arc<dyn Strategy>) -> StrategyId {
+    /// Adds a strategy, publishes it to every holder, and returns its id; `None` once every
+    /// id has been used (ids are not reused).
+    pub fn add(&mut self, s: Arc<dyn Strategy>) -> Option<StrategyId> {
+        self.refresh();
+        let id = StrategyId(u16::try_from(self.strategies.len()).ok()?);
         self.publish(|slots| slots.push(Some(s.clone())));
-        StrategyId((self.strategies.len() - 1) as u16)
+        Some(id)
     }
 
     /// Removes a strategy added at run time (built-ins stay); false when there is none to
@@ -97,6 +100,16 @@ impl StrategyTable {
     /// The strategy with this id.
     pub fn get(&self, id: StrategyId) -> Option<&Arc<dyn Strategy>> {
         self.strategies.get(usize::from(id.0))?.as_ref()
+    }
+
+    /// Like [`StrategyTable::get`], but on a miss takes the latest table first: a FIB entry
+    /// entered after this holder's refresh may name a strategy published since (the table
+    /// is always published before the FIB entry that names it).
+    pub fn get_latest(&mut self, id: StrategyId) -> Option<&Arc<dyn Strategy>> {
+        if self.get(id).is_none() {
+            self.refresh();
+        }
+        self.get(id)
     }
 
     /// The id for a strategy name as management gives it: the exact versioned name, or the
@@ -151,9 +164,16 @@ mod tests {
         let mut mgmt = StrategyTable::builtin();
         let mut thread = mgmt.clone();
         assert!(!thread.refresh());
-        let id = mgmt.add(Arc::new(BestRoute::default()));
+        let id = mgmt.add(Arc::new(BestRoute::default())).unwrap();
         assert_eq!(id, StrategyId(4));
-        assert!(thread.get(id).is_none(), "a snapshot changes only on refresh");
+        assert!(
+            thread.get(id).is_none(),
+            "a snapshot changes only on refresh"
+        );
+        assert!(
+            thread.clone().get_latest(id).is_some(),
+            "a miss takes the latest table"
+        );
         assert!(thread.refresh());
         assert!(thread.get(id).is_some());
         assert!(!mgmt.remove(StrategyTable::DEFAULT), "built-ins stay");
@@ -161,6 +181,7 @@ mod tests {
         assert!(!mgmt.remove(id));
         assert!(thread.refresh());
         assert!(thread.get(id).is_none());
-        assert_eq!(mgmt.add(Arc::new(Multicast::default())), StrategyId(5), "ids are not reused");
+        let next = mgmt.add(Arc::new(Multicast::default()));
+        assert_eq!(next, Some(StrategyId(5)), "ids are not reused");
     }
 }

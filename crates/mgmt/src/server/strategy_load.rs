@@ -44,10 +44,16 @@ impl Manager {
             return response(code::BAD_REQUEST, "failed in validating parameters");
         };
         let Some(short) = short_name(&strategy) else {
-            return response(code::BAD_REQUEST, "strategy name must be /localhost/kite/strategy/NAME");
+            return response(
+                code::BAD_REQUEST,
+                "strategy name must be /localhost/kite/strategy/NAME",
+            );
         };
         let Some(loader) = &self.loader else {
-            return response(code::NOT_ACCEPTABLE, "this forwarder cannot load strategies");
+            return response(
+                code::NOT_ACCEPTABLE,
+                "this forwarder cannot load strategies",
+            );
         };
         let replace = p.flags.unwrap_or(0) & strategy_load_flag::REPLACE != 0;
         let old = self.strategies.find(&strategy).ok();
@@ -63,7 +69,9 @@ impl Manager {
             Err(reason) => return response(code::BAD_REQUEST, &reason),
         };
         let name = loaded.name().clone();
-        let id = self.strategies.add(loaded);
+        let Some(id) = self.strategies.add(loaded) else {
+            return response(code::INTERNAL_ERROR, "every strategy id has been used");
+        };
         if let Some(old) = old {
             let users: Vec<Name> = self.users(old);
             for prefix in &users {
@@ -113,8 +121,14 @@ mod tests {
     #[test]
     fn short_names_come_from_the_kite_strategy_namespace() {
         let n = |s: &str| s.parse::<Name>().unwrap();
-        assert_eq!(short_name(&n("/localhost/kite/strategy/br")), Some("br".into()));
-        assert_eq!(short_name(&n("/localhost/kite/strategy/br/v=1")), Some("br".into()));
+        assert_eq!(
+            short_name(&n("/localhost/kite/strategy/br")),
+            Some("br".into())
+        );
+        assert_eq!(
+            short_name(&n("/localhost/kite/strategy/br/v=1")),
+            Some("br".into())
+        );
         assert_eq!(short_name(&n("/localhost/nfd/strategy/br")), None);
         assert_eq!(short_name(&n("/localhost/kite/strategy")), None);
     }
