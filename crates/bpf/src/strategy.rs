@@ -80,9 +80,13 @@ impl BpfStrategy {
         }
         ctx.pit_scratch()
             .copy_from_slice(&mem[off::PIT_SCRATCH..CTX_LEN]);
-        let (actions, n) = CALL.with_borrow(|c| (c.actions, c.action_len));
-        for action in actions.iter().take(n).flatten() {
-            match *action {
+        let n = CALL.with_borrow(|c| c.action_len);
+        for k in 0..n {
+            // one at a time: copying the whole action array out would cost more than this
+            let Some(action) = CALL.with_borrow(|c| c.actions[k]) else {
+                continue;
+            };
+            match action {
                 Action::Forward(face) => {
                     ctx.forward(FaceId(face));
                 }
