@@ -95,3 +95,27 @@ fn forwarding_to_a_face_that_is_not_an_eligible_nexthop_is_refused() {
     assert!(interest_faces(&out).is_empty());
     assert_eq!(nacks(&out).len(), 1, "both refusals were seen: {out:?}");
 }
+
+#[test]
+fn a_program_too_large_for_the_jit_page_is_refused_not_run() {
+    // within the verifier's length limit, but its machine code would overflow the JIT's page
+    let src = "call 4\n".repeat(kite_bpf::verifier::MAX_INSNS - 1) + "exit";
+    let err = kite_bpf::load_code(
+        name("/localhost/kite/strategy/big/v=1"),
+        assemble(&src).unwrap(),
+        Engine::Jit,
+    )
+    .err();
+    assert!(matches!(err, Some(kite_bpf::LoadError::Vm(_))), "{err:?}");
+    let too_long = "mov r0, 0\n".repeat(kite_bpf::verifier::MAX_INSNS) + "exit";
+    let err = kite_bpf::load_code(
+        name("/localhost/kite/strategy/long/v=1"),
+        assemble(&too_long).unwrap(),
+        Engine::Jit,
+    )
+    .err();
+    assert!(
+        matches!(err, Some(kite_bpf::LoadError::Verify(_))),
+        "{err:?}"
+    );
+}
