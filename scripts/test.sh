@@ -30,6 +30,9 @@ command -v cargo >/dev/null || { echo "test.sh: cargo is not installed (Kite nee
 command -v python3 >/dev/null || need_apt python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt python3-venv
 command -v c++ >/dev/null || need_apt g++
+# eBPF strategies (strategies/*.c) build with clang -target bpf; the tests rebuild and compare them.
+command -v clang >/dev/null || need_apt clang
+command -v make >/dev/null || need_apt make
 # The NDNd interop test runs both forwarders in a private network namespace.
 command -v ip >/dev/null || need_apt iproute2
 command -v nsenter >/dev/null || need_apt util-linux

@@ -51,6 +51,8 @@ pub struct WorkloadConfig {
     pub duration: Duration,
     /// Strategy name (e.g. `/localhost/nfd/strategy/best-route`).
     pub strategy: Name,
+    /// The strategies `strategy` is looked up in (built-ins, plus any loaded program).
+    pub strategies: StrategyTable,
     /// CS capacity of the thread (the paper's base configuration: 2^15).
     pub cs_capacity: usize,
 }
@@ -68,6 +70,7 @@ impl Default for WorkloadConfig {
             strategy: "/localhost/nfd/strategy/best-route"
                 .parse()
                 .expect("valid name"),
+            strategies: StrategyTable::builtin(),
             cs_capacity: 1 << 15,
         }
     }
@@ -154,7 +157,7 @@ impl<'a> Workload<'a> {
             return Err("--burst must be at least 1".into());
         }
         let hasher = NameHasher::with_key(0x6b69_7465, 0x6265_6e63);
-        let strategies = StrategyTable::builtin();
+        let strategies = config.strategies.clone();
         let strategy = strategies
             .find(&config.strategy)
             .map_err(|e| format!("unknown strategy {}", e.0))?;

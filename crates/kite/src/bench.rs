@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
+use kite_fw::strategy::{Strategy, StrategyTable};
 use kite_fw::workload::{self, WorkloadConfig};
 use kite_packet::Name;
 use serde_json::json;
@@ -45,9 +46,13 @@ pub struct FwdArgs {
     /// How long to measure, e.g. 10s, 500ms, 2m.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     duration: Duration,
-    /// Strategy (NFD name, version optional).
+    /// Strategy: a full name (version optional) or a short built-in one (best-route,
+    /// multicast, random, round-robin).
     #[arg(long, default_value = "/localhost/nfd/strategy/best-route")]
     strategy: String,
+    /// Run this eBPF strategy program (clang -target bpf object) instead of --strategy.
+    #[arg(long, conflicts_with = "strategy")]
+    strategy_file: Option<std::path::PathBuf>,
     /// Content Store capacity of the thread, in entries.
     #[arg(long, default_value_t = 1 << 15)]
     cs_capacity: usize,
@@ -68,10 +73,20 @@ fn fwd(a: FwdArgs) -> Result<String> {
     if a.burst == 0 || a.burst > 1024 {
         return Err(anyhow!("--burst must be from 1 to 1024"));
     }
-    let strategy: Name = a
-        .strategy
-        .parse()
-        .map_err(|e| anyhow!("--strategy {:?}: {e}", a.strategy))?;
+    let mut strategies = StrategyTable::builtin();
+    let (strategy, strategy_label) = match &a.strategy_file {
+        Some(file) => {
+            let elf = std::fs::read(file).with_context(|| format!("{}", file.display()))?;
+            let loaded = kite_bpf::load("bench", &elf, kite_bpf::Engine::Jit)
+                .with_context(|| format!("{}", file.display()))?;
+            let name = loaded.name().clone();
+            strategies
+                .add(loaded)
+                .ok_or_else(|| anyhow!("strategy table full"))?;
+            (name, file.display().to_string())
+        }
+        None => (builtin_name(&a.strategy)?, a.strategy.clone()),
+    };
     let config = WorkloadConfig {
         name_len: a.name_len,
         fib_entries: a.fib_entries,
@@ -81,6 +96,7 @@ fn fwd(a: FwdArgs) -> Result<String> {
         burst: a.burst,
         duration: a.duration,
         strategy,
+        strategies,
         cs_capacity: a.cs_capacity,
     };
     eprintln!(
@@ -114,7 +130,8 @@ fn fwd(a: FwdArgs) -> Result<String> {
         "prefix_match": a.prefix_match,
         "payload": a.payload,
         "burst": a.burst,
-        "strategy": a.strategy,
+        "strategy": strategy_label,
+        "strategy_backend": if a.strategy_file.is_some() { "ebpf" } else { "native" },
         "cs_capacity": a.cs_capacity,
     });
     let text = format!(
@@ -136,6 +153,16 @@ fn fwd(a: FwdArgs) -> Result<String> {
     } else {
         text
     })
+}
+
+/// The full name of a built-in strategy given by full or short name.
+fn builtin_name(s: &str) -> Result<Name> {
+    let full = match s {
+        "round-robin" => "/localhost/kite/strategy/round-robin".to_string(),
+        short if !short.starts_with('/') => format!("/localhost/nfd/strategy/{short}"),
+        full => full.to_string(),
+    };
+    full.parse().map_err(|e| anyhow!("--strategy {s:?}: {e}"))
 }
 
 /// Parses `10s`, `500ms`, `2m`, or a plain number of seconds.

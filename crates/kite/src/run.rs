@@ -102,6 +102,7 @@ pub fn run(args: RunArgs) -> Result<String> {
     let runtime = Runtime::start(runtime_config, readers, strategies.clone(), hasher)
         .context("cannot start the forwarder")?;
     let mut manager = Manager::new(runtime.handle(), fib, strategies);
+    manager.set_strategy_loader(Box::new(load_strategy));
     if let Err(e) = startup::apply(&mut manager, &runtime.handle(), &config) {
         drop(manager);
         runtime.shutdown();
@@ -155,4 +156,14 @@ fn describe_listeners(c: &RuntimeConfig) -> String {
     all.extend(c.ws.iter().map(|a| format!("ws://{a}")));
     all.extend(c.ether.iter().map(|i| format!("dev://{i}")));
     all.join(", ")
+}
+
+/// Loads an eBPF strategy program for `kite-strategy/load`.
+fn load_strategy(
+    name: &str,
+    path: &std::path::Path,
+) -> Result<std::sync::Arc<dyn kite_fw::strategy::Strategy>, String> {
+    let elf = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let s = kite_bpf::load(name, &elf, kite_bpf::Engine::Jit).map_err(|e| e.to_string())?;
+    Ok(s)
 }

@@ -56,10 +56,14 @@ pub enum Verb {
     CsConfig,
     /// `cs/erase`.
     CsErase,
+    /// `kite-strategy/load` (Kite): load an eBPF strategy program from a local file.
+    StrategyLoad,
+    /// `kite-strategy/unload` (Kite): remove a loaded strategy no prefix uses.
+    StrategyUnload,
 }
 
 /// Every verb with its module and verb components.
-const VERBS: [(Verb, &str, &str); 12] = [
+const VERBS: [(Verb, &str, &str); 14] = [
     (Verb::FacesCreate, "faces", "create"),
     (Verb::FacesUpdate, "faces", "update"),
     (Verb::FacesDestroy, "faces", "destroy"),
@@ -72,6 +76,8 @@ const VERBS: [(Verb, &str, &str); 12] = [
     (Verb::StrategyChoiceUnset, "strategy-choice", "unset"),
     (Verb::CsConfig, "cs", "config"),
     (Verb::CsErase, "cs", "erase"),
+    (Verb::StrategyLoad, "kite-strategy", "load"),
+    (Verb::StrategyUnload, "kite-strategy", "unload"),
 ];
 
 /// Which ControlParameters fields a verb's request requires and allows (ndn-cxx
@@ -153,6 +159,8 @@ impl Verb {
             Verb::StrategyChoiceUnset => (&[tt::NAME], &[]),
             Verb::CsConfig => (&[], &[t::CAPACITY, t::FLAGS, t::MASK]),
             Verb::CsErase => (&[tt::NAME], &[t::COUNT]),
+            Verb::StrategyLoad => (&[t::STRATEGY, t::URI], &[t::FLAGS]),
+            Verb::StrategyUnload => (&[t::STRATEGY], &[]),
         };
         FieldRules { required, optional }
     }

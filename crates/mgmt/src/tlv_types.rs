@@ -150,6 +150,13 @@ pub const N_MISSES: u64 = 130;
 /// The KeywordNameComponent value `PA` that marks a PrefixAnnouncement name (`32=PA`).
 pub const PREFIX_ANNOUNCEMENT_KEYWORD: &[u8] = b"PA";
 
+/// `kite-strategy/load` Flags bits.
+pub mod strategy_load_flag {
+    /// Replace a loaded strategy of the same name (a reload): prefixes using it move to the
+    /// new program, with fresh scratch areas.
+    pub const REPLACE: u64 = 1;
+}
+
 /// Status codes of a ControlResponse, as NFD emits them.
 pub mod status {
     /// Success.

@@ -207,6 +207,8 @@ impl Forwarder {
         interests: &[InInterest],
         out: &mut Vec<Out>,
     ) {
+        // Strategies first: a FIB entry entered below never names a strategy newer than this.
+        self.state.strategies.refresh();
         let Some(fib) = self.fib.enter() else {
             return;
         };
@@ -380,7 +382,7 @@ impl State {
     ) -> bool {
         // Borrowed, not cloned: the strategy table and the PCCT are disjoint fields, and an
         // Arc clone would cost two atomic operations per packet.
-        let Some(strategy) = self.strategies.get(inv.strategy) else {
+        let Some(strategy) = self.strategies.get_latest(inv.strategy) else {
             return false;
         };
         let token = self.pcct.token(inv.slot, inv.must_be_fresh);

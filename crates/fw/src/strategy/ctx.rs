@@ -28,8 +28,31 @@ pub struct FaceInfo {
 /// The faces a forwarding thread may send to.
 pub type FaceTable = HashMap<FaceId, FaceInfo>;
 
-/// Per-thread FIB scratch areas, keyed by FIB entry id and valid for one entry `seq`.
-pub(crate) type FibScratch = HashMap<u32, (u64, [u8; FIB_SCRATCH_LEN])>;
+/// How many nexthops of a FIB entry keep a smoothed RTT (per forwarding thread).
+pub const RTT_SLOTS: usize = 8;
+
+/// One FIB entry's per-thread strategy state: the scratch area and smoothed RTTs by face,
+/// valid for one entry `seq`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FibArea {
+    seq: u64,
+    scratch: [u8; FIB_SCRATCH_LEN],
+    /// (face, smoothed RTT in µs); face 0 marks a free slot.
+    rtt: [(u64, u32); RTT_SLOTS],
+}
+
+impl FibArea {
+    fn new(seq: u64) -> Self {
+        FibArea {
+            seq,
+            scratch: [0; FIB_SCRATCH_LEN],
+            rtt: [(0, 0); RTT_SLOTS],
+        }
+    }
+}
+
+/// Per-thread FIB scratch areas, keyed by FIB entry id.
+pub(crate) type FibScratch = HashMap<u32, FibArea>;
 
 /// A timer event a strategy set on a PIT entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,15 +131,61 @@ impl StrategyCtx<'_> {
 
     /// The FIB entry's scratch area in this thread; zeroed whenever the FIB entry changes.
     pub fn fib_scratch(&mut self) -> &mut [u8; FIB_SCRATCH_LEN] {
+        &mut self.fib_area().scratch
+    }
+
+    fn fib_area(&mut self) -> &mut FibArea {
         let seq = self.fib.seq;
         let area = self
             .fib_scratch
             .entry(self.fib.id)
-            .or_insert((seq, [0; FIB_SCRATCH_LEN]));
-        if area.0 != seq {
-            *area = (seq, [0; FIB_SCRATCH_LEN]);
+            .or_insert(FibArea::new(seq));
+        if area.seq != seq {
+            *area = FibArea::new(seq);
         }
-        &mut area.1
+        area
+    }
+
+    /// The FIB scratch area with the smoothed RTTs of this entry's faces in this thread, as
+    /// (face, µs) pairs (face 0: unused), in one lookup.
+    pub fn fib_scratch_and_rtts(
+        &mut self,
+    ) -> (&mut [u8; FIB_SCRATCH_LEN], [(u64, u32); RTT_SLOTS]) {
+        let area = self.fib_area();
+        let rtt = area.rtt;
+        (&mut area.scratch, rtt)
+    }
+
+    /// The smoothed RTT toward `face` under this FIB entry in this thread, in µs, if measured.
+    pub fn srtt_us(&self, face: FaceId) -> Option<u32> {
+        let area = self.fib_scratch.get(&self.fib.id)?;
+        (area.seq == self.fib.seq)
+            .then(|| area.rtt.iter().find(|r| r.0 == face.0).map(|r| r.1))
+            .flatten()
+    }
+
+    /// On Data: folds the RTT of the upstream it came from (since the Interest was last sent
+    /// there) into that face's smoothed RTT (gain 1/8, as TCP). False without such upstream.
+    pub fn measure_rtt(&mut self) -> bool {
+        let face = self.ingress;
+        let Some(up) = self.pit.upstream(face) else {
+            return false;
+        };
+        let sample = u32::try_from(self.now.since(up.last_sent).as_micros()).unwrap_or(u32::MAX);
+        let area = self.fib_area();
+        let slot = match area.rtt.iter().position(|r| r.0 == face.0) {
+            Some(i) => i,
+            None => match area.rtt.iter().position(|r| r.0 == 0) {
+                Some(i) => {
+                    area.rtt[i] = (face.0, sample);
+                    return true;
+                }
+                None => return false,
+            },
+        };
+        let old = area.rtt[slot].1;
+        area.rtt[slot].1 = old - old / 8 + sample / 8;
+        true
     }
 
     /// A pseudo-random number (xorshift, per thread).

@@ -22,7 +22,7 @@ mod table;
 use kite_packet::{NackReason, Name};
 
 pub use crate::fib::StrategyId;
-pub use ctx::{FaceInfo, FaceTable, StrategyCtx, FIB_SCRATCH_LEN};
+pub use ctx::{FaceInfo, FaceTable, StrategyCtx, FIB_SCRATCH_LEN, RTT_SLOTS};
 pub(crate) use ctx::{FibScratch, StrategyTimer, TimerEvent};
 pub use retx::RetxSuppression;
 pub use table::{StrategyTable, UnknownStrategy};

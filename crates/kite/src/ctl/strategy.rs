@@ -1,7 +1,9 @@
-//! `kite strategy`: strategy choices (`strategy-choice/list`, `set`, `unset`).
+//! `kite strategy`: strategy choices (`strategy-choice/list`, `set`, `unset`) and eBPF
+//! strategies loaded at run time (`kite-strategy/load`, `unload`).
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use kite_app::ClientError;
 use kite_mgmt::datasets::StrategyChoice;
 use kite_mgmt::ControlParameters;
 use kite_packet::Name;
@@ -10,8 +12,10 @@ use serde_json::{json, Value};
 use super::table::Table;
 use super::{command_ok, fetch_items, Common};
 
-/// Where strategy names live.
+/// Where NFD's strategy names live.
 const STRATEGY_PREFIX: &str = "/localhost/nfd/strategy/";
+/// Where Kite's own and loaded strategies live (tried when a short name is not NFD's).
+const KITE_STRATEGY_PREFIX: &str = "/localhost/kite/strategy/";
 
 /// Arguments of `kite strategy`.
 #[derive(Args, Debug)]
@@ -40,6 +44,22 @@ enum StrategyCommand {
         /// The name prefix (not /).
         prefix: Name,
     },
+    /// Load an eBPF strategy program (clang -target bpf object) as
+    /// /localhost/kite/strategy/NAME/v=1.
+    Load {
+        /// The short name.
+        name: String,
+        /// The ELF object file.
+        file: std::path::PathBuf,
+        /// Reload: replace a loaded strategy of that name (its prefixes move to the new one).
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Unload a loaded strategy (refused while a prefix uses it).
+    Unload {
+        /// The short name.
+        name: String,
+    },
 }
 
 /// Runs `kite strategy …`.
@@ -63,24 +83,67 @@ pub fn run(args: StrategyArgs) -> Result<String> {
             }))
         }
         StrategyCommand::Set { prefix, strategy } => {
-            let full = if strategy.starts_with('/') {
-                strategy
+            let candidates = if strategy.starts_with('/') {
+                vec![strategy]
             } else {
-                format!("{STRATEGY_PREFIX}{strategy}")
+                vec![
+                    format!("{STRATEGY_PREFIX}{strategy}"),
+                    format!("{KITE_STRATEGY_PREFIX}{strategy}"),
+                ]
             };
-            let strategy: Name = full
-                .parse()
-                .with_context(|| format!("{full:?} is not a name"))?;
+            let mut last = None;
+            for full in candidates {
+                let strategy: Name = full
+                    .parse()
+                    .with_context(|| format!("{full:?} is not a name"))?;
+                let params = ControlParameters {
+                    name: Some(prefix.clone()),
+                    strategy: Some(strategy.clone()),
+                    ..Default::default()
+                };
+                let r = match client.command_ok("strategy-choice", "set", &params, super::TIMEOUT) {
+                    Err(e @ ClientError::Status { code: 404, .. }) => {
+                        last = Some(e);
+                        continue;
+                    }
+                    r => r.context("strategy-choice/set")?,
+                };
+                let chosen = r.strategy.unwrap_or(strategy).to_uri();
+                let json = json!({ "prefix": prefix.to_uri(), "strategy": chosen });
+                return Ok(common.output(json, || {
+                    format!("strategy-set prefix={prefix} strategy={chosen}\n")
+                }));
+            }
+            let e = last.expect("at least one candidate was tried");
+            Err(anyhow::Error::new(e).context("strategy-choice/set"))
+        }
+        StrategyCommand::Load {
+            name,
+            file,
+            replace,
+        } => {
+            let path = std::fs::canonicalize(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
             let params = ControlParameters {
-                name: Some(prefix.clone()),
-                strategy: Some(strategy.clone()),
+                strategy: Some(kite_name(&name)?),
+                uri: Some(path.display().to_string()),
+                flags: replace.then_some(kite_mgmt::tlv_types::strategy_load_flag::REPLACE),
                 ..Default::default()
             };
-            let r = command_ok(&mut client, "strategy-choice", "set", &params)?;
-            let chosen = r.strategy.unwrap_or(strategy).to_uri();
-            let json = json!({ "prefix": prefix.to_uri(), "strategy": chosen });
-            Ok(common.output(json, || {
-                format!("strategy-set prefix={prefix} strategy={chosen}\n")
+            let r = command_ok(&mut client, "kite-strategy", "load", &params)?;
+            let loaded = r.strategy.map(|s| s.to_uri()).unwrap_or_default();
+            let json = json!({ "strategy": loaded, "file": path.display().to_string() });
+            Ok(common.output(json, || format!("strategy-loaded strategy={loaded}\n")))
+        }
+        StrategyCommand::Unload { name } => {
+            let params = ControlParameters {
+                strategy: Some(kite_name(&name)?),
+                ..Default::default()
+            };
+            command_ok(&mut client, "kite-strategy", "unload", &params)?;
+            let full = kite_name(&name)?.to_uri();
+            Ok(common.output(json!({ "strategy": full }), || {
+                format!("strategy-unloaded strategy={full}\n")
             }))
         }
         StrategyCommand::Unset { prefix } => {
@@ -94,4 +157,11 @@ pub fn run(args: StrategyArgs) -> Result<String> {
             }))
         }
     }
+}
+
+/// `/localhost/kite/strategy/NAME` for a short name.
+fn kite_name(short: &str) -> Result<Name> {
+    format!("{KITE_STRATEGY_PREFIX}{short}")
+        .parse()
+        .with_context(|| format!("{short:?} is not a strategy name"))
 }

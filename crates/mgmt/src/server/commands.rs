@@ -21,7 +21,7 @@ const ANONYMOUS_KEY: &str = "/localhost/kite/anonymous-signer";
 /// Most entries one `cs/erase` removes (NFD's ERASE_LIMIT).
 const ERASE_LIMIT: usize = 256;
 
-fn response(c: u64, text: &str) -> ControlResponse {
+pub(super) fn response(c: u64, text: &str) -> ControlResponse {
     ControlResponse::new(c, text)
 }
 
@@ -147,6 +147,8 @@ impl Manager {
             Verb::StrategyChoiceUnset => self.strategy_unset(p),
             Verb::CsConfig => self.cs_config(p),
             Verb::CsErase => self.cs_erase(p),
+            Verb::StrategyLoad => self.strategy_load(p),
+            Verb::StrategyUnload => self.strategy_unload(p),
         }
     }
 

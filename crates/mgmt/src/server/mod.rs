@@ -7,6 +7,9 @@
 
 mod commands;
 mod status;
+mod strategy_load;
+
+pub use strategy_load::StrategyLoader;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -29,6 +32,8 @@ pub struct Manager {
     runtime: RuntimeHandle,
     fib: FibWriter,
     strategies: StrategyTable,
+    /// Turns a program file into a strategy (`kite-strategy/load`); none: not supported.
+    loader: Option<StrategyLoader>,
     rib: Rib,
     replay: ReplayGuard,
     storage: Storage,
@@ -56,6 +61,7 @@ impl Manager {
             runtime,
             fib,
             strategies,
+            loader: None,
             rib: Rib::new(),
             replay: ReplayGuard::new(),
             storage: Storage::new(),
@@ -63,6 +69,12 @@ impl Manager {
             faces: std::collections::HashMap::new(),
             start_unix_ms: unix_ms(),
         }
+    }
+
+    /// Enables `kite-strategy/load` with `loader` (the daemon passes the eBPF loader; the
+    /// management crate does not depend on a VM).
+    pub fn set_strategy_loader(&mut self, loader: StrategyLoader) {
+        self.loader = Some(loader);
     }
 
     /// Serves until the runtime's channels close (the forwarder stopped).

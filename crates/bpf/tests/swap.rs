@@ -1,0 +1,156 @@
+//! A strategy swap under load loses no Data: a consumer keeps a window of Interests in flight
+//! through the real forwarding threads while the eBPF strategy of their prefix is reloaded
+//! again and again (new program, FIB choice moved to it, old one removed).
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::{load_object, name};
+use kite_fw::fib::{FibConfig, FibWriter};
+use kite_fw::hash::NameHasher;
+use kite_fw::runtime::{Runtime, RuntimeConfig};
+use kite_fw::strategy::StrategyTable;
+use kite_packet::{Data, Interest, LpHeader, LpPacket, NetPacketView, Nonce};
+
+/// Reads one whole top-level TLV element (type and length are single octets or 0xFD forms).
+fn read_element(s: &mut UnixStream) -> Bytes {
+    let mut head = [0u8; 2];
+    s.read_exact(&mut head).unwrap();
+    let mut buf = head.to_vec();
+    let len = match head[1] {
+        0xFD => {
+            let mut l = [0u8; 2];
+            s.read_exact(&mut l).unwrap();
+            buf.extend_from_slice(&l);
+            usize::from(u16::from_be_bytes(l))
+        }
+        n => usize::from(n),
+    };
+    let mut value = vec![0u8; len];
+    s.read_exact(&mut value).unwrap();
+    buf.extend_from_slice(&value);
+    Bytes::from(buf)
+}
+
+fn interest(k: u32) -> Bytes {
+    let mut i = Interest::new(name(&format!("/p/{k}")));
+    i.nonce = Some(Nonce::from(k));
+    i.lifetime = Some(4000);
+    i.encode()
+}
+
+#[test]
+fn reloading_the_strategy_under_load_loses_no_data() {
+    const TOTAL: u32 = 1500;
+    const WINDOW: u32 = 16;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kite.sock");
+    let hasher = NameHasher::random();
+    let mut strategies = StrategyTable::builtin();
+    let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), StrategyTable::DEFAULT);
+    let config = RuntimeConfig {
+        forwarding_threads: 2,
+        unix_socket: Some(path.clone()),
+        ..RuntimeConfig::default()
+    };
+    let runtime = Runtime::start(config, readers, strategies.clone(), hasher).unwrap();
+    let handle = runtime.handle();
+    let wait_faces = |n: usize| {
+        let t = Instant::now();
+        loop {
+            let faces = handle.faces();
+            if faces.len() == n {
+                return faces;
+            }
+            assert!(t.elapsed() < Duration::from_secs(5));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    let mut consumer = UnixStream::connect(&path).unwrap();
+    wait_faces(1);
+    let mut producer = UnixStream::connect(&path).unwrap();
+    let producer_face = wait_faces(2)[1].id;
+    for s in [&consumer, &producer] {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    }
+    let mut current = strategies.add(load_object("best-route", "br")).unwrap();
+    fib.add_nexthop(&name("/p"), producer_face, 0).unwrap();
+    fib.set_strategy(&name("/p"), current).unwrap();
+    fib.publish();
+
+    let done = Arc::new(AtomicBool::new(false));
+    let answered = std::thread::spawn({
+        let done = done.clone();
+        move || {
+            let mut n = 0u32;
+            while !done.load(Ordering::Relaxed) && n < TOTAL {
+                let lp = LpPacket::decode(read_element(&mut producer)).unwrap();
+                let NetPacketView::Interest(i) =
+                    NetPacketView::decode(lp.fragment.unwrap()).unwrap()
+                else {
+                    panic!("an Interest reaches the producer");
+                };
+                let data = Data::new(i.name.clone(), &b"content"[..]).encode();
+                let frame = LpPacket {
+                    header: LpHeader {
+                        pit_token: lp.header.pit_token,
+                        ..LpHeader::default()
+                    },
+                    fragment: Some(data),
+                };
+                producer.write_all(&frame.encode()).unwrap();
+                n += 1;
+            }
+            // the socket stays open until the consumer has read every Data
+            (n, producer)
+        }
+    });
+    let received = std::thread::spawn({
+        let done = done.clone();
+        move || {
+            let mut sent = 0;
+            while sent < WINDOW {
+                consumer.write_all(&interest(sent)).unwrap();
+                sent += 1;
+            }
+            let mut got = 0;
+            while got < TOTAL {
+                read_element(&mut consumer);
+                got += 1;
+                if sent < TOTAL {
+                    consumer.write_all(&interest(sent)).unwrap();
+                    sent += 1;
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+            got
+        }
+    });
+    let mut swaps = 0;
+    while !done.load(Ordering::Relaxed) && !received.is_finished() && swaps < 5000 {
+        let next = strategies
+            .add(load_object("best-route", &format!("br{swaps}")))
+            .unwrap();
+        fib.set_strategy(&name("/p"), next).unwrap();
+        fib.publish();
+        assert!(strategies.remove(current));
+        current = next;
+        swaps += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let got = received.join().expect("every Interest got its Data");
+    assert_eq!(got, TOTAL);
+    let (n, _producer) = answered.join().unwrap();
+    assert_eq!(n, TOTAL, "every Interest reached the producer once");
+    assert!(
+        swaps >= 3,
+        "the strategy was swapped while Data flowed ({swaps} swaps)"
+    );
+    runtime.shutdown();
+}

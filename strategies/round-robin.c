@@ -1,0 +1,42 @@
+/* round-robin: successive Interests of a namespace take successive eligible nexthops; the
+ * turn counter is in the FIB scratch area. */
+#include "kite_strategy.h"
+
+KITE_STRATEGY int round_robin(struct kite_ctx *ctx)
+{
+	if (ctx->event == KITE_EV_NACK) {
+		if (ctx->flags & KITE_F_ALL_NACKED)
+			kite_return_nacks(ctx->all_nacked);
+		return 0;
+	}
+	if (ctx->event != KITE_EV_INTEREST)
+		return 0;
+	if (kite_retx_decide(ctx) == KITE_RETX_SUPPRESS)
+		return 0;
+	__u64 n = 0;
+#pragma unroll
+	for (int i = 0; i < KITE_MAX_NEXTHOPS; i++)
+		if (i < ctx->nexthop_count && (ctx->nexthops[i].flags & KITE_NH_ELIGIBLE))
+			n++;
+	if (n == 0) {
+		if (ctx->upstream_count == 0)
+			kite_return_nacks(KITE_NACK_NO_ROUTE);
+		return 0;
+	}
+	__u64 *turn = (__u64 *)ctx->fib_scratch;
+	__u64 pick = *turn % n;
+	*turn += 1;
+	/* the pick-th eligible nexthop (no indexing by a variable: the loader allows none) */
+	__u64 k = 0;
+#pragma unroll
+	for (int i = 0; i < KITE_MAX_NEXTHOPS; i++) {
+		if (i < ctx->nexthop_count && (ctx->nexthops[i].flags & KITE_NH_ELIGIBLE)) {
+			if (k == pick) {
+				kite_forward_interest(ctx->nexthops[i].face);
+				break;
+			}
+			k++;
+		}
+	}
+	return 0;
+}
