@@ -15,7 +15,7 @@ KITE_STRATEGY int fastest(struct kite_ctx *ctx)
 	if (kite_retx_decide(ctx) == KITE_RETX_SUPPRESS)
 		return 0;
 	__u64 best = 0, probe = 0;
-	__u32 best_rtt = 0xffffffff;
+	__u64 best_rtt = ~0ULL;
 	int found = 0, others = 0;
 	__u64 r = kite_random();
 #pragma unroll
@@ -26,7 +26,8 @@ KITE_STRATEGY int fastest(struct kite_ctx *ctx)
 		if (!(h->flags & KITE_NH_ELIGIBLE))
 			continue;
 		/* unmeasured: try it before measured ones, in cost order */
-		__u32 rtt = h->srtt_us ? h->srtt_us : (__u32)i;
+		__u64 srtt = kite_nexthop_srtt_us(h->face);
+		__u64 rtt = srtt ? srtt : (__u64)i;
 		if (!found || rtt < best_rtt) {
 			if (found) {
 				probe = best;

@@ -36,7 +36,7 @@ typedef unsigned long long __u64;
 struct kite_nexthop {
 	__u64 face;        /* face id */
 	__u32 cost;        /* routing cost */
-	__u32 srtt_us;     /* smoothed RTT in microseconds, 0 when not measured */
+	__u32 reserved0;   /* the RTT is kite_nexthop_srtt_us(face) */
 	__u32 flags;       /* KITE_NH_* */
 	__u32 reserved;
 	__u64 sent_ago_ns; /* since the Interest last went there, KITE_NEVER if it did not */
@@ -72,6 +72,9 @@ static __u64 (*kite_random)(void) = (void *)4;
 static __u64 (*kite_now)(void) = (void *)5;
 static long (*kite_name_component_len)(__u64 i) = (void *)6;
 static long (*kite_name_component_byte)(__u64 i, __u64 off) = (void *)7;
+/* Smoothed RTT toward a nexthop in microseconds, 0 when not measured. A program that calls it
+ * has RTTs measured on Data; one that does not pays nothing for them. */
+static __u64 (*kite_nexthop_srtt_us)(__u64 face) = (void *)8;
 
 #define KITE_STRATEGY __attribute__((section("strategy"), used))
 

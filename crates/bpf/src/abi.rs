@@ -52,8 +52,10 @@ pub mod helper {
     pub const NAME_COMPONENT_LEN: u32 = 6;
     /// `name_component_byte(i, off) -> octet | -1`.
     pub const NAME_COMPONENT_BYTE: u32 = 7;
+    /// `nexthop_srtt_us(face) -> µs | 0` (0: not measured).
+    pub const NEXTHOP_SRTT_US: u32 = 8;
     /// Every helper with the name a C program's relocation may use.
-    pub const ALL: [(u32, &str); 7] = [
+    pub const ALL: [(u32, &str); 8] = [
         (FORWARD_INTEREST, "kite_forward_interest"),
         (RETURN_NACKS, "kite_return_nacks"),
         (SET_TIMER, "kite_set_timer"),
@@ -61,6 +63,7 @@ pub mod helper {
         (NOW, "kite_now"),
         (NAME_COMPONENT_LEN, "kite_name_component_len"),
         (NAME_COMPONENT_BYTE, "kite_name_component_byte"),
+        (NEXTHOP_SRTT_US, "kite_nexthop_srtt_us"),
     ];
 }
 
@@ -117,8 +120,6 @@ pub mod hop_off {
     pub const FACE: usize = 0;
     /// u32 cost.
     pub const COST: usize = 8;
-    /// u32 smoothed RTT in µs (0: not measured).
-    pub const SRTT_US: usize = 12;
     /// u32 flags.
     pub const FLAGS: usize = 16;
     /// u64 ns since the Interest last went there (`u64::MAX`: never).

@@ -8,6 +8,8 @@ use std::cell::RefCell;
 
 use kite_packet::Name;
 
+use kite_fw::strategy::RTT_SLOTS;
+
 use crate::abi::{helper, MAX_NEXTHOPS};
 
 /// What a program may ask for in one trigger.
@@ -48,6 +50,9 @@ pub struct Call {
     pub now_ns: u64,
     /// The Interest's name, when the program reads it.
     pub name: Option<Name>,
+    /// (face, smoothed RTT in µs) of the FIB entry's nexthops in this thread, when the
+    /// program asks for RTTs.
+    pub rtts: [(u64, u32); RTT_SLOTS],
 }
 
 thread_local! {
@@ -122,8 +127,17 @@ fn name_component_byte(i: u64, off: u64, _: u64, _: u64, _: u64) -> u64 {
     })
 }
 
+fn nexthop_srtt_us(face: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
+    CALL.with_borrow(|c| {
+        c.rtts
+            .iter()
+            .find(|r| r.0 == face && face != 0)
+            .map_or(0, |r| u64::from(r.1))
+    })
+}
+
 /// Every helper by id, as the VM registers them.
-pub const TABLE: [(u32, rbpf::ebpf::Helper); 7] = [
+pub const TABLE: [(u32, rbpf::ebpf::Helper); 8] = [
     (helper::FORWARD_INTEREST, forward_interest),
     (helper::RETURN_NACKS, return_nacks),
     (helper::SET_TIMER, set_timer),
@@ -131,4 +145,5 @@ pub const TABLE: [(u32, rbpf::ebpf::Helper); 7] = [
     (helper::NOW, now),
     (helper::NAME_COMPONENT_LEN, name_component_len),
     (helper::NAME_COMPONENT_BYTE, name_component_byte),
+    (helper::NEXTHOP_SRTT_US, nexthop_srtt_us),
 ];

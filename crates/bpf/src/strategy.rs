@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kite_fw::face::FaceId;
 use kite_fw::strategy::best_route::BestRoute;
-use kite_fw::strategy::{Strategy, StrategyCtx, FIB_SCRATCH_LEN};
+use kite_fw::strategy::{Strategy, StrategyCtx, FIB_SCRATCH_LEN, RTT_SLOTS};
 use kite_packet::{NackReason, Name};
 
 use crate::abi::{event, flag, hop_flag, hop_off, off, CTX_LEN, MAX_NEXTHOPS, NEXTHOP_LEN};
@@ -35,6 +35,12 @@ impl BpfStrategy {
         }
     }
 
+    /// Whether the program touches the FIB scratch area or reads RTTs; one that does neither
+    /// costs no per-thread FIB-area lookup per trigger and no RTT measurement per Data.
+    pub fn uses_fib_area(&self) -> bool {
+        self.verified.uses_fib_scratch || self.verified.reads_rtt
+    }
+
     /// Whether the program faulted and best-route now stands in for it.
     pub fn faulted(&self) -> bool {
         self.faulted.load(Ordering::Relaxed)
@@ -44,7 +50,16 @@ impl BpfStrategy {
     fn trigger(&self, ctx: &mut StrategyCtx<'_>, ev: u32, nack: u64, timer_data: u64) -> bool {
         let mut mem = [0u8; CTX_LEN];
         let now_ns = ctx.now().0;
-        let (eligible, eligible_len) = fill(&mut mem, ctx, ev, nack, timer_data);
+        let v = self.verified;
+        let (eligible, eligible_len, rtts) = fill(
+            &mut mem,
+            ctx,
+            ev,
+            nack,
+            timer_data,
+            v.uses_fib_scratch,
+            v.reads_rtt,
+        );
         let before: [u8; FIB_SCRATCH_LEN] = mem
             [off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN]
             .try_into()
@@ -62,6 +77,7 @@ impl BpfStrategy {
             c.rng = rng;
             c.now_ns = now_ns;
             c.name = name;
+            c.rtts = rtts;
         });
         let result = self.vm.run(&mut mem);
         let fault = CALL.with_borrow_mut(|c| {
@@ -75,7 +91,7 @@ impl BpfStrategy {
             return self.fault(reason);
         }
         let fib_scratch = &mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN];
-        if fib_scratch != before.as_slice() {
+        if v.uses_fib_scratch && fib_scratch != before.as_slice() {
             ctx.fib_scratch().copy_from_slice(fib_scratch);
         }
         ctx.pit_scratch()
@@ -111,14 +127,22 @@ impl BpfStrategy {
     }
 }
 
-/// Writes the context block for one trigger; returns the eligible nexthops.
+/// The RTTs a trigger hands the `nexthop_srtt_us` helper.
+type Rtts = [(u64, u32); RTT_SLOTS];
+
+/// Writes the context block for one trigger; returns the eligible nexthops and, with
+/// `rtts`, the nexthops' smoothed RTTs. The per-thread FIB area (a likely cache miss) is
+/// looked up only for a program that touches the FIB scratch (else it stays zero) or reads
+/// RTTs.
 fn fill(
     mem: &mut [u8; CTX_LEN],
     ctx: &mut StrategyCtx<'_>,
     ev: u32,
     nack: u64,
     timer_data: u64,
-) -> ([u64; MAX_NEXTHOPS], usize) {
+    scratch: bool,
+    rtts: bool,
+) -> ([u64; MAX_NEXTHOPS], usize, Rtts) {
     let now = ctx.now();
     let put32 = |mem: &mut [u8; CTX_LEN], at: usize, v: u32| {
         mem[at..at + 4].copy_from_slice(&v.to_le_bytes());
@@ -173,8 +197,14 @@ fn fill(
         );
     }
     put32(mem, off::FLAGS, flags);
-    let (fib_scratch, rtts) = ctx.fib_scratch_and_rtts();
-    mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN].copy_from_slice(fib_scratch);
+    let mut measured = [(0, 0); RTT_SLOTS];
+    if scratch || rtts {
+        let (fib_scratch, r) = ctx.fib_scratch_and_rtts();
+        if scratch {
+            mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN].copy_from_slice(fib_scratch);
+        }
+        measured = r;
+    }
     let pit = ctx.pit();
     let hops = ctx.nexthops();
     let count = hops.len().min(MAX_NEXTHOPS);
@@ -197,8 +227,6 @@ fn fill(
         }
         put64(mem, at + hop_off::FACE, h.face.0);
         put32(mem, at + hop_off::COST, h.cost);
-        let srtt = rtts.iter().find(|r| r.0 == h.face.0).map_or(0, |r| r.1);
-        put32(mem, at + hop_off::SRTT_US, srtt);
         put32(mem, at + hop_off::FLAGS, flags);
         put64(
             mem,
@@ -207,7 +235,7 @@ fn fill(
         );
     }
     mem[off::PIT_SCRATCH..CTX_LEN].copy_from_slice(ctx.pit_scratch());
-    eligible
+    (eligible.0, eligible.1, measured)
 }
 
 impl Strategy for BpfStrategy {
@@ -222,7 +250,9 @@ impl Strategy for BpfStrategy {
     }
 
     fn after_receive_data(&self, ctx: &mut StrategyCtx<'_>) {
-        ctx.measure_rtt();
+        if self.verified.reads_rtt {
+            ctx.measure_rtt();
+        }
         if !self.faulted() {
             self.trigger(ctx, event::DATA, 0, 0);
         }

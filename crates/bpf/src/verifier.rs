@@ -16,7 +16,8 @@
 //! differs between them is no longer a pointer. A pointer spilled to the stack comes back as a
 //! plain number. The rule is simple and sound; programs clang emits at -O2 pass it.
 
-use crate::abi::{helper, CTX_LEN, STACK_LEN, WRITABLE};
+use crate::abi::{helper, off, CTX_LEN, STACK_LEN, WRITABLE};
+use kite_fw::strategy::FIB_SCRATCH_LEN;
 
 /// The most instructions a program may have (the JIT has one 4 KiB page of code).
 pub const MAX_INSNS: usize = 400;
@@ -154,6 +155,12 @@ fn decode(code: &[u8], pc: usize) -> Insn {
 pub struct Verified {
     /// Whether it calls the name-component helpers (the name is then made available).
     pub reads_name: bool,
+    /// Whether it may read or write the FIB entry's scratch area: only then does a trigger
+    /// copy it in and out of the per-thread FIB area (a likely cache miss).
+    pub uses_fib_scratch: bool,
+    /// Whether it calls `nexthop_srtt_us`: only then are RTTs measured on Data and looked up
+    /// per trigger.
+    pub reads_rtt: bool,
 }
 
 /// Checks `code` (raw instructions, helper calls already resolved).
@@ -371,7 +378,7 @@ fn step(pc: usize, i: Insn, st: &mut State, info: &mut Verified) -> Result<(), V
             if i.op & 0xe0 != 0x60 {
                 return Err(VerifyError::BadOpcode(pc, i.op));
             }
-            check_access(pc, st[i.src], i.off, size_of(i.op), false)?;
+            info.uses_fib_scratch |= check_access(pc, st[i.src], i.off, size_of(i.op), false)?;
             st[i.dst] = Reg::Scalar;
             Ok(())
         }
@@ -380,7 +387,7 @@ fn step(pc: usize, i: Insn, st: &mut State, info: &mut Verified) -> Result<(), V
             if i.op & 0xe0 != 0x60 {
                 return Err(VerifyError::BadOpcode(pc, i.op));
             }
-            check_access(pc, st[i.dst], i.off, size_of(i.op), true)?;
+            info.uses_fib_scratch |= check_access(pc, st[i.dst], i.off, size_of(i.op), true)?;
             Ok(())
         }
         // JMP
@@ -404,6 +411,7 @@ fn step(pc: usize, i: Insn, st: &mut State, info: &mut Verified) -> Result<(), V
                     ) {
                         info.reads_name = true;
                     }
+                    info.reads_rtt |= i.imm as u32 == helper::NEXTHOP_SRTT_US;
                     for r in st.iter_mut().take(6) {
                         *r = Reg::Scalar;
                     }
@@ -424,8 +432,14 @@ fn step(pc: usize, i: Insn, st: &mut State, info: &mut Verified) -> Result<(), V
 }
 
 /// Checks that `size` octets at `base + off` lie inside the context (its scratch areas for a
-/// store) or the stack.
-fn check_access(pc: usize, base: Reg, off: i16, size: i64, store: bool) -> Result<(), VerifyError> {
+/// store) or the stack; returns whether the access may touch the FIB scratch area.
+fn check_access(
+    pc: usize,
+    base: Reg,
+    off: i16,
+    size: i64,
+    store: bool,
+) -> Result<bool, VerifyError> {
     match base {
         Reg::Scalar | Reg::Num(..) => Err(VerifyError::BadAccess(
             pc,
@@ -448,14 +462,15 @@ fn check_access(pc: usize, base: Reg, off: i16, size: i64, store: bool) -> Resul
                     },
                 ));
             }
-            Ok(())
+            let scratch = off::FIB_SCRATCH as i64..(off::FIB_SCRATCH + FIB_SCRATCH_LEN) as i64;
+            Ok(at < scratch.end && scratch.start < last + size)
         }
         Reg::Stack(lo_at, hi_at) => {
             let (at, last) = (lo_at + i64::from(off), hi_at + i64::from(off));
             if at < -(STACK_LEN as i64) || last + size > 0 {
                 return Err(VerifyError::BadAccess(pc, "outside the stack"));
             }
-            Ok(())
+            Ok(false)
         }
     }
 }

@@ -27,6 +27,20 @@ fn every_shipped_program_loads_in_both_engines() {
 }
 
 #[test]
+fn only_programs_that_keep_fib_state_or_read_rtts_pay_for_the_fib_area() {
+    for (p, uses) in [
+        ("best-route", false),
+        ("multicast", false),
+        ("round-robin", true),
+        ("fastest", true),
+    ] {
+        let elf = std::fs::read(strategies_dir().join(format!("{p}.o"))).unwrap();
+        let s = kite_bpf::load(p, &elf, Engine::Jit).unwrap();
+        assert_eq!(s.uses_fib_area(), uses, "{p}");
+    }
+}
+
+#[test]
 fn shipped_objects_match_their_sources() {
     if !clang() {
         eprintln!(

@@ -20,7 +20,13 @@ fn accepts_context_and_stack_access_at_constant_offsets() {
         mov r0, 0
         exit",
     );
-    assert_eq!(ok, Ok(Verified::default()));
+    assert_eq!(
+        ok,
+        Ok(Verified {
+            uses_fib_scratch: true,
+            ..Verified::default()
+        })
+    );
 }
 
 #[test]
@@ -154,4 +160,31 @@ fn rejects_empty_and_too_long_programs() {
 fn notes_programs_that_read_the_name() {
     assert!(check("mov r1, 0\n call 6\n exit").unwrap().reads_name);
     assert!(!check("call 4\n exit").unwrap().reads_name);
+}
+
+#[test]
+fn notes_programs_that_touch_the_fib_scratch_or_read_rtts() {
+    let v = |src: &str| check(src).unwrap();
+    // the FIB scratch is context octets 336..432
+    assert!(v("ldxb r0, [r1+336]\n exit").uses_fib_scratch);
+    assert!(
+        v("ldxdw r0, [r1+424]\n exit").uses_fib_scratch,
+        "its last octets"
+    );
+    assert!(
+        v("ldxdw r0, [r1+330]\n exit").uses_fib_scratch,
+        "a load overlapping it"
+    );
+    assert!(v("mov r2, 1\n stxb [r1+400], r2\n exit").uses_fib_scratch);
+    // a nexthop picked at run time (80 + 32k, k < 8) stays below it; k < 12 may reach it
+    let pick = |mask: u32| {
+        format!(
+            "ldxdw r2, [r1+8]\n and r2, {mask}\n lsh r2, 5\n add r1, r2\n ldxdw r0, [r1+80]\n exit"
+        )
+    };
+    assert!(!v(&pick(7)).uses_fib_scratch);
+    assert!(v(&pick(11)).uses_fib_scratch);
+    assert!(!v("ldxw r0, [r1+92]\n ldxdw r0, [r1+432]\n exit").uses_fib_scratch);
+    assert!(v("mov r1, 5\n call 8\n exit").reads_rtt);
+    assert!(!v("call 4\n exit").reads_rtt);
 }

@@ -139,7 +139,7 @@ impl StrategyCtx<'_> {
         let area = self
             .fib_scratch
             .entry(self.fib.id)
-            .or_insert(FibArea::new(seq));
+            .or_insert_with(|| FibArea::new(seq));
         if area.seq != seq {
             *area = FibArea::new(seq);
         }
