@@ -3,12 +3,7 @@
 
 KITE_STRATEGY int multicast(struct kite_ctx *ctx)
 {
-	if (ctx->event == KITE_EV_NACK) {
-		if (ctx->flags & KITE_F_ALL_NACKED)
-			kite_return_nacks(ctx->all_nacked);
-		return 0;
-	}
-	if (ctx->event != KITE_EV_INTEREST)
+	if (!kite_interest_event(ctx))
 		return 0;
 	__u64 *interval = (__u64 *)ctx->pit_scratch;
 	__u64 cur = *interval ? *interval : 10000000ULL;

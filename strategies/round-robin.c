@@ -4,12 +4,7 @@
 
 KITE_STRATEGY int round_robin(struct kite_ctx *ctx)
 {
-	if (ctx->event == KITE_EV_NACK) {
-		if (ctx->flags & KITE_F_ALL_NACKED)
-			kite_return_nacks(ctx->all_nacked);
-		return 0;
-	}
-	if (ctx->event != KITE_EV_INTEREST)
+	if (!kite_interest_event(ctx))
 		return 0;
 	if (kite_retx_decide(ctx) == KITE_RETX_SUPPRESS)
 		return 0;

@@ -78,6 +78,16 @@ static __u64 (*kite_nexthop_srtt_us)(__u64 face) = (void *)8;
 
 #define KITE_STRATEGY __attribute__((section("strategy"), used))
 
+/* What every shipped strategy does outside Interests: on a Nack, once every upstream has
+ * Nacked, return the least severe reason downstream; Data and timers need nothing. Returns
+ * whether the trigger is an Interest for the strategy to place. */
+static inline int kite_interest_event(struct kite_ctx *ctx)
+{
+	if (ctx->event == KITE_EV_NACK && (ctx->flags & KITE_F_ALL_NACKED))
+		kite_return_nacks(ctx->all_nacked);
+	return ctx->event == KITE_EV_INTEREST;
+}
+
 /* Exponential retransmission suppression (10 ms initial, x2, 250 ms max), its interval in
  * the first 8 octets of the PIT scratch area. Returns 0 new, 1 forward again, 2 suppress. */
 #define KITE_RETX_NEW 0

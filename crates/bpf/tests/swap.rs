@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -12,31 +12,12 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::{load_object, name};
+use kite_app::framing::FrameReader;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{Data, Interest, LpHeader, LpPacket, NetPacketView, Nonce};
-
-/// Reads one whole top-level TLV element (type and length are single octets or 0xFD forms).
-fn read_element(s: &mut UnixStream) -> Bytes {
-    let mut head = [0u8; 2];
-    s.read_exact(&mut head).unwrap();
-    let mut buf = head.to_vec();
-    let len = match head[1] {
-        0xFD => {
-            let mut l = [0u8; 2];
-            s.read_exact(&mut l).unwrap();
-            buf.extend_from_slice(&l);
-            usize::from(u16::from_be_bytes(l))
-        }
-        n => usize::from(n),
-    };
-    let mut value = vec![0u8; len];
-    s.read_exact(&mut value).unwrap();
-    buf.extend_from_slice(&value);
-    Bytes::from(buf)
-}
 
 fn interest(k: u32) -> Bytes {
     let mut i = Interest::new(name(&format!("/p/{k}")));
@@ -88,9 +69,11 @@ fn reloading_the_strategy_under_load_loses_no_data() {
     let answered = std::thread::spawn({
         let done = done.clone();
         move || {
+            let mut from_producer = FrameReader::new();
             let mut n = 0u32;
             while !done.load(Ordering::Relaxed) && n < TOTAL {
-                let lp = LpPacket::decode(read_element(&mut producer)).unwrap();
+                let lp =
+                    LpPacket::decode(from_producer.next_frame(&mut producer).unwrap()).unwrap();
                 let NetPacketView::Interest(i) =
                     NetPacketView::decode(lp.fragment.unwrap()).unwrap()
                 else {
@@ -114,6 +97,7 @@ fn reloading_the_strategy_under_load_loses_no_data() {
     let received = std::thread::spawn({
         let done = done.clone();
         move || {
+            let mut from_consumer = FrameReader::new();
             let mut sent = 0;
             while sent < WINDOW {
                 consumer.write_all(&interest(sent)).unwrap();
@@ -121,7 +105,7 @@ fn reloading_the_strategy_under_load_loses_no_data() {
             }
             let mut got = 0;
             while got < TOTAL {
-                read_element(&mut consumer);
+                from_consumer.next_frame(&mut consumer).unwrap();
                 got += 1;
                 if sent < TOTAL {
                     consumer.write_all(&interest(sent)).unwrap();

@@ -4,16 +4,15 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::peer::Producer;
 use common::Daemon;
 use kite_app::Client;
-use kite_packet::{Data, Interest, LpHeader, LpPacket, Name, NetPacketView};
+use kite_packet::{Data, Interest, Name};
 use serde_json::Value;
 
 fn kite(socket: &str, args: &[&str]) -> Output {
@@ -47,49 +46,6 @@ fn program(name: &str) -> String {
     p.display().to_string()
 }
 
-/// Reads one whole top-level TLV element (type and length are single octets or 0xFD forms).
-fn read_element(s: &mut UnixStream) -> Bytes {
-    let mut head = [0u8; 2];
-    s.read_exact(&mut head).unwrap();
-    let mut buf = head.to_vec();
-    let len = match head[1] {
-        0xFD => {
-            let mut l = [0u8; 2];
-            s.read_exact(&mut l).unwrap();
-            buf.extend_from_slice(&l);
-            usize::from(u16::from_be_bytes(l))
-        }
-        n => usize::from(n),
-    };
-    let mut value = vec![0u8; len];
-    s.read_exact(&mut value).unwrap();
-    buf.extend_from_slice(&value);
-    Bytes::from(buf)
-}
-
-/// A producer on its own unix connection answering every Interest (token echoed).
-fn producer(mut s: UnixStream) {
-    std::thread::spawn(move || loop {
-        let Ok(lp) = LpPacket::decode(read_element(&mut s)) else {
-            return;
-        };
-        let Some(Ok(NetPacketView::Interest(i))) = lp.fragment.map(NetPacketView::decode) else {
-            continue;
-        };
-        let data = Data::new(i.name.clone(), &b"via eBPF"[..]).encode();
-        let frame = LpPacket {
-            header: LpHeader {
-                pit_token: lp.header.pit_token,
-                ..LpHeader::default()
-            },
-            fragment: Some(data),
-        };
-        if s.write_all(&frame.encode()).is_err() {
-            return;
-        }
-    });
-}
-
 fn fetch(client: &mut Client, name: &str) -> Data {
     let mut i = Interest::new(name.parse::<Name>().unwrap());
     i.lifetime = Some(2000);
@@ -102,27 +58,12 @@ fn fetch(client: &mut Client, name: &str) -> Data {
 fn load_choose_exchange_reload_and_unload() {
     let daemon = Daemon::local(&[]);
     let s = daemon.socket();
-    let face_ids = || -> Vec<u64> {
-        let faces = ok(s, &["face", "list"]);
-        faces
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["face_id"].as_u64().unwrap())
-            .collect()
-    };
-    let before = face_ids();
-    producer(UnixStream::connect(s).unwrap());
-    // the new faces are the producer's and the listing command's own (the newest)
-    let producer_face = common::eventually(Duration::from_secs(5), || {
-        let new: Vec<u64> = face_ids()
-            .into_iter()
-            .filter(|f| !before.contains(f))
-            .collect();
-        (new.len() >= 2).then(|| new[0])
-    })
-    .expect("the producer's face appears");
-    ok(s, &["route", "add", "/bpf", &producer_face.to_string()]);
+    // a producer registering /bpf on its own connection, answering every Interest
+    let _producer = Producer::start(
+        s,
+        "/bpf",
+        Box::new(|_| Some(Bytes::from_static(b"via eBPF"))),
+    );
 
     let loaded = ok(s, &["strategy", "load", "br", &program("best-route")]);
     assert_eq!(loaded["strategy"], "/localhost/kite/strategy/br/v=1");
