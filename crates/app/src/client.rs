@@ -1,8 +1,7 @@
-//! [`Client`]: one blocking connection to a forwarder's local socket, sending one Interest at a
-//! time and waiting for its Data or Nack.
+//! [`Client`]: one blocking connection to a forwarder (its Unix socket, or TCP, UDP or
+//! WebSocket), sending one Interest at a time and waiting for its Data or Nack.
 
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -14,52 +13,12 @@ use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::framing::FrameReader;
 use crate::random::random_u64;
-
-/// The connected socket.
-#[derive(Debug)]
-enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
-impl Stream {
-    fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            Stream::Unix(s) => s.set_read_timeout(Some(t)),
-            Stream::Tcp(s) => s.set_read_timeout(Some(t)),
-        }
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tcp(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tcp(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Unix(s) => s.flush(),
-            Stream::Tcp(s) => s.flush(),
-        }
-    }
-}
+use crate::transport::Transport;
 
 /// A blocking connection to a forwarder (Kite or NFD).
 #[derive(Debug)]
 pub struct Client {
-    stream: Stream,
+    stream: Transport,
     frames: FrameReader,
     /// The last SignatureTime used, so command timestamps strictly increase.
     pub(crate) last_signature_time: u64,
@@ -92,11 +51,7 @@ impl Client {
     pub fn connect_any(endpoints: &[Endpoint]) -> Result<Client, ClientError> {
         let mut tried = Vec::new();
         for ep in endpoints {
-            let stream = match ep {
-                Endpoint::Unix(p) => UnixStream::connect(p).map(Stream::Unix),
-                Endpoint::Tcp(a) => TcpStream::connect(a.as_str()).map(Stream::Tcp),
-            };
-            match stream {
+            match Transport::connect(ep) {
                 Ok(stream) => {
                     return Ok(Client {
                         stream,
@@ -112,11 +67,11 @@ impl Client {
 
     /// The connected Unix socket, for an application that registered a prefix through this
     /// connection (a command without FaceId means the requesting face) and now exchanges
-    /// packets on it by itself. `None` over TCP, or when octets are buffered that the
+    /// packets on it by itself. `None` over other transports, or when octets are buffered that the
     /// socket would no longer deliver.
     pub fn into_unix_stream(self) -> Option<UnixStream> {
         match self.stream {
-            Stream::Unix(s) if !self.frames.has_buffered() => Some(s),
+            Transport::Unix(s) if !self.frames.has_buffered() => Some(s),
             _ => None,
         }
     }

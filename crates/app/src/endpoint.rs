@@ -10,8 +10,10 @@ pub const NFD_SOCKET: &str = "/run/nfd/nfd.sock";
 /// The environment variable ndn-cxx applications read their transport from.
 pub const TRANSPORT_ENV: &str = "NDN_CLIENT_TRANSPORT";
 
-/// The TCP port a forwarder listens on when a URI names none.
-const DEFAULT_TCP_PORT: u16 = 6363;
+/// The TCP and UDP port a forwarder listens on when a URI names none.
+const DEFAULT_PORT: u16 = 6363;
+/// The WebSocket port a forwarder listens on when a URI names none (NFD's).
+const DEFAULT_WS_PORT: u16 = 9696;
 
 /// A forwarder's local listening point.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,35 +22,64 @@ pub enum Endpoint {
     Unix(PathBuf),
     /// A TCP `host:port`.
     Tcp(String),
+    /// A UDP `host:port` (one packet per datagram).
+    Udp(String),
+    /// A WebSocket server (one packet per binary message).
+    Ws {
+        /// `host:port`.
+        host_port: String,
+        /// The request path (`/` when the URI names none).
+        path: String,
+    },
+}
+
+/// `host[:port]` with `port` added when absent (IPv6 literals in brackets).
+fn with_port(s: &str, rest: &str, port: u16) -> Result<String, String> {
+    if rest.is_empty() {
+        return Err(format!("{s:?} names no host"));
+    }
+    let has_port = match rest.rfind(']') {
+        Some(close) => rest[close..].contains(':'),
+        None => rest.contains(':'),
+    };
+    Ok(if has_port {
+        rest.to_owned()
+    } else {
+        format!("{rest}:{port}")
+    })
 }
 
 impl Endpoint {
-    /// Parses `unix:///path`, `tcp://host[:port]` (also `tcp4`, `tcp6`; port 6363 when absent)
-    /// or a bare path, as ndn-cxx's `transport=` setting and `NDN_CLIENT_TRANSPORT` are written.
+    /// Parses `unix:///path`, `tcp://host[:port]`, `udp://host[:port]` (also `tcp4`, `tcp6`,
+    /// `udp4`, `udp6`; port 6363 when absent), `ws://host[:port][/path]` (port 9696) or a
+    /// bare path, as ndn-cxx's `transport=` setting and `NDN_CLIENT_TRANSPORT` are written.
     pub fn parse(s: &str) -> Result<Endpoint, String> {
         if let Some(path) = s.strip_prefix("unix://") {
             return Ok(Endpoint::Unix(PathBuf::from(path)));
         }
         for scheme in ["tcp://", "tcp4://", "tcp6://"] {
             if let Some(rest) = s.strip_prefix(scheme) {
-                let rest = rest.trim_end_matches('/');
-                if rest.is_empty() {
-                    return Err(format!("{s:?} names no host"));
-                }
-                let has_port = match rest.rfind(']') {
-                    Some(close) => rest[close..].contains(':'),
-                    None => rest.contains(':'),
-                };
-                return Ok(Endpoint::Tcp(if has_port {
-                    rest.to_owned()
-                } else {
-                    format!("{rest}:{DEFAULT_TCP_PORT}")
-                }));
+                return with_port(s, rest.trim_end_matches('/'), DEFAULT_PORT).map(Endpoint::Tcp);
             }
+        }
+        for scheme in ["udp://", "udp4://", "udp6://"] {
+            if let Some(rest) = s.strip_prefix(scheme) {
+                return with_port(s, rest.trim_end_matches('/'), DEFAULT_PORT).map(Endpoint::Udp);
+            }
+        }
+        if let Some(rest) = s.strip_prefix("ws://") {
+            let (authority, path) = match rest.find('/') {
+                Some(i) => (&rest[..i], &rest[i..]),
+                None => (rest, "/"),
+            };
+            return Ok(Endpoint::Ws {
+                host_port: with_port(s, authority, DEFAULT_WS_PORT)?,
+                path: path.to_owned(),
+            });
         }
         if s.contains("://") {
             return Err(format!(
-                "{s:?}: only unix:// and tcp:// transports are supported"
+                "{s:?}: the transports are unix://, tcp://, udp:// and ws://"
             ));
         }
         Ok(Endpoint::Unix(PathBuf::from(s)))
@@ -78,6 +109,8 @@ impl fmt::Display for Endpoint {
         match self {
             Endpoint::Unix(p) => write!(f, "unix://{}", p.display()),
             Endpoint::Tcp(a) => write!(f, "tcp://{a}"),
+            Endpoint::Udp(a) => write!(f, "udp://{a}"),
+            Endpoint::Ws { host_port, path } => write!(f, "ws://{host_port}{path}"),
         }
     }
 }
@@ -105,8 +138,25 @@ mod tests {
         );
         assert_eq!(Endpoint::parse("tcp6://[::1]"), Ok(tcp("[::1]:6363")));
         assert_eq!(Endpoint::parse("tcp6://[::1]:9/"), Ok(tcp("[::1]:9")));
-        assert!(Endpoint::parse("udp4://127.0.0.1:6363").is_err());
+        assert_eq!(
+            Endpoint::parse("udp4://127.0.0.1"),
+            Ok(Endpoint::Udp("127.0.0.1:6363".into()))
+        );
+        assert_eq!(
+            Endpoint::parse("udp6://[::1]:7000/"),
+            Ok(Endpoint::Udp("[::1]:7000".into()))
+        );
+        let ws = Endpoint::parse("ws://localhost").unwrap();
+        assert_eq!(ws.to_string(), "ws://localhost:9696/");
+        assert_eq!(
+            Endpoint::parse("ws://127.0.0.1:9000/ndn")
+                .unwrap()
+                .to_string(),
+            "ws://127.0.0.1:9000/ndn"
+        );
+        assert!(Endpoint::parse("ether://[02:00:00:00:00:01]").is_err());
         assert!(Endpoint::parse("tcp://").is_err());
+        assert!(Endpoint::parse("udp://").is_err());
         assert_eq!(
             unix(NFD_SOCKET).to_string(),
             "unix:///run/nfd/nfd.sock".to_string()

@@ -64,6 +64,17 @@ impl FrameReader {
     }
 }
 
+/// The length of the element that starts `buf` (whether or not all of it is there), when its
+/// header is whole and it is not too large.
+pub(crate) fn element_len(buf: &[u8]) -> Option<usize> {
+    let (_, type_len) = varnum(buf)?;
+    let (value_len, len_len) = varnum(&buf[type_len..])?;
+    usize::try_from(value_len)
+        .ok()?
+        .checked_add(type_len + len_len)
+        .filter(|&t| t <= MAX_FRAME_LEN)
+}
+
 /// The length of the whole element at the start of `buf` when it is entirely buffered.
 fn complete_len(buf: &[u8]) -> Result<Option<usize>, ClientError> {
     let Some((_, type_len)) = varnum(buf) else {

@@ -22,6 +22,7 @@ pub mod mgmt;
 pub mod producer;
 pub mod random;
 pub mod segmented;
+mod transport;
 
 pub use client::Client;
 pub use consumer::{Event, InterestId, Pipeline};

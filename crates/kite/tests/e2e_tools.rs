@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::tools::{kite, random_file, sha256_of, summary_value, Put};
-use common::{reap, Daemon};
+use common::{free_tcp_port, free_udp_port, reap, terminate, Daemon};
 
 #[test]
 fn ping_server_answers_every_probe_and_the_summary_counts_them() {
@@ -308,4 +308,76 @@ fn put_signs_with_the_kind_and_key_asked_for() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn ping_and_get_reach_the_forwarder_over_udp_and_websocket() {
+    let (udp, ws) = (free_udp_port(), free_tcp_port());
+    let d = Daemon::start(
+        &[],
+        &[
+            "--udp".into(),
+            format!("127.0.0.1:{udp}"),
+            "--ws".into(),
+            format!("127.0.0.1:{ws}"),
+        ],
+    );
+    let mut server = Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args([
+            "ping",
+            "--server",
+            "/e2e/transports",
+            "--socket",
+            d.socket(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    BufReader::new(server.stdout.as_mut().unwrap())
+        .read_line(&mut banner)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let want = random_file(&input, 300_000, 5);
+    let _put = Put::start(d.socket(), "/e2e/over", &input, &[]);
+    for transport in [
+        format!("udp://127.0.0.1:{udp}"),
+        format!("ws://127.0.0.1:{ws}"),
+    ] {
+        let out = kite(&[
+            "ping",
+            "/e2e/transports",
+            "-c",
+            "3",
+            "-i",
+            "50",
+            "--socket",
+            &transport,
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("3 received"),
+            "{transport}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let output = dir.path().join("out");
+        let out = kite(&[
+            "get",
+            "/e2e/over",
+            "-o",
+            output.to_str().unwrap(),
+            "--socket",
+            &transport,
+        ]);
+        assert!(
+            out.status.success(),
+            "{transport}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(sha256_of(&output), want, "{transport}");
+    }
+    terminate(server.id());
+    reap(&mut server, Duration::from_secs(5));
 }

@@ -26,7 +26,8 @@ const TIMEOUT: Duration = Duration::from_secs(4);
 /// Options every control command takes.
 #[derive(Args, Debug, Clone)]
 pub struct Common {
-    /// The forwarder's socket: a path, unix:///PATH or tcp://HOST[:PORT] [default:
+    /// The forwarder's socket: a path, unix:///PATH, tcp://HOST[:PORT], udp://HOST[:PORT] or
+    /// ws://HOST[:PORT][/PATH] [default:
     /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock]
     #[arg(long, global = true, value_name = "PATH")]
     socket: Option<String>,

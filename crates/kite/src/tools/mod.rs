@@ -17,7 +17,8 @@ use kite_packet::Name;
 /// Where the forwarder listens.
 #[derive(Args, Debug, Clone)]
 pub struct SocketArgs {
-    /// The forwarder's socket: a path, unix:///PATH or tcp://HOST[:PORT] [default:
+    /// The forwarder's socket: a path, unix:///PATH, tcp://HOST[:PORT], udp://HOST[:PORT] or
+    /// ws://HOST[:PORT][/PATH] [default:
     /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock]
     #[arg(long, value_name = "PATH")]
     socket: Option<String>,

@@ -1,0 +1,181 @@
+//! The socket a [`crate::Client`] talks through: a Unix or TCP stream of TLV elements, a
+//! connected UDP socket (one packet per datagram, NFD's default port 6363), or a WebSocket
+//! (one packet per binary message, NFD's port 9696), each seen as a byte stream of whole TLV
+//! elements so one [`crate::framing::FrameReader`] serves them all.
+//!
+//! Over UDP a packet must fit a datagram: Kite's and NFD's UDP faces fragment only above their
+//! MTU (8800 octets), and this client does not reassemble NDNLPv2 fragments.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use tungstenite::{Message, WebSocket};
+
+use crate::endpoint::Endpoint;
+use crate::framing::element_len;
+
+/// The connected socket.
+#[derive(Debug)]
+pub(crate) enum Transport {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+    Udp(UdpSocket),
+    Ws(Box<WsStream>),
+}
+
+/// A WebSocket with the part of the last message a read did not take yet.
+#[derive(Debug)]
+pub(crate) struct WsStream {
+    ws: WebSocket<TcpStream>,
+    pending: Vec<u8>,
+    at: usize,
+}
+
+impl Transport {
+    /// Connects to `ep`.
+    pub fn connect(ep: &Endpoint) -> io::Result<Transport> {
+        Ok(match ep {
+            Endpoint::Unix(p) => Transport::Unix(UnixStream::connect(p)?),
+            Endpoint::Tcp(a) => Transport::Tcp(TcpStream::connect(a.as_str())?),
+            Endpoint::Udp(a) => {
+                let remote = std::net::ToSocketAddrs::to_socket_addrs(a.as_str())?
+                    .next()
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
+                let local = if remote.is_ipv4() {
+                    "0.0.0.0:0"
+                } else {
+                    "[::]:0"
+                };
+                let s = UdpSocket::bind(local)?;
+                s.connect(remote)?;
+                Transport::Udp(s)
+            }
+            Endpoint::Ws { host_port, path } => {
+                let tcp = TcpStream::connect(host_port.as_str())?;
+                let url = format!("ws://{host_port}{path}");
+                let (ws, _) = tungstenite::client(url.as_str(), tcp).map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::ConnectionRefused,
+                        format!("WebSocket handshake: {e}"),
+                    )
+                })?;
+                Transport::Ws(Box::new(WsStream {
+                    ws,
+                    pending: Vec::new(),
+                    at: 0,
+                }))
+            }
+        })
+    }
+
+    /// How long a read may block.
+    pub fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
+        match self {
+            Transport::Unix(s) => s.set_read_timeout(Some(t)),
+            Transport::Tcp(s) => s.set_read_timeout(Some(t)),
+            Transport::Udp(s) => s.set_read_timeout(Some(t)),
+            Transport::Ws(w) => w.ws.get_ref().set_read_timeout(Some(t)),
+        }
+    }
+}
+
+impl Read for Transport {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Transport::Unix(s) => s.read(buf),
+            Transport::Tcp(s) => s.read(buf),
+            Transport::Udp(s) => loop {
+                // One datagram per read; one that is not exactly one whole element (garbage,
+                // or cut by a short buffer) is dropped so the stream stays in step.
+                let n = s.recv(buf)?;
+                if element_len(&buf[..n]) == Some(n) {
+                    return Ok(n);
+                }
+            },
+            Transport::Ws(w) => w.read(buf),
+        }
+    }
+}
+
+impl Write for Transport {
+    /// Writes one packet (over UDP and WebSocket a write is one datagram or message, and the
+    /// client writes one packet per call).
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Unix(s) => s.write(buf),
+            Transport::Tcp(s) => s.write(buf),
+            Transport::Udp(s) => s.send(buf),
+            Transport::Ws(w) => {
+                w.ws.send(Message::binary(buf.to_vec()))
+                    .map_err(ws_io_error)?;
+                Ok(buf.len())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Unix(s) => s.flush(),
+            Transport::Tcp(s) => s.flush(),
+            Transport::Udp(_) => Ok(()),
+            Transport::Ws(w) => w.ws.flush().map_err(ws_io_error),
+        }
+    }
+}
+
+impl WsStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.at == self.pending.len() {
+            match self.ws.read().map_err(ws_io_error)? {
+                Message::Binary(b) => {
+                    self.pending.clear();
+                    self.pending.extend_from_slice(&b);
+                    self.at = 0;
+                }
+                Message::Close(_) => return Ok(0),
+                _ => {}
+            }
+        }
+        let n = buf.len().min(self.pending.len() - self.at);
+        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// A WebSocket error as the I/O error the client reports (timeouts stay timeouts).
+fn ws_io_error(e: tungstenite::Error) -> io::Error {
+    match e {
+        tungstenite::Error::Io(e) => e,
+        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the forwarder closed the WebSocket",
+        ),
+        e => io::Error::other(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_udp_read_is_one_whole_element_and_skips_what_is_not() {
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let ep = Endpoint::Udp(peer.local_addr().unwrap().to_string());
+        let mut t = Transport::connect(&ep).unwrap();
+        t.set_read_timeout(Duration::from_secs(2)).unwrap();
+        t.write_all(&[5, 1, 0]).unwrap();
+        let mut buf = [0u8; 64];
+        let (n, client) = peer.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], &[5, 1, 0], "one write, one datagram");
+        // a cut element, trailing garbage, then a whole one
+        for d in [&[6, 9, 1][..], &[6, 1, 0, 0xff][..], &[6, 2, 7, 0][..]] {
+            peer.send_to(d, client).unwrap();
+        }
+        let n = t.read(&mut buf).unwrap();
+        assert_eq!(&buf[..n], &[6, 2, 7, 0]);
+    }
+}
