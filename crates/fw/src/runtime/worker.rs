@@ -2,12 +2,13 @@
 //! marks what CoDel says, runs the pipelines, and hands each outgoing packet to the I/O thread
 //! (or to management for the internal face). Parks when it has nothing to do and no timer due.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
-use rtrb::{Consumer, Producer};
+use rtrb::{Consumer, Producer, PushError};
 
 use super::codel::CoDel;
 use super::dispatch::{InputRings, Stamped};
@@ -34,6 +35,9 @@ enum Port {
     Internal,
 }
 
+/// Management answers a thread holds back while the I/O thread's ring is full.
+const HELD_ANSWERS: usize = 256;
+
 /// Three CoDel instances, one per input ring.
 struct Aqm {
     interests: CoDel,
@@ -56,6 +60,9 @@ pub(crate) struct Worker {
     data: Vec<InData>,
     nacks: Vec<InNack>,
     out: Vec<Out>,
+    /// Management's answers that found the I/O thread's ring full, sent first next time (at
+    /// most [`HELD_ANSWERS`]): under a flood a dropped answer is a command that times out.
+    held: VecDeque<Out>,
     out_dropped: u64,
     thread: u8,
     spin_when_idle: bool,
@@ -110,6 +117,7 @@ impl Worker {
             data: Vec::with_capacity(config.burst),
             nacks: Vec::with_capacity(config.burst),
             out: Vec::with_capacity(config.burst * 4),
+            held: VecDeque::new(),
             out_dropped: 0,
             thread,
             spin_when_idle: config.spin_when_idle,
@@ -147,6 +155,12 @@ impl Worker {
                 self.interests.clear();
                 self.route_out();
                 idle = 0;
+                continue;
+            }
+            if !self.held.is_empty() {
+                // the I/O thread is draining its ring; retry the held answers shortly
+                self.route_out();
+                std::hint::spin_loop();
                 continue;
             }
             idle += 1;
@@ -267,12 +281,34 @@ impl Worker {
     /// Hands each outgoing packet to its port; wakes the I/O thread once if it sleeps.
     fn route_out(&mut self) {
         let mut to_io = false;
+        while let Some(o) = self.held.pop_front() {
+            match self.out_ring.push(o) {
+                Ok(()) => to_io = true,
+                Err(PushError::Full(o)) => {
+                    self.held.push_front(o);
+                    break;
+                }
+            }
+        }
         for o in self.out.drain(..) {
             match self.ports.get(&o.face()) {
-                Some(Port::Io) => match self.out_ring.push(o) {
-                    Ok(()) => to_io = true,
-                    Err(_) => self.out_dropped += 1,
-                },
+                Some(Port::Io) => {
+                    let answer =
+                        matches!(&o, Out::Data { ingress, .. } if *ingress == FaceId::INTERNAL);
+                    // behind held answers, an answer waits its turn
+                    let pushed = if answer && !self.held.is_empty() {
+                        Err(PushError::Full(o))
+                    } else {
+                        self.out_ring.push(o)
+                    };
+                    match pushed {
+                        Ok(()) => to_io = true,
+                        Err(PushError::Full(o)) if answer && self.held.len() < HELD_ANSWERS => {
+                            self.held.push_back(o)
+                        }
+                        Err(_) => self.out_dropped += 1,
+                    }
+                }
                 Some(Port::Internal) => {
                     if let Out::Interest {
                         interest,
