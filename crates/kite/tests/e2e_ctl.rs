@@ -3,40 +3,8 @@
 
 mod common;
 
-use std::process::{Command, Output};
-
+use common::ctl::{err, json, ok};
 use common::{free_tcp_port, free_udp_port, Daemon};
-use serde_json::Value;
-
-fn kite(socket: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kite"))
-        .args(args)
-        .args(["--socket", socket])
-        .output()
-        .expect("kite runs")
-}
-
-fn ok(socket: &str, args: &[&str]) -> String {
-    let out = kite(socket, args);
-    assert!(
-        out.status.success(),
-        "kite {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json(socket: &str, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.push("--json");
-    serde_json::from_str(&ok(socket, &all)).expect("JSON output")
-}
-
-fn err(socket: &str, args: &[&str]) -> String {
-    let out = kite(socket, args);
-    assert!(!out.status.success(), "kite {args:?} should fail");
-    String::from_utf8(out.stderr).unwrap()
-}
 
 fn face_ids(socket: &str) -> Vec<u64> {
     json(socket, &["face", "list"])

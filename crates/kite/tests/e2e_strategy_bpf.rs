@@ -5,41 +5,14 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::ctl::{err, json};
 use common::peer::Producer;
 use common::Daemon;
 use kite_app::Client;
 use kite_packet::{Data, Interest, Name};
-use serde_json::Value;
-
-fn kite(socket: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kite"))
-        .args(args)
-        .args(["--socket", socket])
-        .output()
-        .expect("kite runs")
-}
-
-fn ok(socket: &str, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.push("--json");
-    let out = kite(socket, &all);
-    assert!(
-        out.status.success(),
-        "kite {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
-}
-
-fn err(socket: &str, args: &[&str]) -> String {
-    let out = kite(socket, args);
-    assert!(!out.status.success(), "kite {args:?} should fail");
-    String::from_utf8(out.stderr).unwrap()
-}
 
 fn program(name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../strategies/{name}.o"));
@@ -65,11 +38,11 @@ fn load_choose_exchange_reload_and_unload() {
         Box::new(|_| Some(Bytes::from_static(b"via eBPF"))),
     );
 
-    let loaded = ok(s, &["strategy", "load", "br", &program("best-route")]);
+    let loaded = json(s, &["strategy", "load", "br", &program("best-route")]);
     assert_eq!(loaded["strategy"], "/localhost/kite/strategy/br/v=1");
-    let set = ok(s, &["strategy", "set", "/bpf", "br"]);
+    let set = json(s, &["strategy", "set", "/bpf", "br"]);
     assert_eq!(set["strategy"], "/localhost/kite/strategy/br/v=1");
-    let list = ok(s, &["strategy", "list"]).to_string();
+    let list = json(s, &["strategy", "list"]).to_string();
     assert!(list.contains("/localhost/kite/strategy/br/v=1"), "{list}");
 
     let mut client = Client::connect_unix(s).unwrap();
@@ -89,7 +62,7 @@ fn load_choose_exchange_reload_and_unload() {
     );
 
     // reload in place: the prefix moves to the new program and traffic goes on
-    ok(
+    json(
         s,
         &[
             "strategy",
@@ -99,7 +72,7 @@ fn load_choose_exchange_reload_and_unload() {
             "--replace",
         ],
     );
-    assert!(ok(s, &["strategy", "list"])
+    assert!(json(s, &["strategy", "list"])
         .to_string()
         .contains("/localhost/kite/strategy/br/v=1"));
     for n in 20..30 {
@@ -112,8 +85,8 @@ fn load_choose_exchange_reload_and_unload() {
         refused.contains("409") && refused.contains("/bpf"),
         "{refused}"
     );
-    ok(s, &["strategy", "set", "/bpf", "best-route"]);
-    ok(s, &["strategy", "unload", "br"]);
+    json(s, &["strategy", "set", "/bpf", "best-route"]);
+    json(s, &["strategy", "unload", "br"]);
     assert!(err(s, &["strategy", "set", "/bpf", "br"]).contains("404"));
     fetch(&mut client, "/bpf/after");
 }

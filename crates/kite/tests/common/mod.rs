@@ -19,6 +19,7 @@ const STARTUP: Duration = Duration::from_secs(15);
 /// The longest a python-ndn consumer or management call may run.
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
+pub mod ctl;
 pub mod peer;
 #[path = "../../../../tests/support/pyndn.rs"]
 mod pyndn;
