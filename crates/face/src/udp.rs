@@ -216,11 +216,8 @@ impl MulticastIo {
         &mut self,
         mut deliver: impl FnMut(SocketAddr, Bytes),
     ) -> Result<Progress, FaceError> {
-        let n = match self.batch.recv(self.socket.as_raw_fd()) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Progress::More),
-            Err(e) => return Err(e.into()),
+        let Some(n) = self.batch.recv_ready(self.socket.as_raw_fd())? else {
+            return Ok(Progress::Drained);
         };
         for i in 0..n {
             if let Some(from) = self.batch.source(i).filter(|_| !self.batch.truncated(i)) {
