@@ -60,10 +60,12 @@ impl BpfStrategy {
             v.uses_fib_scratch,
             v.reads_rtt,
         );
-        let before: [u8; FIB_SCRATCH_LEN] = mem
-            [off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN]
-            .try_into()
-            .expect("96 octets");
+        // only a program that may touch the FIB scratch can have changed it
+        let before: Option<[u8; FIB_SCRATCH_LEN]> = v.uses_fib_scratch.then(|| {
+            mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN]
+                .try_into()
+                .expect("96 octets")
+        });
         let rng = ctx.random();
         let name = self
             .verified
@@ -91,7 +93,7 @@ impl BpfStrategy {
             return self.fault(reason);
         }
         let fib_scratch = &mem[off::FIB_SCRATCH..off::FIB_SCRATCH + FIB_SCRATCH_LEN];
-        if v.uses_fib_scratch && fib_scratch != before.as_slice() {
+        if before.is_some_and(|b| fib_scratch != b.as_slice()) {
             ctx.fib_scratch().copy_from_slice(fib_scratch);
         }
         ctx.pit_scratch()
