@@ -6,7 +6,7 @@
 //! socket instead, registering the prefix with NFD's management protocol, so the same load
 //! measures them side by side.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,13 +14,17 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 use bytes::Bytes;
 use clap::Args;
-use kite_face::framing::{Framer, READ_CHUNK};
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{Data, Interest, LpHeader, LpPacket, Name, NetPacketView, Nonce};
 use serde_json::json;
+
+use crate::frames::FrameSource;
+
+/// How long a read waits for the forwarder before the benchmark gives up.
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Parameters of `kite bench daemon`.
 #[derive(Args)]
@@ -51,47 +55,18 @@ pub struct DaemonArgs {
     json: bool,
 }
 
-/// Reads whole TLV elements from a stream.
-struct Frames {
-    stream: UnixStream,
-    framer: Framer,
-}
-
-impl Frames {
-    fn next(&mut self) -> Result<Bytes> {
-        loop {
-            if let Some(f) = self.framer.next_frame().map_err(|e| anyhow!("{e}"))? {
-                return Ok(f);
-            }
-            let buf = self.framer.buffer();
-            let old = buf.len();
-            buf.resize(old + READ_CHUNK, 0);
-            let n = self.stream.read(&mut buf[old..])?;
-            buf.truncate(old + n);
-            if n == 0 {
-                return Err(anyhow!("forwarder closed the connection"));
-            }
-        }
-    }
-
-    /// Whether a whole element is already buffered (no read needed).
-    fn buffered(&mut self) -> bool {
-        self.framer.pending() > 0
-    }
-}
-
 fn connect(path: &Path) -> Result<UnixStream> {
     let s = UnixStream::connect(path).with_context(|| format!("connect {}", path.display()))?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.set_read_timeout(Some(READ_TIMEOUT))?;
     Ok(s)
 }
 
 /// Answers every Interest with a Data echoing its token, writing in batches.
-fn produce(mut input: Frames, mut output: UnixStream, payload: usize) -> Result<()> {
+fn produce(mut input: FrameSource, mut output: UnixStream, payload: usize) -> Result<()> {
     let content = Bytes::from(vec![0x5A; payload]);
     let mut batch = Vec::with_capacity(64 * 1024);
     loop {
-        let frame = match input.next() {
+        let frame = match input.next_blocking() {
             Ok(f) => f,
             Err(_) => return Ok(()),
         };
@@ -139,7 +114,7 @@ impl Tally {
 /// Keeps `window` Interests outstanding under `prefix` for `duration`; a Nack frees its slot
 /// like a Data does.
 fn consume(
-    mut input: Frames,
+    mut input: FrameSource,
     mut output: UnixStream,
     prefix: &Name,
     window: usize,
@@ -161,12 +136,12 @@ fn consume(
     let start = Instant::now();
     let mut tally = Tally::default();
     while start.elapsed() < duration {
-        tally.count(input.next()?)?;
+        tally.count(input.next_blocking()?)?;
         batch.clear();
         batch.extend_from_slice(&interest(seq));
         seq += 1;
         while input.buffered() {
-            tally.count(input.next()?)?;
+            tally.count(input.next_blocking()?)?;
             batch.extend_from_slice(&interest(seq));
             seq += 1;
         }
@@ -254,7 +229,7 @@ fn attach(path: &Path, prefix: &Name) -> Result<(UnixStream, UnixStream)> {
     let producer = client
         .into_unix_stream()
         .ok_or_else(|| anyhow!("the registration left unread packets on the producer's socket"))?;
-    producer.set_read_timeout(Some(Duration::from_secs(5)))?;
+    producer.set_read_timeout(Some(READ_TIMEOUT))?;
     Ok((producer, connect(path)?))
 }
 
@@ -298,17 +273,11 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         },
         a.duration
     );
-    let p_in = Frames {
-        stream: producer.try_clone()?,
-        framer: Framer::new(),
-    };
+    let p_in = FrameSource::new(producer.try_clone()?, READ_TIMEOUT)?;
     let payload = a.payload;
     let producer_end = producer.try_clone()?;
     let prod = std::thread::spawn(move || produce(p_in, producer, payload));
-    let c_in = Frames {
-        stream: consumer.try_clone()?,
-        framer: Framer::new(),
-    };
+    let c_in = FrameSource::new(consumer.try_clone()?, READ_TIMEOUT)?;
     let start = Instant::now();
     let tally = consume(c_in, consumer, &prefix, a.window, a.duration)?;
     let secs = start.elapsed().as_secs_f64();

@@ -14,6 +14,7 @@ mod config;
 mod ctl;
 mod describe;
 mod encode;
+mod frames;
 mod input;
 mod key;
 mod perf;

@@ -15,7 +15,8 @@ use kite_security::{KeyFile, SignatureKind, Verifier};
 use serde_json::json;
 
 use super::histogram::Histogram;
-use super::link::{self, Fill, FrameSource};
+use super::link;
+use crate::frames::{Fill, FrameSource};
 
 /// How often the loop wakes when nothing arrives, to check timeouts and the clock.
 const TICK: Duration = Duration::from_millis(10);

@@ -17,7 +17,8 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use kite_packet::{Data, LpHeader, LpPacket, Name, NetPacketView, PitToken};
 use kite_security::KeySigner;
 
-use super::link::{self, Fill, FrameSource};
+use super::link;
+use crate::frames::{Fill, FrameSource};
 use crate::sign_args::SignArgs;
 
 /// Interests waiting for a signer, and signed Data waiting for the writer.

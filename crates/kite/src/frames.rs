@@ -1,0 +1,92 @@
+//! Whole TLV frames from a forwarder's unix stream, read in large chunks: what `kite perf` and
+//! `kite bench daemon` read their connections through.
+
+use std::io::{ErrorKind, Read};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+use bytes::Bytes;
+use kite_face::framing::{Framer, READ_CHUNK};
+
+/// Whole TLV frames from a stream, read in large chunks.
+pub struct FrameSource {
+    stream: UnixStream,
+    framer: Framer,
+}
+
+/// What one [`FrameSource::fill`] saw.
+pub enum Fill {
+    /// Octets arrived (frames may be ready).
+    Data,
+    /// The read timed out, or a signal interrupted it, with nothing new.
+    Idle,
+    /// The forwarder closed the connection.
+    Closed,
+}
+
+impl FrameSource {
+    /// Reads from `stream`, waking at least every `tick` so the caller can keep time.
+    pub fn new(stream: UnixStream, tick: Duration) -> Result<Self> {
+        stream.set_read_timeout(Some(tick))?;
+        Ok(FrameSource {
+            stream,
+            framer: Framer::new(),
+        })
+    }
+
+    /// The next frame, reading as needed; an error when the forwarder closes the connection
+    /// or sends nothing for a whole tick (a blocking reader's timeout).
+    pub fn next_blocking(&mut self) -> Result<Bytes> {
+        loop {
+            if let Some(f) = self.next()? {
+                return Ok(f);
+            }
+            match self.fill()? {
+                Fill::Data => {}
+                Fill::Idle => {
+                    return Err(anyhow!(
+                        "nothing from the forwarder within the read timeout"
+                    ))
+                }
+                Fill::Closed => return Err(anyhow!("forwarder closed the connection")),
+            }
+        }
+    }
+
+    /// Whether octets are buffered that no frame has returned yet (a read may not be needed).
+    pub fn buffered(&self) -> bool {
+        self.framer.pending() > 0
+    }
+
+    /// The next buffered frame, if a whole one is there.
+    pub fn next(&mut self) -> Result<Option<Bytes>> {
+        self.framer.next_frame().map_err(|e| anyhow!("{e}"))
+    }
+
+    /// One read from the socket into the buffer.
+    pub fn fill(&mut self) -> Result<Fill> {
+        let buf = self.framer.buffer();
+        let old = buf.len();
+        buf.resize(old + READ_CHUNK, 0);
+        let r = self.stream.read(&mut buf[old..]);
+        let n = match r {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                buf.truncate(old);
+                return Ok(Fill::Idle);
+            }
+            Err(e) => {
+                buf.truncate(old);
+                return Err(e.into());
+            }
+        };
+        buf.truncate(old + n);
+        Ok(if n == 0 { Fill::Closed } else { Fill::Data })
+    }
+}
