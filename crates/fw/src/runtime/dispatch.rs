@@ -10,8 +10,6 @@
 
 use std::sync::Arc;
 
-use hashbrown::HashSet;
-
 use kite_face::{Received, RxPacket};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
@@ -92,8 +90,6 @@ pub(crate) struct Dispatcher {
     /// Threads that got packets since the last `wake`.
     pending: u64,
     clock: MonotonicClock,
-    /// Faces with local scope (whose `/localhost` Interests take the local ring).
-    local_faces: HashSet<FaceId>,
     /// The ingress face of each packet dropped because its ring was full, since the last
     /// [`Dispatcher::take_dropped`] (its capacity is kept, so counting allocates nothing).
     dropped: Vec<FaceId>,
@@ -114,22 +110,8 @@ impl Dispatcher {
             wakers,
             pending: 0,
             clock,
-            local_faces: HashSet::new(),
             dropped: Vec::new(),
         }
-    }
-
-    /// Tells the dispatcher a face's scope (on creation) so its `/localhost` Interests take
-    /// the local ring.
-    pub fn add_face(&mut self, face: FaceId, local: bool) {
-        if local {
-            self.local_faces.insert(face);
-        }
-    }
-
-    /// Forgets a face.
-    pub fn remove_face(&mut self, face: FaceId) {
-        self.local_faces.remove(&face);
     }
 
     /// The ingress faces of the packets dropped for a full ring since the last call, one
@@ -145,20 +127,25 @@ impl Dispatcher {
     }
 
     /// Queues a burst of received packets (`received` is left empty), stamped with one
-    /// arrival time, and wakes the threads that got any.
-    pub fn dispatch_burst(&mut self, received: &mut Vec<Received>) {
+    /// arrival time, and wakes the threads that got any. `is_local` tells a face's scope
+    /// (asked only for `/localhost` Interests, whose local-face ones take the local ring).
+    pub fn dispatch_burst(
+        &mut self,
+        received: &mut Vec<Received>,
+        is_local: impl Fn(FaceId) -> bool,
+    ) {
         if received.is_empty() {
             return;
         }
         let at = self.clock.now();
         for r in received.drain(..) {
-            self.dispatch(r, at);
+            self.dispatch(r, at, &is_local);
         }
         self.wake();
     }
 
     /// Queues one received packet for its thread(s).
-    fn dispatch(&mut self, r: Received, at: Time) {
+    fn dispatch(&mut self, r: Received, at: Time, is_local: impl Fn(FaceId) -> bool) {
         match r.packet {
             RxPacket::Interest(interest) => {
                 let hashes = self.hasher.prefix_hashes(&interest.name);
@@ -171,8 +158,8 @@ impl Dispatcher {
                     next_hop: r.next_hop_face_id.map(crate::face::FaceId),
                     congestion_mark: r.congestion_mark,
                 };
-                let local = NameScope::of(&pkt.interest.name) == NameScope::Localhost
-                    && self.local_faces.contains(&r.face);
+                let local =
+                    NameScope::of(&pkt.interest.name) == NameScope::Localhost && is_local(r.face);
                 let ring = if local {
                     &mut self.inputs[t].local
                 } else {

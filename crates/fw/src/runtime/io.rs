@@ -384,7 +384,12 @@ impl IoThread {
     /// Hands the packets read this round to the forwarding threads and counts those that
     /// found their ring full against the faces they came from.
     fn dispatch(&mut self) {
-        self.dispatcher.dispatch_burst(&mut self.received);
+        let faces = &self.faces;
+        self.dispatcher.dispatch_burst(&mut self.received, |id| {
+            faces
+                .get(&id)
+                .is_some_and(|f| f.scope() == FaceScope::Local)
+        });
         for id in self.dispatcher.take_dropped() {
             if let Some(face) = self.faces.get_mut(&id) {
                 face.count_in_queue_full();
@@ -401,8 +406,6 @@ impl IoThread {
             scope: face.scope(),
             link_type: face.link_type(),
         };
-        self.dispatcher
-            .add_face(id, face.scope() == FaceScope::Local);
         for (tx, w) in &self.fwd {
             let _ = tx.send(FwCommand::AddFace(id, info));
             w.wake();
@@ -418,7 +421,6 @@ impl IoThread {
         let face = self.faces.remove(&id)?;
         let _ = face.deregister(self.poll.registry());
         self.forget_in_channel(&face);
-        self.dispatcher.remove_face(id);
         for (tx, w) in &self.fwd {
             let _ = tx.send(FwCommand::RemoveFace(id));
             w.wake();
