@@ -49,17 +49,6 @@ impl<T> Slab<T> {
         Ok((index, slot.gen))
     }
 
-    /// Removes the value at `index`; the slot's generation moves on.
-    #[inline]
-    pub fn remove(&mut self, index: u32) -> Option<T> {
-        let slot = self.slots.get_mut(index as usize)?;
-        let value = slot.value.take()?;
-        slot.gen = slot.gen.wrapping_add(1);
-        self.free.push(index);
-        self.len -= 1;
-        Some(value)
-    }
-
     /// Drops the value at `index` in place; the slot's generation moves on.
     #[inline]
     pub fn discard(&mut self, index: u32) -> bool {
@@ -149,8 +138,9 @@ mod tests {
         let (b, _) = s.insert('b').unwrap();
         assert_eq!(s.insert('c'), Err('c'));
         assert!(s.is_full());
-        assert_eq!(s.remove(a), Some('a'));
-        assert_eq!(s.remove(a), None);
+        assert_eq!(s.get(a), Some(&'a'));
+        assert!(s.discard(a));
+        assert!(!s.discard(a));
         assert_eq!(s.get_checked(a, ga), None);
         let (c, gc) = s.insert('c').unwrap();
         assert_eq!(c, a);

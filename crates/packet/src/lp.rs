@@ -4,7 +4,7 @@
 //! fields must come in increasing TLV-TYPE order with Fragment last; an unknown field is ignored
 //! only in the reserved ignorable range, otherwise the frame is invalid.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use smallvec::SmallVec;
 
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, put_u64_tlv, tlv_len};
@@ -396,9 +396,26 @@ impl LpPacket {
                 })
             }
         }
+        if let Some((token, fragment)) = token_only(outer.value) {
+            let start = outer.value_start + fragment.start;
+            let mut frame = frame;
+            frame.truncate(start + fragment.len());
+            frame.advance(start);
+            return Ok(LpPacket {
+                header: LpHeader {
+                    pit_token: Some(token),
+                    ..LpHeader::default()
+                },
+                fragment: Some(frame),
+            });
+        }
+        Self::decode_fields(&frame, outer.children())
+    }
+
+    /// Reads every header field and the fragment of an LpPacket whose value `r` reads.
+    fn decode_fields(frame: &Bytes, mut r: crate::tlv::Reader<'_>) -> Result<Self> {
         let mut lp = LpPacket::default();
         let mut last_rank = 0;
-        let mut r = outer.children();
         while let Some(f) = r.next_element() {
             let f = f?;
             if lp.fragment.is_some() {
@@ -420,7 +437,7 @@ impl LpPacket {
                 }
                 lp.fragment = Some(frame.slice(f.value_range()));
             } else {
-                lp.header.decode_field(&frame, &f)?;
+                lp.header.decode_field(frame, &f)?;
             }
         }
         let h = &lp.header;
@@ -451,6 +468,32 @@ impl LpPacket {
         }
         buf.freeze()
     }
+}
+
+/// The usual frame between forwarders and apps, `LpPacket{PitToken, Fragment}` with one-octet
+/// TLV lengths before the fragment, read straight from the LpPacket's value (the general
+/// decoder walks every field through the TLV reader): the token and the fragment's range in
+/// the value. `None` for any other shape, which the general decoder then handles, errors
+/// included.
+#[inline]
+fn token_only(value: &[u8]) -> Option<(PitToken, core::ops::Range<usize>)> {
+    const PIT_TOKEN: u8 = tt::PIT_TOKEN as u8;
+    const FRAGMENT: u8 = tt::FRAGMENT as u8;
+    let [PIT_TOKEN, token_len @ 1..=32, rest @ ..] = value else {
+        return None;
+    };
+    let token_len = usize::from(*token_len);
+    let (token, rest) = rest.split_at_checked(token_len)?;
+    let (frag_len, header) = match rest {
+        [FRAGMENT, len @ 1..=252, ..] => (usize::from(*len), 2),
+        [FRAGMENT, 0xFD, hi, lo, ..] => (usize::from(u16::from_be_bytes([*hi, *lo])), 4),
+        _ => return None,
+    };
+    if rest.len() != header + frag_len || (header == 4 && frag_len < 253) {
+        return None;
+    }
+    let start = 2 + token_len + header;
+    Some((PitToken::new(token)?, start..start + frag_len))
 }
 
 #[cfg(test)]

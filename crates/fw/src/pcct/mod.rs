@@ -292,7 +292,7 @@ impl Pcct {
             return;
         }
         self.index.remove(e.name_hash, slot);
-        self.entries.remove(slot);
+        self.entries.discard(slot);
     }
 
     // ---- PIT ----
