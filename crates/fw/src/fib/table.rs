@@ -85,6 +85,18 @@ pub(super) struct FibTable {
     slots: Vec<Option<Slot>>,
     /// Real entries in `slots`.
     entries: usize,
+    /// Slots (entries and markers) per prefix depth; depths from 63 on share the last count.
+    depth_slots: [u32; 64],
+    /// Bit `d` set while some slot's prefix has `d` components (63: 63 or more). A lookup
+    /// probes only those depths: a FIB of one- and two-component prefixes costs a long name
+    /// two probes, not one per component.
+    depths: u64,
+}
+
+/// The bit of [`FibTable::depths`] for prefixes of `depth` components.
+#[inline]
+fn depth_bit(depth: usize) -> u64 {
+    1 << depth.min(63)
 }
 
 impl FibTable {
@@ -97,6 +109,28 @@ impl FibTable {
             index: BucketIndex::default(),
             slots: vec![None],
             entries: 0,
+            depth_slots: [0; 64],
+            depths: 0,
+        }
+    }
+
+    /// Whether some prefix in the table has `depth` components.
+    #[inline]
+    fn has_depth(&self, depth: usize) -> bool {
+        self.depths & depth_bit(depth) != 0
+    }
+
+    /// Counts a slot of `depth` components in or out.
+    fn count_depth(&mut self, depth: usize, added: bool) {
+        let count = &mut self.depth_slots[depth.min(63)];
+        if added {
+            *count += 1;
+            self.depths |= depth_bit(depth);
+        } else {
+            *count -= 1;
+            if *count == 0 {
+                self.depths &= !depth_bit(depth);
+            }
         }
     }
 
@@ -120,7 +154,7 @@ impl FibTable {
     #[inline]
     fn prefetch(&self, hashes: &NameHashes) {
         let start = hashes.name_len().min(self.stage1);
-        for depth in 1..=start {
+        for depth in (1..=start).filter(|&d| self.has_depth(d)) {
             self.index.prefetch(hashes.prefix(depth));
         }
     }
@@ -132,11 +166,14 @@ impl FibTable {
     #[inline]
     fn prefetch_slot(&self, hashes: &NameHashes) -> Option<u32> {
         let start = hashes.name_len().min(self.stage1);
-        (1..=start).rev().find_map(|depth| {
-            let id = self.index.candidates(hashes.prefix(depth)).next()?;
-            prefetch_all(self.slot(id)?);
-            Some(id)
-        })
+        (1..=start)
+            .rev()
+            .filter(|&d| self.has_depth(d))
+            .find_map(|depth| {
+                let id = self.index.candidates(hashes.prefix(depth)).next()?;
+                prefetch_all(self.slot(id)?);
+                Some(id)
+            })
     }
 
     /// Third stage: starts loading the prefix octets of slot `id`, which the lookup compares.
@@ -161,9 +198,13 @@ impl FibTable {
         if start == 0 {
             return &self.root;
         }
-        if let Some(slot) = self.slot_at(name, hashes, start) {
+        if let Some(slot) = self
+            .has_depth(start)
+            .then(|| self.slot_at(name, hashes, start))
+            .flatten()
+        {
             let deepest = len.min(usize::from(slot.max_depth));
-            for depth in (start + 1..=deepest).rev() {
+            for depth in (start + 1..=deepest).rev().filter(|&d| self.has_depth(d)) {
                 if let Some(e) = self.entry_at(name, hashes, depth) {
                     return e;
                 }
@@ -174,6 +215,7 @@ impl FibTable {
         }
         (1..start)
             .rev()
+            .filter(|&d| self.has_depth(d))
             .find_map(|depth| self.entry_at(name, hashes, depth))
             .unwrap_or(&self.root)
     }
@@ -229,6 +271,7 @@ impl FibTable {
         }
         let added = usize::from(slot.entry().is_some());
         let hash = slot.hash;
+        let depth = slot.prefix().len();
         let Some(place) = self.slots.get_mut(i) else {
             return;
         };
@@ -236,6 +279,7 @@ impl FibTable {
             Some(old) => self.entries = self.entries + added - usize::from(old.entry().is_some()),
             None => {
                 self.entries += added;
+                self.count_depth(depth, true);
                 let slots = &self.slots;
                 self.index.insert(hash, id, |j| {
                     slots
@@ -253,6 +297,7 @@ impl FibTable {
         };
         self.entries -= usize::from(slot.entry().is_some());
         self.index.remove(slot.hash, id);
+        self.count_depth(slot.prefix().len(), false);
     }
 
     /// The virtual marker at `prefix`, if a slot is there.
@@ -454,6 +499,26 @@ mod tests {
         assert_eq!(lpm(&t, "/a/b/c/d/e"), "/a/b");
         assert_eq!(lpm(&t, "/b/a"), "/");
         assert_eq!(lpm(&t, "/ab"), "/");
+    }
+
+    #[test]
+    fn lookups_probe_only_depths_some_prefix_has() {
+        let mut t = table(8);
+        put_entry(&mut t, "/a", 1, 0);
+        put_entry(&mut t, "/b/c/d", 2, 0);
+        assert_eq!(t.depths, depth_bit(1) | depth_bit(3));
+        assert_eq!(lpm(&t, "/b/c/d/e/f"), "/b/c/d");
+        assert_eq!(lpm(&t, "/a/c/d/e/f"), "/a");
+        // Overwriting a slot keeps its count; removing the last slot of a depth clears it.
+        put_entry(&mut t, "/b/c/d", 2, 0);
+        t.apply(FibOp::Remove(2));
+        assert_eq!(t.depths, depth_bit(1));
+        assert_eq!(lpm(&t, "/b/c/d/e"), "/");
+        put_entry(&mut t, "/b/c/d", 3, 0);
+        assert_eq!(lpm(&t, "/b/c/d/e"), "/b/c/d");
+        t.apply(FibOp::Remove(1));
+        assert_eq!(t.depths, depth_bit(3));
+        assert_eq!(lpm(&t, "/a/b/c"), "/");
     }
 
     #[test]

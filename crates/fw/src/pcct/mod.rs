@@ -325,7 +325,7 @@ impl Pcct {
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
         e.pit[usize::from(must_be_fresh)] = Some(i);
-        self.digest_named_pits += usize::from(ends_in_digest(&e.name));
+        self.digest_named_pits += usize::from(e.name.ends_in_implicit_digest());
         Ok(())
     }
 
@@ -354,7 +354,7 @@ impl Pcct {
         let Some(i) = e.pit[usize::from(must_be_fresh)].take() else {
             return false;
         };
-        self.digest_named_pits -= usize::from(ends_in_digest(&e.name));
+        self.digest_named_pits -= usize::from(e.name.ends_in_implicit_digest());
         self.pits.discard(i);
         self.remove_if_unused(slot);
         true
@@ -530,12 +530,6 @@ impl Pcct {
         }
         self.lru_head = slot;
     }
-}
-
-/// Whether the name's last component is an ImplicitSha256DigestComponent.
-fn ends_in_digest(name: &Name) -> bool {
-    name.last()
-        .is_some_and(|c| c.typ() == kite_packet::tt::IMPLICIT_SHA256_DIGEST_COMPONENT)
 }
 
 #[cfg(test)]

@@ -154,6 +154,18 @@ impl Name {
         self.len().checked_sub(1).and_then(|i| self.get(i))
     }
 
+    /// Whether the last component is an ImplicitSha256DigestComponent, read from its first
+    /// two octets (type 1, length 32) rather than by parsing the component: the tables ask
+    /// this of every name they insert and remove.
+    #[inline]
+    pub fn ends_in_implicit_digest(&self) -> bool {
+        let value = self.value();
+        self.starts.last().is_some_and(|&start| {
+            let start = usize::from(start);
+            value.len() - start == 34 && value[start..start + 2] == [1, 32]
+        })
+    }
+
     /// The components in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Component<'_>> + '_ {
         (0..self.len()).map(move |i| self.get(i).expect("index is in range"))
@@ -496,6 +508,27 @@ mod tests {
         assert!(name.get(3).is_none());
         assert_eq!(name.to_wire(), wire);
         assert_eq!(name.value().as_ptr(), wire[2..].as_ptr());
+    }
+
+    #[test]
+    fn ends_in_implicit_digest_agrees_with_the_parsed_component() {
+        let digest = format!("sha256digest={}", "ab".repeat(32));
+        let generic_lookalike = format!("/a/%01%20{}", "%AB".repeat(32));
+        for (uri, expected) in [
+            (format!("/a/{digest}"), true),
+            (format!("/{digest}"), true),
+            (format!("/{digest}/b"), false),
+            ("/a/b".to_string(), false),
+            ("/".to_string(), false),
+            (generic_lookalike, false),
+        ] {
+            let name = n(&uri);
+            assert_eq!(name.ends_in_implicit_digest(), expected, "{uri}");
+            let parsed = name
+                .last()
+                .is_some_and(|c| c.typ() == tt::IMPLICIT_SHA256_DIGEST_COMPONENT);
+            assert_eq!(parsed, expected, "{uri}");
+        }
     }
 
     #[test]
