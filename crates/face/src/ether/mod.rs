@@ -191,11 +191,6 @@ impl EtherChannel {
         self.link.mtu
     }
 
-    /// The interface's state and MTU, as last read.
-    pub fn link(&self) -> LinkState {
-        self.link
-    }
-
     /// Frames read but given to no face (not for this host, too long, not parsable).
     pub fn counters(&self) -> &ChannelCounters {
         &self.counters
