@@ -10,6 +10,7 @@ use mio::net::{TcpListener, UnixListener};
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
+use crate::counters::ChannelCounters;
 use crate::face::{Face, FaceConfig};
 use crate::props::{FaceIds, Persistency};
 use crate::uri::FaceUri;
@@ -48,6 +49,17 @@ pub enum ListenError {
         /// Why.
         source: io::Error,
     },
+}
+
+/// What management learns about a channel: NFD's ChannelStatus (its local URI) and Kite's
+/// drop counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelStatus {
+    /// The channel's URI (NFD LocalUri).
+    pub local: FaceUri,
+    /// What it read but handed to no face (always zero for stream listeners, which read
+    /// nothing before a face exists).
+    pub counters: ChannelCounters,
 }
 
 #[derive(Debug)]
@@ -107,6 +119,14 @@ impl Channel {
     /// The channel's URI (NFD ChannelStatus LocalUri).
     pub fn local_uri(&self) -> &FaceUri {
         &self.local
+    }
+
+    /// The channel's URI and (zero) counters.
+    pub fn status(&self) -> ChannelStatus {
+        ChannelStatus {
+            local: self.local.clone(),
+            counters: ChannelCounters::default(),
+        }
     }
 
     /// Registers the listener for (edge-triggered) readability.

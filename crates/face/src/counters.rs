@@ -1,4 +1,5 @@
-//! Per-face counters: NFD's FaceStatus counters and the link service's drop reasons.
+//! Per-face counters (NFD's FaceStatus counters and the link service's drop reasons) and
+//! per-channel drop counters.
 //!
 //! Plain integers: a face is owned by one thread, which alone updates them; a management
 //! reader gets a copy from that thread.
@@ -39,4 +40,23 @@ pub struct FaceCounters {
     /// Packets received whole but dropped because the forwarding thread's input ring was
     /// full (the forwarder is overloaded; counted against the face they came from).
     pub n_in_queue_full: u64,
+    /// Frames dropped unsent because the face's link was down (an Ethernet interface that is
+    /// down or has no carrier).
+    pub n_out_link_down: u64,
+}
+
+/// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face.
+/// A drop it can pin on an existing face is counted on that face too.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChannelCounters {
+    /// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
+    pub n_truncated: u64,
+    /// Frames whose link-layer envelope did not parse (a short Ethernet header, a sender
+    /// address of an unknown family).
+    pub n_malformed: u64,
+    /// Frames for no face here: another host's, another group's, this host's own.
+    pub n_foreign: u64,
+    /// Frames whose face does not exist and is not made on demand (a frame to NDN's group
+    /// when the multicast face is gone).
+    pub n_no_face: u64,
 }

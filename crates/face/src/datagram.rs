@@ -24,8 +24,21 @@ pub struct Datagram {
     /// Its sender, as reassembly tells senders apart ([`Endpoint::Peer`] on a
     /// point-to-point face).
     pub from: Endpoint,
-    /// The frame (an NDNLPv2 frame or a bare packet).
+    /// The frame (an NDNLPv2 frame or a bare packet); empty for a datagram the channel
+    /// could not read whole, which the face counts as malformed.
     pub frame: Bytes,
+}
+
+impl Datagram {
+    /// What a channel hands `face` for a datagram from `from` it had to cut (longer than a
+    /// receive slot): an empty frame, so the face counts the drop too.
+    pub(crate) fn cut(face: FaceId, from: Endpoint) -> Self {
+        Datagram {
+            face,
+            from,
+            frame: Bytes::new(),
+        }
+    }
 }
 
 /// Octets the arena grows by.

@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use crate::congestion::{CongestionMarker, MarkingConfig};
 use crate::counters::FaceCounters;
-use crate::ether::EtherPeer;
+use crate::ether::{EtherPeer, LinkState};
 use crate::framing::FramingError;
 use crate::link::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
@@ -220,6 +220,36 @@ impl Face {
         self.link.set_mtu(mtu);
     }
 
+    /// Whether the face's link is up: false only for an Ethernet face whose interface is down
+    /// or has lost its carrier (NFD's transport state DOWN).
+    pub fn is_up(&self) -> bool {
+        match &self.transport {
+            Transport::Ether(e) => e.is_up(),
+            _ => true,
+        }
+    }
+
+    /// Makes an Ethernet face follow its interface's new state (ignored by other faces): the
+    /// MTU becomes the interface's, and a face going down drops what waits in its queue.
+    /// `Some(up)` when the face went up or down (NFD then emits a face event).
+    pub fn follow_link(&mut self, link: LinkState) -> Option<bool> {
+        let Transport::Ether(e) = &mut self.transport else {
+            return None;
+        };
+        let flipped = e.follow(link);
+        self.link.set_mtu(link.mtu);
+        if !link.up {
+            self.drop_queue();
+        }
+        flipped.then_some(link.up)
+    }
+
+    /// Drops every queued frame, counted as sent to a link that is down.
+    fn drop_queue(&mut self) {
+        self.counters.n_out_link_down += self.queue.len() as u64;
+        self.queue.clear();
+    }
+
     /// Whether local fields are enabled.
     pub fn local_fields(&self) -> bool {
         self.link.local_fields()
@@ -406,9 +436,14 @@ impl Face {
     }
 
     /// Writes the output queue in bursts (`writev` for streams, `sendmmsg` for datagrams)
-    /// until it is empty or the socket is full.
+    /// until it is empty or the socket is full. A face whose link is down drops the queue
+    /// instead (counted in [`FaceCounters::n_out_link_down`]).
     pub fn flush(&mut self) -> Result<Flushed, FaceError> {
         if self.queue.is_empty() {
+            return Ok(Flushed::Done);
+        }
+        if !self.is_up() {
+            self.drop_queue();
             return Ok(Flushed::Done);
         }
         let c = &mut self.counters;

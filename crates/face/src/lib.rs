@@ -39,11 +39,12 @@ pub mod unix;
 pub mod uri;
 mod ws;
 
-pub use channel::{Channel, ListenError};
+pub use channel::{Channel, ChannelStatus, ListenError};
 pub use congestion::MarkingConfig;
-pub use counters::FaceCounters;
+pub use counters::{ChannelCounters, FaceCounters};
 pub use datagram::Datagram;
-pub use ether::{EtherChannel, EtherError};
+pub use ether::netif::{LinkEvents, LinkMonitor};
+pub use ether::{EtherChannel, EtherError, LinkState};
 pub use face::{
     Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT, DEFAULT_UDP_MTU,
 };

@@ -38,6 +38,7 @@ pub struct RecvBatch {
     slots: Vec<u8>,
     slot_len: usize,
     lens: [usize; BATCH],
+    truncated: [bool; BATCH],
     addrs: Box<[libc::sockaddr_storage; BATCH]>,
 }
 
@@ -56,6 +57,7 @@ impl RecvBatch {
             slots: vec![0; slot_len * BATCH],
             slot_len,
             lens: [0; BATCH],
+            truncated: [false; BATCH],
             // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
             addrs: Box::new(unsafe { mem::zeroed() }),
         }
@@ -109,26 +111,37 @@ impl RecvBatch {
             return Err(io::Error::last_os_error());
         }
         let n = n as usize;
-        for (len, h) in self.lens.iter_mut().zip(&hdrs[..n]) {
-            *len = if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
-                usize::MAX
-            } else {
-                h.msg_len as usize
-            };
+        for ((len, cut), h) in self
+            .lens
+            .iter_mut()
+            .zip(self.truncated.iter_mut())
+            .zip(&hdrs[..n])
+        {
+            *len = (h.msg_len as usize).min(self.slot_len);
+            *cut = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
         }
         Ok(n)
     }
 
     /// Whether datagram `i` of the last burst was longer than a slot.
     pub fn truncated(&self, i: usize) -> bool {
-        self.lens[i] == usize::MAX
+        self.truncated[i]
     }
 
     /// Datagram `i` of the last burst (empty when truncated).
     pub fn datagram(&self, i: usize) -> &[u8] {
-        let len = if self.truncated(i) { 0 } else { self.lens[i] };
+        if self.truncated(i) {
+            &[]
+        } else {
+            self.head(i)
+        }
+    }
+
+    /// The octets of datagram `i` that fit in its slot: all of it, or the head of a truncated
+    /// one (enough to read a link header and learn its sender).
+    pub fn head(&self, i: usize) -> &[u8] {
         let start = i * self.slot_len;
-        &self.slots[start..start + len]
+        &self.slots[start..start + self.lens[i]]
     }
 
     /// The sender of datagram `i` of the last burst.
@@ -256,6 +269,12 @@ mod tests {
         assert_eq!(batch.datagram(0), b"abcd");
         assert_eq!(batch.datagram(1), b"x");
         assert!(batch.truncated(2));
+        assert_eq!(batch.datagram(2), b"");
+        assert_eq!(
+            batch.head(2),
+            b"01234567",
+            "the head of a truncated datagram stays"
+        );
         assert_eq!(batch.source(0), Some(tx.local_addr().unwrap()));
         let err = batch.recv(rx.as_raw_fd()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::WouldBlock);

@@ -15,7 +15,8 @@ use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::counters::FaceCounters;
+use crate::channel::ChannelStatus;
+use crate::counters::{ChannelCounters, FaceCounters};
 use crate::datagram::{flush_queue, no_padding, Arena, Datagram};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::framing::MAX_FRAME_LEN;
@@ -33,7 +34,7 @@ pub struct UdpChannel {
     batch: RecvBatch,
     arena: Arena,
     config: FaceConfig,
-    dropped: u64,
+    counters: ChannelCounters,
 }
 
 impl std::fmt::Debug for UdpChannel {
@@ -63,7 +64,7 @@ impl UdpChannel {
             batch: RecvBatch::new(MAX_FRAME_LEN),
             arena: Arena::default(),
             config,
-            dropped: 0,
+            counters: ChannelCounters::default(),
         })
     }
 
@@ -77,9 +78,17 @@ impl UdpChannel {
         self.local
     }
 
-    /// Datagrams dropped before reaching a face (too long for a receive slot).
-    pub fn dropped(&self) -> u64 {
-        self.dropped
+    /// What the channel dropped before any face saw it.
+    pub fn counters(&self) -> &ChannelCounters {
+        &self.counters
+    }
+
+    /// The channel's URI and counters (an NFD ChannelStatus with Kite's drop counters).
+    pub fn status(&self) -> ChannelStatus {
+        ChannelStatus {
+            local: self.local_uri(),
+            counters: self.counters,
+        }
     }
 
     /// Registers the socket for edge-triggered read and write readiness. A writable event
@@ -99,7 +108,9 @@ impl UdpChannel {
 
     /// Reads one burst (one `recvmmsg`). Datagrams from known remotes go to `datagrams`; a
     /// new remote gets an on-demand face (id from `ids`) pushed to `created`, and its
-    /// datagrams go to `datagrams` as well.
+    /// datagrams go to `datagrams` as well. A datagram longer than the largest frame is
+    /// counted on the channel and makes no face; from a known remote it also goes to that
+    /// face as an empty frame, which the face counts as malformed.
     pub fn recv_burst(
         &mut self,
         ids: &mut FaceIds,
@@ -110,10 +121,17 @@ impl UdpChannel {
             return Ok(Progress::Drained);
         };
         for i in 0..n {
-            let Some(from) = self.batch.source(i).filter(|_| !self.batch.truncated(i)) else {
-                self.dropped += 1;
+            let Some(from) = self.batch.source(i) else {
+                self.counters.n_malformed += 1;
                 continue;
             };
+            if self.batch.truncated(i) {
+                self.counters.n_truncated += 1;
+                if let Some(&face) = self.peers.get(&from) {
+                    datagrams.push(Datagram::cut(face, Endpoint::Peer));
+                }
+                continue;
+            }
             let face = match self.peers.get(&from) {
                 Some(&id) => id,
                 None => {
@@ -220,7 +238,8 @@ impl MulticastIo {
             return Ok(Progress::Drained);
         };
         for i in 0..n {
-            if let Some(from) = self.batch.source(i).filter(|_| !self.batch.truncated(i)) {
+            // A truncated datagram arrives empty, so the face counts it as malformed.
+            if let Some(from) = self.batch.source(i) {
                 deliver(from, self.arena.copy(self.batch.datagram(i)));
             }
         }

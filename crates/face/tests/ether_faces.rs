@@ -14,8 +14,9 @@ use bytes::Bytes;
 use common::{data, interest, name_of};
 use kite_face::ether::frame::NDN_MULTICAST;
 use kite_face::{
-    Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceScope, FaceUri, LinkType, PacketKind,
-    Persistency, Received, RxPacket, DEFAULT_IDLE_TIMEOUT,
+    ChannelCounters, Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceScope, FaceUri,
+    LinkMonitor, LinkState, LinkType, MacAddr, PacketKind, Persistency, Received, RxPacket,
+    DEFAULT_IDLE_TIMEOUT,
 };
 
 /// Writes past the harness's capture, so a skip shows in every run.
@@ -241,5 +242,87 @@ fn malformed_frames_are_counted_and_the_faces_keep_working() {
     assert_eq!(name_of(&got[0]), "/after2");
     let c = *b.face(&FaceUri::Ether(a.ch.mac())).counters();
     assert_eq!((c.n_in_malformed, c.n_in_interests), (1, 1));
-    assert_eq!(b.ch.dropped(), 0);
+    assert_eq!(*b.ch.counters(), ChannelCounters::default());
+}
+
+/// Reads the link monitor until `ch` reports a change (or 5 s pass).
+fn next_link_change(monitor: &mut LinkMonitor, ch: &mut EtherChannel) -> LinkState {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let events = monitor.read().unwrap();
+        if let Some(link) = ch.link_changed(&events) {
+            return link;
+        }
+        assert!(Instant::now() < deadline, "no link change seen");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn faces_follow_their_interface_mtu_and_state() {
+    let mut monitor = LinkMonitor::open().expect("rtnetlink socket");
+    let Some((veth, mut a, mut b)) = pair() else {
+        return;
+    };
+    let mut to_b =
+        a.ch.connect(a.ids.next_id(), b.ch.mac(), Persistency::Persistent)
+            .unwrap();
+    assert_eq!(to_b.mtu(), Some(1500));
+    assert!(to_b.is_up());
+
+    assert!(ip(&["link", "set", "dev", &veth.a, "mtu", "1400"]));
+    let link = next_link_change(&mut monitor, &mut a.ch);
+    assert_eq!(
+        link,
+        LinkState {
+            up: true,
+            mtu: 1400
+        }
+    );
+    assert_eq!(to_b.follow_link(link), None, "still up");
+    assert_eq!(to_b.mtu(), Some(1400));
+    // Fragments now fit 1400 octets: a Data of 3000 octets takes three.
+    assert!(to_b.send(PacketKind::Data, data("/smaller", 3000)));
+    assert_eq!(to_b.pending_output(), 3);
+    to_b.flush().unwrap();
+    b.receive(3);
+
+    assert!(ip(&["link", "set", "dev", &veth.a, "down"]));
+    let link = next_link_change(&mut monitor, &mut a.ch);
+    assert!(!link.up, "{link:?}");
+    assert_eq!(to_b.follow_link(link), Some(false));
+    assert!(!to_b.is_up());
+    assert!(to_b.send(PacketKind::Interest, interest("/while-down")));
+    to_b.flush()
+        .expect("a face that is down drops without an error");
+    assert_eq!(to_b.counters().n_out_link_down, 1);
+    assert_eq!(to_b.pending_output(), 0);
+    let stranger = MacAddr([2, 0, 0, 0, 0, 9]);
+    let fresh =
+        a.ch.connect(a.ids.next_id(), stranger, Persistency::Persistent)
+            .unwrap();
+    assert!(
+        !fresh.is_up(),
+        "faces made while the link is down start down"
+    );
+
+    assert!(ip(&["link", "set", "dev", &veth.a, "up"]));
+    let link = loop {
+        // Up comes first, the carrier a moment later.
+        let link = next_link_change(&mut monitor, &mut a.ch);
+        if link.up {
+            break link;
+        }
+    };
+    assert_eq!(link.mtu, 1400);
+    assert_eq!(to_b.follow_link(link), Some(true));
+    assert!(to_b.is_up());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !(is_up(&veth.a) && is_up(&veth.b)) {
+        assert!(Instant::now() < deadline, "veth pair never came back up");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(to_b.send(PacketKind::Interest, interest("/back")));
+    to_b.flush().unwrap();
+    assert_eq!(name_of(&b.receive(1)[0]), "/back");
 }

@@ -207,3 +207,33 @@ fn too_many_partial_packets_are_dropped_and_counted() {
         "timed-out partials count"
     );
 }
+
+#[test]
+fn oversized_datagrams_count_on_the_channel_and_on_a_known_face() {
+    let mut ch = channel(FaceConfig::default());
+    let mut ids = FaceIds::new();
+    let to = ch.local_addr();
+    let too_long = vec![0x06; kite_face::framing::MAX_FRAME_LEN + 100];
+
+    let stranger = peer();
+    stranger.send_to(&too_long, to).unwrap();
+    stranger.send_to(&interest("/s"), to).unwrap();
+    let (dgrams, faces) = recv(&mut ch, &mut ids, 1);
+    assert_eq!(dgrams.len(), 1, "only the Interest reaches a face");
+    assert_eq!(faces.len(), 1);
+    assert_eq!(ch.counters().n_truncated, 1);
+    assert_eq!(ch.status().counters, *ch.counters());
+    assert_eq!(ch.status().local, ch.local_uri());
+
+    let mut faces = faces;
+    stranger.send_to(&too_long, to).unwrap();
+    let (dgrams, created) = recv(&mut ch, &mut ids, 1);
+    assert!(created.is_empty());
+    assert!(deliver(&mut faces, dgrams).is_empty());
+    assert_eq!(ch.counters().n_truncated, 2);
+    assert_eq!(
+        faces[0].counters().n_in_malformed,
+        1,
+        "the known sender's face counts it too"
+    );
+}

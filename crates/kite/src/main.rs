@@ -54,6 +54,8 @@ enum Command {
     Status(ctl::status::StatusArgs),
     /// List, show, create and destroy faces.
     Face(ctl::face::FaceArgs),
+    /// List the listening channels and what they dropped before any face saw it.
+    Channel(ctl::channel::ChannelArgs),
     /// List, add and remove routes (the RIB).
     Route(ctl::route::RouteArgs),
     /// Show the FIB.
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Bench(cmd) => bench::run(cmd),
         Command::Status(args) => ctl::status::run(args),
         Command::Face(args) => ctl::face::run(args),
+        Command::Channel(args) => ctl::channel::run(args),
         Command::Route(args) => ctl::route::run(args),
         Command::Fib(args) => ctl::fib::run(args),
         Command::Strategy(args) => ctl::strategy::run(args),

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use kite_app::fake::FakeForwarder;
 use kite_mgmt::command::parse_command;
 use kite_mgmt::datasets::{
-    FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    ChannelDrops, ChannelStatus, FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry,
+    ForwarderStatus, NextHopRecord,
 };
 use kite_mgmt::tlv_types::{FacePersistency, FaceScope, LinkType, RouteOrigin};
 use kite_mgmt::{encode_items, ControlParameters, ControlResponse, Tlv};
@@ -154,6 +155,39 @@ fn face_list_shows_every_face() {
     assert_eq!(j[1]["drops"]["framing_errors"], 0);
     assert_eq!(j[1]["congestion_marking"], true);
     assert_eq!(j[0]["mtu"], Value::Null);
+}
+
+#[test]
+fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
+    let channels = vec![
+        ChannelStatus {
+            local_uri: "udp4://0.0.0.0:6363".into(),
+            drops: ChannelDrops {
+                n_truncated: 4,
+                n_no_face: 2,
+                ..Default::default()
+            },
+        },
+        ChannelStatus {
+            local_uri: "dev://eth0".into(),
+            ..Default::default()
+        },
+    ];
+    let fake = FakeForwarder::builder()
+        .dataset("/localhost/nfd/faces/channels", encode_items(&channels))
+        .start();
+    let text = stdout(&kite(&fake, &["channel", "list"]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("LOCAL") && lines[0].contains("TRUNCATED"));
+    let cells: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(cells, ["udp4://0.0.0.0:6363", "4", "0", "0", "2"], "{text}");
+
+    let j = json(&kite(&fake, &["channel", "--json"]));
+    assert_eq!(j[0]["local_uri"], "udp4://0.0.0.0:6363");
+    assert_eq!(j[0]["drops"]["truncated"], 4);
+    assert_eq!(j[0]["drops"]["no_face"], 2);
+    assert_eq!(j[1]["drops"]["foreign"], 0);
 }
 
 #[test]

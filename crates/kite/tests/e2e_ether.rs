@@ -6,16 +6,24 @@
 //! face its channel made for A. Random octets sent with NDN's EtherType are counted on the face
 //! they reach, and forwarding goes on.
 //!
-//! Needs root (`ip netns add`) and python-ndn; without netns permission the tests print why and
-//! pass. Ignored by a plain `cargo test`; `scripts/test.sh` runs them.
+//! One daemon also follows its interface: an MTU change shows in `faces/list`, and the
+//! interface going down and up again is told by face events and the face's state, with what
+//! it would have sent meanwhile dropped and counted.
+//!
+//! Needs root (`ip netns add`); without netns permission the tests print why and pass. Those
+//! that also need python-ndn are ignored by a plain `cargo test`; `scripts/test.sh` runs them.
 
 mod common;
 
 use std::io::Write;
 use std::process::{Command, Output};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{py, py_one, Daemon, Producer};
+use kite_mgmt::tlv_types::FaceEventKind;
+use kite_mgmt::{FaceEventNotification, Tlv};
+use kite_packet::{Interest, Name};
 use serde_json::Value;
 
 const MAC_A: &str = "02:00:00:00:00:0a";
@@ -324,4 +332,101 @@ fn fetch_over_a_unicast_face_with_fragmentation() {
     let got = py(&["get", a.socket(), "plain:/ether/plain/after"]);
     assert_eq!(got[0]["content"], "1 /ether/plain/after", "{got:?}");
     assert_eq!(plain.interests().len(), 1);
+}
+
+/// Follows `/localhost/nfd/faces/events` as NFD's FaceMonitor does (the latest event, then
+/// each next sequence number) on a thread; every notification goes to the receiver until it
+/// is dropped.
+fn watch_face_events(socket: &str) -> mpsc::Receiver<FaceEventNotification> {
+    let mut client = kite_app::Client::connect_unix(socket).expect("connect for events");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut next: Option<String> = None;
+        loop {
+            let name = next.as_deref().unwrap_or("/localhost/nfd/faces/events");
+            let mut i = Interest::new(name.parse::<Name>().unwrap());
+            i.can_be_prefix = next.is_none();
+            i.must_be_fresh = next.is_none();
+            i.lifetime = Some(2000);
+            let Ok(data) = client.express(&i, Duration::from_secs(3)) else {
+                continue;
+            };
+            let uri = data.name.to_string();
+            let seq: u64 = uri.rsplit_once("seq=").expect("seq=N").1.parse().unwrap();
+            next = Some(format!("/localhost/nfd/faces/events/seq={}", seq + 1));
+            let event = FaceEventNotification::decode(data.content.as_ref().unwrap()).unwrap();
+            if tx.send(event).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (at most 10 s) for an event of `kind` about face `id`.
+fn event_seen(events: &mpsc::Receiver<FaceEventNotification>, kind: FaceEventKind, id: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match events.recv_timeout(left) {
+            Ok(e) if e.kind == kind && e.face_id == id => return,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    panic!("no {kind:?} event for face {id}");
+}
+
+#[test]
+fn ethernet_faces_follow_their_interface() {
+    let Some(link) = Link::new("lk") else {
+        return;
+    };
+    let a = Link::daemon(&link.a, "veth0");
+    let ip_a = |args: &[&str]| {
+        let mut all = vec!["-n", link.a.as_str(), "link", "set", "dev", "veth0"];
+        all.extend_from_slice(args);
+        ip_ok(&all);
+    };
+    let mcast = face(a.socket(), GROUP);
+    let id = mcast["face_id"].as_u64().unwrap();
+    assert_eq!(
+        (mcast["mtu"].as_u64(), mcast["state"].as_str()),
+        (Some(1500), Some("up"))
+    );
+    let until = |what: &str, ok: &dyn Fn(&Value) -> bool| {
+        common::eventually(Duration::from_secs(10), || {
+            let f = face(a.socket(), GROUP);
+            ok(&f).then_some(f)
+        })
+        .unwrap_or_else(|| panic!("{what}: {}", face(a.socket(), GROUP)))
+    };
+
+    ip_a(&["mtu", "1400"]);
+    until("faces/list shows the new MTU", &|f| f["mtu"] == 1400);
+    let show = kite(a.socket(), &["face", "show", &id.to_string()], false);
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(text.contains("1400") && text.contains("up"), "{text}");
+
+    let events = watch_face_events(a.socket());
+    // The subscription reaches the forwarder's PIT before the link changes.
+    std::thread::sleep(Duration::from_millis(500));
+    ip_a(&["down"]);
+    event_seen(&events, FaceEventKind::DOWN, id);
+    until("faces/list shows the face down", &|f| f["state"] == "down");
+
+    // Sent while down: dropped and counted, the face stays.
+    kite_json(a.socket(), &["route", "add", "/down", &id.to_string()]);
+    let mut consumer = kite_app::Client::connect_unix(a.socket()).unwrap();
+    let mut i = Interest::new("/down/x".parse::<Name>().unwrap());
+    i.lifetime = Some(300);
+    assert!(consumer.express(&i, Duration::from_secs(1)).is_err());
+    let down = until("the link-down drop is counted", &|f| {
+        f["drops"]["out_link_down"].as_u64() > Some(0)
+    });
+    assert_eq!(counter(&down, "out_interests"), 1, "{down}");
+
+    ip_a(&["up"]);
+    event_seen(&events, FaceEventKind::UP, id);
+    let back = until("faces/list shows the face up", &|f| f["state"] == "up");
+    assert_eq!(back["mtu"], 1400, "{back}");
 }

@@ -272,6 +272,60 @@ fn udp_face() {
     t.bystander_served();
 }
 
+#[test]
+fn udp_channel_counts_what_no_face_received() {
+    let t = Setup::new();
+    let local = format!("udp4://{}", t.udp);
+    let truncated = || {
+        peer::channels(t.socket())
+            .into_iter()
+            .find(|c| c.local_uri == local)
+            .unwrap_or_else(|| panic!("no channel {local} in faces/channels"))
+            .drops
+            .n_truncated
+    };
+    assert_eq!(truncated(), 0);
+
+    // From a fresh socket, a datagram longer than any frame: counted, and no face is made.
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("udp4://{}", sock.local_addr().unwrap());
+    sock.send_to(&vec![0x06; 9_500], t.udp).unwrap();
+    eventually(WAIT, || (truncated() == 1).then_some(()))
+        .expect("the channel counted the truncated datagram");
+    assert!(!peer::faces(t.socket()).iter().any(|f| f.uri == uri));
+
+    // Once the sender has a face, its next one counts there too.
+    sock.send_to(&interest("/ok/hello", 4000), t.udp).unwrap();
+    let face = eventually(WAIT, || {
+        peer::faces(t.socket())
+            .into_iter()
+            .find(|f| f.uri == uri)
+            .map(|f| f.face_id)
+    })
+    .expect("a face for the sender");
+    sock.send_to(&vec![0x06; 9_500], t.udp).unwrap();
+    let drops = t.drops_when(face, |d| d.n_in_malformed >= 1);
+    assert_eq!(drops.n_in_malformed, 1);
+    assert_eq!(truncated(), 2);
+
+    // The operator sees it with `kite channel list`.
+    let list = common::ctl::json(t.socket(), &["channel", "list"]);
+    let row = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["local_uri"] == local.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("{local} missing from {list}"));
+    assert_eq!(row["drops"]["truncated"], 2, "{row}");
+    let unix = list.as_array().unwrap().iter().find(|c| {
+        c["local_uri"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("unix://"))
+    });
+    assert!(unix.is_some(), "every channel is listed: {list}");
+}
+
 /// A WebSocket connection to Kite.
 struct Ws(WebSocket<TcpStream>);
 

@@ -125,6 +125,25 @@ pub const KITE_N_OUT_QUEUE_FULL: u64 = 0x4B08;
 pub const KITE_N_OUT_TOO_LARGE: u64 = 0x4B0A;
 /// Packets dropped because the forwarding thread's input ring was full.
 pub const KITE_N_IN_QUEUE_FULL: u64 = 0x4B0C;
+/// Frames dropped unsent because the face's link was down.
+pub const KITE_N_OUT_LINK_DOWN: u64 = 0x4B0E;
+/// The face's link state, a [`FaceState`]. NFD keeps it internal and tells it only through
+/// the UP and DOWN face events.
+pub const KITE_FACE_STATE: u64 = 0x4B10;
+
+// ---- Kite's ChannelStatus extension ----
+//
+// What a datagram channel (UDP, Ethernet) read but handed to no face, after LocalUri, as
+// non-critical TLV-TYPEs NFD's clients skip.
+
+/// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
+pub const KITE_N_CHANNEL_TRUNCATED: u64 = 0x4B12;
+/// Frames whose link-layer envelope did not parse.
+pub const KITE_N_CHANNEL_MALFORMED: u64 = 0x4B14;
+/// Frames for no face here (another host's or group's, this host's own).
+pub const KITE_N_CHANNEL_FOREIGN: u64 = 0x4B16;
+/// Frames whose face does not exist and is not made on demand.
+pub const KITE_N_CHANNEL_NO_FACE: u64 = 0x4B18;
 
 // ---- FIB, RIB, strategy choice, CS ----
 
@@ -275,6 +294,17 @@ open_enum!(
         MULTI_ACCESS = 1,
         /// LINK_TYPE_AD_HOC.
         AD_HOC = 2,
+    }
+);
+
+open_enum!(
+    /// A face's link state (Kite's FaceStatus extension, after NFD's transport states).
+    FaceState {
+        /// The link is up.
+        UP = 0,
+        /// The link is down (an Ethernet interface down or without carrier): the face drops
+        /// what it would send.
+        DOWN = 1,
     }
 );
 

@@ -21,7 +21,7 @@ use kite_mgmt::datasets::{
     NextHopRecord, RibEntry, Route, StrategyChoice,
 };
 use kite_mgmt::tlv_types::{
-    self as t, FaceEventKind, FacePersistency, FaceScope, LinkType, RouteOrigin,
+    self as t, FaceEventKind, FacePersistency, FaceScope, FaceState, LinkType, RouteOrigin,
 };
 use kite_mgmt::{
     decode_items, encode_items, ControlParameters, ControlResponse, FaceEventNotification, Tlv,
@@ -352,7 +352,9 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_out_queue_full: c[3],
                     n_out_too_large: c[2],
                     n_in_queue_full: c[1],
+                    n_out_link_down: c[0],
                 },
+                state: Some(FaceState(flags % 2)),
             }
         })
 }

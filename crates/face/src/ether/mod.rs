@@ -11,11 +11,16 @@
 //! interface sends through that socket. A face's MTU is the interface's; the link service
 //! fragments to it.
 //!
+//! A channel follows its interface as NFD does ([`netif`]): when the interface goes down
+//! (or loses its carrier) its faces go down, drop what they would send and count it; when it
+//! comes back they come back up; when its MTU changes, theirs follows.
+//!
 //! Plain AF_PACKET with batched system calls rather than a TPACKET ring: TPACKET_V3 added up
 //! to 1 ms of latency at low rates here, and `recvmmsg` costs ≈82 ns per frame on a veth pair
 //! (`../shared/FACTS.md`), little next to the forwarder's work per packet.
 
 pub mod frame;
+pub mod netif;
 
 use std::io;
 use std::os::fd::RawFd;
@@ -26,7 +31,8 @@ use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
-use crate::counters::FaceCounters;
+use crate::channel::ChannelStatus;
+use crate::counters::{ChannelCounters, FaceCounters};
 use crate::datagram::{flush_queue, Arena, Datagram};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
@@ -36,6 +42,16 @@ use crate::sys::packet::{interface_index, PacketSocket};
 use crate::sys::{RecvBatch, BATCH};
 use crate::uri::{FaceUri, MacAddr};
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
+use netif::LinkEvents;
+
+/// An interface's state as its faces see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkState {
+    /// Up and running (IFF_UP and IFF_RUNNING); false once the interface is gone.
+    pub up: bool,
+    /// The interface MTU.
+    pub mtu: usize,
+}
 
 /// Why an Ethernet channel could not be opened.
 #[derive(Debug, Error)]
@@ -90,15 +106,16 @@ fn destination(h: &EtherHeader, local: MacAddr) -> Destination {
 pub struct EtherChannel {
     socket: Arc<PacketSocket>,
     name: String,
+    index: u32,
     local: FaceUri,
     mac: MacAddr,
-    mtu: usize,
+    link: LinkState,
     /// The face of each unicast peer, and the multicast face under [`NDN_MULTICAST`].
     peers: HashMap<MacAddr, FaceId>,
     batch: RecvBatch,
     arena: Arena,
     config: FaceConfig,
-    dropped: u64,
+    counters: ChannelCounters,
 }
 
 impl std::fmt::Debug for EtherChannel {
@@ -138,14 +155,18 @@ impl EtherChannel {
         Ok(EtherChannel {
             socket: Arc::new(socket),
             name: iface.to_owned(),
+            index,
             local: FaceUri::Dev(iface.to_owned()),
             mac: MacAddr(info.mac),
-            mtu: info.mtu,
+            link: LinkState {
+                up: info.running,
+                mtu: info.mtu,
+            },
             peers: HashMap::new(),
             batch: RecvBatch::new(HEADER_LEN + info.mtu),
             arena: Arena::default(),
             config,
-            dropped: 0,
+            counters: ChannelCounters::default(),
         })
     }
 
@@ -167,12 +188,53 @@ impl EtherChannel {
 
     /// The interface MTU (every face's MTU).
     pub fn mtu(&self) -> usize {
-        self.mtu
+        self.link.mtu
     }
 
-    /// Frames read but given to no face (not for this host, too long, not NDN).
-    pub fn dropped(&self) -> u64 {
-        self.dropped
+    /// Frames read but given to no face (not for this host, too long, not parsable).
+    pub fn counters(&self) -> &ChannelCounters {
+        &self.counters
+    }
+
+    /// The channel's URI and counters (an NFD ChannelStatus with Kite's drop counters).
+    pub fn status(&self) -> ChannelStatus {
+        ChannelStatus {
+            local: self.local.clone(),
+            counters: self.counters,
+        }
+    }
+
+    /// Re-reads the interface's state and MTU if `events` concern it; the new state when it
+    /// changed, for the caller to pass to each of the channel's faces
+    /// ([`Face::follow_link`]). An interface that is gone (or renamed, or replaced) is down.
+    pub fn link_changed(&mut self, events: &LinkEvents) -> Option<LinkState> {
+        if !events.concerns(self.index) {
+            return None;
+        }
+        let same = matches!(interface_index(&self.name), Ok(Some(i)) if i == self.index);
+        let now = match self.socket.interface_info(&self.name) {
+            Ok(info) if same => LinkState {
+                up: info.running,
+                mtu: info.mtu,
+            },
+            _ => LinkState {
+                up: false,
+                ..self.link
+            },
+        };
+        if now == self.link {
+            return None;
+        }
+        if now.mtu > self.link.mtu {
+            self.batch = RecvBatch::new(HEADER_LEN + now.mtu);
+        }
+        if now.up && !self.link.up {
+            // The kernel left ENETDOWN pending on the socket when the link went down; the
+            // next send would fail with it (and lose its frame).
+            let _ = socket2::SockRef::from(self.socket.as_ref()).take_error();
+        }
+        self.link = now;
+        Some(now)
     }
 
     /// Registers the socket for edge-triggered read and write readiness. A writable event
@@ -229,49 +291,58 @@ impl EtherChannel {
 
     /// Reads one burst (one `recvmmsg`). Frames for known faces go to `datagrams`; a new
     /// unicast sender gets an on-demand face (id from `ids`) pushed to `created`, and its
-    /// frames go to `datagrams` as well. Padding is cut off here.
+    /// frames go to `datagrams` as well. Padding is cut off here. A frame longer than the MTU
+    /// is counted on the channel and makes no face; for a known face it also goes to that
+    /// face as an empty frame, which the face counts as malformed.
     pub fn recv_burst(
         &mut self,
         ids: &mut FaceIds,
         datagrams: &mut Vec<Datagram>,
         created: &mut Vec<Face>,
     ) -> io::Result<Progress> {
-        let Some(n) = self.batch.recv_ready(self.socket.raw_fd())? else {
-            return Ok(Progress::Drained);
+        let n = match self.batch.recv_ready(self.socket.raw_fd()) {
+            Ok(Some(n)) => n,
+            Ok(None) => return Ok(Progress::Drained),
+            // The error the kernel left when the link went down, read once: go on reading.
+            Err(e) if is_link_down(&e) => return Ok(Progress::More),
+            Err(e) => return Err(e),
         };
         for i in 0..n {
-            let parsed = match self.batch.truncated(i) {
-                true => None,
-                false => EtherHeader::parse(self.batch.datagram(i)).ok(),
-            };
-            let Some((h, payload)) = parsed else {
-                self.dropped += 1;
+            let Ok((h, payload)) = EtherHeader::parse(self.batch.head(i)) else {
+                self.counters.n_malformed += 1;
                 continue;
             };
-            let (face, from) = match destination(&h, self.mac) {
-                Destination::Group => match self.peers.get(&NDN_MULTICAST) {
-                    Some(&id) => (id, Endpoint::Mac(h.src)),
-                    None => {
-                        self.dropped += 1;
-                        continue;
-                    }
-                },
-                Destination::Unicast => match self.peers.get(&h.src) {
-                    Some(&id) => (id, Endpoint::Peer),
-                    None => {
-                        let id = ids.next_id();
-                        self.peers.insert(h.src, id);
-                        created.push(self.face(
-                            id,
-                            h.src,
-                            Persistency::OnDemand,
-                            LinkType::PointToPoint,
-                        ));
-                        (id, Endpoint::Peer)
-                    }
-                },
+            let (known, from) = match destination(&h, self.mac) {
+                Destination::Group => (self.peers.get(&NDN_MULTICAST), Endpoint::Mac(h.src)),
+                Destination::Unicast => (self.peers.get(&h.src), Endpoint::Peer),
                 Destination::Foreign => {
-                    self.dropped += 1;
+                    self.counters.n_foreign += 1;
+                    continue;
+                }
+            };
+            let known = known.copied();
+            if self.batch.truncated(i) {
+                self.counters.n_truncated += 1;
+                if let Some(face) = known {
+                    datagrams.push(Datagram::cut(face, from));
+                }
+                continue;
+            }
+            let face = match known {
+                Some(id) => id,
+                None if from == Endpoint::Peer => {
+                    let id = ids.next_id();
+                    self.peers.insert(h.src, id);
+                    created.push(self.face(
+                        id,
+                        h.src,
+                        Persistency::OnDemand,
+                        LinkType::PointToPoint,
+                    ));
+                    id
+                }
+                None => {
+                    self.counters.n_no_face += 1;
                     continue;
                 }
             };
@@ -314,7 +385,7 @@ impl EtherChannel {
                 socket: Arc::clone(&self.socket),
                 remote,
                 header: EtherHeader::ndn(remote, self.mac).encode(),
-                mtu: self.mtu,
+                link: self.link,
             }),
         };
         Face::new(id, parts, &self.config)
@@ -328,7 +399,7 @@ pub(crate) struct EtherPeer {
     socket: Arc<PacketSocket>,
     remote: MacAddr,
     header: [u8; HEADER_LEN],
-    mtu: usize,
+    link: LinkState,
 }
 
 impl EtherPeer {
@@ -337,7 +408,18 @@ impl EtherPeer {
     }
 
     pub fn mtu(&self) -> usize {
-        self.mtu
+        self.link.mtu
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.link.up
+    }
+
+    /// Takes the interface's new state; whether up/down flipped.
+    pub fn follow(&mut self, link: LinkState) -> bool {
+        let flipped = link.up != self.link.up;
+        self.link = link;
+        flipped
     }
 
     pub fn raw_fd(&self) -> RawFd {
@@ -345,11 +427,22 @@ impl EtherPeer {
     }
 
     /// Writes the queue with `sendmmsg` (header, frame, padding) until it is empty or the
-    /// socket is full. A send error other than "full" drops the frame that caused it and is
-    /// returned.
+    /// socket is full. A frame refused because the link is down (before the link monitor
+    /// told the face) is dropped and counted, and the flush goes on; another send error
+    /// drops the frame that caused it and is returned.
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        flush_queue(self.raw_fd(), None, &self.header, frame::padding, q, c)
+        loop {
+            match flush_queue(self.raw_fd(), None, &self.header, frame::padding, q, c) {
+                Err(FaceError::Io(e)) if is_link_down(&e) => c.n_out_link_down += 1,
+                done => return done,
+            }
+        }
     }
+}
+
+/// Whether a socket error says the interface is down.
+fn is_link_down(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENETDOWN)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::ffi::CString;
 use std::io;
 use std::mem;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// An interface's facts, as the kernel reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,9 @@ pub struct InterfaceInfo {
     pub mac: [u8; 6],
     /// The MTU: the most octets a frame carries after its link header.
     pub mtu: usize,
+    /// Whether the interface is up and has its carrier (IFF_UP and IFF_RUNNING): frames
+    /// sent on it can leave.
+    pub running: bool,
 }
 
 /// The index of the interface called `name`; `Ok(None)` when there is none.
@@ -102,7 +105,7 @@ impl PacketSocket {
         self.set_option(libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &req)
     }
 
-    /// The hardware type, address and MTU of the interface called `name`.
+    /// The hardware type, address, MTU and state of the interface called `name`.
     pub fn interface_info(&self, name: &str) -> io::Result<InterfaceInfo> {
         let hw = self.ifreq(name, libc::SIOCGIFHWADDR)?;
         // SAFETY: SIOCGIFHWADDR succeeded, so the kernel wrote the `ifru_hwaddr` member.
@@ -114,10 +117,15 @@ impl PacketSocket {
         let m = self.ifreq(name, libc::SIOCGIFMTU)?;
         // SAFETY: SIOCGIFMTU succeeded, so the kernel wrote the `ifru_mtu` member.
         let mtu = unsafe { m.ifr_ifru.ifru_mtu };
+        let f = self.ifreq(name, libc::SIOCGIFFLAGS)?;
+        // SAFETY: SIOCGIFFLAGS succeeded, so the kernel wrote the `ifru_flags` member.
+        let flags = i32::from(unsafe { f.ifr_ifru.ifru_flags });
+        let running = libc::IFF_UP | libc::IFF_RUNNING;
         Ok(InterfaceInfo {
             hw_type: addr.sa_family,
             mac,
             mtu: usize::try_from(mtu).unwrap_or(0),
+            running: flags & running == running,
         })
     }
 
@@ -173,6 +181,12 @@ impl PacketSocket {
     }
 }
 
+impl AsFd for PacketSocket {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +228,7 @@ mod tests {
         assert_eq!(info.hw_type, libc::ARPHRD_LOOPBACK);
         assert_eq!(info.mac, [0; 6]);
         assert!(info.mtu >= 1500, "{info:?}");
+        assert!(info.running, "lo is up: {info:?}");
         let err = s.interface_info("kite-no-such0").unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ENODEV));
     }

@@ -9,7 +9,7 @@ use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
     Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
-    MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
+    LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
 };
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
@@ -25,6 +25,8 @@ use crate::strategy::FaceInfo;
 
 /// The token of the waker forwarding threads and management use.
 pub(crate) const WAKE_TOKEN: Token = Token(0);
+/// The token of the link monitor Ethernet channels follow their interfaces with.
+const LINK_TOKEN: Token = Token(1);
 /// Tokens of stream listeners start here; UDP channels, then Ethernet channels follow. Face
 /// tokens are their ids (at least 256), so the two ranges never meet.
 const CHANNEL_TOKEN: usize = 16;
@@ -53,6 +55,7 @@ pub(crate) struct IoThread {
     channels: Vec<Channel>,
     udp: Vec<UdpChannel>,
     ether: Vec<EtherChannel>,
+    links: Option<LinkMonitor>,
     faces: HashMap<FaceId, Face>,
     received: Vec<Received>,
     datagrams: Vec<Datagram>,
@@ -94,6 +97,11 @@ impl IoThread {
                     .map_err(|source| kite_face::ListenError::Bind { addr, source })?,
             );
         }
+        // Opened before the channels, so no change slips in between.
+        let links = match config.ether.is_empty() {
+            true => None,
+            false => Some(LinkMonitor::open()?),
+        };
         let mut ether = Vec::new();
         for iface in &config.ether {
             ether.push(EtherChannel::open(iface, config.face)?);
@@ -113,6 +121,9 @@ impl IoThread {
             let token = CHANNEL_TOKEN + channels.len() + udp.len() + i;
             e.register(poll.registry(), Token(token))?;
         }
+        if let Some(l) = &links {
+            l.register(poll.registry(), LINK_TOKEN)?;
+        }
         let mut thread = IoThread {
             poll,
             events: Events::with_capacity(256),
@@ -127,6 +138,7 @@ impl IoThread {
             channels,
             udp,
             ether,
+            links,
             faces: HashMap::new(),
             received: Vec::with_capacity(256),
             datagrams: Vec::with_capacity(64),
@@ -201,6 +213,10 @@ impl IoThread {
     ) {
         let t = token.0;
         if token == WAKE_TOKEN {
+            return;
+        }
+        if token == LINK_TOKEN {
+            self.follow_links();
             return;
         }
         if t >= FaceId::FIRST_DYNAMIC.0 as usize {
@@ -294,6 +310,46 @@ impl IoThread {
             .collect()
     }
 
+    /// Applies interface changes to the Ethernet channels and their faces; a face that went
+    /// up or down is announced (NFD's face events UP and DOWN).
+    fn follow_links(&mut self) {
+        let Some(links) = &mut self.links else {
+            return;
+        };
+        let events = match links.read() {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading link notifications failed");
+                return;
+            }
+        };
+        for ch in &mut self.ether {
+            let Some(link) = ch.link_changed(&events) else {
+                continue;
+            };
+            tracing::info!(
+                iface = ch.name(),
+                up = link.up,
+                mtu = link.mtu,
+                "link changed"
+            );
+            for face in self.faces.values_mut() {
+                if face.local_uri() != ch.local_uri() {
+                    continue;
+                }
+                if let Some(up) = face.follow_link(link) {
+                    let s = Self::status(face);
+                    let e = if up {
+                        FaceEvent::Up(s)
+                    } else {
+                        FaceEvent::Down(s)
+                    };
+                    let _ = self.face_events.send(e);
+                }
+            }
+        }
+    }
+
     fn read_face(&mut self, id: FaceId, now: Instant, hangup: bool) {
         let Some(face) = self.faces.get_mut(&id) else {
             return;
@@ -377,6 +433,7 @@ impl IoThread {
             mtu: face.mtu(),
             local_fields: face.local_fields(),
             marking: face.congestion_marking(),
+            up: face.is_up(),
             counters: *face.counters(),
         }
     }
@@ -499,14 +556,10 @@ impl IoThread {
                     let _ = reply.send(all);
                 }
                 IoCommand::Channels { reply } => {
-                    let mut uris: Vec<FaceUri> = self
-                        .channels
-                        .iter()
-                        .map(|c| c.local_uri().clone())
-                        .collect();
-                    uris.extend(self.udp.iter().map(UdpChannel::local_uri));
-                    uris.extend(self.ether.iter().map(|e| e.local_uri().clone()));
-                    let _ = reply.send(uris);
+                    let mut all: Vec<_> = self.channels.iter().map(Channel::status).collect();
+                    all.extend(self.udp.iter().map(UdpChannel::status));
+                    all.extend(self.ether.iter().map(EtherChannel::status));
+                    let _ = reply.send(all);
                 }
                 IoCommand::Shutdown => return false,
             }

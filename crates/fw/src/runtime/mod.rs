@@ -131,6 +131,8 @@ pub struct FaceStatus {
     pub local_fields: bool,
     /// Congestion marking of its output.
     pub marking: MarkingConfig,
+    /// Whether its link is up (false for an Ethernet face whose interface is down).
+    pub up: bool,
     /// Counters.
     pub counters: FaceCounters,
 }
@@ -142,6 +144,10 @@ pub enum FaceEvent {
     Created(FaceStatus),
     /// A face was destroyed (closed by the peer, an error, idleness or a command).
     Destroyed(FaceStatus),
+    /// A face's link came back up (an Ethernet interface up and running again).
+    Up(FaceStatus),
+    /// A face's link went down (its Ethernet interface went down or lost its carrier).
+    Down(FaceStatus),
 }
 
 /// Why a face command failed, in NFD's terms.
@@ -181,7 +187,7 @@ pub(crate) enum IoCommand {
         reply: Sender<Vec<FaceStatus>>,
     },
     Channels {
-        reply: Sender<Vec<FaceUri>>,
+        reply: Sender<Vec<kite_face::ChannelStatus>>,
     },
     Shutdown,
 }
@@ -475,8 +481,8 @@ impl RuntimeHandle {
             .unwrap_or_default()
     }
 
-    /// The listeners' local URIs (NFD `faces/channels`).
-    pub fn channels(&self) -> Vec<FaceUri> {
+    /// The listeners' local URIs and drop counters (NFD `faces/channels`).
+    pub fn channels(&self) -> Vec<kite_face::ChannelStatus> {
         self.io_request(|reply| IoCommand::Channels { reply })
             .unwrap_or_default()
     }

@@ -230,7 +230,9 @@ fn face_json(f: &FaceStatus) -> Value {
             "out_queue_full": d.n_out_queue_full,
             "out_too_large": d.n_out_too_large,
             "in_queue_full": d.n_in_queue_full,
+            "out_link_down": d.n_out_link_down,
         },
+        "state": f.state.map(format::face_state),
         "flags": f.flags,
         "local_fields": bit(f.flags, face_flag_bit::LOCAL_FIELDS_ENABLED),
         "lp_reliability": bit(f.flags, face_flag_bit::LP_RELIABILITY_ENABLED),
@@ -304,6 +306,10 @@ fn face_details(f: &FaceStatus) -> String {
         ),
         ("mtu", opt(f.mtu)),
         (
+            "state",
+            f.state.map_or_else(|| "-".into(), format::face_state),
+        ),
+        (
             "in",
             format!(
                 "{} {}B",
@@ -323,7 +329,7 @@ fn face_details(f: &FaceStatus) -> String {
             "drops",
             format!(
                 "malformed={} lp={} reassembly={} framing={} queue-full={} too-large={} \
-                 fwd-queue-full={}",
+                 fwd-queue-full={} link-down={}",
                 d.n_in_malformed,
                 d.n_in_lp_dropped,
                 d.n_reassembly_dropped,
@@ -331,6 +337,7 @@ fn face_details(f: &FaceStatus) -> String {
                 d.n_out_queue_full,
                 d.n_out_too_large,
                 d.n_in_queue_full,
+                d.n_out_link_down,
             ),
         ),
         ("flags", format::face_flags(f.flags)),

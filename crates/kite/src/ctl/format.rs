@@ -2,7 +2,8 @@
 //! timestamps and durations.
 
 use kite_mgmt::tlv_types::{
-    cs_flag_bit, face_flag_bit, route_flags, FacePersistency, FaceScope, LinkType, RouteOrigin,
+    cs_flag_bit, face_flag_bit, route_flags, FacePersistency, FaceScope, FaceState, LinkType,
+    RouteOrigin,
 };
 
 /// Route origins by name, as nfdc spells them.
@@ -62,6 +63,15 @@ pub fn link_type(l: LinkType) -> String {
         LinkType::MULTI_ACCESS => "multi-access".into(),
         LinkType::AD_HOC => "adhoc".into(),
         LinkType(n) => n.to_string(),
+    }
+}
+
+/// A face's link state (Kite's FaceStatus extension).
+pub fn face_state(s: FaceState) -> String {
+    match s {
+        FaceState::UP => "up".into(),
+        FaceState::DOWN => "down".into(),
+        FaceState(n) => n.to_string(),
     }
 }
 

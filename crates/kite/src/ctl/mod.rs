@@ -1,7 +1,9 @@
-//! The forwarder control commands (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`):
+//! The forwarder control commands (`kite status`, `face`, `channel`, `route`, `fib`,
+//! `strategy`, `cs`):
 //! Kite's `nfdc`. They speak only the NFD management protocol through `kite-app`, so they work
 //! against Kite and NFD alike.
 
+pub mod channel;
 pub mod cs;
 pub mod face;
 pub mod fib;

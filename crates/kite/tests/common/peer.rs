@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use kite_app::{nfd_name, Client};
 use kite_face::framing::{Framer, READ_CHUNK};
-use kite_mgmt::datasets::{CsInfo, FaceStatus, ForwarderStatus};
+use kite_mgmt::datasets::{ChannelStatus, CsInfo, FaceStatus, ForwarderStatus};
 use kite_mgmt::{decode_items, ControlParameters, ControlResponse, Tlv};
 use kite_packet::{
     Data, DigestSha256, Interest, LpHeader, LpPacket, Name, NetPacket, Nonce, PitToken,
@@ -303,6 +303,14 @@ pub fn faces(socket: &str) -> Vec<FaceStatus> {
         .dataset(&nfd_name(&[b"faces", b"list"]), MGMT)
         .expect("faces/list");
     decode_items(&payload).expect("FaceStatus items")
+}
+
+/// `faces/channels`.
+pub fn channels(socket: &str) -> Vec<ChannelStatus> {
+    let payload = mgmt(socket)
+        .dataset(&nfd_name(&[b"faces", b"channels"]), MGMT)
+        .expect("faces/channels");
+    decode_items(&payload).expect("ChannelStatus items")
 }
 
 /// The face with `id`, if it is listed.

@@ -5,11 +5,11 @@ use bytes::Bytes;
 use kite_packet::tlv::Element;
 use kite_packet::Result;
 
-use crate::tlv_types::{self as t, FacePersistency, FaceScope, LinkType};
+use crate::tlv_types::{self as t, FacePersistency, FaceScope, FaceState, LinkType};
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
-/// Field order of FaceStatus: NFD's, then Kite's drop counters.
-const ORDER: [u64; 26] = [
+/// Field order of FaceStatus: NFD's, then Kite's drop counters and link state.
+const ORDER: [u64; 28] = [
     t::FACE_ID,
     t::URI,
     t::LOCAL_URI,
@@ -36,12 +36,16 @@ const ORDER: [u64; 26] = [
     t::KITE_N_OUT_QUEUE_FULL,
     t::KITE_N_OUT_TOO_LARGE,
     t::KITE_N_IN_QUEUE_FULL,
+    t::KITE_N_OUT_LINK_DOWN,
+    t::KITE_FACE_STATE,
 ];
 
 /// Index in [`ORDER`] of the first counter.
 const COUNTERS_AT: usize = 10;
 /// Index in [`ORDER`] of the first drop counter.
 const DROPS_AT: usize = 19;
+/// Index in [`ORDER`] of the link state.
+const STATE_AT: usize = 27;
 
 /// A face's traffic counters, in FaceStatus order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -109,10 +113,12 @@ pub struct FaceDrops {
     pub n_out_too_large: u64,
     /// Packets the forwarder had no room for (its input ring was full).
     pub n_in_queue_full: u64,
+    /// Frames dropped unsent because the link was down.
+    pub n_out_link_down: u64,
 }
 
 impl FaceDrops {
-    fn to_array(self) -> [u64; 7] {
+    fn to_array(self) -> [u64; 8] {
         [
             self.n_in_malformed,
             self.n_in_lp_dropped,
@@ -121,10 +127,11 @@ impl FaceDrops {
             self.n_out_queue_full,
             self.n_out_too_large,
             self.n_in_queue_full,
+            self.n_out_link_down,
         ]
     }
 
-    fn from_array(a: [u64; 7]) -> Self {
+    fn from_array(a: [u64; 8]) -> Self {
         FaceDrops {
             n_in_malformed: a[0],
             n_in_lp_dropped: a[1],
@@ -133,6 +140,7 @@ impl FaceDrops {
             n_out_queue_full: a[4],
             n_out_too_large: a[5],
             n_in_queue_full: a[6],
+            n_out_link_down: a[7],
         }
     }
 }
@@ -166,6 +174,8 @@ pub struct FaceStatus {
     pub flags: u64,
     /// Drop counters (Kite's extension).
     pub drops: FaceDrops,
+    /// Link state (Kite's extension; `None` from NFD).
+    pub state: Option<FaceState>,
 }
 
 impl Tlv for FaceStatus {
@@ -194,9 +204,10 @@ impl Tlv for FaceStatus {
             put_nonneg(out, *typ, n);
         }
         put_nonneg(out, t::FLAGS, self.flags);
-        for (typ, n) in ORDER[DROPS_AT..].iter().zip(self.drops.to_array()) {
+        for (typ, n) in ORDER[DROPS_AT..STATE_AT].iter().zip(self.drops.to_array()) {
             put_nonneg(out, *typ, n);
         }
+        put_opt_nonneg(out, t::KITE_FACE_STATE, self.state.map(|s| s.0));
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
@@ -239,6 +250,7 @@ impl Tlv for FaceStatus {
             drops: FaceDrops::from_array(core::array::from_fn(|k| {
                 numbers[DROPS_AT + k].unwrap_or(0)
             })),
+            state: numbers[STATE_AT].map(FaceState),
         })
     }
 }
@@ -362,8 +374,10 @@ mod tests {
             drops: FaceDrops {
                 n_in_malformed: 3,
                 n_out_queue_full: 1,
+                n_out_link_down: 2,
                 ..Default::default()
             },
+            state: Some(FaceState::DOWN),
         }
     }
 
@@ -375,6 +389,7 @@ mod tests {
             default_congestion_threshold: None,
             mtu: None,
             expiration_period: Some(599_000),
+            state: None,
             ..sample()
         };
         for s in [full, minimal] {
@@ -395,7 +410,7 @@ mod tests {
         }
         let flags_at = fields.iter().position(|f| f.typ == t::FLAGS).unwrap();
         let after: Vec<u64> = fields[flags_at + 1..].iter().map(|f| f.typ).collect();
-        assert_eq!(after, ORDER[DROPS_AT..]);
+        assert_eq!(after, ORDER[DROPS_AT..], "drops, then the link state");
         // NDN's rule: a TLV-TYPE above 31 that is even may be skipped by who does not know it.
         assert!(after.iter().all(|&x| x > 31 && x % 2 == 0));
 
@@ -406,6 +421,7 @@ mod tests {
         });
         let decoded = FaceStatus::decode(&Bytes::from(nfd)).unwrap();
         assert_eq!(decoded.drops, FaceDrops::default());
+        assert_eq!(decoded.state, None);
         assert_eq!(decoded.counters, s.counters);
     }
 

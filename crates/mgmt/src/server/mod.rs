@@ -174,6 +174,14 @@ impl Manager {
                 }
                 (FaceEventKind::DESTROYED, s)
             }
+            FaceEvent::Up(s) => {
+                self.faces.insert(s.id, s.clone());
+                (FaceEventKind::UP, s)
+            }
+            FaceEvent::Down(s) => {
+                self.faces.insert(s.id, s.clone());
+                (FaceEventKind::DOWN, s)
+            }
         };
         let n = FaceEventNotification::for_face(kind, &status::face_status(&status));
         let wire = self.events.post(&n.encode());

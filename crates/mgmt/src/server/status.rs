@@ -7,8 +7,8 @@ use kite_fw::runtime::{FaceStatus as RtFace, ThreadCounters};
 use super::{unix_ms, Manager};
 use crate::dataset::Dataset;
 use crate::datasets::{
-    ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus, FibEntry, ForwarderStatus,
-    NextHopRecord, StrategyChoice,
+    ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus, FibEntry,
+    ForwarderStatus, NextHopRecord, StrategyChoice,
 };
 use crate::tlv_types::{self as t, FacePersistency};
 use crate::{encode_items, Tlv};
@@ -66,7 +66,13 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             n_out_queue_full: c.n_out_queue_full,
             n_out_too_large: c.n_out_too_large,
             n_in_queue_full: c.n_in_queue_full,
+            n_out_link_down: c.n_out_link_down,
         },
+        state: Some(if s.up {
+            t::FaceState::UP
+        } else {
+            t::FaceState::DOWN
+        }),
     }
 }
 
@@ -93,6 +99,7 @@ fn builtin_faces() -> Vec<FaceStatus> {
         counters: FaceCounters::default(),
         flags: 0,
         drops: FaceDrops::default(),
+        state: Some(t::FaceState::UP),
     })
     .collect()
 }
@@ -136,8 +143,14 @@ impl Manager {
                     .runtime
                     .channels()
                     .iter()
-                    .map(|u| ChannelStatus {
-                        local_uri: u.to_string(),
+                    .map(|c| ChannelStatus {
+                        local_uri: c.local.to_string(),
+                        drops: ChannelDrops {
+                            n_truncated: c.counters.n_truncated,
+                            n_malformed: c.counters.n_malformed,
+                            n_foreign: c.counters.n_foreign,
+                            n_no_face: c.counters.n_no_face,
+                        },
                     })
                     .collect();
                 encode_items(&channels)

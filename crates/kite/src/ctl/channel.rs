@@ -1,0 +1,67 @@
+//! `kite channel`: the listening channels (`faces/channels`), with Kite's counters of what a
+//! datagram channel read but handed to no face.
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use kite_mgmt::datasets::ChannelStatus;
+use serde_json::{json, Value};
+
+use super::table::Table;
+use super::{fetch_items, Common};
+
+/// Arguments of `kite channel`.
+#[derive(Args, Debug)]
+pub struct ChannelArgs {
+    #[command(flatten)]
+    common: Common,
+    #[command(subcommand)]
+    command: Option<ChannelCommand>,
+}
+
+/// `kite channel` subcommands (`list` when none is given).
+#[derive(Subcommand, Debug)]
+enum ChannelCommand {
+    /// List every channel with its drop counters.
+    List,
+}
+
+/// Runs `kite channel …`.
+pub fn run(args: ChannelArgs) -> Result<String> {
+    let common = &args.common;
+    let mut client = common.connect()?;
+    match args.command.unwrap_or(ChannelCommand::List) {
+        ChannelCommand::List => {
+            let channels: Vec<ChannelStatus> = fetch_items(&mut client, "faces", "channels")?;
+            let json = Value::Array(channels.iter().map(channel_json).collect());
+            Ok(common.output(json, || channel_table(&channels)))
+        }
+    }
+}
+
+fn channel_json(c: &ChannelStatus) -> Value {
+    let d = &c.drops;
+    json!({
+        "local_uri": c.local_uri,
+        "drops": {
+            "truncated": d.n_truncated,
+            "malformed": d.n_malformed,
+            "foreign": d.n_foreign,
+            "no_face": d.n_no_face,
+        },
+    })
+}
+
+fn channel_table(channels: &[ChannelStatus]) -> String {
+    let mut t = Table::new(&["LOCAL", "TRUNCATED", "MALFORMED", "FOREIGN", "NO-FACE"]);
+    for c in channels {
+        let d = &c.drops;
+        t.row(vec![
+            c.local_uri.clone(),
+            d.n_truncated.to_string(),
+            d.n_malformed.to_string(),
+            d.n_foreign.to_string(),
+            d.n_no_face.to_string(),
+        ]);
+    }
+    t.render()
+}
