@@ -226,13 +226,20 @@ mod tests {
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         for times in &per_thread {
-            assert!(times.windows(2).all(|w| w[0] < w[1]), "increasing per thread");
+            assert!(
+                times.windows(2).all(|w| w[0] < w[1]),
+                "increasing per thread"
+            );
         }
         let mut all: Vec<u64> = per_thread.concat();
         let n = all.len();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), n, "no two commands of the process share a timestamp");
+        assert_eq!(
+            all.len(),
+            n,
+            "no two commands of the process share a timestamp"
+        );
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap()

@@ -224,7 +224,10 @@ fn a_403_is_retried_once_with_a_newer_timestamp() {
     // A forwarder that keeps refusing gets the command twice, no more, and its 403 back.
     refusals.store(2, Ordering::Release);
     let err = c.command_ok("rib", "register", &params, T).unwrap_err();
-    assert!(matches!(err, ClientError::Status { code: 403, .. }), "{err:?}");
+    assert!(
+        matches!(err, ClientError::Status { code: 403, .. }),
+        "{err:?}"
+    );
     assert_eq!(fake.received().len(), 4);
 }
 

@@ -237,7 +237,10 @@ mod tests {
     #[test]
     fn what_cannot_be_fragmented_is_refused() {
         let mut seq = 0;
-        assert!(fragment(&[7, 1, 0], 1400, &mut seq).is_err(), "not a packet");
+        assert!(
+            fragment(&[7, 1, 0], 1400, &mut seq).is_err(),
+            "not a packet"
+        );
         assert!(fragment(&big_data(100), 20, &mut seq).is_err(), "no room");
         assert!(
             fragment(&big_data(60_000), 100, &mut seq).is_err(),
