@@ -18,6 +18,9 @@ use kite_packet::Name;
 use super::{parse_name, stop_on_signal, SocketArgs};
 use crate::sign_args::SignArgs;
 
+/// How often `--once` looks whether every segment was served.
+const ONCE_CHECK: Duration = Duration::from_millis(100);
+
 /// `kite put` options.
 #[derive(Args, Debug)]
 pub struct PutArgs {
@@ -112,7 +115,12 @@ pub fn run(args: PutArgs) -> Result<String> {
         wire
     };
     loop {
-        let quiet_end = quiet_since.get().map(|t| t + grace);
+        // With --once, come back now and then to see whether the quiet period began.
+        let quiet_end = match quiet_since.get() {
+            Some(t) => Some(t + grace),
+            None if args.once => Some(Instant::now() + ONCE_CHECK),
+            None => None,
+        };
         let until = match (deadline, quiet_end) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
