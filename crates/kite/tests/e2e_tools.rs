@@ -469,7 +469,16 @@ fn get_discovers_the_version_by_rdr_and_falls_back_when_metadata_is_unanswered()
 
     // kite put answers RDR metadata: the summary says RDR found the version.
     let put = Put::start(d.socket(), "/e2e/rdr", &input, &[]);
-    let out = kite(&["get", "/e2e/rdr", "-v", "--socket", d.socket()]);
+    // A long RDR timeout: a loaded machine must not turn this into a fallback.
+    let out = kite(&[
+        "get",
+        "/e2e/rdr",
+        "-v",
+        "--rdr-timeout",
+        "5000",
+        "--socket",
+        d.socket(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(sha2_hex(&out.stdout), want);
