@@ -20,8 +20,6 @@ use crate::transport::Transport;
 pub struct Client {
     stream: Transport,
     frames: FrameReader,
-    /// The last SignatureTime used, so command timestamps strictly increase.
-    pub(crate) last_signature_time: u64,
 }
 
 impl Client {
@@ -56,7 +54,6 @@ impl Client {
                     return Ok(Client {
                         stream,
                         frames: FrameReader::new(),
-                        last_signature_time: 0,
                     })
                 }
                 Err(e) => tried.push(format!("{ep}: {e}")),

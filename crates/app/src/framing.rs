@@ -7,8 +7,9 @@ use bytes::{Bytes, BytesMut};
 
 use crate::error::ClientError;
 
-/// The largest frame a forwarder sends on a stream (NFD's `MAX_NDN_PACKET_SIZE`).
-pub const MAX_FRAME_LEN: usize = 8800;
+/// The largest frame accepted: a largest packet (NFD's `MAX_NDN_PACKET_SIZE`, 8800 octets)
+/// plus room for its NDNLPv2 header, as a forwarder's stream faces accept.
+pub use kite_face::framing::MAX_FRAME_LEN;
 
 /// Octets requested from the socket per read.
 const READ_CHUNK: usize = 64 * 1024;

@@ -1,5 +1,5 @@
-//! `kite-app`: Kite's client library, for applications and tools that talk to a local
-//! forwarder (Kite or NFD) over its Unix or TCP socket.
+//! `kite-app`: Kite's client library, for applications and tools that talk to a forwarder
+//! (Kite or NFD) over its Unix socket, TCP, UDP (with NDNLPv2 fragmentation) or WebSocket.
 //!
 //! [`Client`] connects ([`Client::connect_default`] looks where NFD and Kite listen), frames
 //! the TLV stream, sends one Interest and waits for its Data or Nack ([`Client::express`]), and
@@ -23,6 +23,7 @@ pub mod producer;
 pub mod random;
 pub mod segmented;
 mod transport;
+mod udp;
 
 pub use client::Client;
 pub use consumer::{Event, InterestId, Pipeline};

@@ -3,6 +3,7 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
@@ -23,6 +24,13 @@ pub const COMMAND_LIFETIME_MS: u64 = 4000;
 /// Most segments a dataset may have before the fetch gives up (8000 octets each: 800 MB).
 const MAX_SEGMENTS: u64 = 100_000;
 
+/// How long to wait before sending a command again after a 403, at least (a random part
+/// up to the same again is added, so two refused tools do not collide a second time).
+const RETRY_WAIT: Duration = Duration::from_millis(20);
+
+/// The last SignatureTime any command of this process carried.
+static LAST_SIGNATURE_TIME: AtomicU64 = AtomicU64::new(0);
+
 /// The name `/localhost/nfd/<parts…>`, each part one generic component.
 pub fn nfd_name(parts: &[&[u8]]) -> Name {
     let prefix: [&[u8]; 2] = [b"localhost", b"nfd"];
@@ -31,9 +39,32 @@ pub fn nfd_name(parts: &[&[u8]]) -> Name {
 
 impl Client {
     /// Sends the control command `/localhost/nfd/<module>/<verb>/<params>` as a v0.3 signed
-    /// Interest (DigestSha256, SignatureNonce, strictly increasing SignatureTime; MustBeFresh,
-    /// 4 s lifetime) and decodes the ControlResponse, whatever its status code.
+    /// Interest (DigestSha256, SignatureNonce, SignatureTime strictly increasing within the
+    /// process; MustBeFresh, 4 s lifetime) and decodes the ControlResponse, whatever its
+    /// status code.
+    ///
+    /// A forwarder refuses (403) a command whose timestamp is not newer than the last one it
+    /// saw from the same key, which another process signing in the same millisecond causes.
+    /// The 403 does not say why, so after any 403 the command is sent once more, with a fresh
+    /// timestamp, after a short random wait.
     pub fn command(
+        &mut self,
+        module: &str,
+        verb: &str,
+        params: &ControlParameters,
+        timeout: Duration,
+    ) -> Result<ControlResponse, ClientError> {
+        let resp = self.command_once(module, verb, params, timeout)?;
+        if resp.status_code != status::FORBIDDEN {
+            return Ok(resp);
+        }
+        let jitter = RETRY_WAIT.mul_f64((random_u64() % 1000) as f64 / 1000.0);
+        std::thread::sleep(RETRY_WAIT + jitter);
+        self.command_once(module, verb, params, timeout)
+    }
+
+    /// Sends the command once (see [`Client::command`]).
+    fn command_once(
         &mut self,
         module: &str,
         verb: &str,
@@ -48,7 +79,7 @@ impl Client {
         interest.nonce = Some(random_nonce());
         let mut info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
         info.nonce = Some(Bytes::copy_from_slice(&random_u64().to_be_bytes()));
-        info.time = Some(self.next_signature_time());
+        info.time = Some(next_signature_time());
         interest.sig_info = Some(info);
         let wire = interest
             .encode_signed(&DigestSha256)
@@ -127,16 +158,21 @@ impl Client {
         refused(&d)?;
         Ok(d)
     }
+}
 
-    /// A SignatureTime later than every one this client used (the forwarder rejects a command
-    /// whose timestamp does not increase).
-    fn next_signature_time(&mut self) -> u64 {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        self.last_signature_time = now.max(self.last_signature_time + 1);
-        self.last_signature_time
-    }
+/// A SignatureTime (now, in ms since the Unix epoch) later than every one this process used
+/// before, whatever the connection or thread: the forwarder rejects a command whose
+/// timestamp does not increase.
+pub(crate) fn next_signature_time() -> u64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let prev = LAST_SIGNATURE_TIME
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+            Some(now.max(last + 1))
+        })
+        .expect("the update always succeeds");
+    now.max(prev + 1)
 }
 
 fn lifetime_ms(timeout: Duration) -> u64 {
@@ -175,4 +211,39 @@ fn segment_of(dataset: &Name, data: &Data) -> Result<(Name, u64), ClientError> {
 /// The last segment number, when `data` carries FinalBlockId.
 fn final_segment(data: &Data) -> Option<u64> {
     data.meta.final_block_id.as_ref()?.as_ref().as_segment()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_times_strictly_increase_across_threads() {
+        let per_thread: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..500).map(|_| next_signature_time()).collect()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for times in &per_thread {
+            assert!(
+                times.windows(2).all(|w| w[0] < w[1]),
+                "increasing per thread"
+            );
+        }
+        let mut all: Vec<u64> = per_thread.concat();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(
+            all.len(),
+            n,
+            "no two commands of the process share a timestamp"
+        );
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        assert!(next_signature_time() >= now, "never behind the clock");
+    }
 }

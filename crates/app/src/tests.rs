@@ -1,5 +1,7 @@
 //! The client against the in-process fake forwarder.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -181,6 +183,52 @@ fn command_is_a_signed_v03_interest_and_its_response_decodes() {
         matches!(&err, ClientError::Status { code: 404, text } if text == "no face"),
         "{err:?}"
     );
+}
+
+/// The SignatureTime of a signed command Interest.
+fn signature_time(i: &Interest) -> u64 {
+    match parse_command(i).unwrap().signature {
+        CommandSignature::V03 { info, .. } => info.time.unwrap(),
+        other => panic!("expected a v0.3 signature, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_403_is_retried_once_with_a_newer_timestamp() {
+    let refusals = Arc::new(AtomicUsize::new(1));
+    let left = refusals.clone();
+    let fake = FakeForwarder::builder()
+        .command("rib", "register", move |p| {
+            // Refuses the first command, as a forwarder refuses a reused timestamp.
+            let refuse = left
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                .is_ok();
+            if refuse {
+                ControlResponse::new(403, "authorization rejected")
+            } else {
+                ControlResponse::success(p)
+            }
+        })
+        .start();
+    let mut c = client(&fake);
+    let params = ControlParameters {
+        name: Some(name("/retry")),
+        ..Default::default()
+    };
+    c.command_ok("rib", "register", &params, T).unwrap();
+    let sent = fake.received();
+    assert_eq!(sent.len(), 2, "one retry");
+    assert!(signature_time(&sent[1]) > signature_time(&sent[0]));
+    assert_ne!(sent[0].nonce, sent[1].nonce);
+
+    // A forwarder that keeps refusing gets the command twice, no more, and its 403 back.
+    refusals.store(2, Ordering::Release);
+    let err = c.command_ok("rib", "register", &params, T).unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { code: 403, .. }),
+        "{err:?}"
+    );
+    assert_eq!(fake.received().len(), 4);
 }
 
 #[test]

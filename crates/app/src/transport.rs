@@ -1,27 +1,25 @@
 //! The socket a [`crate::Client`] talks through: a Unix or TCP stream of TLV elements, a
-//! connected UDP socket (one packet per datagram, NFD's default port 6363), or a WebSocket
-//! (one packet per binary message, NFD's port 9696), each seen as a byte stream of whole TLV
-//! elements so one [`crate::framing::FrameReader`] serves them all.
-//!
-//! Over UDP a packet must fit a datagram: Kite's and NFD's UDP faces fragment only above their
-//! MTU (8800 octets), and this client does not reassemble NDNLPv2 fragments.
+//! connected UDP socket (one packet per datagram, NFD's default port 6363, with NDNLPv2
+//! fragmentation: [`crate::udp`]), or a WebSocket (one packet per binary message, NFD's port
+//! 9696), each seen as a byte stream of whole TLV elements so one
+//! [`crate::framing::FrameReader`] serves them all.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, UdpSocket};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use tungstenite::{Message, WebSocket};
 
 use crate::endpoint::Endpoint;
-use crate::framing::element_len;
+use crate::udp::UdpLink;
 
 /// The connected socket.
 #[derive(Debug)]
 pub(crate) enum Transport {
     Unix(UnixStream),
     Tcp(TcpStream),
-    Udp(UdpSocket),
+    Udp(Box<UdpLink>),
     Ws(Box<WsStream>),
 }
 
@@ -39,19 +37,7 @@ impl Transport {
         Ok(match ep {
             Endpoint::Unix(p) => Transport::Unix(UnixStream::connect(p)?),
             Endpoint::Tcp(a) => Transport::Tcp(TcpStream::connect(a.as_str())?),
-            Endpoint::Udp(a) => {
-                let remote = std::net::ToSocketAddrs::to_socket_addrs(a.as_str())?
-                    .next()
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
-                let local = if remote.is_ipv4() {
-                    "0.0.0.0:0"
-                } else {
-                    "[::]:0"
-                };
-                let s = UdpSocket::bind(local)?;
-                s.connect(remote)?;
-                Transport::Udp(s)
-            }
+            Endpoint::Udp(a) => Transport::Udp(Box::new(UdpLink::connect(a)?)),
             Endpoint::Ws { host_port, path } => {
                 let tcp = TcpStream::connect(host_port.as_str())?;
                 let url = format!("ws://{host_port}{path}");
@@ -75,7 +61,7 @@ impl Transport {
         match self {
             Transport::Unix(s) => s.set_read_timeout(Some(t)),
             Transport::Tcp(s) => s.set_read_timeout(Some(t)),
-            Transport::Udp(s) => s.set_read_timeout(Some(t)),
+            Transport::Udp(u) => u.socket().set_read_timeout(Some(t)),
             Transport::Ws(w) => w.ws.get_ref().set_read_timeout(Some(t)),
         }
     }
@@ -86,27 +72,22 @@ impl Read for Transport {
         match self {
             Transport::Unix(s) => s.read(buf),
             Transport::Tcp(s) => s.read(buf),
-            Transport::Udp(s) => loop {
-                // One datagram per read; one that is not exactly one whole element (garbage,
-                // or cut by a short buffer) is dropped so the stream stays in step.
-                let n = s.recv(buf)?;
-                if element_len(&buf[..n]) == Some(n) {
-                    return Ok(n);
-                }
-            },
+            // One whole element per read: what is not one (garbage, a datagram cut by a short
+            // buffer) is dropped so the stream stays in step.
+            Transport::Udp(u) => u.recv(buf),
             Transport::Ws(w) => w.read(buf),
         }
     }
 }
 
 impl Write for Transport {
-    /// Writes one packet (over UDP and WebSocket a write is one datagram or message, and the
-    /// client writes one packet per call).
+    /// Writes one packet (over UDP and WebSocket a write is one datagram, or its fragments,
+    /// or one message; the client writes one packet per call).
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Unix(s) => s.write(buf),
             Transport::Tcp(s) => s.write(buf),
-            Transport::Udp(s) => s.send(buf),
+            Transport::Udp(u) => u.send(buf).map(|()| buf.len()),
             Transport::Ws(w) => {
                 w.ws.send(Message::binary(buf.to_vec()))
                     .map_err(ws_io_error)?;
@@ -160,6 +141,7 @@ fn ws_io_error(e: tungstenite::Error) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::UdpSocket;
 
     #[test]
     fn a_udp_read_is_one_whole_element_and_skips_what_is_not() {

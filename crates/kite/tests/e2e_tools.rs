@@ -1,6 +1,9 @@
 //! `kite ping`, `kite put` and `kite get` through a real `kite run`: probes answered by
 //! `kite ping --server` with a parsed summary, a 100 MB object put and fetched back with the
-//! same SHA-256, every congestion control completing a fetch, and clear errors.
+//! same SHA-256, every congestion control completing a fetch, and clear errors; over UDP,
+//! Data the forwarder fragments reassembled and an oversized Interest fragmented; RDR version
+//! discovery and its fallback; `put --once` answering a late retransmission; and two producers
+//! whose registration commands collide on the timestamp both registered.
 
 mod common;
 
@@ -380,4 +383,331 @@ fn ping_and_get_reach_the_forwarder_over_udp_and_websocket() {
     }
     terminate(server.id());
     reap(&mut server, Duration::from_secs(5));
+}
+
+/// A daemon whose UDP faces have a 1400-octet MTU (so every 8000-octet segment reaches a UDP
+/// consumer in fragments); returns it and its `udp://` URI.
+fn daemon_with_small_udp_mtu(dir: &std::path::Path) -> (Daemon, String) {
+    let udp = free_udp_port();
+    let config = dir.join("kite.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[face_system.unix]\npath = \"/nonexistent/kite/nfd.sock\"\n\n\
+             [face_system.udp]\nlisten = [\"127.0.0.1:{udp}\"]\nmtu = 1400\n\n\
+             [face_system.tcp]\nlisten = []\n"
+        ),
+    )
+    .unwrap();
+    let d = Daemon::start(&[], &["--config".into(), config.display().to_string()]);
+    (d, format!("udp://127.0.0.1:{udp}"))
+}
+
+#[test]
+fn get_over_udp_reassembles_segments_the_forwarder_fragments() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, udp) = daemon_with_small_udp_mtu(dir.path());
+    let input = dir.path().join("in");
+    let want = random_file(&input, 400_000, 21);
+    // 8000-octet segments (the default): each Data is cut into 6 fragments toward UDP.
+    let _put = Put::start(d.socket(), "/e2e/udpfrag", &input, &[]);
+    let output = dir.path().join("out");
+    let out = kite(&[
+        "get",
+        "/e2e/udpfrag",
+        "--max-window",
+        "32",
+        // Without reassembly no segment ever arrives: fail in seconds, not minutes.
+        "--max-retries",
+        "5",
+        "-o",
+        output.to_str().unwrap(),
+        "--socket",
+        &udp,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(sha256_of(&output), want);
+    assert_eq!(summary_value(&stderr, "Segments"), "50");
+}
+
+#[test]
+fn a_udp_client_fragments_a_packet_larger_than_a_datagram() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, udp) = daemon_with_small_udp_mtu(dir.path());
+    let producer = common::peer::Producer::start(
+        d.socket(),
+        "/e2e/udpout",
+        Box::new(|i| i.app_params.clone()),
+    );
+    let mut client = kite_app::Client::connect(&kite_app::Endpoint::parse(&udp).unwrap()).unwrap();
+    // Above the client's 8800-octet datagram budget, within what a stream face accepts.
+    let params: bytes::Bytes = (0..8800u32).map(|i| (i % 251) as u8).collect();
+    let mut interest = kite_packet::Interest::new("/e2e/udpout/big".parse().unwrap());
+    interest.app_params = Some(params.clone());
+    assert!(interest.encode().len() > 8800);
+    // The Data echoes the parameters: 8800 octets of content come back in fragments too.
+    let data = client.express(&interest, Duration::from_secs(10)).unwrap();
+    assert_eq!(data.content, Some(params.clone()));
+    let asked = producer.interests(1, Duration::from_secs(5));
+    assert_eq!(
+        asked[0].app_params,
+        Some(params),
+        "reassembled whole by Kite"
+    );
+}
+
+#[test]
+fn get_discovers_the_version_by_rdr_and_falls_back_when_metadata_is_unanswered() {
+    use kite_app::segmented::{PublishOptions, Published};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let d = Daemon::local(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let want = random_file(&input, 50_000, 31);
+
+    // kite put answers RDR metadata: the summary says RDR found the version.
+    let put = Put::start(d.socket(), "/e2e/rdr", &input, &[]);
+    // A long RDR timeout: a loaded machine must not turn this into a fallback.
+    let out = kite(&[
+        "get",
+        "/e2e/rdr",
+        "-v",
+        "--rdr-timeout",
+        "5000",
+        "--socket",
+        d.socket(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(sha2_hex(&out.stdout), want);
+    assert_eq!(summary_value(&stderr, "Discovery"), "rdr");
+    assert_eq!(summary_value(&stderr, "Version"), put.versioned);
+    assert!(
+        stderr.contains(&format!("kite get: fetching {} (rdr)", put.versioned)),
+        "{stderr}"
+    );
+
+    // A producer that answers segments and CanBePrefix discovery but not metadata.
+    let content = bytes::Bytes::from(std::fs::read(&input).unwrap());
+    let published = Published::new(
+        &"/e2e/nometa".parse().unwrap(),
+        &content,
+        &PublishOptions::default(),
+        &kite_packet::DigestSha256,
+    )
+    .unwrap();
+    let mut producer = kite_app::Producer::new(kite_app::Client::connect_unix(d.socket()).unwrap());
+    producer.register(published.prefix()).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let halt = stop.clone();
+    let serving = std::thread::spawn(move || {
+        producer
+            .serve(&halt, None, |i| {
+                let metadata = i.name.last().is_some_and(|c| c.value() == b"metadata");
+                published.answer(i).filter(|_| !metadata).cloned()
+            })
+            .unwrap();
+    });
+    let started = Instant::now();
+    let out = kite(&[
+        "get",
+        "/e2e/nometa",
+        "--rdr-timeout",
+        "300",
+        "--socket",
+        d.socket(),
+    ]);
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(sha2_hex(&out.stdout), want);
+    assert_eq!(
+        summary_value(&stderr, "Discovery"),
+        "iterative (metadata: timeout)"
+    );
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+    // RDR alone fails on it.
+    let out = kite(&[
+        "get",
+        "/e2e/nometa",
+        "--discover",
+        "rdr",
+        "--lifetime",
+        "200",
+        "--max-retries",
+        "1",
+        "--socket",
+        d.socket(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("RDR discovery of /e2e/nometa/32=metadata"),
+        "{stderr}"
+    );
+    stop.store(true, Ordering::Release);
+    serving.join().unwrap();
+}
+
+#[test]
+fn put_once_still_answers_a_retransmission_after_every_segment_was_served() {
+    use common::peer::{nonce, Conn};
+    use kite_packet::{Interest, NetPacket, OwnedComponent};
+
+    let d = Daemon::local(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    random_file(&input, 2500, 41);
+    // FreshnessPeriod 0: the Content Store cannot answer the MustBeFresh retransmission.
+    let mut put = Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args(["put", "/e2e/once", input.to_str().unwrap(), "--once"])
+        .args([
+            "--chunk-size",
+            "1000",
+            "--freshness",
+            "0",
+            "--grace",
+            "1500",
+        ])
+        .args(["--socket", d.socket()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(put.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let versioned: kite_packet::Name = line.trim().parse().unwrap();
+    let mut conn = Conn::unix(d.socket());
+    let ask = |conn: &mut Conn, seg: u64| {
+        let mut i = Interest::new(
+            versioned
+                .clone()
+                .append(OwnedComponent::segment(seg).as_ref()),
+        );
+        i.must_be_fresh = true;
+        i.nonce = Some(nonce());
+        i.lifetime = Some(1000);
+        conn.send(&i.encode());
+        conn.recv_packet(Duration::from_secs(2))
+    };
+    for seg in 0..3 {
+        assert!(
+            matches!(ask(&mut conn, seg), (_, NetPacket::Data(_))),
+            "{seg}"
+        );
+    }
+    // Every segment was served; the Data of segment 2 was "lost", and the consumer asks
+    // again after its retransmission timeout.
+    std::thread::sleep(Duration::from_millis(700));
+    match ask(&mut conn, 2) {
+        (_, NetPacket::Data(d)) => assert_eq!(d.name.last().unwrap().as_segment(), Some(2)),
+        other => panic!("the retransmission is answered, got {other:?}"),
+    }
+    assert!(
+        put.try_wait().unwrap().is_none(),
+        "still serving within the grace period"
+    );
+    assert!(
+        reap(&mut put, Duration::from_secs(10)),
+        "exits once no Interest came for the grace period"
+    );
+    assert!(put.wait().unwrap().success());
+}
+
+/// Reads one TLV element from `s`.
+fn read_element(s: &mut impl std::io::Read) -> Vec<u8> {
+    let mut head = vec![0u8; 2];
+    s.read_exact(&mut head).unwrap();
+    let extra = match head[1] {
+        253 => 2,
+        254 => 4,
+        255 => 8,
+        _ => 0,
+    };
+    let mut len_bytes = vec![0u8; extra];
+    s.read_exact(&mut len_bytes).unwrap();
+    let len = if extra == 0 {
+        usize::from(head[1])
+    } else {
+        len_bytes
+            .iter()
+            .fold(0usize, |n, &b| n << 8 | usize::from(b))
+    };
+    head.extend_from_slice(&len_bytes);
+    let mut value = vec![0u8; len];
+    s.read_exact(&mut value).unwrap();
+    head.extend_from_slice(&value);
+    head
+}
+
+/// The SignatureTime of an encoded signed command Interest.
+fn signature_time(wire: &[u8]) -> u64 {
+    let i = kite_packet::Interest::decode(bytes::Bytes::copy_from_slice(wire)).unwrap();
+    match kite_mgmt::parse_command(&i).unwrap().signature {
+        kite_mgmt::command::CommandSignature::V03 { info, .. } => info.time.unwrap(),
+        other => panic!("a v0.3 signed command expected, got {other:?}"),
+    }
+}
+
+#[test]
+fn two_producers_registering_at_once_with_the_same_key_both_succeed() {
+    use std::os::unix::net::{UnixListener, UnixStream};
+
+    let d = Daemon::local(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    // A relay between the producers and Kite that holds both first commands, then delivers
+    // the newer one first: the older timestamp arrives second and is refused (403), as when
+    // two tools sign in the same millisecond. The refused producer must retry and succeed.
+    let relay = dir.path().join("relay.sock");
+    let listener = UnixListener::bind(&relay).unwrap();
+    let servers: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|p| {
+            Command::new(env!("CARGO_BIN_EXE_kite"))
+                .args(["ping", "--server", &format!("/e2e/race/{p}")])
+                .args(["--socket", relay.to_str().unwrap()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut held: Vec<(UnixStream, Vec<u8>)> = (0..2)
+        .map(|_| {
+            let (mut c, _) = listener.accept().unwrap();
+            let first = read_element(&mut c);
+            (c, first)
+        })
+        .collect();
+    held.sort_by_key(|(_, cmd)| std::cmp::Reverse(signature_time(cmd)));
+    for (client, first) in held {
+        let mut upstream = UnixStream::connect(d.socket()).unwrap();
+        std::io::Write::write_all(&mut upstream, &first).unwrap();
+        let (mut up_read, mut client_write) =
+            (upstream.try_clone().unwrap(), client.try_clone().unwrap());
+        let mut client_read = client;
+        std::thread::spawn(move || std::io::copy(&mut up_read, &mut client_write));
+        std::thread::spawn(move || std::io::copy(&mut client_read, &mut upstream));
+        // Kite handles the first command before the second arrives.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for (mut server, p) in servers.into_iter().zip(["a", "b"]) {
+        let mut banner = String::new();
+        BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut banner)
+            .unwrap();
+        terminate(server.id());
+        let out = server.wait_with_output().unwrap();
+        assert_eq!(
+            banner.trim(),
+            format!("PING SERVER /e2e/race/{p}/ping"),
+            "{p} registered: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

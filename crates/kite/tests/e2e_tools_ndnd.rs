@@ -133,6 +133,9 @@ fn kite_get_and_ndnd_cat_fetch_each_others_objects() {
         let out = kite(&[
             "get",
             "/e2e/ndndobj",
+            // NDNd's put answers RDR metadata, as ndncatchunks asks for it.
+            "--discover",
+            "rdr",
             "--lifetime",
             "1000",
             "--max-retries",

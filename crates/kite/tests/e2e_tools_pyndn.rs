@@ -31,6 +31,11 @@ fn kite_get_fetches_a_python_ndn_object() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(producer.ready["sha256"], sha256_of(&output));
     assert_eq!(summary_value(&stderr, "Version"), "/e2e/pyobj/v=1");
+    // The python producer answers no RDR metadata: kite get fell back after a short wait.
+    assert_eq!(
+        summary_value(&stderr, "Discovery"),
+        "iterative (metadata: timeout)"
+    );
     assert_eq!(summary_value(&stderr, "Segments"), "132");
 }
 

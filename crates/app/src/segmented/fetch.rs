@@ -1,24 +1,83 @@
 //! Segmented fetch, as ndncatchunks does it: discover the version, keep a congestion window
 //! of segment Interests outstanding, retransmit on RTO, learn the end from FinalBlockId, and
 //! write the content in order.
+//!
+//! Version discovery ([`Discovery`]): RDR asks `<prefix>/32=metadata` (CanBePrefix +
+//! MustBeFresh) and reads the versioned name from the metadata Data's Content, as ndncatchunks
+//! does; the older way asks for the prefix itself with CanBePrefix + MustBeFresh and takes the
+//! version from the name of the first segment that answers (python-ndn's producers answer only
+//! this). By default RDR is tried once with a short timeout, then the older way.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use std::fmt;
+
 use bytes::Bytes;
-use kite_packet::{Data, Interest, NackReason, Name};
+use kite_packet::tlv::Reader;
+use kite_packet::{tt, Data, Interest, NackReason, Name};
 use thiserror::Error;
 
 use super::cc::{CcOptions, Window};
-use super::naming::{ends_in_version, parse_segment_reply, segment_name};
+use super::naming::{
+    ends_in_version, metadata_name, parse_segment_reply, segment_name, METADATA_KEYWORD,
+};
 use super::rto::RttEstimator;
 use crate::consumer::{Event, InterestId, Pipeline};
 use crate::error::{nack_reason_text, ClientError};
 
+/// How the version of an object named by a prefix is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discovery {
+    /// RDR once, with [`FetchOptions::rdr_timeout`]; when the metadata times out, is Nacked
+    /// or is malformed, [`Discovery::Iterative`].
+    Auto,
+    /// RDR only: `<prefix>/32=metadata`, retried like a segment.
+    Rdr,
+    /// A CanBePrefix + MustBeFresh Interest for the prefix; the first segment's name carries
+    /// the version.
+    Iterative,
+}
+
+impl fmt::Display for Discovery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Discovery::Auto => "auto",
+            Discovery::Rdr => "rdr",
+            Discovery::Iterative => "iterative",
+        })
+    }
+}
+
+/// Why RDR found no version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RdrFailure {
+    /// No metadata came in time.
+    Timeout,
+    /// The metadata Interest was Nacked.
+    Nack(NackReason),
+    /// The answer is not a metadata packet naming a version.
+    Malformed,
+}
+
+impl fmt::Display for RdrFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RdrFailure::Timeout => f.write_str("timeout"),
+            RdrFailure::Nack(r) => write!(f, "Nack {}", nack_reason_text(*r)),
+            RdrFailure::Malformed => f.write_str("malformed metadata"),
+        }
+    }
+}
+
 /// How a fetch behaves.
 #[derive(Debug, Clone)]
 pub struct FetchOptions {
+    /// How the version is found when the name does not end in one.
+    pub discovery: Discovery,
+    /// How long [`Discovery::Auto`] waits for the metadata before falling back.
+    pub rdr_timeout: Duration,
     /// The congestion window.
     pub cc: CcOptions,
     /// InterestLifetime of every Interest.
@@ -31,9 +90,15 @@ pub struct FetchOptions {
     pub max_rto: Duration,
 }
 
+/// [`FetchOptions::rdr_timeout`] by default: a metadata answer comes from the producer (it
+/// is MustBeFresh), so a round trip or two; one that does not answer costs only this.
+pub const DEFAULT_RDR_TIMEOUT: Duration = Duration::from_millis(500);
+
 impl Default for FetchOptions {
     fn default() -> Self {
         FetchOptions {
+            discovery: Discovery::Auto,
+            rdr_timeout: DEFAULT_RDR_TIMEOUT,
             cc: CcOptions::default(),
             lifetime: Duration::from_secs(4),
             max_retries: 15,
@@ -48,6 +113,10 @@ impl Default for FetchOptions {
 pub struct FetchStats {
     /// The versioned name fetched, once known.
     pub versioned: Option<Name>,
+    /// How the version was found ([`Discovery::Rdr`] or [`Discovery::Iterative`]).
+    pub discovered_by: Option<Discovery>,
+    /// Why RDR was tried and found nothing, when it was.
+    pub rdr_failure: Option<RdrFailure>,
     /// Segments received (each counted once).
     pub segments: u64,
     /// The last segment number, once FinalBlockId was seen.
@@ -120,6 +189,14 @@ pub enum FetchError {
     /// The discovery answer is not a segment of a versioned object.
     #[error("{0} is not a segment of a versioned object under the name asked (expected <name>/v=<version>/seg=<n>)")]
     NotSegmented(Name),
+    /// RDR (asked alone) found no version.
+    #[error("RDR discovery of {name}: {failure}")]
+    Rdr {
+        /// The metadata name asked.
+        name: Name,
+        /// What went wrong.
+        failure: RdrFailure,
+    },
 }
 
 /// One outstanding segment Interest.
@@ -150,9 +227,9 @@ struct Fetcher<'a> {
     stats: FetchStats,
 }
 
-/// Fetches the segmented object `name` (a prefix whose version is discovered with a
-/// CanBePrefix + MustBeFresh Interest, or a name ending in a version) and writes its content
-/// to `out` in order. `progress` sees the counters after each batch of events.
+/// Fetches the segmented object `name` (a prefix whose version is discovered as
+/// [`FetchOptions::discovery`] says, or a name ending in a version) and writes its content to
+/// `out` in order. `progress` sees the counters after each batch of events.
 pub fn fetch(
     pipe: Pipeline,
     name: &Name,
@@ -176,8 +253,9 @@ pub fn fetch(
         next_write: 0,
         stats: FetchStats::default(),
     };
-    let first = f.discover(name)?;
-    f.accept(first, out)?;
+    if let Some(first) = f.find_version(name)? {
+        f.accept(first, out)?;
+    }
     while f.final_seg.is_none_or(|last| f.next_write <= last) {
         f.fill_window()?;
         let events = f.pipe.poll(Instant::now() + Duration::from_secs(1))?;
@@ -194,33 +272,98 @@ pub fn fetch(
 }
 
 impl Fetcher<'_> {
-    /// Sends the discovery Interest (retried on timeout) and returns the first Data, after
-    /// setting the versioned name from it.
-    fn discover(&mut self, name: &Name) -> Result<Data, FetchError> {
+    /// Sets the versioned name: `name` itself when it ends in a version, else by discovery.
+    /// Returns the first Data when discovery brought one (a segment).
+    fn find_version(&mut self, name: &Name) -> Result<Option<Data>, FetchError> {
+        let rdr_first = match self.opts.discovery {
+            _ if ends_in_version(name) => return self.discover_iterative(name).map(Some),
+            Discovery::Iterative => return self.discover_iterative(name).map(Some),
+            Discovery::Rdr => self.discover_rdr(name, self.opts.max_retries)?,
+            Discovery::Auto => self.discover_rdr(name, 0)?,
+        };
+        match rdr_first {
+            Ok(versioned) => {
+                self.versioned = versioned.clone();
+                self.stats.versioned = Some(versioned);
+                self.stats.discovered_by = Some(Discovery::Rdr);
+                Ok(None)
+            }
+            Err(failure) if self.opts.discovery == Discovery::Auto => {
+                self.stats.rdr_failure = Some(failure);
+                self.discover_iterative(name).map(Some)
+            }
+            Err(failure) => Err(FetchError::Rdr {
+                name: metadata_name(name),
+                failure,
+            }),
+        }
+    }
+
+    /// Asks `<name>/32=metadata` (retried `retries` times after a timeout or a retryable
+    /// Nack) and returns the versioned name its Content holds.
+    fn discover_rdr(
+        &mut self,
+        name: &Name,
+        retries: u32,
+    ) -> Result<Result<Name, RdrFailure>, FetchError> {
+        let mut interest = Interest::new(metadata_name(name));
+        interest.can_be_prefix = true;
+        interest.must_be_fresh = true;
+        let quick = retries == 0;
+        let lifetime = if quick {
+            self.opts.rdr_timeout
+        } else {
+            self.opts.lifetime
+        };
+        interest.lifetime = Some(lifetime.as_millis().max(1) as u64);
+        let mut failure = RdrFailure::Timeout;
+        for attempt in 0..=retries {
+            if attempt > 0 {
+                self.stats.retransmissions += 1;
+            }
+            let timeout = if quick {
+                self.opts.rdr_timeout
+            } else {
+                self.rtt.rto()
+            };
+            match self.ask(interest.clone(), timeout)? {
+                Event::Data { data, .. } => {
+                    return Ok(versioned_name_of_metadata(&interest.name, &data)
+                        .ok_or(RdrFailure::Malformed))
+                }
+                Event::Nack { reason, .. } => {
+                    failure = RdrFailure::Nack(reason);
+                    if !retryable(reason) {
+                        break;
+                    }
+                }
+                Event::Timeout { .. } => failure = RdrFailure::Timeout,
+            }
+        }
+        Ok(Err(failure))
+    }
+
+    /// Sends a CanBePrefix Interest for `name` (retried on timeout) and returns the first
+    /// Data, after setting the versioned name from it.
+    fn discover_iterative(&mut self, name: &Name) -> Result<Data, FetchError> {
         let mut interest = Interest::new(name.clone());
         interest.can_be_prefix = true;
         interest.must_be_fresh = !ends_in_version(name);
         interest.lifetime = Some(self.opts.lifetime.as_millis() as u64);
         let mut retries = 0;
         loop {
-            self.pipe.express(interest.clone(), self.rtt.rto())?;
-            let ev = loop {
-                if let Some(ev) = self.pipe.poll(Instant::now() + self.rtt.rto())?.pop() {
-                    break ev;
-                }
-            };
-            match ev {
-                Event::Data { data, rtt, .. } => {
-                    self.rtt.add_sample(rtt);
-                    self.stats.add_rtt(rtt);
+            match self.ask(interest.clone(), self.rtt.rto())? {
+                Event::Data { data, .. } => {
                     let (versioned, _) = parse_segment_reply(name, &data.name)
                         .ok_or_else(|| FetchError::NotSegmented(data.name.clone()))?;
                     self.versioned = versioned.clone();
                     self.stats.versioned = Some(versioned);
+                    if !ends_in_version(name) {
+                        self.stats.discovered_by = Some(Discovery::Iterative);
+                    }
                     return Ok(*data);
                 }
                 Event::Nack { reason, .. } => {
-                    self.stats.nacks += 1;
                     if !retryable(reason) {
                         return Err(FetchError::Nack {
                             reason,
@@ -228,10 +371,7 @@ impl Fetcher<'_> {
                         });
                     }
                 }
-                Event::Timeout { .. } => {
-                    self.stats.timeouts += 1;
-                    self.rtt.backoff();
-                }
+                Event::Timeout { .. } => {}
             }
             retries += 1;
             self.stats.retransmissions += 1;
@@ -242,6 +382,29 @@ impl Fetcher<'_> {
                 });
             }
         }
+    }
+
+    /// Sends one Interest and waits for what happens to it, counting RTT, Nacks and timeouts
+    /// (a timeout backs the RTO off).
+    fn ask(&mut self, interest: Interest, timeout: Duration) -> Result<Event, FetchError> {
+        self.pipe.express(interest, timeout)?;
+        let ev = loop {
+            if let Some(ev) = self.pipe.poll(Instant::now() + timeout)?.pop() {
+                break ev;
+            }
+        };
+        match &ev {
+            Event::Data { rtt, .. } => {
+                self.rtt.add_sample(*rtt);
+                self.stats.add_rtt(*rtt);
+            }
+            Event::Nack { .. } => self.stats.nacks += 1,
+            Event::Timeout { .. } => {
+                self.stats.timeouts += 1;
+                self.rtt.backoff();
+            }
+        }
+        Ok(ev)
     }
 
     /// Sends Interests while the window allows: retransmissions first, then new segments up
@@ -407,7 +570,79 @@ impl Fetcher<'_> {
     }
 }
 
+/// The versioned name in a metadata Data answering `asked` (`<prefix>/32=metadata`): named
+/// `<asked>/<version>/<segment>`, its Content holding a Name (elements before it skipped).
+fn versioned_name_of_metadata(asked: &Name, data: &Data) -> Option<Name> {
+    let n = data.name.len();
+    let well_named = n == asked.len() + 2
+        && asked.is_prefix_of(&data.name)
+        && asked.last()?.typ() == tt::KEYWORD_NAME_COMPONENT
+        && asked.last()?.value() == METADATA_KEYWORD
+        && data.name.get(n - 2)?.as_version().is_some()
+        && data.name.get(n - 1)?.as_segment().is_some();
+    if !well_named || data.meta.content_type.is_some_and(|t| t.0 != 0) {
+        return None;
+    }
+    let content = data.content.as_ref()?;
+    let mut r = Reader::new(content);
+    while let Some(e) = r.next_element() {
+        let e = e.ok()?;
+        if e.typ == tt::NAME {
+            return Name::decode(content.slice(e.range()))
+                .ok()
+                .filter(|v| !v.is_empty());
+        }
+    }
+    None
+}
+
 /// Whether retransmitting can help after a Nack with `reason`.
 fn retryable(reason: NackReason) -> bool {
     reason == NackReason::CONGESTION || reason == NackReason::DUPLICATE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kite_packet::DigestSha256;
+
+    fn name(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    fn metadata(data_name: &str, content: Vec<u8>) -> Data {
+        Data::decode(
+            Data::new(name(data_name), content)
+                .sign(&DigestSha256)
+                .unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn metadata_must_be_well_named_and_hold_a_name() {
+        let asked = metadata_name(&name("/a"));
+        let versioned = name("/a/v=5").to_wire();
+        let good = format!("{}/v=1/seg=0", asked.to_uri());
+        // An element before the Name is skipped, as ndn-cxx skips it.
+        let mut content = vec![0x80, 1, 9];
+        content.extend_from_slice(&versioned);
+        assert_eq!(
+            versioned_name_of_metadata(&asked, &metadata(&good, content)),
+            Some(name("/a/v=5"))
+        );
+        for bad in [
+            format!("{}/v=1", asked.to_uri()),
+            format!("{}/1/seg=0", asked.to_uri()),
+            "/b/32=metadata/v=1/seg=0".to_owned(),
+        ] {
+            let d = metadata(&bad, versioned.to_vec());
+            assert_eq!(versioned_name_of_metadata(&asked, &d), None, "{bad}");
+        }
+        let d = metadata(&good, b"no name here".to_vec());
+        assert_eq!(versioned_name_of_metadata(&asked, &d), None);
+        let mut d = metadata(&good, versioned.to_vec());
+        d.meta.content_type = Some(kite_packet::ContentType::NACK);
+        assert_eq!(versioned_name_of_metadata(&asked, &d), None);
+    }
 }

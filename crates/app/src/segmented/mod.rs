@@ -8,7 +8,7 @@ pub mod publish;
 pub mod rto;
 
 pub use cc::{CcKind, CcOptions, Window};
-pub use fetch::{fetch, FetchError, FetchOptions, FetchStats};
+pub use fetch::{fetch, Discovery, FetchError, FetchOptions, FetchStats, RdrFailure};
 pub use publish::{PublishOptions, Published};
 pub use rto::RttEstimator;
 

@@ -19,12 +19,17 @@ pub const DEFAULT_CHUNK_SIZE: usize = 8000;
 /// FreshnessPeriod of segments by default (ndnputchunks' default).
 pub const DEFAULT_FRESHNESS: Duration = Duration::from_secs(10);
 
+/// FreshnessPeriod of the RDR metadata (ndnputchunks' value): a consumer asks for it with
+/// MustBeFresh, so a cache answers it only this long and a newer version published under the
+/// same prefix is found at once.
+pub const METADATA_FRESHNESS: Duration = Duration::from_millis(10);
+
 /// How an object is cut and labelled.
 #[derive(Debug, Clone)]
 pub struct PublishOptions {
     /// Content octets per segment.
     pub chunk_size: usize,
-    /// FreshnessPeriod of every segment and of the metadata.
+    /// FreshnessPeriod of every segment.
     pub freshness: Duration,
     /// The version; `None`: the current time in milliseconds since the Unix epoch.
     pub version: Option<u64>,
@@ -90,7 +95,7 @@ impl Published {
         );
         let mut meta = Data::new(meta_name, versioned.to_wire());
         meta.meta.final_block_id = Some(OwnedComponent::segment(0));
-        meta.meta.freshness_period = Some(freshness);
+        meta.meta.freshness_period = Some(METADATA_FRESHNESS.as_millis() as u64);
         let metadata = meta.sign(signer)?;
         Ok(Published {
             prefix,
@@ -216,12 +221,19 @@ mod tests {
         assert_eq!(ask("/obj/v=42", true), Some(name("/obj/v=42/seg=0")));
         assert_eq!(ask("/obj", false), None, "discovery needs CanBePrefix");
         assert_eq!(ask("/obj/v=41", true), None, "another version");
+        // What ndncatchunks accepts: <prefix>/32=metadata/<version>/<segment 0>, a BLOB whose
+        // Content is the versioned Name, fresh only briefly.
         let meta = ask("/obj/32=metadata", true).unwrap();
         assert_eq!(meta.len(), 4);
         assert!(metadata_name(&name("/obj")).is_prefix_of(&meta));
+        assert!(meta.get(2).unwrap().as_version().is_some());
+        assert_eq!(meta.get(3).unwrap().as_segment(), Some(0));
         let mut i = Interest::new(name("/obj/32=metadata"));
         i.can_be_prefix = true;
-        let content = decode(p.answer(&i).unwrap()).content.unwrap();
-        assert_eq!(Name::decode(content).unwrap(), name("/obj/v=42"));
+        i.must_be_fresh = true;
+        let d = decode(p.answer(&i).unwrap());
+        assert_eq!(d.meta.freshness_period, Some(10));
+        assert_eq!(d.meta.content_type, None);
+        assert_eq!(Name::decode(d.content.unwrap()).unwrap(), name("/obj/v=42"));
     }
 }

@@ -13,7 +13,10 @@ use kite_packet::{
     Data, DigestSha256, Interest, LpHeader, LpPacket, Nack, NackReason, Name, NetPacket, PitToken,
 };
 
-use super::{fetch, CcKind, CcOptions, FetchError, FetchOptions, PublishOptions, Published};
+use super::{
+    fetch, CcKind, CcOptions, Discovery, FetchError, FetchOptions, PublishOptions, Published,
+    RdrFailure,
+};
 use crate::fake::FakeForwarder;
 use crate::framing::FrameReader;
 use crate::{Client, Event, Pipeline, Producer};
@@ -251,6 +254,141 @@ fn fetch_of_a_versioned_name_and_fetch_errors() {
         matches!(err, FetchError::TooManyRetries { retries: 1, .. }),
         "{err}"
     );
+}
+
+/// Whether `i` asks for RDR metadata.
+fn asks_metadata(i: &Interest) -> bool {
+    i.name.last().is_some_and(|c| c.value() == b"metadata")
+}
+
+#[test]
+fn rdr_finds_the_version_from_the_metadata() {
+    let content = object(3000);
+    let fake = serving(published(&content), 0, 0);
+    let mut out = Vec::new();
+    let o = FetchOptions {
+        discovery: Discovery::Rdr,
+        ..opts(CcKind::Aimd)
+    };
+    let stats = fetch(pipeline(&fake), &name("/obj"), &o, &mut out, &mut |_| {}).unwrap();
+    assert!(out == content);
+    assert_eq!(stats.discovered_by, Some(Discovery::Rdr));
+    assert_eq!(stats.rdr_failure, None);
+    assert_eq!(stats.versioned, Some(name("/obj/v=9")));
+    let asked = fake.received();
+    assert_eq!(asked[0].name, name("/obj/32=metadata"));
+    assert!(asked[0].can_be_prefix && asked[0].must_be_fresh);
+    assert!(
+        asked[1..].iter().all(|i| !i.can_be_prefix),
+        "only exact segment Interests after the metadata"
+    );
+}
+
+#[test]
+fn auto_falls_back_quickly_when_metadata_times_out_is_nacked_or_malformed() {
+    let content = object(3000);
+    let quiet = {
+        let p = published(&content);
+        FakeForwarder::builder()
+            .raw(move |i| {
+                p.answer(i)
+                    .filter(|_| !asks_metadata(i))
+                    .cloned()
+                    .into_iter()
+                    .collect()
+            })
+            .start()
+    };
+    let nacking = {
+        let p = published(&content);
+        FakeForwarder::builder()
+            .raw(move |i| {
+                if asks_metadata(i) {
+                    vec![Nack::encode_for(NackReason::NO_ROUTE, i.encode())]
+                } else {
+                    p.answer(i).cloned().into_iter().collect()
+                }
+            })
+            .start()
+    };
+    let malformed = {
+        let p = published(&content);
+        FakeForwarder::builder()
+            .raw(move |i| {
+                if asks_metadata(i) {
+                    let n = i
+                        .name
+                        .clone()
+                        .append(kite_packet::OwnedComponent::version(1).as_ref());
+                    let n = n.append(kite_packet::OwnedComponent::segment(0).as_ref());
+                    vec![Data::new(n, &b"not a name"[..])
+                        .sign(&DigestSha256)
+                        .unwrap()]
+                } else {
+                    p.answer(i).cloned().into_iter().collect()
+                }
+            })
+            .start()
+    };
+    let o = FetchOptions {
+        rdr_timeout: Duration::from_millis(150),
+        ..opts(CcKind::Aimd)
+    };
+    for (fake, failure) in [
+        (&quiet, RdrFailure::Timeout),
+        (&nacking, RdrFailure::Nack(NackReason::NO_ROUTE)),
+        (&malformed, RdrFailure::Malformed),
+    ] {
+        let started = Instant::now();
+        let mut out = Vec::new();
+        let stats = fetch(pipeline(fake), &name("/obj"), &o, &mut out, &mut |_| {}).unwrap();
+        assert!(out == content, "{failure}");
+        assert_eq!(stats.discovered_by, Some(Discovery::Iterative));
+        assert_eq!(stats.rdr_failure, Some(failure));
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{failure}: quick"
+        );
+    }
+    // RDR alone does not fall back.
+    let o = FetchOptions {
+        discovery: Discovery::Rdr,
+        max_retries: 1,
+        ..o
+    };
+    let err = fetch(
+        pipeline(&nacking),
+        &name("/obj"),
+        &o,
+        &mut Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            FetchError::Rdr {
+                failure: RdrFailure::Nack(_),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // The older way alone never asks for metadata.
+    let o = FetchOptions {
+        discovery: Discovery::Iterative,
+        ..opts(CcKind::Aimd)
+    };
+    let before = quiet.received().len();
+    fetch(
+        pipeline(&quiet),
+        &name("/obj"),
+        &o,
+        &mut Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(!quiet.received()[before..].iter().any(asks_metadata));
 }
 
 #[test]

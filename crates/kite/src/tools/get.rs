@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use kite_app::segmented::{fetch, CcKind, CcOptions, FetchOptions, FetchStats};
+use kite_app::segmented::fetch::DEFAULT_RDR_TIMEOUT;
+use kite_app::segmented::{fetch, CcKind, CcOptions, Discovery, FetchOptions, FetchStats};
 use kite_app::Pipeline;
 use kite_packet::Name;
 
@@ -25,13 +26,33 @@ pub enum Cc {
     Fixed,
 }
 
+/// The version discovery choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Discover {
+    /// RDR first, once, waiting --rdr-timeout; then iterative when the metadata times out,
+    /// is Nacked or is malformed.
+    Auto,
+    /// RDR only (as ndncatchunks): the Content of PREFIX/32=metadata names the version.
+    Rdr,
+    /// A CanBePrefix + MustBeFresh Interest for PREFIX; the first segment's name carries the
+    /// version (what python-ndn producers answer).
+    Iterative,
+}
+
 /// `kite get` options.
 #[derive(Args, Debug)]
 pub struct GetArgs {
-    /// The object's name: a prefix (the latest version is discovered with a CanBePrefix +
-    /// MustBeFresh Interest) or a name ending in a version component.
+    /// The object's name: a prefix (the latest version is discovered, see --discover) or a
+    /// name ending in a version component.
     #[arg(value_parser = parse_name)]
     name: Name,
+    /// How the version of a prefix is found.
+    #[arg(long, value_enum, default_value_t = Discover::Auto)]
+    discover: Discover,
+    /// With --discover auto: milliseconds to wait for the RDR metadata before falling back
+    /// (short, so a producer that does not answer metadata costs little).
+    #[arg(long, default_value_t = DEFAULT_RDR_TIMEOUT.as_millis() as u64, value_name = "MS")]
+    rdr_timeout: u64,
     /// Write the content to FILE instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -72,10 +93,16 @@ pub fn run(args: GetArgs) -> Result<String> {
     if args.window == 0 || args.max_window < args.window {
         bail!("--window must be at least 1 and at most --max-window");
     }
-    if args.lifetime == 0 {
-        bail!("--lifetime must be at least 1 ms");
+    if args.lifetime == 0 || args.rdr_timeout == 0 {
+        bail!("--lifetime and --rdr-timeout must be at least 1 ms");
     }
     let opts = FetchOptions {
+        discovery: match args.discover {
+            Discover::Auto => Discovery::Auto,
+            Discover::Rdr => Discovery::Rdr,
+            Discover::Iterative => Discovery::Iterative,
+        },
+        rdr_timeout: Duration::from_millis(args.rdr_timeout),
         cc: CcOptions {
             kind: match args.cc {
                 Cc::Aimd => CcKind::Aimd,
@@ -104,7 +131,7 @@ pub fn run(args: GetArgs) -> Result<String> {
     let mut progress = |s: &FetchStats| {
         if args.verbose && !announced {
             if let Some(v) = &s.versioned {
-                eprintln!("kite get: fetching {v}");
+                eprintln!("kite get: fetching {v} ({})", discovery_text(s));
                 announced = true;
             }
         }
@@ -151,15 +178,26 @@ fn progress_line(s: &FetchStats) -> String {
     )
 }
 
+/// How the version was found: `rdr`, `iterative`, `iterative (metadata: <why not>)`, or
+/// `none` for a versioned name.
+fn discovery_text(s: &FetchStats) -> String {
+    match (s.discovered_by, s.rdr_failure) {
+        (None, _) => "none".into(),
+        (Some(d), None) => d.to_string(),
+        (Some(d), Some(why)) => format!("{d} (metadata: {why})"),
+    }
+}
+
 /// The closing report, one `key: value` per line.
 fn summary(s: &FetchStats) -> String {
     format!(
-        "Version: {}\nSegments: {}\nOctets: {}\nTime: {:.3} s\nGoodput: {:.3} Mbit/s\n\
-         RTT min/avg/max: {}/{}/{} ms\nRetransmissions: {}\nTimeouts: {}\n\
-         Congestion marks: {}\nNacks: {}\nWindow decreases: {}\n",
+        "Version: {}\nDiscovery: {}\nSegments: {}\nOctets: {}\nTime: {:.3} s\n\
+         Goodput: {:.3} Mbit/s\nRTT min/avg/max: {}/{}/{} ms\nRetransmissions: {}\n\
+         Timeouts: {}\nCongestion marks: {}\nNacks: {}\nWindow decreases: {}\n",
         s.versioned
             .as_ref()
             .map_or_else(|| "-".into(), Name::to_uri),
+        discovery_text(s),
         s.segments,
         s.octets,
         s.elapsed.as_secs_f64(),

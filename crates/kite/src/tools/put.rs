@@ -1,6 +1,7 @@
 //! `kite put`: publishes a file or standard input as signed, versioned segments (as
 //! ndnputchunks does) and serves them from memory until stopped.
 
+use std::cell::Cell;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -16,6 +17,9 @@ use kite_packet::Name;
 
 use super::{parse_name, stop_on_signal, SocketArgs};
 use crate::sign_args::SignArgs;
+
+/// How often `--once` looks whether every segment was served.
+const ONCE_CHECK: Duration = Duration::from_millis(100);
 
 /// `kite put` options.
 #[derive(Args, Debug)]
@@ -35,9 +39,14 @@ pub struct PutArgs {
     /// The version number [default: the current time in milliseconds since the Unix epoch].
     #[arg(long)]
     version: Option<u64>,
-    /// Exit once every segment has been served at least once.
+    /// Exit once every segment has been served at least once and then no Interest came for
+    /// --grace milliseconds (so a consumer's retransmission after a loss is still answered).
     #[arg(long)]
     once: bool,
+    /// With --once: milliseconds without an Interest, after every segment was served, before
+    /// exiting.
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    grace: u64,
     /// Exit after serving for this many seconds.
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
@@ -75,31 +84,54 @@ pub fn run(args: PutArgs) -> Result<String> {
     let deadline = args
         .timeout
         .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let grace = Duration::from_millis(args.grace);
     let mut served = vec![false; published.segments().len()];
     let mut unserved = served.len();
-    producer.serve(&stop, deadline, |interest| {
-        let wire = published.answer(interest)?.clone();
+    // With --once: when the last Interest came, once every segment was served.
+    let quiet_since: Cell<Option<Instant>> = Cell::new(None);
+    let mut answer = |interest: &kite_packet::Interest| {
+        let wire = published.answer(interest).cloned();
         if args.once {
-            let seg = if wire.as_ptr() == published.segments()[0].as_ptr() {
-                Some(0)
-            } else {
-                interest
-                    .name
-                    .last()
-                    .and_then(|c| c.as_segment())
-                    .and_then(|n| usize::try_from(n).ok())
-                    .filter(|&n| n < served.len())
-            };
-            if let Some(seg) = seg.filter(|&s| !served[s]) {
-                served[seg] = true;
-                unserved -= 1;
-                if unserved == 0 {
-                    stop.store(true, Ordering::Release);
+            if let Some(w) = &wire {
+                let seg = if w.as_ptr() == published.segments()[0].as_ptr() {
+                    Some(0)
+                } else {
+                    interest
+                        .name
+                        .last()
+                        .and_then(|c| c.as_segment())
+                        .and_then(|n| usize::try_from(n).ok())
+                        .filter(|&n| n < served.len())
+                };
+                if let Some(seg) = seg.filter(|&s| !served[s]) {
+                    served[seg] = true;
+                    unserved -= 1;
                 }
             }
+            if unserved == 0 {
+                quiet_since.set(Some(Instant::now()));
+            }
         }
-        Some(wire)
-    })?;
+        wire
+    };
+    loop {
+        // With --once, come back now and then to see whether the quiet period began.
+        let quiet_end = match quiet_since.get() {
+            Some(t) => Some(t + grace),
+            None if args.once => Some(Instant::now() + ONCE_CHECK),
+            None => None,
+        };
+        let until = match (deadline, quiet_end) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        producer.serve(&stop, until, &mut answer)?;
+        let now = Instant::now();
+        let quiet = quiet_since.get().is_some_and(|t| now >= t + grace);
+        if stop.load(Ordering::Acquire) || deadline.is_some_and(|d| now >= d) || quiet {
+            break;
+        }
+    }
     Ok(String::new())
 }
 
