@@ -6,6 +6,7 @@
 //! configured to).
 
 use std::fmt;
+use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -121,9 +122,17 @@ fn face_ids(client: &mut Client, sockets: &[&UdpSocket]) -> Result<Vec<u64>> {
         .map(|s| s.local_addr())
         .collect::<std::io::Result<_>>()?;
     let deadline = Instant::now() + MGMT_TIMEOUT;
+    // A refusal is reported once per ICMP error, so remember it.
+    let mut refused = false;
     loop {
         for s in sockets {
-            s.send(&idle).context("is a forwarder listening there?")?;
+            match s.send(&idle) {
+                // Nothing listens (yet: the listener may open after the unix socket).
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => refused = true,
+                r => {
+                    r?;
+                }
+            }
         }
         let list = client
             .dataset(&nfd_name(&[b"faces", b"list"]), MGMT_TIMEOUT)
@@ -134,6 +143,9 @@ fn face_ids(client: &mut Client, sockets: &[&UdpSocket]) -> Result<Vec<u64>> {
             return Ok(ids);
         }
         if Instant::now() > deadline {
+            if refused {
+                bail!("the datagrams were refused: is a forwarder listening there?");
+            }
             bail!("no on-demand face appeared for {locals:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
