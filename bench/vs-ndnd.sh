@@ -7,8 +7,8 @@
 # socket; both forwarders' UDP MTU is 8800, so each Data is one datagram). The two forwarders
 # alternate round by round so both see the same machine noise. Both forwarders and the load
 # generator run in one private network namespace (NDNd binds UDP on every address).
-# Writes bench/results/vs-ndnd-<commit>.csv (Data/s, goodput, Nacks, Interests lost) and an
-# SVG of the medians beside it.
+# Writes bench/results/vs-ndnd-<commit>.csv (Data/s, goodput, Nacks, Interests given up as lost
+# and, of those, answered late) and an SVG of the medians beside it.
 #   bench/vs-ndnd.sh [SECONDS] [ROUNDS] [TRANSPORTS]
 #   (defaults 5, 3 and "unix udp"; needs root for the namespace)
 set -euo pipefail
@@ -34,7 +34,7 @@ json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.ar
 {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; NDNd $(basename "$ndnd")"
   echo "# command: kite bench daemon --forwarder SOCKET|udp://127.0.0.1:6363 [--control SOCKET] --window 64 --payload P --duration ${secs}s --json, ${rounds} rounds, forwarders alternating"
-  echo "round,forwarder,transport,threads,payload,exchanges_per_sec,goodput_mbit_per_sec,nacks,lost"
+  echo "round,forwarder,transport,threads,payload,exchanges_per_sec,goodput_mbit_per_sec,nacks,lost,late"
 } > "$out"
 for payload in 1000 8000; do
   for threads in 1 2; do
@@ -51,7 +51,7 @@ for payload in 1000 8000; do
             || { cat "$work/bench.err" >&2; exit 1; }
           stop
           rate=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["exchanges_per_sec"]))' "$line")
-          echo "$r,$fwd,$transport,$threads,$payload,$rate,$(json_field "$line" goodput_mbit_per_sec),$(json_field "$line" nacks),$(json_field "$line" lost)" | tee -a "$out"
+          echo "$r,$fwd,$transport,$threads,$payload,$rate,$(json_field "$line" goodput_mbit_per_sec),$(json_field "$line" nacks),$(json_field "$line" lost),$(json_field "$line" late)" | tee -a "$out"
         done
       done
     done

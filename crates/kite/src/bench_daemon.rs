@@ -33,10 +33,6 @@ use window::Window;
 /// How long the consumer waits for anything from the forwarder before giving up.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long an Interest may go unanswered before the consumer counts it lost and sends
-/// another in its place (UDP drops datagrams when a socket buffer fills).
-const LOSS_TIMEOUT: Duration = Duration::from_millis(500);
-
 /// Parameters of `kite bench daemon`.
 #[derive(Args)]
 pub struct DaemonArgs {
@@ -108,37 +104,40 @@ fn produce(mut link: Link, payload: usize, stop: &AtomicBool) -> Result<()> {
 struct Tally {
     data: u64,
     nacks: u64,
-    /// Interests given up after [`LOSS_TIMEOUT`].
+    /// Interests given up as lost (UDP drops datagrams when a socket buffer fills).
     lost: u64,
+    /// Data that came after its Interest was given up (a loss timeout that fired too early).
+    late: u64,
     /// NDNLPv2 fragments the consumer reassembled Data from.
     fragments: u64,
 }
 
 impl Tally {
     /// Counts one packet; `true` when it answered an outstanding Interest (its slot is free).
-    fn count(&mut self, lp: LpPacket, window: &mut Window) -> Result<bool> {
+    fn count(&mut self, lp: LpPacket, window: &mut Window, now: Instant) -> Result<bool> {
         let Some(fragment) = lp.fragment else {
             return Ok(false);
         };
-        let name = match NetPacketView::decode(fragment)? {
+        Ok(match NetPacketView::decode(fragment)? {
             NetPacketView::Interest(i) if lp.header.nack.is_some() => {
                 self.nacks += 1;
-                i.name
+                window.answered(&i.name, now)
             }
-            NetPacketView::Interest(_) => return Ok(false),
+            NetPacketView::Interest(_) => false,
             NetPacketView::Data(d) => {
                 self.data += 1;
-                d.name
+                let freed = window.answered(&d.name, now);
+                self.late += u64::from(!freed);
+                freed
             }
-        };
-        Ok(window.answered(&name))
+        })
     }
 }
 
 /// Keeps `window` Interests outstanding under `prefix` for `duration`; a Data or a Nack frees
 /// its slot, and so does giving the Interest up as lost.
 fn consume(mut link: Link, prefix: &Name, window: usize, duration: Duration) -> Result<Tally> {
-    let mut w = Window::new(prefix.clone(), LOSS_TIMEOUT);
+    let mut w = Window::new(prefix.clone());
     let now = Instant::now();
     for _ in 0..window {
         link.send(&w.next_interest(now))?;
@@ -151,7 +150,7 @@ fn consume(mut link: Link, prefix: &Name, window: usize, duration: Duration) -> 
         match link.recv()? {
             Recv::Packet(lp) => {
                 heard = Instant::now();
-                if tally.count(lp, &mut w)? {
+                if tally.count(lp, &mut w, heard)? {
                     link.send(&w.next_interest(heard))?;
                 }
             }
@@ -303,8 +302,8 @@ pub fn run(a: DaemonArgs) -> Result<String> {
     let goodput = rate * a.payload as f64 * 8.0 / 1e6;
     let text = format!(
         "{rate:.0} exchanges/s, {goodput:.0} Mbit/s of content through {target} ({received} \
-         Data, {} Nacks, {} lost, {} fragments in {secs:.1} s)\n",
-        tally.nacks, tally.lost, tally.fragments
+         Data, {} Nacks, {} lost ({} answered late), {} fragments in {secs:.1} s)\n",
+        tally.nacks, tally.lost, tally.late, tally.fragments
     );
     let summary = json!({
         "benchmark": "daemon",
@@ -315,6 +314,7 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         "received": received,
         "nacks": tally.nacks,
         "lost": tally.lost,
+        "late": tally.late,
         "fragments": tally.fragments,
         "seconds": secs,
         "window": a.window,
