@@ -146,12 +146,15 @@ fn consume(mut link: Link, prefix: &Name, window: usize, duration: Duration) -> 
     let start = Instant::now();
     let mut heard = start;
     let mut tally = Tally::default();
-    while start.elapsed() < duration {
-        match link.recv()? {
+    let mut now = start;
+    while now.duration_since(start) < duration {
+        let got = link.recv()?;
+        now = Instant::now();
+        match got {
             Recv::Packet(lp) => {
-                heard = Instant::now();
-                if tally.count(lp, &mut w, heard)? {
-                    link.send(&w.next_interest(heard))?;
+                heard = now;
+                if tally.count(lp, &mut w, now)? {
+                    link.send(&w.next_interest(now))?;
                 }
             }
             Recv::Idle if heard.elapsed() > READ_TIMEOUT => {
@@ -160,7 +163,6 @@ fn consume(mut link: Link, prefix: &Name, window: usize, duration: Duration) -> 
             Recv::Idle => {}
             Recv::Closed => bail!("the forwarder closed the connection"),
         }
-        let now = Instant::now();
         for _ in 0..w.expire(now) {
             tally.lost += 1;
             link.send(&w.next_interest(now))?;

@@ -4,7 +4,7 @@
 //! plus four deviations), so a loss costs its slot a few RTTs rather than a fixed wait that
 //! would shrink the effective window whenever a socket buffer overflows.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -17,11 +17,13 @@ const LIFETIME_MS: u64 = 4000;
 const MIN_TIMEOUT: Duration = Duration::from_millis(20);
 const MAX_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Outstanding Interests by sequence number, with when each was sent.
+/// Interests in the order sent (so by sequence number), each with when it was sent until it
+/// is answered or given up: finding one by its number is an index, the oldest is the front.
 pub struct Window {
     prefix: Name,
-    next: u64,
-    outstanding: BTreeMap<u64, Instant>,
+    /// Sequence number of `sent[0]`.
+    base: u64,
+    sent: VecDeque<Option<Instant>>,
     /// Smoothed RTT and its mean deviation, once one answer came.
     rtt: Option<(Duration, Duration)>,
 }
@@ -31,8 +33,8 @@ impl Window {
     pub fn new(prefix: Name) -> Self {
         Window {
             prefix,
-            next: 0,
-            outstanding: BTreeMap::new(),
+            base: 0,
+            sent: VecDeque::new(),
             rtt: None,
         }
     }
@@ -47,9 +49,8 @@ impl Window {
 
     /// The next Interest's wire encoding, recorded as sent at `now`.
     pub fn next_interest(&mut self, now: Instant) -> Bytes {
-        let seq = self.next;
-        self.next += 1;
-        self.outstanding.insert(seq, now);
+        let seq = self.base + self.sent.len() as u64;
+        self.sent.push_back(Some(now));
         let mut i = Interest::new(
             self.prefix
                 .clone()
@@ -69,9 +70,13 @@ impl Window {
         let seq = name
             .last()
             .and_then(|c| std::str::from_utf8(c.value()).ok()?.parse::<u64>().ok());
-        let Some(sent) = seq.and_then(|s| self.outstanding.remove(&s)) else {
+        let slot = seq
+            .and_then(|s| s.checked_sub(self.base))
+            .and_then(|i| self.sent.get_mut(usize::try_from(i).ok()?));
+        let Some(sent) = slot.and_then(Option::take) else {
             return false;
         };
+        self.drop_settled();
         let sample = now.saturating_duration_since(sent);
         self.rtt = Some(match self.rtt {
             None => (sample, sample / 2),
@@ -88,14 +93,24 @@ impl Window {
     pub fn expire(&mut self, now: Instant) -> usize {
         let timeout = self.timeout();
         let mut n = 0;
-        while let Some((&seq, &sent)) = self.outstanding.first_key_value() {
+        while let Some(&Some(sent)) = self.sent.front() {
             if now.saturating_duration_since(sent) < timeout {
                 break;
             }
-            self.outstanding.remove(&seq);
+            self.sent.pop_front();
+            self.base += 1;
             n += 1;
+            self.drop_settled();
         }
         n
+    }
+
+    /// Forgets the answered Interests at the front, so the front is the oldest outstanding.
+    fn drop_settled(&mut self) {
+        while let Some(None) = self.sent.front() {
+            self.sent.pop_front();
+            self.base += 1;
+        }
     }
 }
 
@@ -105,6 +120,10 @@ mod tests {
 
     fn name_of(wire: Bytes) -> Name {
         Interest::decode(wire).unwrap().name
+    }
+
+    fn outstanding(w: &Window) -> usize {
+        w.sent.iter().flatten().count()
     }
 
     fn ms(n: u64) -> Duration {
@@ -118,13 +137,13 @@ mod tests {
         let a = name_of(w.next_interest(now));
         let b = name_of(w.next_interest(now));
         assert_eq!(a.to_string(), "/bench/1/0");
-        assert_eq!(w.outstanding.len(), 2);
+        assert_eq!(outstanding(&w), 2);
         assert!(w.answered(&b, now));
         assert!(!w.answered(&b, now), "a second answer frees nothing");
         assert!(!w.answered(&"/bench/1/x".parse().unwrap(), now));
         assert!(!w.answered(&"/bench/1/0/more".parse().unwrap(), now));
         assert!(w.answered(&a, now));
-        assert_eq!(w.outstanding.len(), 0);
+        assert_eq!(outstanding(&w), 0);
     }
 
     #[test]
@@ -159,11 +178,34 @@ mod tests {
         w.next_interest(t0 + ms(200));
         assert_eq!(w.expire(t0 + ms(999)), 0);
         assert_eq!(w.expire(t0 + ms(1100)), 2);
-        assert_eq!(w.outstanding.len(), 1);
+        assert_eq!(outstanding(&w), 1);
         assert!(
             !w.answered(&first, t0 + ms(1100)),
             "an expired Interest's Data is late"
         );
         assert_eq!(w.expire(t0 + ms(1200)), 1);
+    }
+
+    #[test]
+    fn expiry_passes_over_answered_interests() {
+        let t0 = Instant::now();
+        let mut w = Window::new("/bench/4".parse().unwrap());
+        w.next_interest(t0);
+        let b = name_of(w.next_interest(t0));
+        let c = name_of(w.next_interest(t0 + ms(500)));
+        assert!(w.answered(&b, t0 + ms(100)));
+        assert_eq!(
+            w.timeout(),
+            ms(300),
+            "one 100 ms sample: SRTT 100, RTTVAR 50"
+        );
+        assert_eq!(
+            w.expire(t0 + ms(400)),
+            1,
+            "the first, not the answered second"
+        );
+        assert_eq!(outstanding(&w), 1);
+        assert!(w.answered(&c, t0 + ms(600)));
+        assert!(w.sent.is_empty());
     }
 }
