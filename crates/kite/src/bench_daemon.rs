@@ -1,29 +1,36 @@
 //! `kite bench daemon`: the whole forwarder (I/O thread, forwarding threads, rings, parking)
 //! started in-process, loaded through real unix sockets by a consumer with a fixed window and
-//! a producer that answers every Interest. Reports exchanges per second; `--spin` runs the
-//! same with parking disabled, to measure what sleeping when idle costs under load.
-//! `--forwarder PATH` loads an already running forwarder (Kite, NFD, NDNd) through its unix
-//! socket instead, registering the prefix with NFD's management protocol, so the same load
-//! measures them side by side.
+//! a producer that answers every Interest. Reports exchanges (Data) per second and goodput;
+//! `--spin` runs the same with parking disabled, to measure what sleeping when idle costs under
+//! load. `--forwarder SOCKET` or `--forwarder udp://HOST:PORT` loads an already running
+//! forwarder (Kite, NFD, NDNd) through its unix socket or its UDP listener instead, registering
+//! the prefix with NFD's management protocol, so the same load measures them side by side.
 
-use std::io::Write;
+mod attach;
+mod link;
+mod window;
+
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use bytes::Bytes;
 use clap::Args;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
-use kite_packet::{Data, Interest, LpHeader, LpPacket, Name, NetPacketView, Nonce};
+use kite_packet::{Data, LpHeader, LpPacket, Name, NetPacketView};
 use serde_json::json;
 
-use crate::frames::FrameSource;
+use attach::Target;
+use link::{Link, Recv};
+use window::Window;
 
-/// How long a read waits for the forwarder before the benchmark gives up.
+/// How long the consumer waits for anything from the forwarder before giving up.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Parameters of `kite bench daemon`.
@@ -44,52 +51,51 @@ pub struct DaemonArgs {
     /// Never park idle threads (busy-poll), for comparison with the default.
     #[arg(long, conflicts_with = "forwarder")]
     spin: bool,
-    /// Measure the forwarder already listening on this unix socket (Kite, NFD or NDNd)
-    /// instead of starting Kite in-process; the producer registers its prefix with a
-    /// rib/register command. --threads and --spin then belong to that forwarder's own
-    /// configuration.
-    #[arg(long, value_name = "SOCKET")]
-    forwarder: Option<PathBuf>,
+    /// Measure the forwarder already running (Kite, NFD or NDNd) instead of starting Kite
+    /// in-process: its unix socket (a path or unix://PATH), where the producer registers its
+    /// prefix with a rib/register command; or its UDP listener (udp://HOST:PORT), where the
+    /// consumer and the producer each get an on-demand face from their own socket and the
+    /// prefix is registered for the producer's face through --control. --threads and --spin
+    /// then belong to that forwarder's own configuration.
+    #[arg(long, value_name = "SOCKET|URI", value_parser = Target::parse)]
+    forwarder: Option<Target>,
+    /// The forwarder's unix socket for management, with a udp:// --forwarder (default: the
+    /// sockets `kite status` tries).
+    #[arg(long, value_name = "SOCKET", requires = "forwarder")]
+    control: Option<PathBuf>,
     /// Print one JSON object as the last line (for scripts).
     #[arg(long)]
     json: bool,
 }
 
-fn connect(path: &Path) -> Result<UnixStream> {
-    let s = UnixStream::connect(path).with_context(|| format!("connect {}", path.display()))?;
-    s.set_read_timeout(Some(READ_TIMEOUT))?;
-    Ok(s)
-}
-
-/// Answers every Interest with a Data echoing its token, writing in batches.
-fn produce(mut input: FrameSource, mut output: UnixStream, payload: usize) -> Result<()> {
+/// Answers every Interest with a Data echoing its PIT token, until `stop` is set and no
+/// Interest came for a tick, or the forwarder closes the connection.
+fn produce(mut link: Link, payload: usize, stop: &AtomicBool) -> Result<()> {
     let content = Bytes::from(vec![0x5A; payload]);
-    let mut batch = Vec::with_capacity(64 * 1024);
     loop {
-        let frame = match input.next_blocking() {
-            Ok(f) => f,
-            Err(_) => return Ok(()),
+        let lp = match link.recv()? {
+            Recv::Packet(lp) => lp,
+            Recv::Idle if stop.load(Ordering::Relaxed) => return Ok(()),
+            Recv::Idle => continue,
+            Recv::Closed => return Ok(()),
         };
-        let lp = LpPacket::decode(frame)?;
         let Some(fragment) = lp.fragment else {
             continue;
         };
+        if lp.header.nack.is_some() {
+            continue;
+        }
         let NetPacketView::Interest(i) = NetPacketView::decode(fragment)? else {
             continue;
         };
         let mut d = Data::new(i.name.clone(), content.clone());
         d.meta.freshness_period = Some(0);
-        let data = d.encode();
         let header = LpHeader {
             pit_token: lp.header.pit_token,
             ..LpHeader::default()
         };
-        header.encode_header(Some(data.len()), &mut batch);
-        batch.extend_from_slice(&data);
-        if !input.buffered() || batch.len() > 48 * 1024 {
-            output.write_all(&batch)?;
-            batch.clear();
-        }
+        link.send_lp(&header, &d.encode())?;
+        link.flush_if_due()?;
     }
 }
 
@@ -98,55 +104,72 @@ fn produce(mut input: FrameSource, mut output: UnixStream, payload: usize) -> Re
 struct Tally {
     data: u64,
     nacks: u64,
+    /// Interests given up as lost (UDP drops datagrams when a socket buffer fills).
+    lost: u64,
+    /// Data that came after its Interest was given up (a loss timeout that fired too early).
+    late: u64,
+    /// NDNLPv2 fragments the consumer reassembled Data from.
+    fragments: u64,
 }
 
 impl Tally {
-    fn count(&mut self, frame: Bytes) -> Result<()> {
-        if LpPacket::decode(frame)?.header.nack.is_some() {
-            self.nacks += 1;
-        } else {
-            self.data += 1;
-        }
-        Ok(())
+    /// Counts one packet; `true` when it answered an outstanding Interest (its slot is free).
+    fn count(&mut self, lp: LpPacket, window: &mut Window, now: Instant) -> Result<bool> {
+        let Some(fragment) = lp.fragment else {
+            return Ok(false);
+        };
+        Ok(match NetPacketView::decode(fragment)? {
+            NetPacketView::Interest(i) if lp.header.nack.is_some() => {
+                self.nacks += 1;
+                window.answered(&i.name, now)
+            }
+            NetPacketView::Interest(_) => false,
+            NetPacketView::Data(d) => {
+                self.data += 1;
+                let freed = window.answered(&d.name, now);
+                self.late += u64::from(!freed);
+                freed
+            }
+        })
     }
 }
 
-/// Keeps `window` Interests outstanding under `prefix` for `duration`; a Nack frees its slot
-/// like a Data does.
-fn consume(
-    mut input: FrameSource,
-    mut output: UnixStream,
-    prefix: &Name,
-    window: usize,
-    duration: Duration,
-) -> Result<Tally> {
-    let interest = |seq: u64| {
-        let mut i = Interest::new(prefix.clone().append_generic(seq.to_string().as_bytes()));
-        i.nonce = Some(Nonce::from(seq as u32));
-        i.lifetime = Some(4000);
-        i.encode()
-    };
-    let mut seq = 0u64;
-    let mut batch = Vec::new();
+/// Keeps `window` Interests outstanding under `prefix` for `duration`; a Data or a Nack frees
+/// its slot, and so does giving the Interest up as lost.
+fn consume(mut link: Link, prefix: &Name, window: usize, duration: Duration) -> Result<Tally> {
+    let mut w = Window::new(prefix.clone());
+    let now = Instant::now();
     for _ in 0..window {
-        batch.extend_from_slice(&interest(seq));
-        seq += 1;
+        link.send(&w.next_interest(now))?;
     }
-    output.write_all(&batch)?;
+    link.flush()?;
     let start = Instant::now();
+    let mut heard = start;
     let mut tally = Tally::default();
-    while start.elapsed() < duration {
-        tally.count(input.next_blocking()?)?;
-        batch.clear();
-        batch.extend_from_slice(&interest(seq));
-        seq += 1;
-        while input.buffered() {
-            tally.count(input.next_blocking()?)?;
-            batch.extend_from_slice(&interest(seq));
-            seq += 1;
+    let mut now = start;
+    while now.duration_since(start) < duration {
+        let got = link.recv()?;
+        now = Instant::now();
+        match got {
+            Recv::Packet(lp) => {
+                heard = now;
+                if tally.count(lp, &mut w, now)? {
+                    link.send(&w.next_interest(now))?;
+                }
+            }
+            Recv::Idle if heard.elapsed() > READ_TIMEOUT => {
+                bail!("nothing from the forwarder for {READ_TIMEOUT:?}")
+            }
+            Recv::Idle => {}
+            Recv::Closed => bail!("the forwarder closed the connection"),
         }
-        output.write_all(&batch)?;
+        for _ in 0..w.expire(now) {
+            tally.lost += 1;
+            link.send(&w.next_interest(now))?;
+        }
+        link.flush_if_due()?;
     }
+    tally.fragments = link.fragments();
     Ok(tally)
 }
 
@@ -159,8 +182,8 @@ struct InProcess {
 }
 
 impl InProcess {
-    /// Starts it and connects the producer; returns the producer's and consumer's sockets.
-    fn start(a: &DaemonArgs, prefix: &Name) -> Result<(InProcess, UnixStream, UnixStream)> {
+    /// Starts it and connects the producer; returns the producer's and consumer's links.
+    fn start(a: &DaemonArgs, prefix: &Name) -> Result<(InProcess, Link, Link)> {
         let dir = std::env::temp_dir().join(format!("kite-bench-{}", std::process::id()));
         let path = dir.join("kite.sock");
         let hasher = NameHasher::random();
@@ -178,7 +201,7 @@ impl InProcess {
         config.forwarder.cs_admit = false;
         let runtime = Runtime::start(config, readers, strategies, hasher)?;
         let handle = runtime.handle();
-        let producer = connect(&path)?;
+        let producer = UnixStream::connect(&path)?;
         let wait_for = |n: usize| -> Result<Vec<_>> {
             let t = Instant::now();
             loop {
@@ -195,7 +218,7 @@ impl InProcess {
         let producer_face = wait_for(1)?[0].id;
         fib.add_nexthop(prefix, producer_face, 1)?;
         fib.publish();
-        let consumer = connect(&path)?;
+        let consumer = UnixStream::connect(&path)?;
         wait_for(2)?;
         Ok((
             InProcess {
@@ -203,8 +226,8 @@ impl InProcess {
                 _fib: fib,
                 dir,
             },
-            producer,
-            consumer,
+            Link::stream(producer)?,
+            Link::stream(consumer)?,
         ))
     }
 
@@ -212,25 +235,6 @@ impl InProcess {
         self.runtime.shutdown();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// Connects the producer and consumer to the forwarder at `path`, the producer registering
-/// `prefix` for its own face.
-fn attach(path: &Path, prefix: &Name) -> Result<(UnixStream, UnixStream)> {
-    let mut client = kite_app::Client::connect_unix(path)
-        .with_context(|| format!("connect {}", path.display()))?;
-    let params = kite_mgmt::ControlParameters {
-        name: Some(prefix.clone()),
-        ..Default::default()
-    };
-    client
-        .command_ok("rib", "register", &params, Duration::from_secs(5))
-        .context("registering the producer's prefix")?;
-    let producer = client
-        .into_unix_stream()
-        .ok_or_else(|| anyhow!("the registration left unread packets on the producer's socket"))?;
-    producer.set_read_timeout(Some(READ_TIMEOUT))?;
-    Ok((producer, connect(path)?))
 }
 
 /// Runs the benchmark.
@@ -246,8 +250,8 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         .append_generic(b"bench")
         .append_generic(run_id.to_string().as_bytes());
     let (in_process, producer, consumer) = match &a.forwarder {
-        Some(path) => {
-            let (p, c) = attach(path, &prefix)?;
+        Some(t) => {
+            let (p, c) = t.attach(a.control.as_deref(), &prefix)?;
             (None, p, c)
         }
         None => {
@@ -258,7 +262,8 @@ pub fn run(a: DaemonArgs) -> Result<String> {
     let target = a
         .forwarder
         .as_ref()
-        .map_or_else(|| "in-process Kite".to_owned(), |p| p.display().to_string());
+        .map_or_else(|| "in-process Kite".to_owned(), Target::to_string);
+    let transport = a.forwarder.as_ref().map_or("unix", Target::transport);
     eprintln!(
         "kite bench daemon: {target}, window {}, {} B payload, {}, {:?}",
         a.window,
@@ -273,32 +278,46 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         },
         a.duration
     );
-    let p_in = FrameSource::new(producer.try_clone()?, READ_TIMEOUT)?;
     let payload = a.payload;
-    let producer_end = producer.try_clone()?;
-    let prod = std::thread::spawn(move || produce(p_in, producer, payload));
-    let c_in = FrameSource::new(consumer.try_clone()?, READ_TIMEOUT)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let prod = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || produce(producer, payload, &stop))
+    };
     let start = Instant::now();
-    let tally = consume(c_in, consumer, &prefix, a.window, a.duration)?;
+    let tally = consume(consumer, &prefix, a.window, a.duration);
     let secs = start.elapsed().as_secs_f64();
-    // Ends the producer's read at once rather than at its timeout.
-    let _ = producer_end.shutdown(std::net::Shutdown::Both);
+    stop.store(true, Ordering::Relaxed);
     if let Some(f) = in_process {
         f.stop();
     }
-    let _ = prod.join();
+    let produced = prod
+        .join()
+        .map_err(|_| anyhow!("the producer thread panicked"))?;
+    let tally = match (tally, produced) {
+        (Ok(t), _) => t,
+        (Err(e), Err(p)) => return Err(e.context(format!("the producer failed: {p:#}"))),
+        (Err(e), Ok(())) => return Err(e),
+    };
     let received = tally.data;
     let rate = received as f64 / secs;
+    let goodput = rate * a.payload as f64 * 8.0 / 1e6;
     let text = format!(
-        "{rate:.0} exchanges/s through {target} ({received} Data, {} Nacks in {secs:.1} s)\n",
-        tally.nacks
+        "{rate:.0} exchanges/s, {goodput:.0} Mbit/s of content through {target} ({received} \
+         Data, {} Nacks, {} lost ({} answered late), {} fragments in {secs:.1} s)\n",
+        tally.nacks, tally.lost, tally.late, tally.fragments
     );
     let summary = json!({
         "benchmark": "daemon",
         "forwarder": target,
+        "transport": transport,
         "exchanges_per_sec": rate.round(),
+        "goodput_mbit_per_sec": (goodput * 10.0).round() / 10.0,
         "received": received,
         "nacks": tally.nacks,
+        "lost": tally.lost,
+        "late": tally.late,
+        "fragments": tally.fragments,
         "seconds": secs,
         "window": a.window,
         "payload": a.payload,

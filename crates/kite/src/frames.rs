@@ -35,25 +35,6 @@ impl FrameSource {
         })
     }
 
-    /// The next frame, reading as needed; an error when the forwarder closes the connection
-    /// or sends nothing for a whole tick (a blocking reader's timeout).
-    pub fn next_blocking(&mut self) -> Result<Bytes> {
-        loop {
-            if let Some(f) = self.next()? {
-                return Ok(f);
-            }
-            match self.fill()? {
-                Fill::Data => {}
-                Fill::Idle => {
-                    return Err(anyhow!(
-                        "nothing from the forwarder within the read timeout"
-                    ))
-                }
-                Fill::Closed => return Err(anyhow!("forwarder closed the connection")),
-            }
-        }
-    }
-
     /// Whether octets are buffered that no frame has returned yet (a read may not be needed).
     pub fn buffered(&self) -> bool {
         self.framer.pending() > 0
