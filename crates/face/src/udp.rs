@@ -46,6 +46,18 @@ impl std::fmt::Debug for UdpChannel {
     }
 }
 
+/// Socket buffer size asked for on UDP sockets (the kernel caps it at net.core.rmem_max /
+/// wmem_max). One listener socket carries every unicast face of its channel: with the default
+/// ~208 KiB, a burst of 8000-octet Data overflowed it (UdpRcvbufErrors) while the I/O thread
+/// was busy elsewhere.
+const SOCKET_BUFFER: usize = 4 << 20;
+
+/// Asks for larger socket buffers; best effort (a smaller kernel limit is not an error).
+fn grow_buffers(s: &Socket) {
+    let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
+    let _ = s.set_send_buffer_size(SOCKET_BUFFER);
+}
+
 impl UdpChannel {
     /// Binds `addr` (an IPv6 channel is IPv6-only, so IPv4 gets its own channel as in NFD).
     pub fn bind(addr: SocketAddr, config: FaceConfig) -> io::Result<Self> {
@@ -54,6 +66,7 @@ impl UdpChannel {
             s.set_only_v6(true)?;
         }
         s.set_nonblocking(true)?;
+        grow_buffers(&s);
         s.bind(&addr.into())?;
         let socket = UdpSocket::from_std(s.into());
         let local = socket.local_addr()?;
@@ -275,6 +288,7 @@ pub fn multicast(
     let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
     s.set_reuse_address(true)?;
     s.set_nonblocking(true)?;
+    grow_buffers(&s);
     s.bind(&SocketAddr::V4(group).into())?;
     s.join_multicast_v4(group.ip(), &iface)?;
     s.set_multicast_if_v4(&iface)?;
@@ -294,4 +308,28 @@ pub fn multicast(
         }),
     };
     Ok(Face::new(id, parts, config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listener_socket_gets_large_buffers() {
+        let channel = UdpChannel::bind("127.0.0.1:0".parse().unwrap(), FaceConfig::default())
+            .expect("bind on loopback");
+        let limit = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .unwrap_or(SOCKET_BUFFER);
+        let got = socket2::SockRef::from(&*channel.socket)
+            .recv_buffer_size()
+            .unwrap();
+        // Linux reports twice what it granted (its bookkeeping share).
+        assert!(
+            got >= SOCKET_BUFFER.min(limit),
+            "{got} < {}",
+            SOCKET_BUFFER.min(limit)
+        );
+    }
 }
