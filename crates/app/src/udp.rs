@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
-use kite_packet::{tt, LpHeader, LpPacket};
+use kite_packet::{tt, Fragments, LpPacket};
 
 use crate::framing::element_len;
 use crate::random::random_u64;
@@ -131,60 +131,19 @@ pub(crate) fn fragment(frame: &[u8], mtu: usize, seq: &mut u64) -> io::Result<Ve
     let (header, Some(payload)) = (lp.header, lp.fragment) else {
         return Err(refuse("cannot fragment a frame without a packet"));
     };
-    if header.frag_count.is_some() {
-        return Err(refuse("cannot fragment a fragment"));
-    }
-    // Room left by the largest header a fragment can have (FragIndex and FragCount < 2^16).
-    let room_with = |fields: &LpHeader| {
-        let mut h = fields.clone();
-        h.sequence = Some(0);
-        h.frag_index = Some(u64::from(u16::MAX));
-        h.frag_count = Some(u64::from(u16::MAX));
-        mtu.saturating_sub(h.header_len(Some(mtu)))
-    };
-    let first_room = room_with(&header);
-    let room = room_with(&LpHeader::default());
-    if first_room == 0 || room == 0 {
-        return Err(refuse("the MTU leaves no room for a fragment"));
-    }
-    let count = 1 + payload.len().saturating_sub(first_room).div_ceil(room);
-    if count > MAX_FRAGMENTS {
+    let pieces = Fragments::new(header, payload, mtu, *seq).map_err(|e| refuse(&e.to_string()))?;
+    if pieces.len() > MAX_FRAGMENTS {
         return Err(refuse("packet too large to fragment"));
     }
-    let mut pieces = Vec::with_capacity(count);
-    let mut start = 0;
-    for index in 0..count {
-        let end = payload
-            .len()
-            .min(start + if index == 0 { first_room } else { room });
-        let fields = LpHeader {
-            sequence: Some(*seq),
-            frag_index: Some(index as u64),
-            frag_count: Some(count as u64),
-            ..if index == 0 {
-                header.clone()
-            } else {
-                LpHeader::default()
-            }
-        };
-        *seq = seq.wrapping_add(1);
-        pieces.push(
-            LpPacket {
-                header: fields,
-                fragment: Some(payload.slice(start..end)),
-            }
-            .encode(),
-        );
-        start = end;
-    }
-    Ok(pieces)
+    *seq = seq.wrapping_add(pieces.len() as u64);
+    Ok(pieces.map(|p| p.encode()).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use kite_packet::{Data, DigestSha256, Name, NetPacket, PitToken};
+    use kite_packet::{Data, DigestSha256, LpHeader, Name, NetPacket, PitToken};
 
     use super::*;
 

@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use kite_packet::{
-    CachePolicy, DataView, InterestView, LpHeader, LpPacket, NackReason, NetPacketView, PitToken,
+    CachePolicy, DataView, Fragments, InterestView, LpHeader, LpPacket, NackReason, NetPacketView,
+    PitToken,
 };
 use smallvec::SmallVec;
 
@@ -19,10 +20,6 @@ use crate::counters::FaceCounters;
 use crate::props::{FaceId, PacketKind};
 use crate::queue::{OutFrame, OutQueue};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
-
-/// Worst-case octets of the LpPacket, Sequence, FragIndex, FragCount and Fragment headers
-/// around a fragment's payload.
-const FRAG_OVERHEAD: usize = 4 + 10 + 4 + 4 + 4;
 
 /// A network packet received on a face, with the LP fields the forwarder reads.
 #[derive(Debug, Clone)]
@@ -283,42 +280,25 @@ impl LinkService {
             c.n_out_too_large += 1;
             return false;
         };
-        let first_room = mtu.saturating_sub(FRAG_OVERHEAD + header.fields_len());
-        let room = mtu.saturating_sub(FRAG_OVERHEAD);
-        if first_room == 0 || header.frag_count.is_some() {
+        let Ok(pieces) = Fragments::new(header, payload, mtu, self.next_seq) else {
             c.n_out_too_large += 1;
             return false;
-        }
-        let rest = payload.len().saturating_sub(first_room);
-        let count = 1 + rest.div_ceil(room);
-        if count > q.room() {
+        };
+        if pieces.len() > q.room() {
             c.n_out_queue_full += 1;
             return false;
         }
-        let mut start = 0;
-        for index in 0..count {
-            let end = payload
-                .len()
-                .min(start + if index == 0 { first_room } else { room });
-            let piece = payload.slice(start..end);
-            let fields = LpHeader {
-                sequence: Some(self.next_seq),
-                frag_index: Some(index as u64),
-                frag_count: Some(count as u64),
-                ..if index == 0 {
-                    header.clone()
-                } else {
-                    LpHeader::default()
-                }
-            };
-            self.next_seq = self.next_seq.wrapping_add(1);
+        self.next_seq = self.next_seq.wrapping_add(pieces.len() as u64);
+        for piece in pieces {
+            let body = piece.fragment.unwrap_or_default();
             self.scratch.clear();
-            fields.encode_header(Some(piece.len()), &mut self.scratch);
+            piece
+                .header
+                .encode_header(Some(body.len()), &mut self.scratch);
             q.push(OutFrame {
                 head: SmallVec::from_slice(&self.scratch),
-                body: piece,
+                body,
             });
-            start = end;
         }
         true
     }

@@ -41,7 +41,9 @@ pub mod varnum;
 pub use data::{ContentType, Data, DataView, MetaInfo};
 pub use error::{DecodeError, Result};
 pub use interest::{Interest, InterestView, Nonce};
-pub use lp::{CachePolicy, HopHeader, LpHeader, LpPacket, NackReason, PitToken};
+pub use lp::{
+    CachePolicy, FragmentError, Fragments, HopHeader, LpHeader, LpPacket, NackReason, PitToken,
+};
 pub use nack::Nack;
 pub use name::{Component, Name, OwnedComponent, UriError};
 pub use packet::{NetPacket, NetPacketView};

@@ -12,7 +12,9 @@ use crate::error::{DecodeError, Result};
 use crate::tlv::{read_single, read_single_of, set_once, Element};
 use crate::tt;
 
+mod fragment;
 mod hop;
+pub use fragment::{FragmentError, Fragments, FRAG_OVERHEAD};
 pub use hop::HopHeader;
 
 /// Longest PIT token NDNLPv2 allows here.
