@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::tools::{kite, random_file, sha256_of, summary_value, Put};
+use common::tools::{kite, random_file, sha256_hex, sha256_of, summary_value, Put};
 use common::{free_tcp_port, free_udp_port, reap, terminate, Daemon};
 
 #[test]
@@ -197,16 +197,11 @@ fn every_congestion_control_completes_and_stdin_and_stdout_work() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.stdout.len() == 3_000_000 && sha2_hex(&out.stdout) == want);
+    assert!(out.stdout.len() == 3_000_000 && sha256_hex(&out.stdout) == want);
     assert!(
         reap(&mut put, Duration::from_secs(10)),
         "--once: put exits once all is served"
     );
-}
-
-fn sha2_hex(b: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(b))
 }
 
 #[test]
@@ -481,7 +476,7 @@ fn get_discovers_the_version_by_rdr_and_falls_back_when_metadata_is_unanswered()
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(sha2_hex(&out.stdout), want);
+    assert_eq!(sha256_hex(&out.stdout), want);
     assert_eq!(summary_value(&stderr, "Discovery"), "rdr");
     assert_eq!(summary_value(&stderr, "Version"), put.versioned);
     assert!(
@@ -522,7 +517,7 @@ fn get_discovers_the_version_by_rdr_and_falls_back_when_metadata_is_unanswered()
     let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(sha2_hex(&out.stdout), want);
+    assert_eq!(sha256_hex(&out.stdout), want);
     assert_eq!(
         summary_value(&stderr, "Discovery"),
         "iterative (metadata: timeout)"

@@ -1,7 +1,7 @@
 //! Helpers for the tests of `kite ping|get|put`: running the binary, a `kite put` in the
 //! background, objects and their SHA-256.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
@@ -33,15 +33,17 @@ pub fn random_file(path: &Path, len: usize, seed: u64) -> String {
     std::fs::File::create(path)
         .and_then(|mut f| f.write_all(&buf))
         .expect("write the object");
-    hex::encode(Sha256::digest(&buf))
+    sha256_hex(&buf)
+}
+
+/// The SHA-256 of `octets`, hex.
+pub fn sha256_hex(octets: &[u8]) -> String {
+    hex::encode(Sha256::digest(octets))
 }
 
 /// The SHA-256 of a file, hex.
 pub fn sha256_of(path: &Path) -> String {
-    let mut f = std::fs::File::open(path).expect("open the fetched file");
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf).unwrap();
-    hex::encode(Sha256::digest(&buf))
+    sha256_hex(&std::fs::read(path).expect("read the fetched file"))
 }
 
 /// A `kite put` serving in the background; SIGTERM when dropped.
