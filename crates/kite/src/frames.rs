@@ -9,6 +9,15 @@ use anyhow::{anyhow, Result};
 use bytes::Bytes;
 use kite_face::framing::{Framer, READ_CHUNK};
 
+/// Whether a failed read only means nothing has arrived yet (a non-blocking socket, a read
+/// timeout, a signal), so the caller should poll again rather than give up.
+pub fn nothing_yet(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}
+
 /// Whole TLV frames from a stream, read in large chunks.
 pub struct FrameSource {
     stream: UnixStream,
@@ -53,12 +62,7 @@ impl FrameSource {
         let r = self.stream.read(&mut buf[old..]);
         let n = match r {
             Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) =>
-            {
+            Err(e) if nothing_yet(&e) => {
                 buf.truncate(old);
                 return Ok(Fill::Idle);
             }

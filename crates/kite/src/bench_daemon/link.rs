@@ -2,7 +2,7 @@
 //! into large writes) or a connected UDP socket (one packet per datagram, NDNLPv2 fragments
 //! reassembled, so a forwarder whose MTU is below the Data size is still measured right).
 
-use std::io::{ErrorKind, Write};
+use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use kite_packet::{LpHeader, LpPacket};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::frames::{Fill, FrameSource};
+use crate::frames::{nothing_yet, Fill, FrameSource};
 
 /// How long a read waits before the caller gets control back (to keep time, expire lost
 /// Interests or notice it should stop).
@@ -132,14 +132,7 @@ impl Link {
             } => {
                 let n = match socket.recv(buf) {
                     Ok(n) => n,
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                        ) =>
-                    {
-                        return Ok(Recv::Idle)
-                    }
+                    Err(e) if nothing_yet(&e) => return Ok(Recv::Idle),
                     Err(e) => return Err(e).context("receiving from the forwarder"),
                 };
                 let lp = LpPacket::decode(Bytes::copy_from_slice(&buf[..n]))?;
