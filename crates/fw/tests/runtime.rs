@@ -51,7 +51,7 @@ impl Drop for Setup {
     }
 }
 
-fn setup(threads: u8) -> Setup {
+fn setup(threads: u8, inline: bool) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kite.sock");
     let hasher = NameHasher::random();
@@ -62,6 +62,7 @@ fn setup(threads: u8) -> Setup {
     let (fib, readers) = FibWriter::new(hasher, FibConfig::default(), best);
     let config = RuntimeConfig {
         forwarding_threads: threads,
+        inline_forwarding: inline,
         unix_socket: Some(path.clone()),
         ..RuntimeConfig::default()
     };
@@ -150,9 +151,11 @@ fn exchange(s: &mut Setup, names: &[String], echo_token: bool) {
     assert_eq!(got, want);
 }
 
-#[test]
-fn interest_and_data_cross_the_threads_with_and_without_token_echo() {
-    let mut s = setup(2);
+/// Two shards: Interests spread over both, Data back with and without the token echoed, and
+/// an Interest after everything went to sleep still gets through; management's counters
+/// request reaches each shard.
+fn two_shards_forward(inline: bool) {
+    let mut s = setup(2, inline);
     s.fib
         .add_nexthop(&"/p".parse().unwrap(), s.producer_face, 1)
         .unwrap();
@@ -164,15 +167,43 @@ fn interest_and_data_cross_the_threads_with_and_without_token_echo() {
     // After the threads have parked, a new Interest still wakes them.
     std::thread::sleep(Duration::from_millis(300));
     exchange(&mut s, &["/p/late".to_string()], true);
-    let counters = s.runtime.as_ref().unwrap().handle().thread_counters();
-    let satisfied: u64 = counters.iter().map(|c| c.forwarder.satisfied).sum();
-    assert_eq!(satisfied, 41);
+    // Asleep again: each management request must wake whichever thread runs the shards.
+    // Unwoken, that thread would answer at its next once-a-second housekeeping tick, so
+    // five requests would take about five seconds.
+    std::thread::sleep(Duration::from_millis(300));
+    let handle = s.runtime.as_ref().unwrap().handle();
+    let t = Instant::now();
+    for _ in 0..4 {
+        assert_eq!(handle.thread_counters().len(), 2);
+    }
+    let counters = handle.thread_counters();
+    assert!(
+        t.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        t.elapsed()
+    );
     assert_eq!(counters.len(), 2);
+    let satisfied: Vec<u64> = counters.iter().map(|c| c.forwarder.satisfied).collect();
+    assert_eq!(satisfied.iter().sum::<u64>(), 41);
+    assert!(
+        satisfied.iter().all(|&n| n > 0),
+        "both shards forwarded: {satisfied:?}"
+    );
+}
+
+#[test]
+fn interest_and_data_cross_the_forwarding_threads() {
+    two_shards_forward(false);
+}
+
+#[test]
+fn interest_and_data_cross_the_shards_the_io_thread_runs_inline() {
+    two_shards_forward(true);
 }
 
 #[test]
 fn a_closed_app_face_is_removed_and_reported() {
-    let s = setup(1);
+    let s = setup(1, false);
     let handle = s.runtime.as_ref().unwrap().handle();
     drop(
         s.consumer

@@ -51,12 +51,17 @@ pub struct DaemonArgs {
     /// Never park idle threads (busy-poll), for comparison with the default.
     #[arg(long, conflicts_with = "forwarder")]
     spin: bool,
+    /// Run the forwarding shards in the I/O thread (`kite run --inline`); `--inline false`
+    /// gives them threads of their own. Default: as `kite run` (on with two cores or fewer).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
+        conflicts_with = "forwarder")]
+    inline: Option<bool>,
     /// Measure the forwarder already running (Kite, NFD or NDNd) instead of starting Kite
     /// in-process: its unix socket (a path or unix://PATH), where the producer registers its
     /// prefix with a rib/register command; or its UDP listener (udp://HOST:PORT), where the
     /// consumer and the producer each get an on-demand face from their own socket and the
-    /// prefix is registered for the producer's face through --control. --threads and --spin
-    /// then belong to that forwarder's own configuration.
+    /// prefix is registered for the producer's face through --control. --threads, --spin and
+    /// --inline then belong to that forwarder's own configuration.
     #[arg(long, value_name = "SOCKET|URI", value_parser = Target::parse)]
     forwarder: Option<Target>,
     /// The forwarder's unix socket for management, with a udp:// --forwarder (default: the
@@ -196,6 +201,7 @@ impl InProcess {
             forwarding_threads: a.threads,
             unix_socket: Some(path.clone()),
             spin_when_idle: a.spin,
+            inline_forwarding: a.inline.unwrap_or_else(crate::run::default_inline),
             ..RuntimeConfig::default()
         };
         config.forwarder.cs_admit = false;
@@ -264,6 +270,10 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         .as_ref()
         .map_or_else(|| "in-process Kite".to_owned(), Target::to_string);
     let transport = a.forwarder.as_ref().map_or("unix", Target::transport);
+    let inline = a
+        .forwarder
+        .is_none()
+        .then(|| a.inline.unwrap_or_else(crate::run::default_inline));
     eprintln!(
         "kite bench daemon: {target}, window {}, {} B payload, {}, {:?}",
         a.window,
@@ -271,8 +281,13 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         match (&a.forwarder, a.spin) {
             (Some(_), _) => "its own thread settings".to_owned(),
             (None, spin) => format!(
-                "{} forwarding thread(s), {} idle threads",
+                "{} forwarding shard(s) {}, {} idle threads",
                 a.threads,
+                if inline == Some(true) {
+                    "in the I/O thread"
+                } else {
+                    "in threads of their own"
+                },
                 if spin { "spinning" } else { "parking" }
             ),
         },
@@ -323,6 +338,7 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         "payload": a.payload,
         "threads": a.threads,
         "spin": a.spin,
+        "inline": inline,
     });
     Ok(if a.json {
         format!("{text}{summary}\n")

@@ -4,6 +4,7 @@
 //! protocol, until SIGINT or SIGTERM.
 
 mod options;
+pub(crate) use options::default_inline;
 mod startup;
 
 use std::net::SocketAddr;
@@ -58,6 +59,13 @@ pub struct RunArgs {
     /// (at least one).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
     threads: Option<u8>,
+    /// Run the forwarding shards (--threads of them) in the I/O thread itself, to completion,
+    /// instead of in threads of their own: no hand-off or wake-up between the stages, which
+    /// wins when the cores are fewer than the busy threads (the forwarder's and its
+    /// applications'). `--inline false` forces forwarding threads. Default: on with two
+    /// cores or fewer.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    inline: Option<bool>,
     /// Content Store capacity in packets (split over the forwarding threads). Default: 65536.
     #[arg(long, value_name = "PACKETS")]
     cs_capacity: Option<usize>,
@@ -91,6 +99,7 @@ pub fn run(args: RunArgs) -> Result<String> {
     let runtime_config = options::runtime_config(&config);
     let socket = runtime_config.unix_socket.clone().unwrap_or_default();
     let threads = runtime_config.forwarding_threads;
+    let inline = runtime_config.inline_forwarding;
 
     let hasher = NameHasher::random();
     let strategies = StrategyTable::builtin();
@@ -113,7 +122,11 @@ pub fn run(args: RunArgs) -> Result<String> {
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;
-    eprintln!("kite: forwarding with {threads} forwarding thread(s) on {listeners}");
+    let shards = match inline {
+        true => format!("{threads} forwarding shard(s) in the I/O thread"),
+        false => format!("{threads} forwarding thread(s)"),
+    };
+    eprintln!("kite: forwarding with {shards} on {listeners}");
     eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C");
 
     let mut signals = signal_hook::iterator::Signals::new([

@@ -16,6 +16,7 @@ use rtrb::Consumer;
 
 use super::dispatch::Dispatcher;
 use super::park::{SleepFlag, Waker};
+use super::worker::{Step, Worker};
 use super::{
     FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand, RuntimeConfig,
 };
@@ -49,6 +50,9 @@ pub(crate) struct IoThread {
     dispatcher: Dispatcher,
     from_fwd: Vec<Consumer<Out>>,
     fwd: Vec<(Sender<FwCommand>, Waker)>,
+    /// The forwarding shards this thread runs itself (inline forwarding), empty when they
+    /// have threads of their own.
+    shards: Vec<Worker>,
     face_events: Sender<FaceEvent>,
     config: FaceConfig,
     ids: FaceIds,
@@ -78,6 +82,7 @@ impl IoThread {
         dispatcher: Dispatcher,
         from_fwd: Vec<Consumer<Out>>,
         fwd: Vec<(Sender<FwCommand>, Waker)>,
+        shards: Vec<Worker>,
         face_events: Sender<FaceEvent>,
     ) -> Result<Self, super::StartError> {
         let mut channels = Vec::new();
@@ -132,6 +137,7 @@ impl IoThread {
             dispatcher,
             from_fwd,
             fwd,
+            shards,
             face_events,
             config: config.face,
             ids: FaceIds::new(),
@@ -160,11 +166,22 @@ impl IoThread {
 
     pub fn run(mut self) {
         loop {
-            let sent = self.drain_output() || self.spin_when_idle;
-            let mut timeout = Some(if sent { Duration::ZERO } else { HOUSEKEEPING });
+            let held = self.forward_inline();
+            let sent = self.drain_output() || held || self.spin_when_idle;
+            let mut timeout = Some(if sent {
+                Duration::ZERO
+            } else {
+                self.shards
+                    .iter()
+                    .filter_map(Worker::timer_due_in)
+                    .fold(HOUSEKEEPING, Duration::min)
+            });
             if !sent {
                 self.sleep.announce();
-                if self.from_fwd.iter().any(|c| !c.is_empty()) || !self.commands.is_empty() {
+                if self.from_fwd.iter().any(|c| !c.is_empty())
+                    || !self.commands.is_empty()
+                    || self.shards.iter().any(Worker::has_work)
+                {
                     timeout = Some(Duration::ZERO);
                 }
             }
@@ -380,6 +397,33 @@ impl IoThread {
             Err(_) => {
                 self.close_face(id);
             }
+        }
+    }
+
+    /// Runs the inline forwarding shards until none has anything left to do, writing their
+    /// output after each pass (so no output ring fills while they work). Returns whether a
+    /// shard still holds management answers for want of room. A shard told to stop is
+    /// dropped; the thread itself stops at its own shutdown command.
+    fn forward_inline(&mut self) -> bool {
+        loop {
+            let mut again = false;
+            let mut held = false;
+            self.shards.retain_mut(|w| match w.step() {
+                Ok(Step::Worked) => {
+                    again = true;
+                    true
+                }
+                Ok(Step::Held) => {
+                    held = true;
+                    true
+                }
+                Ok(Step::Idle) => true,
+                Err(_) => false,
+            });
+            if !again {
+                return held;
+            }
+            self.drain_output();
         }
     }
 

@@ -72,6 +72,11 @@ pub struct RuntimeConfig {
     pub ether: Vec<String>,
     /// Never park: threads poll without sleeping (for measuring what parking costs).
     pub spin_when_idle: bool,
+    /// The I/O thread runs the forwarding shards itself (run to completion) instead of
+    /// handing packets to forwarding threads: no thread hand-off, no wake-up between the
+    /// stages. Pays off where cores are fewer than the threads that would be busy (the
+    /// forwarder's and its applications'); see docs/architecture.md.
+    pub inline_forwarding: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -90,6 +95,7 @@ impl Default for RuntimeConfig {
             ws: Vec::new(),
             ether: Vec::new(),
             spin_when_idle: false,
+            inline_forwarding: false,
         }
     }
 }
@@ -325,6 +331,7 @@ impl Runtime {
 
         let mut threads = Vec::new();
         let mut fwd = Vec::with_capacity(n);
+        let mut shards = Vec::new();
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(n);
         for (i, (inputs, out)) in fwd_inputs.into_iter().zip(to_io).enumerate() {
             let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();
@@ -344,12 +351,21 @@ impl Runtime {
                     sleep: io_sleep.clone(),
                 },
             );
-            let ready = ready_tx.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("kite-fwd{i}"))
-                    .spawn(move || worker.run(ready))?,
-            );
+            if config.inline_forwarding {
+                // Run by the I/O thread: whoever feeds the shard wakes that thread.
+                let _ = ready_tx.send((
+                    i as u8,
+                    park::Waker::for_poll(io_sleep.clone(), io_waker.clone()),
+                ));
+                shards.push(worker);
+            } else {
+                let ready = ready_tx.clone();
+                threads.push(
+                    std::thread::Builder::new()
+                        .name(format!("kite-fwd{i}"))
+                        .spawn(move || worker.run(ready))?,
+                );
+            }
             fwd.push(cmd_tx);
         }
         let mut wakers = Vec::with_capacity(n);
@@ -382,6 +398,7 @@ impl Runtime {
             ),
             from_fwd,
             fwd.iter().map(|(tx, w)| (tx.clone(), w.clone())).collect(),
+            shards,
             event_tx,
         )?;
         threads.push(

@@ -45,7 +45,9 @@ impl SleepFlag {
     }
 }
 
-/// The waking side of a parked thread, held by every producer that feeds it.
+/// The waking side of a thread that sleeps when idle, held by every producer that feeds it:
+/// a parked forwarding thread (futex), or the I/O thread in `epoll_wait` when it runs the
+/// forwarding shards itself (see `RuntimeConfig::inline_forwarding`).
 #[derive(Debug, Clone)]
 pub struct Waker {
     inner: Arc<Inner>,
@@ -53,8 +55,17 @@ pub struct Waker {
 
 #[derive(Debug)]
 struct Inner {
-    flag: SleepFlag,
-    thread: Thread,
+    flag: Arc<SleepFlag>,
+    target: Target,
+}
+
+/// What a wake-up reaches.
+#[derive(Debug)]
+enum Target {
+    /// A thread parked in [`Waker::park`].
+    Thread(Thread),
+    /// A thread asleep in `epoll_wait` on the poll this waker is registered with.
+    Poll(Arc<mio::Waker>),
 }
 
 impl Waker {
@@ -62,8 +73,18 @@ impl Waker {
     pub fn for_current_thread() -> Self {
         Waker {
             inner: Arc::new(Inner {
-                flag: SleepFlag::default(),
-                thread: std::thread::current(),
+                flag: Arc::default(),
+                target: Target::Thread(std::thread::current()),
+            }),
+        }
+    }
+
+    /// A waker for a thread that sleeps in `epoll_wait` after announcing it on `flag`.
+    pub fn for_poll(flag: Arc<SleepFlag>, waker: Arc<mio::Waker>) -> Self {
+        Waker {
+            inner: Arc::new(Inner {
+                flag,
+                target: Target::Poll(waker),
             }),
         }
     }
@@ -72,12 +93,19 @@ impl Waker {
     #[inline]
     pub fn wake(&self) {
         if self.inner.flag.needs_wake() {
-            self.inner.thread.unpark();
+            match &self.inner.target {
+                Target::Thread(t) => t.unpark(),
+                // An eventfd write; failing means the poll is gone, and so is its thread.
+                Target::Poll(w) => {
+                    let _ = w.wake();
+                }
+            }
         }
     }
 
-    /// Called by the consumer: parks unless `has_work` (checked after announcing sleep) says
-    /// work arrived, for at most `timeout` (None: until woken).
+    /// Called by the consumer of a [`Waker::for_current_thread`]: parks unless `has_work`
+    /// (checked after announcing sleep) says work arrived, for at most `timeout` (None: until
+    /// woken).
     pub fn park(&self, timeout: Option<Duration>, has_work: impl FnOnce() -> bool) {
         self.inner.flag.announce();
         if !has_work() {
@@ -133,5 +161,38 @@ mod tests {
         let t = Instant::now();
         waker.park(Some(Duration::from_secs(10)), || true);
         assert!(t.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_poll_waker_wakes_the_poll_only_when_its_thread_sleeps() {
+        let mut poll = mio::Poll::new().unwrap();
+        let token = mio::Token(7);
+        let flag = Arc::new(SleepFlag::default());
+        let waker = Waker::for_poll(
+            flag.clone(),
+            Arc::new(mio::Waker::new(poll.registry(), token).unwrap()),
+        );
+        let mut events = mio::Events::with_capacity(4);
+        // Awake: waking costs no eventfd write, so the poll has nothing.
+        waker.wake();
+        poll.poll(&mut events, Some(Duration::ZERO)).unwrap();
+        assert!(events.is_empty());
+        // Asleep: a wake from another thread ends the wait.
+        flag.announce();
+        let w = waker.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            w.wake();
+        });
+        let start = Instant::now();
+        poll.poll(&mut events, Some(Duration::from_secs(10)))
+            .unwrap();
+        flag.clear();
+        t.join().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(
+            events.iter().map(|e| e.token()).collect::<Vec<_>>(),
+            [token]
+        );
     }
 }

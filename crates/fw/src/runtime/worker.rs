@@ -133,50 +133,69 @@ impl Worker {
         drop(ready);
         let mut idle = 0u32;
         loop {
-            let now = self.clock.now();
-            // Rings before commands: a face's AddFace was sent before its first packet was
-            // queued, so any packet taken here has its face known once commands are applied.
-            let took = self.take_burst(now);
-            match self.apply_commands() {
-                Ok(()) => {}
+            match self.step() {
                 Err(Stop) => return,
-            }
-            let due = self.fwd.next_deadline().is_some_and(|t| t <= now);
-            if took || !self.data.is_empty() || due {
-                self.fwd.process_burst(
-                    now,
-                    &self.data,
-                    &self.nacks,
-                    &self.interests,
-                    &mut self.out,
-                );
-                self.data.clear();
-                self.nacks.clear();
-                self.interests.clear();
-                self.route_out();
-                idle = 0;
-                continue;
-            }
-            if !self.held.is_empty() {
+                Ok(Step::Worked) => {
+                    idle = 0;
+                    continue;
+                }
                 // the I/O thread is draining its ring; retry the held answers shortly
-                self.route_out();
-                std::hint::spin_loop();
-                continue;
+                Ok(Step::Held) => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                Ok(Step::Idle) => {}
             }
             idle += 1;
             if idle < SPIN_POLLS || self.spin_when_idle {
                 std::hint::spin_loop();
                 continue;
             }
-            let timeout = self
-                .fwd
-                .next_deadline()
-                .map(|t| t.since(self.clock.now()).max(Duration::from_micros(100)));
+            let timeout = self.timer_due_in();
             let inputs = &self.inputs;
             let commands = &self.commands;
             waker.park(timeout, || inputs.has_work() || !commands.is_empty());
             idle = 0;
         }
+    }
+
+    /// One pass: takes a burst from the rings, applies management's commands, and runs the
+    /// pipelines when there was a packet or a timer due. The thread's loop calls it, and so
+    /// does the I/O thread when it runs this shard itself.
+    pub fn step(&mut self) -> Result<Step, Stop> {
+        let now = self.clock.now();
+        // Rings before commands: a face's AddFace was sent before its first packet was
+        // queued, so any packet taken here has its face known once commands are applied.
+        let took = self.take_burst(now);
+        self.apply_commands()?;
+        let due = self.fwd.next_deadline().is_some_and(|t| t <= now);
+        if took || !self.data.is_empty() || due {
+            self.fwd
+                .process_burst(now, &self.data, &self.nacks, &self.interests, &mut self.out);
+            self.data.clear();
+            self.nacks.clear();
+            self.interests.clear();
+            self.route_out();
+            return Ok(Step::Worked);
+        }
+        if !self.held.is_empty() {
+            self.route_out();
+            return Ok(Step::Held);
+        }
+        Ok(Step::Idle)
+    }
+
+    /// How long until the next timer (PIT expiry, strategy timer) is due, at least 100 µs;
+    /// `None` when none is set.
+    pub fn timer_due_in(&self) -> Option<Duration> {
+        self.fwd
+            .next_deadline()
+            .map(|t| t.since(self.clock.now()).max(Duration::from_micros(100)))
+    }
+
+    /// Whether a packet or a command waits (checked before the I/O thread sleeps).
+    pub fn has_work(&self) -> bool {
+        self.inputs.has_work() || !self.commands.is_empty() || !self.held.is_empty()
     }
 
     /// Moves up to one burst from each ring into the burst vectors, marking per CoDel.
@@ -334,7 +353,18 @@ impl Worker {
 }
 
 /// The thread was told to stop.
-struct Stop;
+pub(crate) struct Stop;
+
+/// What one [`Worker::step`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Ran the pipelines: there may be more to do at once.
+    Worked,
+    /// Nothing new, but management answers wait for room in the I/O thread's ring.
+    Held,
+    /// Nothing to do.
+    Idle,
+}
 
 /// Takes up to `n` packets from `ring` into `into`, setting the congestion mark on those CoDel
 /// picks; returns how many were taken.

@@ -53,6 +53,10 @@ pub struct Forwarder {
     /// `threads`: forwarding threads, 1 to 64 (default: one per core beyond the I/O thread's).
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "threads")]
     pub threads: Option<u8>,
+    /// `inline`: the I/O thread runs the forwarding shards itself instead of handing packets
+    /// to forwarding threads (default: on with two cores or fewer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inline: Option<bool>,
     /// `dispatch_prefix`: name components hashed to pick an Interest's thread (0: whole name).
     pub dispatch_prefix: usize,
     /// `default_hop_limit`: HopLimit given to Interests arriving without one (0: none).
@@ -63,6 +67,7 @@ impl Default for Forwarder {
     fn default() -> Self {
         Forwarder {
             threads: None,
+            inline: None,
             dispatch_prefix: 2,
             default_hop_limit: 0,
         }

@@ -39,6 +39,7 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     faces.local_only |= args.local_only;
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
+    fwd.inline = args.inline.or(fwd.inline);
     fwd.dispatch_prefix = args.dispatch_prefix.unwrap_or(fwd.dispatch_prefix);
     if let Some(c) = args.cs_capacity {
         config.tables.cs.capacity = c;
@@ -55,6 +56,7 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
 /// Fills what the machine decides: forwarding threads, the socket path, the log filter.
 pub(super) fn resolve(config: &mut Config) {
     config.forwarder.threads.get_or_insert_with(default_threads);
+    config.forwarder.inline.get_or_insert_with(default_inline);
     let unix = &mut config.face_system.unix;
     unix.path = Some(socket_path(unix.path.take()));
     config
@@ -69,6 +71,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     let fs = &c.face_system;
     let mut r = RuntimeConfig {
         forwarding_threads: threads,
+        inline_forwarding: c.forwarder.inline.unwrap_or(false),
         dispatch_prefix_len: match c.forwarder.dispatch_prefix {
             0 => usize::MAX,
             k => k,
@@ -135,9 +138,18 @@ fn is_writable(dir: &Path) -> bool {
     ok
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 fn default_threads() -> u8 {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.saturating_sub(1).clamp(1, 64) as u8
+    cores().saturating_sub(1).clamp(1, 64) as u8
+}
+
+/// Inline forwarding by default where the I/O thread, a forwarding thread and the local
+/// applications they serve would outnumber the cores (docs/architecture.md).
+pub(crate) fn default_inline() -> bool {
+    cores() <= 2
 }
 
 #[cfg(test)]

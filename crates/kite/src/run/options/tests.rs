@@ -20,6 +20,7 @@ const FILE: &str = r#"
 filter = "warn"
 [forwarder]
 threads = 4
+inline = true
 dispatch_prefix = 3
 default_hop_limit = 16
 [face_system]
@@ -74,6 +75,8 @@ fn every_flag_overrides_the_file() {
         "--local-only",
         "--threads",
         "2",
+        "--inline",
+        "false",
         "--cs-capacity",
         "50",
         "--log",
@@ -96,6 +99,7 @@ fn every_flag_overrides_the_file() {
     assert_eq!(fs.ether.interfaces, ["flag0"]);
     assert!(fs.local_only);
     assert_eq!(c.forwarder.threads, Some(2));
+    assert_eq!(c.forwarder.inline, Some(false));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
     assert_eq!(c.tables.cs.capacity, 50);
     assert_eq!(c.log.filter, Some(LogFilter("debug".into())));
@@ -117,6 +121,14 @@ fn kite_log_overrides_the_file_and_the_flag_overrides_both() {
 }
 
 #[test]
+fn a_bare_inline_flag_means_true() {
+    let mut c = file();
+    c.forwarder.inline = Some(false);
+    apply(&mut c, &args(&["--inline"]), None).unwrap();
+    assert_eq!(c.forwarder.inline, Some(true));
+}
+
+#[test]
 fn thread_counts_outside_1_to_64_are_refused_on_the_command_line() {
     for n in ["0", "65"] {
         assert!(Cli::try_parse_from(["kite", "--threads", n]).is_err());
@@ -129,6 +141,8 @@ fn resolving_fills_threads_socket_and_log_filter() {
     c.face_system.unix.path = Some("/x/nfd.sock".into());
     resolve(&mut c);
     assert!(matches!(c.forwarder.threads, Some(1..=64)));
+    let two_cores_or_fewer = std::thread::available_parallelism().map_or(1, |n| n.get()) <= 2;
+    assert_eq!(c.forwarder.inline, Some(two_cores_or_fewer));
     assert_eq!(
         c.face_system.unix.path.as_deref(),
         Some(Path::new("/x/nfd.sock"))
@@ -144,6 +158,7 @@ fn resolving_fills_threads_socket_and_log_filter() {
 fn the_runtime_starts_with_the_file_values() {
     let r = runtime_config(&file());
     assert_eq!(r.forwarding_threads, 4);
+    assert!(r.inline_forwarding);
     assert_eq!(r.dispatch_prefix_len, 3);
     assert_eq!(r.unix_socket.as_deref(), Some(Path::new("/file/nfd.sock")));
     assert_eq!(r.udp, ["127.0.0.1:7001".parse().unwrap()]);
