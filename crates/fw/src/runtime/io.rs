@@ -15,7 +15,7 @@ use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
 use super::dispatch::Dispatcher;
-use super::park::{SleepFlag, Waker};
+use super::park::{SleepFlag, Waker, SPIN_TIME};
 use super::worker::{Step, Worker};
 use super::{
     FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand, RuntimeConfig,
@@ -165,10 +165,16 @@ impl IoThread {
     }
 
     pub fn run(mut self) {
+        let mut spin_until = Instant::now();
         loop {
-            let held = self.forward_inline();
-            let sent = self.drain_output() || held || self.spin_when_idle;
-            let mut timeout = Some(if sent {
+            let (forwarded, held) = self.forward_inline();
+            if self.drain_output() || forwarded || held {
+                spin_until = Instant::now() + SPIN_TIME;
+            }
+            // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
+            // the inline shards' next timer, unless work slipped in after the announcement.
+            let busy = self.spin_when_idle || Instant::now() < spin_until;
+            let mut timeout = Some(if busy {
                 Duration::ZERO
             } else {
                 self.shards
@@ -176,7 +182,7 @@ impl IoThread {
                     .filter_map(Worker::timer_due_in)
                     .fold(HOUSEKEEPING, Duration::min)
             });
-            if !sent {
+            if !busy {
                 self.sleep.announce();
                 if self.from_fwd.iter().any(|c| !c.is_empty())
                     || !self.commands.is_empty()
@@ -401,10 +407,11 @@ impl IoThread {
     }
 
     /// Runs the inline forwarding shards until none has anything left to do, writing their
-    /// output after each pass (so no output ring fills while they work). Returns whether a
-    /// shard still holds management answers for want of room. A shard told to stop is
-    /// dropped; the thread itself stops at its own shutdown command.
-    fn forward_inline(&mut self) -> bool {
+    /// output after each pass (so no output ring fills while they work). Returns whether
+    /// any shard worked, and whether one still holds management answers for want of room. A
+    /// shard told to stop is dropped; the thread itself stops at its own shutdown command.
+    fn forward_inline(&mut self) -> (bool, bool) {
+        let mut worked = false;
         loop {
             let mut again = false;
             let mut held = false;
@@ -421,8 +428,9 @@ impl IoThread {
                 Err(_) => false,
             });
             if !again {
-                return held;
+                return (worked, held);
             }
+            worked = true;
             self.drain_output();
         }
     }
