@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue #6's side-by-side: the same tools through `kite run` and through NDNd v1.5.3 (one
 # forwarding thread each), forwarders alternating round by round:
-# - `kite perf server` (DigestSha256, payload P, 1 signing thread) and `kite perf client`
+# - `kite perf server` (DigestSha256, payload P, signing in its reading thread: --threads 0,
+#   no hand-off between threads on a machine of two cores) and `kite perf client`
 #   (window 64) for P = 1000 and 8000 octets: Data/s;
 # - `kite put` of a 100 MB file and `kite get` of it: goodput.
 # Writes bench/results/tools-vs-ndnd-<commit>.csv and an SVG of the perf medians beside it.
@@ -26,7 +27,7 @@ head -c 100000000 /dev/urandom > "$work/object"
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 perf_round() { # payload -> "data_per_sec timeouts"
-  "$kite" perf server /bench/perf --sign digest-sha256 --payload "$1" --threads 1 \
+  "$kite" perf server /bench/perf --sign digest-sha256 --payload "$1" --threads 0 \
     --socket "$sock" >/dev/null 2>"$work/server.err" &
   local server=$!
   for _ in $(seq 100); do grep -q "kite perf server:" "$work/server.err" && break; sleep 0.1; done
@@ -51,7 +52,7 @@ get_round() { # -> "goodput_mbps timeouts"
 
 {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; NDNd $(basename "$ndnd"); 1 forwarding thread"
-  echo "# perf: kite perf server --sign digest-sha256 --payload P --threads 1 / kite perf client --window 64 --duration ${secs}s --json"
+  echo "# perf: kite perf server --sign digest-sha256 --payload P --threads 0 / kite perf client --window 64 --duration ${secs}s --json"
   echo "# get: kite put of 100 MB (8000-octet segments) / kite get (CUBIC, default window)"
   echo "round,forwarder,test,payload,value,timeouts"
 } > "$out"

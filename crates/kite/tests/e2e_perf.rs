@@ -36,11 +36,17 @@ struct Server {
 
 impl Server {
     fn start(d: &Daemon, kind: &str) -> Server {
-        let log = d.dir().join(format!("server-{kind}.log"));
-        let pub_file = d.dir().join(format!("{kind}.pub"));
+        Server::start_with(d, kind, kind, &[])
+    }
+
+    /// A server for `/perf/<label>` signing with `kind`, with extra arguments.
+    fn start_with(d: &Daemon, label: &str, kind: &str, extra: &[&str]) -> Server {
+        let log = d.dir().join(format!("server-{label}.log"));
+        let pub_file = d.dir().join(format!("{label}.pub"));
         let child = kite()
-            .args(["perf", "server", &format!("/perf/{kind}"), "--sign", kind])
+            .args(["perf", "server", &format!("/perf/{label}"), "--sign", kind])
             .args(["--payload", "4000", "--socket", d.socket()])
+            .args(extra)
             .arg("--pub-out")
             .arg(&pub_file)
             .stdin(Stdio::null())
@@ -79,10 +85,16 @@ impl Drop for Server {
     }
 }
 
-/// Runs a 2 s client against `/perf/<kind>` verifying with `key_pub`; its JSON summary.
-fn client(d: &Daemon, kind: &str, key_pub: &Path) -> Value {
+/// Runs a 2 s client against `/perf/<label>` verifying with `key_pub`; its JSON summary.
+fn client(d: &Daemon, label: &str, key_pub: &Path) -> Value {
+    client_with(d, label, key_pub, &[])
+}
+
+/// [`client`] with extra arguments.
+fn client_with(d: &Daemon, label: &str, key_pub: &Path, extra: &[&str]) -> Value {
     let out = kite()
-        .args(["perf", "client", &format!("/perf/{kind}")])
+        .args(["perf", "client", &format!("/perf/{label}")])
+        .args(extra)
         .args([
             "--window",
             "16",
@@ -98,7 +110,7 @@ fn client(d: &Daemon, kind: &str, key_pub: &Path) -> Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "{kind}: client failed: {}",
+        "{label}: client failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_str(stdout.lines().last().expect("a JSON line")).expect("JSON summary")
@@ -165,6 +177,38 @@ fn every_signature_kind_serves_and_verifies_end_to_end() {
     );
     assert!(text.contains("key name: /other/KEY/"), "{text}");
     assert!(text.contains("-----BEGIN PUBLIC KEY-----"), "{text}");
+}
+
+/// Every Data a client got was signed by the server's key, carried the server's payload,
+/// and nothing timed out.
+fn assert_all_verified(label: &str, r: &Value) {
+    let received = r["received"].as_u64().unwrap();
+    assert!(received > 0, "{label}: {r}");
+    assert_eq!(r["timeouts"], 0, "{label}: {r}");
+    assert_eq!(r["verified"], received, "{label}: {r}");
+    assert_eq!(r["verify_failures"], 0, "{label}: {r}");
+    assert_eq!(r["payload_errors"], 0, "{label}: {r}");
+}
+
+#[test]
+fn signing_in_the_reading_thread_serves_fresh_and_cached_data() {
+    let d = Daemon::local(&[]);
+    let mut fresh = Server::start_with(&d, "inline", "ecdsa-p256", &["--threads", "0"]);
+    fresh.wait_ready();
+    let r = client(&d, "inline", &fresh.pub_file);
+    assert_all_verified("inline", &r);
+    let log = std::fs::read_to_string(&fresh.log).unwrap();
+    assert!(log.contains("signing in the reading thread"), "{log}");
+
+    let mut cached = Server::start_with(
+        &d,
+        "inline-cached",
+        "ecdsa-p256",
+        &["--threads", "0", "--cached"],
+    );
+    cached.wait_ready();
+    let r = client_with(&d, "inline-cached", &cached.pub_file, &["--names", "64"]);
+    assert_all_verified("inline-cached", &r);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! `kite perf server`: the socket reader hands each Interest's name and PIT token to N signing
 //! threads through a bounded queue; each signs a fresh Data (or, with `--cached`, reuses the
-//! one it signed for that name) and hands it to one writer, which writes in batches.
+//! one it signed for that name) and hands it to one writer, which writes in batches. With
+//! `--threads 0` the reader signs and writes itself: no hand-off between threads, which is
+//! what a machine with fewer cores than threads to keep busy wants.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -38,7 +40,8 @@ pub struct ServerArgs {
     /// Content octets per Data.
     #[arg(long, default_value_t = 8192)]
     payload: usize,
-    /// Signing threads.
+    /// Signing threads; 0 signs in the thread that reads the Interests and writes each batch
+    /// of Data itself (no hand-off between threads: fastest when cores are few).
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// FreshnessPeriod of the Data, in ms (0: the forwarder's cache never satisfies a
@@ -119,9 +122,6 @@ fn line(label: &str, a: Snapshot, b: Snapshot, secs: f64) -> String {
 
 /// Runs the server until the duration ends, a signal arrives or the forwarder hangs up.
 pub fn run(a: ServerArgs) -> Result<String> {
-    if a.threads == 0 {
-        return Err(anyhow!("--threads must be at least 1"));
-    }
     let prefix: Name = a
         .prefix
         .parse()
@@ -131,44 +131,39 @@ pub fn run(a: ServerArgs) -> Result<String> {
     let stream = link::open_registered(&a.socket, &prefix)?;
     let content = Bytes::from((0..a.payload).map(link::payload_octet).collect::<Vec<_>>());
     eprintln!(
-        "kite perf server: {prefix}, {} signing, {} thread(s), {} B payload, freshness {} ms{}",
+        "kite perf server: {prefix}, {} signing, {}, {} B payload, freshness {} ms{}",
         a.signing.sign,
-        a.threads,
+        match a.threads {
+            0 => "signing in the reading thread".to_owned(),
+            n => format!("{n} signing thread(s)"),
+        },
         a.payload,
         a.freshness,
         if a.cached { ", cached" } else { "" }
     );
     let stats = Arc::new(Stats::default());
-    let (job_tx, job_rx) = bounded::<Job>(QUEUE);
-    let (reply_tx, reply_rx) = bounded::<Reply>(QUEUE);
-    let mut signers = Vec::new();
-    for _ in 0..a.threads {
-        let (rx, tx, stats) = (job_rx.clone(), reply_tx.clone(), Arc::clone(&stats));
-        let (signer, content) = (signer.clone(), content.clone());
-        let (freshness, cached) = (a.freshness, a.cached);
-        signers.push(std::thread::spawn(move || {
-            let r = sign_loop(rx, tx, &signer, content, freshness, cached, &stats);
-            let cpu = super::cpu::thread_cpu_secs().unwrap_or(0.0);
-            stats.signer_cpu_us.fetch_add((cpu * 1e6) as u64, Relaxed);
-            r
-        }));
-    }
-    drop((job_rx, reply_tx));
-    let out = stream.try_clone()?;
-    let writer_stats = Arc::clone(&stats);
-    let writer = std::thread::spawn(move || write_loop(reply_rx, out, &writer_stats));
+    let maker = Maker::new(signer, content, a.freshness, a.cached);
     let start = Instant::now();
-    let result = read_loop(stream, job_tx, &stats, &stop, start, a.duration);
-    for s in signers {
-        let _ = s.join();
-    }
-    let _ = writer.join();
-    result?;
+    let clock = (&*stop, start, a.duration);
+    // CPU seconds the signing work used: the signing threads', or inline the reading
+    // thread's (whose figure then includes the reads and writes).
+    let cpu_secs = if a.threads == 0 {
+        let mut sink = Inline {
+            maker,
+            out: stream.try_clone()?,
+            batch: Vec::with_capacity(2 * BATCH),
+            queued: 0,
+            stats: &stats,
+        };
+        read_loop(stream, &stats, clock, &mut sink)?;
+        super::cpu::thread_cpu_secs().unwrap_or(0.0)
+    } else {
+        threaded(stream, maker, a.threads, &stats, clock)?
+    };
     let secs = start.elapsed().as_secs_f64();
     let end = stats.snapshot();
     let total = line("total", Snapshot::default(), end, secs);
     let sign_secs = end.sign_ns as f64 / 1e9;
-    let cpu_secs = stats.signer_cpu_us.load(Relaxed) as f64 / 1e6;
     let per_cpu = if cpu_secs > 0.0 {
         end.signed as f64 / cpu_secs
     } else {
@@ -180,14 +175,95 @@ pub fn run(a: ServerArgs) -> Result<String> {
     ))
 }
 
-/// Reads Interests and queues them for the signers; prints a report line every second.
+/// When the reader stops: on a signal, or once the duration (if any) since the start passed.
+type Clock<'a> = (&'a AtomicBool, Instant, Option<Duration>);
+
+/// Runs `threads` signing threads and one writer beside the reading thread; returns the
+/// signing threads' CPU seconds.
+fn threaded(
+    stream: UnixStream,
+    maker: Maker,
+    threads: usize,
+    stats: &Arc<Stats>,
+    clock: Clock,
+) -> Result<f64> {
+    let (job_tx, job_rx) = bounded::<Job>(QUEUE);
+    let (reply_tx, reply_rx) = bounded::<Reply>(QUEUE);
+    let mut signers = Vec::new();
+    for _ in 0..threads {
+        let (rx, tx, stats) = (job_rx.clone(), reply_tx.clone(), Arc::clone(stats));
+        let mut maker = maker.clone();
+        signers.push(std::thread::spawn(move || {
+            let r = sign_loop(rx, tx, &mut maker, &stats);
+            let cpu = super::cpu::thread_cpu_secs().unwrap_or(0.0);
+            stats.signer_cpu_us.fetch_add((cpu * 1e6) as u64, Relaxed);
+            r
+        }));
+    }
+    drop((job_rx, reply_tx));
+    let out = stream.try_clone()?;
+    let writer_stats = Arc::clone(stats);
+    let writer = std::thread::spawn(move || write_loop(reply_rx, out, &writer_stats));
+    let result = read_loop(stream, stats, clock, &mut Queue(job_tx));
+    for s in signers {
+        let _ = s.join();
+    }
+    let _ = writer.join();
+    result?;
+    Ok(stats.signer_cpu_us.load(Relaxed) as f64 / 1e6)
+}
+
+/// Where the reader puts each Interest.
+trait Sink {
+    /// Takes one Interest; `false` means stop reading.
+    fn take(&mut self, job: Job) -> Result<bool>;
+    /// Called whenever the octets read so far are used up (before the next read).
+    fn drained(&mut self) -> Result<()>;
+}
+
+/// Queues Interests for the signing threads (dropping it stops them).
+struct Queue(Sender<Job>);
+
+impl Sink for Queue {
+    fn take(&mut self, job: Job) -> Result<bool> {
+        Ok(self.0.send(job).is_ok())
+    }
+
+    fn drained(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Signs in the reading thread and writes what one read answered as one batch.
+struct Inline<'a> {
+    maker: Maker,
+    out: UnixStream,
+    batch: Vec<u8>,
+    queued: u64,
+    stats: &'a Stats,
+}
+
+impl Sink for Inline<'_> {
+    fn take(&mut self, job: Job) -> Result<bool> {
+        put(self.maker.make(job, self.stats)?, &mut self.batch);
+        self.queued += 1;
+        if self.batch.len() >= BATCH {
+            self.drained()?;
+        }
+        Ok(true)
+    }
+
+    fn drained(&mut self) -> Result<()> {
+        write_batch(&mut self.out, &mut self.batch, &mut self.queued, self.stats)
+    }
+}
+
+/// Reads Interests into `sink` and prints a report line every second.
 fn read_loop(
     stream: UnixStream,
-    jobs: Sender<Job>,
     stats: &Stats,
-    stop: &AtomicBool,
-    start: Instant,
-    duration: Option<Duration>,
+    (stop, start, duration): Clock,
+    sink: &mut impl Sink,
 ) -> Result<()> {
     let mut src = FrameSource::new(stream, Duration::from_millis(100))?;
     let mut last = (Instant::now(), stats.snapshot());
@@ -207,10 +283,11 @@ fn read_loop(
                 name: i.name,
                 token: lp.header.pit_token,
             };
-            if jobs.send(job).is_err() {
+            if !sink.take(job)? {
                 return Ok(());
             }
         }
+        sink.drained()?;
         if last.0.elapsed() >= Duration::from_secs(1) {
             let now = (Instant::now(), stats.snapshot());
             eprintln!(
@@ -229,42 +306,91 @@ fn read_loop(
     }
 }
 
+/// What a signing thread (or the inline reader) needs to answer an Interest.
+#[derive(Clone)]
+struct Maker {
+    signer: KeySigner,
+    content: Bytes,
+    freshness: u64,
+    /// With `--cached`: the Data signed per name (up to [`CACHE_ENTRIES`]).
+    cache: Option<HashMap<Name, Bytes>>,
+}
+
+impl Maker {
+    fn new(signer: KeySigner, content: Bytes, freshness: u64, cached: bool) -> Self {
+        Maker {
+            signer,
+            content,
+            freshness,
+            cache: cached.then(HashMap::new),
+        }
+    }
+
+    /// A fresh signed Data for `job` (or, when cached, the one signed for its name before).
+    fn make(&mut self, job: Job, stats: &Stats) -> Result<Reply> {
+        if let Some(wire) = self.cache.as_ref().and_then(|c| c.get(&job.name)) {
+            return Ok(Reply {
+                token: job.token,
+                wire: wire.clone(),
+            });
+        }
+        let mut d = Data::new(job.name.clone(), self.content.clone());
+        d.meta.freshness_period = Some(self.freshness);
+        let t = Instant::now();
+        let wire = d.sign(&self.signer)?;
+        stats
+            .sign_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        stats.signed.fetch_add(1, Relaxed);
+        if let Some(c) = self.cache.as_mut().filter(|c| c.len() < CACHE_ENTRIES) {
+            c.insert(job.name, wire.clone());
+        }
+        Ok(Reply {
+            token: job.token,
+            wire,
+        })
+    }
+}
+
 /// Signs a Data for every job (or reuses the one signed for that name, when cached).
 fn sign_loop(
     jobs: Receiver<Job>,
     replies: Sender<Reply>,
-    signer: &KeySigner,
-    content: Bytes,
-    freshness: u64,
-    cached: bool,
+    maker: &mut Maker,
     stats: &Stats,
 ) -> Result<()> {
-    let mut cache: HashMap<Name, Bytes> = HashMap::new();
     for job in jobs {
-        let wire = match cached.then(|| cache.get(&job.name)).flatten() {
-            Some(w) => w.clone(),
-            None => {
-                let mut d = Data::new(job.name.clone(), content.clone());
-                d.meta.freshness_period = Some(freshness);
-                let t = Instant::now();
-                let wire = d.sign(signer)?;
-                stats
-                    .sign_ns
-                    .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-                stats.signed.fetch_add(1, Relaxed);
-                if cached && cache.len() < CACHE_ENTRIES {
-                    cache.insert(job.name, wire.clone());
-                }
-                wire
-            }
-        };
-        let reply = Reply {
-            token: job.token,
-            wire,
-        };
-        if replies.send(reply).is_err() {
+        if replies.send(maker.make(job, stats)?).is_err() {
             break;
         }
+    }
+    Ok(())
+}
+
+/// Appends `r` to `batch`, with an LpPacket header when it carries a PIT token.
+fn put(r: Reply, batch: &mut Vec<u8>) {
+    if r.token.is_some() {
+        let header = LpHeader {
+            pit_token: r.token,
+            ..LpHeader::default()
+        };
+        header.encode_header(Some(r.wire.len()), batch);
+    }
+    batch.extend_from_slice(&r.wire);
+}
+
+/// Writes the `queued` Data in `batch`, if any, and counts them.
+fn write_batch(
+    out: &mut UnixStream,
+    batch: &mut Vec<u8>,
+    queued: &mut u64,
+    stats: &Stats,
+) -> Result<()> {
+    if !batch.is_empty() {
+        out.write_all(batch)?;
+        stats.data.fetch_add(*queued, Relaxed);
+        batch.clear();
+        *queued = 0;
     }
     Ok(())
 }
@@ -272,31 +398,20 @@ fn sign_loop(
 /// Writes signed Data, batching whatever is queued into one write.
 fn write_loop(replies: Receiver<Reply>, mut out: UnixStream, stats: &Stats) -> Result<()> {
     let mut batch = Vec::with_capacity(2 * BATCH);
-    let put = |r: Reply, batch: &mut Vec<u8>| {
-        if r.token.is_some() {
-            let header = LpHeader {
-                pit_token: r.token,
-                ..LpHeader::default()
-            };
-            header.encode_header(Some(r.wire.len()), batch);
-        }
-        batch.extend_from_slice(&r.wire);
-    };
+    let mut queued = 0;
     while let Ok(first) = replies.recv() {
         put(first, &mut batch);
-        let mut n = 1;
+        queued += 1;
         while batch.len() < BATCH {
             match replies.try_recv() {
                 Ok(r) => {
                     put(r, &mut batch);
-                    n += 1;
+                    queued += 1;
                 }
                 Err(_) => break,
             }
         }
-        out.write_all(&batch)?;
-        stats.data.fetch_add(n, Relaxed);
-        batch.clear();
+        write_batch(&mut out, &mut batch, &mut queued, stats)?;
     }
     Ok(())
 }
