@@ -11,6 +11,8 @@
 //! - A forwarding thread takes Data and Nacks before Interests, runs CoDel on each input ring
 //!   (marking, not dropping), runs the pipelines, and hands packets to the I/O thread that owns
 //!   the destination face, or to management for the internal face.
+//! - With [`RuntimeConfig::inline_forwarding`] the I/O thread runs the forwarding shards
+//!   itself between its reads and writes: same rings and pipelines, no thread hand-off.
 //! - Management (a layer above) reaches the threads through [`RuntimeHandle`]: control messages
 //!   that create and destroy faces, read counters, and carry the internal face's packets.
 //!
