@@ -13,7 +13,7 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -129,10 +129,39 @@ fn ring_full_drops(socket: &str, timeout: Duration) -> Result<u64, kite_app::Cli
     Ok(faces.iter().map(|f| f.drops.n_in_queue_full).sum())
 }
 
+/// One forwarding shard, in a thread of its own or run by the I/O thread (`--inline`).
+fn one_shard(inline: bool) -> Daemon {
+    Daemon::local(&[
+        "--threads",
+        "1",
+        "--inline",
+        if inline { "true" } else { "false" },
+    ])
+}
+
+/// Held by each flooding test: floods run one at a time, since two on two cores would
+/// overload each other's forwarder and change what is measured (whether CoDel marks before
+/// the PIT fills, whether management answers in time).
+static ONE_FLOOD: Mutex<()> = Mutex::new(());
+
+fn one_flood_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_FLOOD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 #[test]
 fn an_overloaded_forwarding_thread_marks_data_with_congestion() {
-    // One forwarding thread, so every Interest goes through the same ring.
-    let kite = Daemon::local(&["--threads", "1"]);
+    overload_marks_data_with_congestion(false);
+}
+
+#[test]
+fn an_overloaded_inline_shard_marks_data_with_congestion() {
+    overload_marks_data_with_congestion(true);
+}
+
+fn overload_marks_data_with_congestion(inline: bool) {
+    let _one = one_flood_at_a_time();
+    // One shard, so every Interest goes through the same ring.
+    let kite = one_shard(inline);
     let s = kite.socket().to_string();
     let _producer = Producer::start(&s, "/flood", Box::new(|_| Some(Bytes::from_static(b"d"))));
 
@@ -167,7 +196,17 @@ fn an_overloaded_forwarding_thread_marks_data_with_congestion() {
 
 #[test]
 fn management_answers_while_a_flood_overflows_the_interest_ring() {
-    let kite = Daemon::local(&["--threads", "1"]);
+    management_answers_during_a_flood(false);
+}
+
+#[test]
+fn management_answers_while_a_flood_overflows_an_inline_shards_ring() {
+    management_answers_during_a_flood(true);
+}
+
+fn management_answers_during_a_flood(inline: bool) {
+    let _one = one_flood_at_a_time();
+    let kite = one_shard(inline);
     let s = kite.socket().to_string();
     let _producer = Producer::start(&s, "/flood", Box::new(|_| Some(Bytes::from_static(b"d"))));
     let flood = Flood::start(&s, false);

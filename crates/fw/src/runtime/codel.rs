@@ -101,6 +101,11 @@ impl CoDel {
         mark
     }
 
+    /// The sojourn time above which a queue counts as standing.
+    pub fn target(&self) -> Duration {
+        self.config.target
+    }
+
     /// Packets marked so far.
     pub fn marked(&self) -> u64 {
         self.marked

@@ -8,6 +8,7 @@
 //! drains first, so `kite status` or a prefix registration still gets through while a flood
 //! keeps the Interest ring full.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use kite_face::{Received, RxPacket};
@@ -32,12 +33,25 @@ pub(crate) struct Stamped<T> {
 /// Slots of the ring for `/localhost` Interests from local faces.
 const LOCAL_RING: usize = 256;
 
+/// Which of a thread's CoDel-managed rings refused a packet since it last ran empty: set by
+/// the dispatcher, cleared by the forwarding thread when it empties the ring. A full ring is a
+/// standing queue even when it drains faster than CoDel's target delay (4096 slots at a
+/// million packets a second wait 4 ms), so CoDel treats its packets as late and marks rather
+/// than letting the overload show only as drops.
+#[derive(Debug, Default)]
+pub(crate) struct Overflowed {
+    pub interests: AtomicBool,
+    pub data: AtomicBool,
+    pub nacks: AtomicBool,
+}
+
 /// The producing ends of one forwarding thread's input rings.
 pub(crate) struct Inputs {
     local: Producer<Stamped<InInterest>>,
     interests: Producer<Stamped<InInterest>>,
     data: Producer<Stamped<InData>>,
     nacks: Producer<Stamped<InNack>>,
+    overflowed: Arc<Overflowed>,
 }
 
 /// The consuming ends, held by the forwarding thread.
@@ -47,6 +61,8 @@ pub(crate) struct InputRings {
     pub interests: Consumer<Stamped<InInterest>>,
     pub data: Consumer<Stamped<InData>>,
     pub nacks: Consumer<Stamped<InNack>>,
+    /// Which rings overflowed since they last ran empty.
+    pub overflowed: Arc<Overflowed>,
 }
 
 impl InputRings {
@@ -65,18 +81,21 @@ pub(crate) fn rings(capacity: usize) -> (Inputs, InputRings) {
     let (ip, ic) = RingBuffer::new(capacity);
     let (dp, dc) = RingBuffer::new(capacity);
     let (np, nc) = RingBuffer::new(capacity);
+    let overflowed = Arc::new(Overflowed::default());
     (
         Inputs {
             local: lp,
             interests: ip,
             data: dp,
             nacks: np,
+            overflowed: overflowed.clone(),
         },
         InputRings {
             local: lc,
             interests: ic,
             data: dc,
             nacks: nc,
+            overflowed,
         },
     )
 }
@@ -166,6 +185,9 @@ impl Dispatcher {
                     &mut self.inputs[t].interests
                 };
                 let ok = ring.push(Stamped { at, pkt }).is_ok();
+                if !ok && !local {
+                    self.overflowed(t).interests.store(true, Ordering::Relaxed);
+                }
                 self.counted(t, ok, r.face);
             }
             RxPacket::Data(data) => {
@@ -180,7 +202,7 @@ impl Dispatcher {
                 };
                 if let Some(t) = self.token_thread(r.pit_token.as_ref()) {
                     let ok = self.inputs[t].data.push(Stamped { at, pkt }).is_ok();
-                    self.counted(t, ok, r.face);
+                    self.counted_data(t, ok, r.face);
                     return;
                 }
                 let hashes = self.hasher.prefix_hashes(&pkt.data.name);
@@ -195,7 +217,7 @@ impl Dispatcher {
                             pkt: pkt.clone(),
                         })
                         .is_ok();
-                    self.counted(t, ok, r.face);
+                    self.counted_data(t, ok, r.face);
                 }
             }
             RxPacket::Nack(reason, interest) => {
@@ -211,9 +233,24 @@ impl Dispatcher {
                     token: r.pit_token,
                 };
                 let ok = self.inputs[t].nacks.push(Stamped { at, pkt }).is_ok();
+                if !ok {
+                    self.overflowed(t).nacks.store(true, Ordering::Relaxed);
+                }
                 self.counted(t, ok, r.face);
             }
         }
+    }
+
+    fn counted_data(&mut self, thread: usize, ok: bool, face: FaceId) {
+        if !ok {
+            self.overflowed(thread).data.store(true, Ordering::Relaxed);
+        }
+        self.counted(thread, ok, face);
+    }
+
+    /// The overflow flags of `thread`'s rings.
+    fn overflowed(&self, thread: usize) -> &Overflowed {
+        &self.inputs[thread].overflowed
     }
 
     fn counted(&mut self, thread: usize, ok: bool, face: FaceId) {

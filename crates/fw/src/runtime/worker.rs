@@ -4,6 +4,7 @@
 //! With inline forwarding the I/O thread owns the `Worker` and calls [`Worker::step`] itself.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -217,6 +218,7 @@ impl Worker {
             n,
             now,
             &mut self.aqm.data,
+            &self.inputs.overflowed.data,
             &mut self.data,
         );
         let nacks = take(
@@ -224,6 +226,7 @@ impl Worker {
             n,
             now,
             &mut self.aqm.nacks,
+            &self.inputs.overflowed.nacks,
             &mut self.nacks,
         );
         let interests = take(
@@ -231,6 +234,7 @@ impl Worker {
             n,
             now,
             &mut self.aqm.interests,
+            &self.inputs.overflowed.interests,
             &mut self.interests,
         );
         local + data + nacks + interests > 0
@@ -368,24 +372,33 @@ pub(crate) enum Step {
 }
 
 /// Takes up to `n` packets from `ring` into `into`, setting the congestion mark on those CoDel
-/// picks; returns how many were taken.
+/// picks; returns how many were taken. While `overflowed` says the ring refused packets since
+/// it last ran empty, each packet counts as having waited at least CoDel's target.
 fn take<T: Marked>(
     ring: &mut Consumer<Stamped<T>>,
     n: usize,
     now: Time,
     codel: &mut CoDel,
+    overflowed: &AtomicBool,
     into: &mut Vec<T>,
 ) -> usize {
+    let floor = match overflowed.load(Ordering::Relaxed) {
+        true => codel.target(),
+        false => Duration::ZERO,
+    };
     let mut taken = 0;
     while taken < n {
         let Ok(Stamped { at, mut pkt }) = ring.pop() else {
             break;
         };
-        if codel.on_dequeue(now, now.since(at)) {
+        if codel.on_dequeue(now, now.since(at).max(floor)) {
             pkt.mark();
         }
         into.push(pkt);
         taken += 1;
+    }
+    if floor > Duration::ZERO && ring.is_empty() {
+        overflowed.store(false, Ordering::Relaxed);
     }
     taken
 }
@@ -410,4 +423,54 @@ impl Marked for InData {
 impl Marked for InNack {
     /// Nacks carry no congestion mark field to the forwarder; CoDel still counts them.
     fn mark(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::codel::CoDelConfig;
+
+    /// A packet that records its mark.
+    #[derive(Default)]
+    struct Pkt(bool);
+
+    impl Marked for Pkt {
+        fn mark(&mut self) {
+            self.0 = true;
+        }
+    }
+
+    /// Feeds 256 packets that waited 1 ms (under CoDel's 5 ms target) every millisecond for
+    /// 300 ms, taken 64 at a time; `overflow` says whether the ring overflowed each time before
+    /// it was refilled. Returns how many were marked.
+    fn marks_with(overflow: bool) -> usize {
+        let (mut tx, mut rx) = rtrb::RingBuffer::<Stamped<Pkt>>::new(256);
+        let flag = AtomicBool::new(false);
+        let mut codel = CoDel::new(CoDelConfig::default());
+        let mut out = Vec::new();
+        let mut marked = 0;
+        for ms in 1..=300u64 {
+            let now = Time::ZERO + Duration::from_millis(ms);
+            let at = Time::ZERO + Duration::from_millis(ms - 1);
+            while tx
+                .push(Stamped {
+                    at,
+                    pkt: Pkt(false),
+                })
+                .is_ok()
+            {}
+            flag.store(overflow, Ordering::Relaxed);
+            while take(&mut rx, 64, now, &mut codel, &flag, &mut out) > 0 {
+                marked += out.drain(..).filter(|p| p.0).count();
+            }
+            assert!(!flag.load(Ordering::Relaxed), "an emptied ring clears it");
+        }
+        marked
+    }
+
+    #[test]
+    fn a_ring_that_keeps_overflowing_gets_marks_though_it_drains_fast() {
+        assert_eq!(marks_with(false), 0, "1 ms waits are under target");
+        assert!(marks_with(true) > 0, "a standing full ring is congestion");
+    }
 }
