@@ -45,6 +45,19 @@ pub(crate) struct Overflowed {
     pub nacks: AtomicBool,
 }
 
+/// Pushes `s` onto a CoDel-managed ring; a refusal raises that ring's `overflowed` flag.
+fn push_managed<T>(
+    ring: &mut Producer<Stamped<T>>,
+    overflowed: &AtomicBool,
+    s: Stamped<T>,
+) -> bool {
+    let ok = ring.push(s).is_ok();
+    if !ok {
+        overflowed.store(true, Ordering::Relaxed);
+    }
+    ok
+}
+
 /// The producing ends of one forwarding thread's input rings.
 pub(crate) struct Inputs {
     local: Producer<Stamped<InInterest>>,
@@ -179,15 +192,16 @@ impl Dispatcher {
                 };
                 let local =
                     NameScope::of(&pkt.interest.name) == NameScope::Localhost && is_local(r.face);
-                let ring = if local {
-                    &mut self.inputs[t].local
+                let inputs = &mut self.inputs[t];
+                let ok = if local {
+                    inputs.local.push(Stamped { at, pkt }).is_ok()
                 } else {
-                    &mut self.inputs[t].interests
+                    push_managed(
+                        &mut inputs.interests,
+                        &inputs.overflowed.interests,
+                        Stamped { at, pkt },
+                    )
                 };
-                let ok = ring.push(Stamped { at, pkt }).is_ok();
-                if !ok && !local {
-                    self.overflowed(t).interests.store(true, Ordering::Relaxed);
-                }
                 self.counted(t, ok, r.face);
             }
             RxPacket::Data(data) => {
@@ -201,8 +215,13 @@ impl Dispatcher {
                     no_cache,
                 };
                 if let Some(t) = self.token_thread(r.pit_token.as_ref()) {
-                    let ok = self.inputs[t].data.push(Stamped { at, pkt }).is_ok();
-                    self.counted_data(t, ok, r.face);
+                    let inputs = &mut self.inputs[t];
+                    let ok = push_managed(
+                        &mut inputs.data,
+                        &inputs.overflowed.data,
+                        Stamped { at, pkt },
+                    );
+                    self.counted(t, ok, r.face);
                     return;
                 }
                 let hashes = self.hasher.prefix_hashes(&pkt.data.name);
@@ -210,14 +229,16 @@ impl Dispatcher {
                 pkt.hashes = Some(hashes);
                 for &t in &threads {
                     let t = usize::from(t);
-                    let ok = self.inputs[t]
-                        .data
-                        .push(Stamped {
+                    let inputs = &mut self.inputs[t];
+                    let ok = push_managed(
+                        &mut inputs.data,
+                        &inputs.overflowed.data,
+                        Stamped {
                             at,
                             pkt: pkt.clone(),
-                        })
-                        .is_ok();
-                    self.counted_data(t, ok, r.face);
+                        },
+                    );
+                    self.counted(t, ok, r.face);
                 }
             }
             RxPacket::Nack(reason, interest) => {
@@ -232,25 +253,15 @@ impl Dispatcher {
                     face: r.face,
                     token: r.pit_token,
                 };
-                let ok = self.inputs[t].nacks.push(Stamped { at, pkt }).is_ok();
-                if !ok {
-                    self.overflowed(t).nacks.store(true, Ordering::Relaxed);
-                }
+                let inputs = &mut self.inputs[t];
+                let ok = push_managed(
+                    &mut inputs.nacks,
+                    &inputs.overflowed.nacks,
+                    Stamped { at, pkt },
+                );
                 self.counted(t, ok, r.face);
             }
         }
-    }
-
-    fn counted_data(&mut self, thread: usize, ok: bool, face: FaceId) {
-        if !ok {
-            self.overflowed(thread).data.store(true, Ordering::Relaxed);
-        }
-        self.counted(thread, ok, face);
-    }
-
-    /// The overflow flags of `thread`'s rings.
-    fn overflowed(&self, thread: usize) -> &Overflowed {
-        &self.inputs[thread].overflowed
     }
 
     fn counted(&mut self, thread: usize, ok: bool, face: FaceId) {

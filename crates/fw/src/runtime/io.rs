@@ -168,12 +168,14 @@ impl IoThread {
         let mut spin_until = Instant::now();
         loop {
             let (forwarded, held) = self.forward_inline();
-            if self.drain_output() || forwarded || held {
-                spin_until = Instant::now() + SPIN_TIME;
+            let worked = self.drain_output() || forwarded || held;
+            let t = Instant::now();
+            if worked {
+                spin_until = t + SPIN_TIME;
             }
             // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
             // the inline shards' next timer, unless work slipped in after the announcement.
-            let busy = self.spin_when_idle || Instant::now() < spin_until;
+            let busy = self.spin_when_idle || t < spin_until;
             let mut timeout = Some(if busy {
                 Duration::ZERO
             } else {

@@ -154,9 +154,7 @@ impl Worker {
                 continue;
             }
             let timeout = self.timer_due_in();
-            let inputs = &self.inputs;
-            let commands = &self.commands;
-            waker.park(timeout, || inputs.has_work() || !commands.is_empty());
+            waker.park(timeout, || self.has_work());
             idle = 0;
         }
     }
