@@ -1,7 +1,8 @@
 //! What datagram channels (UDP, Ethernet) hand to their faces: a [`Datagram`] per frame read,
 //! copied out of the reusable `recvmmsg` slots into an [`Arena`], back to back in one growing
 //! buffer, so the frames handed on are exact-size slices of one allocation; and the way their
-//! faces write, [`flush_queue`]: one `sendmmsg` per burst of queued frames.
+//! faces write, [`flush_queue`]: one `sendmmsg` per burst of queued frames (runs of equal-length
+//! UDP datagrams segmented by the kernel).
 
 use std::io;
 use std::net::SocketAddr;
@@ -14,6 +15,7 @@ use crate::face::{FaceError, Flushed};
 use crate::props::FaceId;
 use crate::queue::OutQueue;
 use crate::reassembly::Endpoint;
+use crate::sys::segment::{send_segmented, Segmenter, SEGMENTED_BATCH};
 use crate::sys::{self, BATCH};
 
 /// A frame a channel received for an existing (or just created) face.
@@ -63,25 +65,30 @@ impl Arena {
 
 /// Writes `q` with `sendmmsg` to `dest` (or the socket's bound peer), each frame sent as
 /// `header`, the frame, and `padding(frame length)`, until the queue is empty or the socket is
-/// full. A send error other than "full" drops the frame that caused it and is returned.
+/// full. With `seg` (UDP), runs of equal-length frames go out as segmented messages. A send
+/// error other than "full" drops the frame that caused it and is returned.
 pub(crate) fn flush_queue(
     fd: RawFd,
     dest: Option<SocketAddr>,
     header: &[u8],
     padding: fn(usize) -> &'static [u8],
+    mut seg: Option<&mut Segmenter>,
     q: &mut OutQueue,
     c: &mut FaceCounters,
 ) -> Result<Flushed, FaceError> {
     while !q.is_empty() {
         let res = {
             let (front, _) = q.frames();
-            let mut frames: [[&[u8]; 4]; BATCH] = [[&[]; 4]; BATCH];
-            let n = front.len().min(BATCH);
+            let mut frames: [[&[u8]; 4]; SEGMENTED_BATCH] = [[&[]; 4]; SEGMENTED_BATCH];
+            let n = front.len().min(SEGMENTED_BATCH);
             for (slot, f) in frames.iter_mut().zip(front) {
                 let [head, body] = f.parts_from(0);
                 *slot = [header, head, body, padding(f.len())];
             }
-            sys::send_mmsg(fd, dest, &frames[..n])
+            match seg.as_deref_mut() {
+                Some(seg) => send_segmented(fd, dest, &frames[..n], seg),
+                None => sys::send_mmsg(fd, dest, &frames[..n.min(BATCH)]),
+            }
         };
         match res {
             Ok(sent) => c.n_out_bytes += q.pop_frames(sent) as u64,

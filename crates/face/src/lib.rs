@@ -20,6 +20,7 @@
 //! packets are zero-copy slices of the read buffer; every bad input is dropped and counted
 //! in [`FaceCounters`], and a stream that loses framing closes its face.
 
+pub mod burst;
 mod channel;
 pub mod congestion;
 pub mod counters;

@@ -1,9 +1,10 @@
 //! The system calls std and mio do not offer: `recvmmsg`, `sendmmsg`, `read` into a
-//! buffer's uninitialized spare capacity, and AF_PACKET sockets ([`packet`]). Every `unsafe`
-//! block in the crate lives here.
+//! buffer's uninitialized spare capacity, AF_PACKET sockets ([`packet`]) and UDP segmentation
+//! offload ([`segment`]). Every `unsafe` block in the crate lives here.
 #![allow(unsafe_code)]
 
 pub mod packet;
+pub mod segment;
 
 use std::io;
 use std::mem;

@@ -23,6 +23,7 @@ use crate::framing::MAX_FRAME_LEN;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::Endpoint;
+use crate::sys::segment::Segmenter;
 use crate::sys::{RecvBatch, BATCH};
 use crate::uri::FaceUri;
 
@@ -199,17 +200,20 @@ impl UdpChannel {
             transport: Transport::Udp(UdpPeer {
                 socket: Arc::clone(&self.socket),
                 remote,
+                seg: Segmenter::new(),
             }),
         };
         Face::new(id, parts, &self.config)
     }
 }
 
-/// A unicast UDP face's end: its channel's socket and the remote address.
+/// A unicast UDP face's end: its channel's socket, the remote address, and what the path to
+/// it takes segmented.
 #[derive(Debug)]
 pub(crate) struct UdpPeer {
     socket: Arc<UdpSocket>,
     remote: SocketAddr,
+    seg: Segmenter,
 }
 
 impl UdpPeer {
@@ -223,6 +227,7 @@ impl UdpPeer {
             Some(self.remote),
             &[],
             no_padding,
+            Some(&mut self.seg),
             q,
             c,
         )
@@ -269,6 +274,7 @@ impl MulticastIo {
             Some(self.group),
             &[],
             no_padding,
+            None,
             q,
             c,
         )

@@ -98,6 +98,38 @@ fn one_on_demand_face_per_remote_and_replies_reach_it() {
 }
 
 #[test]
+fn a_burst_of_equal_and_mixed_lengths_arrives_as_the_datagrams_queued() {
+    // One flush sends runs of equal-length frames as segmented messages: the peer must still
+    // get every packet as its own datagram, whole and in order.
+    let mut ch = channel(FaceConfig::default());
+    let a = peer();
+    let mut face = ch
+        .connect(
+            FaceId(900),
+            a.local_addr().unwrap(),
+            Persistency::Persistent,
+        )
+        .unwrap();
+    let mut sent = Vec::new();
+    sent.extend((0..40).map(|i| data(&format!("/run/{:02}", i), 1000)));
+    sent.extend((0..8).map(|i| data(&format!("/big/{i}"), 3000)));
+    sent.push(data("/short", 10));
+    sent.extend((0..6).map(|i| data(&format!("/mixed/{i}"), 100 + 7 * i)));
+    for p in &sent {
+        assert!(face.send(PacketKind::Data, p.clone()));
+    }
+    assert_eq!(face.flush().unwrap(), Flushed::Done);
+    let total: usize = sent.iter().map(|p| p.len()).sum();
+    assert_eq!(face.counters().n_out_bytes, total as u64);
+    let mut buf = [0u8; 9000];
+    for (i, p) in sent.iter().enumerate() {
+        let (n, from) = a.recv_from(&mut buf).unwrap();
+        assert_eq!(from, ch.local_addr());
+        assert_eq!(&buf[..n], &p[..], "datagram {i}");
+    }
+}
+
+#[test]
 fn idle_on_demand_faces_expire_and_a_returning_peer_gets_a_new_face() {
     let config = FaceConfig {
         idle_timeout: Duration::from_millis(50),

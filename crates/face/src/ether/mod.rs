@@ -432,7 +432,15 @@ impl EtherPeer {
     /// drops the frame that caused it and is returned.
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
         loop {
-            match flush_queue(self.raw_fd(), None, &self.header, frame::padding, q, c) {
+            match flush_queue(
+                self.raw_fd(),
+                None,
+                &self.header,
+                frame::padding,
+                None,
+                q,
+                c,
+            ) {
                 Err(FaceError::Io(e)) if is_link_down(&e) => c.n_out_link_down += 1,
                 done => return done,
             }
