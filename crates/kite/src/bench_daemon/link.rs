@@ -1,14 +1,18 @@
 //! One end of the load generator's connection to the forwarder: a unix stream (frames batched
-//! into large writes) or a connected UDP socket (one packet per datagram, NDNLPv2 fragments
-//! reassembled, so a forwarder whose MTU is below the Data size is still measured right).
+//! into large writes) or a connected UDP socket (one packet per datagram, read in `recvmmsg`
+//! bursts and written in `sendmmsg` bursts with runs of equal-length datagrams segmented by
+//! the kernel, so the generator spends little of the machine; NDNLPv2 fragments reassembled,
+//! so a forwarder whose MTU is below the Data size is still measured right).
 
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use bytes::Bytes;
+use bytes::BytesMut;
+use kite_face::burst::{send_segmented, RecvBatch, Segmenter, SEGMENTED_BATCH};
 use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use kite_packet::{LpHeader, LpPacket};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -27,7 +31,10 @@ const FLUSH_AT: usize = 48 * 1024;
 const UDP_BUFFER: usize = 8 << 20;
 
 /// Largest datagram read (NDN's largest packet is 8800 octets; room to spare).
-const MAX_DATAGRAM: usize = 65_536;
+const MAX_DATAGRAM: usize = 16 * 1024;
+
+/// Octets the receive arena grows by (received datagrams are copied into it back to back).
+const ARENA_CHUNK: usize = 256 * 1024;
 
 /// What one [`Link::recv`] got.
 // Returned by value once per packet: boxing the packet would allocate each time.
@@ -53,18 +60,28 @@ pub enum Link {
         out: Vec<u8>,
     },
     /// A UDP socket connected to the forwarder's listener.
-    Datagram {
-        /// The socket.
-        socket: UdpSocket,
-        /// Receive buffer.
-        buf: Vec<u8>,
-        /// Fragments of packets not complete yet.
-        reassembler: Reassembler,
-        /// Fragments the reassembler received, for the report.
-        fragments: u64,
-        /// Where an LpPacket is encoded before it is sent.
-        scratch: Vec<u8>,
-    },
+    Datagram(Box<Datagrams>),
+}
+
+/// The UDP side of a [`Link`].
+pub struct Datagrams {
+    /// The socket.
+    socket: UdpSocket,
+    /// The last burst read, and how much of it was handed out.
+    batch: RecvBatch,
+    read: usize,
+    next: usize,
+    /// Where handed-out datagrams are copied, back to back.
+    arena: BytesMut,
+    /// Fragments of packets not complete yet.
+    reassembler: Reassembler,
+    /// Fragments the reassembler received, for the report.
+    fragments: u64,
+    /// Datagrams queued for the next flush, back to back, and where each ends.
+    out: Vec<u8>,
+    ends: Vec<usize>,
+    /// What the path to the forwarder takes segmented.
+    seg: Segmenter,
 }
 
 impl Link {
@@ -101,13 +118,18 @@ impl Link {
 
     /// A link over a UDP socket from [`Link::udp_socket`].
     pub fn datagram(socket: UdpSocket) -> Link {
-        Link::Datagram {
+        Link::Datagram(Box::new(Datagrams {
             socket,
-            buf: vec![0; MAX_DATAGRAM],
+            batch: RecvBatch::new(MAX_DATAGRAM),
+            read: 0,
+            next: 0,
+            arena: BytesMut::new(),
             reassembler: Reassembler::new(ReassemblyLimits::default()),
             fragments: 0,
-            scratch: Vec::with_capacity(MAX_DATAGRAM),
-        }
+            out: Vec::with_capacity(SEGMENTED_BATCH * MAX_DATAGRAM),
+            ends: Vec::with_capacity(SEGMENTED_BATCH),
+            seg: Segmenter::new(),
+        }))
     }
 
     /// The next packet, waiting at most a [`TICK`].
@@ -123,34 +145,7 @@ impl Link {
                     Fill::Closed => return Ok(Recv::Closed),
                 }
             },
-            Link::Datagram {
-                socket,
-                buf,
-                reassembler,
-                fragments,
-                ..
-            } => {
-                let n = match socket.recv(buf) {
-                    Ok(n) => n,
-                    Err(e) if nothing_yet(&e) => return Ok(Recv::Idle),
-                    Err(e) => return Err(e).context("receiving from the forwarder"),
-                };
-                let lp = LpPacket::decode(Bytes::copy_from_slice(&buf[..n]))?;
-                if !lp.is_fragmented() {
-                    return Ok(Recv::Packet(lp));
-                }
-                *fragments += 1;
-                let now = Instant::now();
-                reassembler.expire(now);
-                // A refused fragment (duplicate, buffers full) loses its packet, as a drop would.
-                Ok(match reassembler.add(Endpoint::Peer, lp, now) {
-                    Ok(Some((header, whole))) => Recv::Packet(LpPacket {
-                        header,
-                        fragment: Some(whole),
-                    }),
-                    Ok(None) | Err(_) => Recv::Idle,
-                })
-            }
+            Link::Datagram(d) => d.recv(),
         }
     }
 
@@ -158,16 +153,17 @@ impl Link {
     pub fn buffered(&self) -> bool {
         match self {
             Link::Stream { input, .. } => input.buffered(),
-            Link::Datagram { .. } => false,
+            Link::Datagram(d) => d.next < d.read,
         }
     }
 
-    /// Sends one frame: a UDP datagram at once, stream octets at the next [`Link::flush`].
+    /// Queues one frame (a datagram, or stream octets) for the next [`Link::flush`].
     pub fn send(&mut self, frame: &[u8]) -> Result<()> {
         match self {
             Link::Stream { out, .. } => out.extend_from_slice(frame),
-            Link::Datagram { socket, .. } => {
-                socket.send(frame).context("sending to the forwarder")?;
+            Link::Datagram(d) => {
+                d.out.extend_from_slice(frame);
+                d.ends.push(d.out.len());
             }
         }
         Ok(())
@@ -180,34 +176,38 @@ impl Link {
                 header.encode_header(Some(packet.len()), out);
                 out.extend_from_slice(packet);
             }
-            Link::Datagram {
-                socket, scratch, ..
-            } => {
-                scratch.clear();
-                header.encode_header(Some(packet.len()), scratch);
-                scratch.extend_from_slice(packet);
-                socket.send(scratch).context("sending to the forwarder")?;
+            Link::Datagram(d) => {
+                header.encode_header(Some(packet.len()), &mut d.out);
+                d.out.extend_from_slice(packet);
+                d.ends.push(d.out.len());
             }
         }
         Ok(())
     }
 
-    /// Writes the queued stream octets when no buffered input is left to answer first, or
-    /// when enough are queued.
+    /// Writes what is queued when no buffered input is left to answer first, or when enough
+    /// is queued.
     pub fn flush_if_due(&mut self) -> Result<()> {
-        if !self.buffered() || matches!(self, Link::Stream { out, .. } if out.len() > FLUSH_AT) {
+        let full = match self {
+            Link::Stream { out, .. } => out.len() > FLUSH_AT,
+            Link::Datagram(d) => d.ends.len() >= SEGMENTED_BATCH,
+        };
+        if full || !self.buffered() {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Writes the queued stream octets.
+    /// Writes what is queued.
     pub fn flush(&mut self) -> Result<()> {
-        if let Link::Stream { output, out, .. } = self {
-            if !out.is_empty() {
-                output.write_all(out)?;
-                out.clear();
+        match self {
+            Link::Stream { output, out, .. } => {
+                if !out.is_empty() {
+                    output.write_all(out)?;
+                    out.clear();
+                }
             }
+            Link::Datagram(d) => d.flush()?,
         }
         Ok(())
     }
@@ -216,7 +216,80 @@ impl Link {
     pub fn fragments(&self) -> u64 {
         match self {
             Link::Stream { .. } => 0,
-            Link::Datagram { fragments, .. } => *fragments,
+            Link::Datagram(d) => d.fragments,
         }
+    }
+}
+
+impl Datagrams {
+    /// The next packet: from the burst already read, else from a new burst, waiting at most
+    /// a [`TICK`] for one.
+    fn recv(&mut self) -> Result<Recv> {
+        while self.next == self.read {
+            let fd = self.socket.as_raw_fd();
+            if let Some(n) = self
+                .batch
+                .recv_ready(fd)
+                .context("receiving from the forwarder")?
+            {
+                (self.read, self.next) = (n, 0);
+                continue;
+            }
+            // Nothing waiting: block (up to the socket's read timeout) until a datagram is.
+            match self.socket.peek(&mut [0u8; 1]) {
+                Ok(_) => {}
+                Err(e) if nothing_yet(&e) => return Ok(Recv::Idle),
+                Err(e) => return Err(e).context("receiving from the forwarder"),
+            }
+        }
+        let i = self.next;
+        self.next += 1;
+        let datagram = self.batch.datagram(i);
+        if self.arena.capacity() - self.arena.len() < datagram.len() {
+            self.arena.reserve(ARENA_CHUNK);
+        }
+        self.arena.extend_from_slice(datagram);
+        let lp = LpPacket::decode(self.arena.split().freeze())?;
+        if !lp.is_fragmented() {
+            return Ok(Recv::Packet(lp));
+        }
+        self.fragments += 1;
+        let now = Instant::now();
+        self.reassembler.expire(now);
+        // A refused fragment (duplicate, buffers full) loses its packet, as a drop would.
+        Ok(match self.reassembler.add(Endpoint::Peer, lp, now) {
+            Ok(Some((header, whole))) => Recv::Packet(LpPacket {
+                header,
+                fragment: Some(whole),
+            }),
+            Ok(None) | Err(_) => Recv::Idle,
+        })
+    }
+
+    /// Sends every queued datagram, in `sendmmsg` bursts.
+    fn flush(&mut self) -> Result<()> {
+        let mut done = 0;
+        while done < self.ends.len() {
+            let mut frames = [[&[][..]; 1]; SEGMENTED_BATCH];
+            let ends = &self.ends[done..(done + SEGMENTED_BATCH).min(self.ends.len())];
+            let mut start = if done == 0 { 0 } else { self.ends[done - 1] };
+            for (slot, &end) in frames.iter_mut().zip(ends) {
+                *slot = [&self.out[start..end]];
+                start = end;
+            }
+            let fd = self.socket.as_raw_fd();
+            match send_segmented(fd, None, &frames[..ends.len()], &mut self.seg) {
+                Ok(sent) => done += sent,
+                // The socket buffer is full: the forwarder is behind; let it catch up.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_micros(50))
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e).context("sending to the forwarder"),
+            }
+        }
+        self.out.clear();
+        self.ends.clear();
+        Ok(())
     }
 }
