@@ -41,6 +41,15 @@ pub struct RecvBatch {
     lens: [usize; BATCH],
     truncated: [bool; BATCH],
     addrs: Box<[libc::sockaddr_storage; BATCH]>,
+    /// With coalesced receive ([`segment::enable_gro`]): each message's control buffer and
+    /// the segment length it reported (0: one datagram).
+    gro: Option<Box<GroState>>,
+}
+
+/// Control buffers and segment lengths of a coalescing [`RecvBatch`].
+struct GroState {
+    controls: [[u64; 4]; BATCH],
+    segments: [usize; BATCH],
 }
 
 impl std::fmt::Debug for RecvBatch {
@@ -61,6 +70,20 @@ impl RecvBatch {
             truncated: [false; BATCH],
             // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
             addrs: Box::new(unsafe { mem::zeroed() }),
+            gro: None,
+        }
+    }
+
+    /// Room for [`BATCH`] messages from a socket with coalesced receive on
+    /// ([`segment::enable_gro`]): slots of the largest UDP message, and the segment length
+    /// of each message read (see [`RecvBatch::segment_len`]).
+    pub fn coalescing() -> Self {
+        RecvBatch {
+            gro: Some(Box::new(GroState {
+                controls: [[0; 4]; BATCH],
+                segments: [0; BATCH],
+            })),
+            ..Self::new(segment::MAX_MESSAGE)
         }
     }
 
@@ -96,6 +119,10 @@ impl RecvBatch {
             h.msg_hdr.msg_iovlen = 1;
             h.msg_hdr.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
             h.msg_hdr.msg_namelen = mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            if let Some(g) = self.gro.as_deref_mut() {
+                h.msg_hdr.msg_control = g.controls[i].as_mut_ptr().cast();
+                h.msg_hdr.msg_controllen = mem::size_of_val(&g.controls[i]) as _;
+            }
         }
         // SAFETY: every header points at a live slot of `self.slots` and a live address slot,
         // both exclusively borrowed for the call; the kernel writes within the given lengths.
@@ -121,7 +148,20 @@ impl RecvBatch {
             *len = (h.msg_len as usize).min(self.slot_len);
             *cut = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
         }
+        if let Some(g) = self.gro.as_deref_mut() {
+            for (seg, h) in g.segments.iter_mut().zip(&hdrs[..n]) {
+                *seg = segment::gro_segment_len(&h.msg_hdr);
+            }
+        }
         Ok(n)
+    }
+
+    /// The length of the datagrams message `i` of the last burst coalesced (each but the
+    /// last exactly this long); `None` when it is one datagram.
+    pub fn segment_len(&self, i: usize) -> Option<usize> {
+        let g = self.gro.as_deref()?;
+        let len = g.segments[i];
+        (len > 0 && len < self.lens[i]).then_some(len)
     }
 
     /// Whether datagram `i` of the last burst was longer than a slot.

@@ -23,7 +23,7 @@ use crate::framing::MAX_FRAME_LEN;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::Endpoint;
-use crate::sys::segment::Segmenter;
+use crate::sys::segment::{enable_gro, Segmenter};
 use crate::sys::{RecvBatch, BATCH};
 use crate::uri::FaceUri;
 
@@ -71,11 +71,16 @@ impl UdpChannel {
         s.bind(&addr.into())?;
         let socket = UdpSocket::from_std(s.into());
         let local = socket.local_addr()?;
+        // Coalesced receive where the kernel has it: a peer's segmented run is read whole.
+        let batch = match enable_gro(socket.as_raw_fd()) {
+            Ok(()) => RecvBatch::coalescing(),
+            Err(_) => RecvBatch::new(MAX_FRAME_LEN),
+        };
         Ok(UdpChannel {
             socket: Arc::new(socket),
             local,
             peers: HashMap::new(),
-            batch: RecvBatch::new(MAX_FRAME_LEN),
+            batch,
             arena: Arena::default(),
             config,
             counters: ChannelCounters::default(),
@@ -120,11 +125,12 @@ impl UdpChannel {
         self.peers.get(&remote).copied()
     }
 
-    /// Reads one burst (one `recvmmsg`). Datagrams from known remotes go to `datagrams`; a
-    /// new remote gets an on-demand face (id from `ids`) pushed to `created`, and its
-    /// datagrams go to `datagrams` as well. A datagram longer than the largest frame is
-    /// counted on the channel and makes no face; from a known remote it also goes to that
-    /// face as an empty frame, which the face counts as malformed.
+    /// Reads one burst (one `recvmmsg`; a coalesced message is cut back into its datagrams).
+    /// Datagrams from known remotes go to `datagrams`; a new remote gets an on-demand face
+    /// (id from `ids`) pushed to `created`, and its datagrams go to `datagrams` as well. A
+    /// datagram longer than the largest frame is counted on the channel and makes no face;
+    /// from a known remote it also goes to that face as an empty frame, which the face counts
+    /// as malformed.
     pub fn recv_burst(
         &mut self,
         ids: &mut FaceIds,
@@ -139,10 +145,17 @@ impl UdpChannel {
                 self.counters.n_malformed += 1;
                 continue;
             };
-            if self.batch.truncated(i) {
-                self.counters.n_truncated += 1;
+            let len = self.batch.datagram(i).len();
+            let step = self.batch.segment_len(i).unwrap_or(len).max(1);
+            if self.batch.truncated(i) || step > MAX_FRAME_LEN {
+                let cut = if self.batch.truncated(i) {
+                    1
+                } else {
+                    len.div_ceil(step)
+                };
+                self.counters.n_truncated += cut as u64;
                 if let Some(&face) = self.peers.get(&from) {
-                    datagrams.push(Datagram::cut(face, Endpoint::Peer));
+                    datagrams.extend((0..cut).map(|_| Datagram::cut(face, Endpoint::Peer)));
                 }
                 continue;
             }
@@ -155,12 +168,13 @@ impl UdpChannel {
                     id
                 }
             };
-            let frame = self.arena.copy(self.batch.datagram(i));
-            datagrams.push(Datagram {
-                face,
-                from: Endpoint::Peer,
-                frame,
-            });
+            for d in self.batch.datagram(i).chunks(step) {
+                datagrams.push(Datagram {
+                    face,
+                    from: Endpoint::Peer,
+                    frame: self.arena.copy(d),
+                });
+            }
         }
         Ok(if n == BATCH {
             Progress::More

@@ -130,6 +130,33 @@ fn a_burst_of_equal_and_mixed_lengths_arrives_as_the_datagrams_queued() {
 }
 
 #[test]
+fn a_segmented_run_from_another_channel_arrives_as_separate_packets() {
+    // Channel to channel, as two Kites over UDP: the sender's run of equal-length frames is
+    // one segmented message, which the receiving channel reads coalesced and cuts back up.
+    let (mut a, mut b) = (
+        channel(FaceConfig::default()),
+        channel(FaceConfig::default()),
+    );
+    let mut ids = FaceIds::new();
+    let mut to_a = b
+        .connect(FaceId(900), a.local_addr(), Persistency::Persistent)
+        .unwrap();
+    let sent: Vec<Bytes> = (0..30)
+        .map(|i| interest(&format!("/run/{i:02}")))
+        .chain([interest("/tail")])
+        .collect();
+    for p in &sent {
+        assert!(to_a.send(PacketKind::Interest, p.clone()));
+    }
+    assert_eq!(to_a.flush().unwrap(), Flushed::Done);
+    let (dgrams, faces) = recv(&mut a, &mut ids, sent.len());
+    assert_eq!(faces.len(), 1, "one sender, one face");
+    let frames: Vec<Bytes> = dgrams.iter().map(|d| d.frame.clone()).collect();
+    assert_eq!(frames, sent);
+    assert_eq!(a.counters().n_truncated, 0);
+}
+
+#[test]
 fn idle_on_demand_faces_expire_and_a_returning_peer_gets_a_new_face() {
     let config = FaceConfig {
         idle_timeout: Duration::from_millis(50),

@@ -22,6 +22,50 @@ pub const MAX_SEGMENTS: usize = 64;
 /// Octets one segmented message may carry: the largest UDP payload over IPv4.
 const MAX_RUN_OCTETS: usize = 65_507;
 
+/// The largest message a coalescing socket can return (a whole IP packet's worth).
+pub const MAX_MESSAGE: usize = 65_535;
+
+/// Turns on coalesced receive (`UDP_GRO`, Linux 5.0+) on UDP socket `fd`: a run of
+/// same-length datagrams from one sender (a peer's segmented message, or what the NIC's GRO
+/// merged) is read as one message, with its segment length in a control message, instead of
+/// being cut into datagrams in the sender's send path (on loopback) and queued one by one.
+/// Read it with [`RecvBatch::coalescing`](super::RecvBatch::coalescing).
+pub fn enable_gro(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: `on` lives through the call and the length given is its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_UDP,
+            libc::UDP_GRO,
+            (&on as *const libc::c_int).cast(),
+            mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The segment length a received message's `UDP_GRO` control message reports (0: none).
+pub(super) fn gro_segment_len(hdr: &libc::msghdr) -> usize {
+    // SAFETY: `hdr` is a header the kernel just filled: its control pointer and length
+    // describe the control buffer the caller gave it, which is still borrowed, and the
+    // CMSG_* walk stays within that length.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(hdr);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == libc::UDP_GRO {
+                let data = libc::CMSG_DATA(c).cast::<libc::c_int>();
+                return usize::try_from(data.read_unaligned()).unwrap_or(0);
+            }
+            c = libc::CMSG_NXTHDR(hdr, c);
+        }
+    }
+    0
+}
+
 /// Which runs a socket's destination takes segmented. A path whose MTU is below a segment
 /// (the kernel answers `EINVAL`) lowers the largest segment tried; a device that cannot
 /// segment at all (`EIO`) turns it off. Either way the refused frames go again unsegmented.
@@ -217,6 +261,33 @@ mod tests {
         assert!(!s.refused(100, &io::Error::from_raw_os_error(libc::EAGAIN)));
         assert!(s.refused(100, &io::Error::from_raw_os_error(libc::EIO)));
         assert!(!s.allows(1));
+    }
+
+    #[test]
+    fn a_coalescing_socket_reads_a_segmented_run_as_one_message() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        enable_gro(rx.as_raw_fd()).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let run: Vec<[&[u8]; 1]> = vec![[&[1; 700]], [&[2; 700]], [&[3; 300]]];
+        let mut seg = Segmenter::new();
+        let to = Some(rx.local_addr().unwrap());
+        assert_eq!(
+            send_segmented(tx.as_raw_fd(), to, &run, &mut seg).unwrap(),
+            3
+        );
+        tx.send_to(&[4; 50], rx.local_addr().unwrap()).unwrap();
+        let mut batch = RecvBatch::coalescing();
+        let mut got = Vec::new();
+        for _ in 0..1000 {
+            if let Some(n) = batch.recv_ready(rx.as_raw_fd()).unwrap() {
+                got.extend((0..n).map(|i| (batch.datagram(i).len(), batch.segment_len(i))));
+            }
+            if got.len() >= 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(got, [(1700, Some(700)), (50, None)]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! the kernel, so the generator spends little of the machine; NDNLPv2 fragments reassembled,
 //! so a forwarder whose MTU is below the Data size is still measured right).
 
+use std::collections::VecDeque;
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -11,8 +12,8 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use bytes::BytesMut;
-use kite_face::burst::{send_segmented, RecvBatch, Segmenter, SEGMENTED_BATCH};
+use bytes::{Bytes, BytesMut};
+use kite_face::burst::{enable_gro, send_segmented, RecvBatch, Segmenter, BATCH, SEGMENTED_BATCH};
 use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use kite_packet::{LpHeader, LpPacket};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -67,11 +68,10 @@ pub enum Link {
 pub struct Datagrams {
     /// The socket.
     socket: UdpSocket,
-    /// The last burst read, and how much of it was handed out.
+    /// Where bursts are read.
     batch: RecvBatch,
-    read: usize,
-    next: usize,
-    /// Where handed-out datagrams are copied, back to back.
+    /// Datagrams read and not handed out yet (copied into `arena`, back to back).
+    queue: VecDeque<Bytes>,
     arena: BytesMut,
     /// Fragments of packets not complete yet.
     reassembler: Reassembler,
@@ -118,11 +118,16 @@ impl Link {
 
     /// A link over a UDP socket from [`Link::udp_socket`].
     pub fn datagram(socket: UdpSocket) -> Link {
+        // Coalesced receive where the kernel has it: the forwarder's segmented runs are read
+        // whole instead of being cut up in its send path.
+        let batch = match enable_gro(socket.as_raw_fd()) {
+            Ok(()) => RecvBatch::coalescing(),
+            Err(_) => RecvBatch::new(MAX_DATAGRAM),
+        };
         Link::Datagram(Box::new(Datagrams {
             socket,
-            batch: RecvBatch::new(MAX_DATAGRAM),
-            read: 0,
-            next: 0,
+            batch,
+            queue: VecDeque::with_capacity(4 * BATCH),
             arena: BytesMut::new(),
             reassembler: Reassembler::new(ReassemblyLimits::default()),
             fragments: 0,
@@ -153,7 +158,7 @@ impl Link {
     pub fn buffered(&self) -> bool {
         match self {
             Link::Stream { input, .. } => input.buffered(),
-            Link::Datagram(d) => d.next < d.read,
+            Link::Datagram(d) => !d.queue.is_empty(),
         }
     }
 
@@ -225,14 +230,17 @@ impl Datagrams {
     /// The next packet: from the burst already read, else from a new burst, waiting at most
     /// a [`TICK`] for one.
     fn recv(&mut self) -> Result<Recv> {
-        while self.next == self.read {
+        let frame = loop {
+            if let Some(frame) = self.queue.pop_front() {
+                break frame;
+            }
             let fd = self.socket.as_raw_fd();
             if let Some(n) = self
                 .batch
                 .recv_ready(fd)
                 .context("receiving from the forwarder")?
             {
-                (self.read, self.next) = (n, 0);
+                self.take_burst(n);
                 continue;
             }
             // Nothing waiting: block (up to the socket's read timeout) until a datagram is.
@@ -241,15 +249,8 @@ impl Datagrams {
                 Err(e) if nothing_yet(&e) => return Ok(Recv::Idle),
                 Err(e) => return Err(e).context("receiving from the forwarder"),
             }
-        }
-        let i = self.next;
-        self.next += 1;
-        let datagram = self.batch.datagram(i);
-        if self.arena.capacity() - self.arena.len() < datagram.len() {
-            self.arena.reserve(ARENA_CHUNK);
-        }
-        self.arena.extend_from_slice(datagram);
-        let lp = LpPacket::decode(self.arena.split().freeze())?;
+        };
+        let lp = LpPacket::decode(frame)?;
         if !lp.is_fragmented() {
             return Ok(Recv::Packet(lp));
         }
@@ -264,6 +265,22 @@ impl Datagrams {
             }),
             Ok(None) | Err(_) => Recv::Idle,
         })
+    }
+
+    /// Queues the `n` messages of the last burst as datagrams (a coalesced message cut at its
+    /// segment length), copied into the arena.
+    fn take_burst(&mut self, n: usize) {
+        for i in 0..n {
+            let message = self.batch.datagram(i);
+            let step = self.batch.segment_len(i).unwrap_or(message.len()).max(1);
+            for d in message.chunks(step) {
+                if self.arena.capacity() - self.arena.len() < d.len() {
+                    self.arena.reserve(ARENA_CHUNK);
+                }
+                self.arena.extend_from_slice(d);
+                self.queue.push_back(self.arena.split().freeze());
+            }
+        }
     }
 
     /// Sends every queued datagram, in `sendmmsg` bursts.
