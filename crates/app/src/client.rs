@@ -20,6 +20,8 @@ use crate::transport::Transport;
 pub struct Client {
     stream: Transport,
     frames: FrameReader,
+    /// Packets queued by [`Client::queue_packet`] for one write (stream transports only).
+    queued: Vec<u8>,
 }
 
 impl Client {
@@ -54,6 +56,7 @@ impl Client {
                     return Ok(Client {
                         stream,
                         frames: FrameReader::new(),
+                        queued: Vec::new(),
                     })
                 }
                 Err(e) => tried.push(format!("{ep}: {e}")),
@@ -112,6 +115,33 @@ impl Client {
     /// Writes one encoded packet or NDNLPv2 frame to the forwarder.
     pub fn send_wire(&mut self, wire: &[u8]) -> Result<(), ClientError> {
         Ok(self.stream.write_all(wire)?)
+    }
+
+    /// Sends `packet` (in an LpPacket with `header`'s fields, bare when it has none) with
+    /// the next [`Client::flush_queued`] over a stream transport, so a burst of answers costs
+    /// one write; over UDP and WebSocket, where a write is one packet, it is sent now.
+    /// Returns the octets queued so far.
+    pub fn queue_packet(&mut self, header: &LpHeader, packet: &[u8]) -> Result<usize, ClientError> {
+        let start = self.queued.len();
+        if header.fields_len() > 0 {
+            header.encode_header(Some(packet.len()), &mut self.queued);
+        }
+        self.queued.extend_from_slice(packet);
+        if !self.stream.is_stream() {
+            let frame = self.queued.split_off(start);
+            self.send_wire(&frame)?;
+        }
+        Ok(self.queued.len())
+    }
+
+    /// Writes what [`Client::queue_packet`] queued.
+    pub fn flush_queued(&mut self) -> Result<(), ClientError> {
+        if !self.queued.is_empty() {
+            let result = self.stream.write_all(&self.queued);
+            self.queued.clear();
+            result?;
+        }
+        Ok(())
     }
 
     /// The next packet from the forwarder with its NDNLPv2 header fields, waiting in the

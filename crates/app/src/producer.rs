@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_mgmt::ControlParameters;
-use kite_packet::{Interest, LpHeader, LpPacket, Name, NetPacket};
+use kite_packet::{Interest, LpHeader, Name, NetPacket};
 
 use crate::client::Client;
 use crate::error::ClientError;
@@ -19,6 +19,9 @@ const UNREGISTER_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// How often the serving loop looks at its stop flag while no Interest comes.
 const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// Queued answer octets that force a write while more Interests are already read.
+const FLUSH_AT: usize = 256 * 1024;
 
 /// A connection that serves the prefixes it registered; unregisters them when dropped.
 #[derive(Debug)]
@@ -56,7 +59,8 @@ impl Producer {
 
     /// Answers Interests until `stop` is set or `deadline` passes: `handler` returns the
     /// encoded Data for an Interest, or `None` to stay silent. A reply carries the Interest's
-    /// PIT token back when the forwarder attached one.
+    /// PIT token back when the forwarder attached one. Interests already read are all
+    /// answered before the answers are written, in one write over a stream.
     pub fn serve(
         &mut self,
         stop: &AtomicBool,
@@ -69,34 +73,37 @@ impl Producer {
                 break;
             }
             let wake = deadline.map_or(now + STOP_CHECK, |d| d.min(now + STOP_CHECK));
-            let (header, interest) = match self.client.recv_until(wake) {
-                Ok(Some((header, NetPacket::Interest(i)))) => (header, i),
-                // A packet that does not decode is dropped, as a forwarder drops it.
-                Ok(_) | Err(ClientError::Decode(_)) => continue,
-                Err(e) => return Err(e),
-            };
-            if let Some(reply) = handler(&interest) {
-                self.reply(&header, reply)?;
+            let mut next = self.client.recv_until(wake);
+            loop {
+                match next {
+                    Ok(Some((header, NetPacket::Interest(interest)))) => {
+                        if let Some(reply) = handler(&interest) {
+                            self.queue_reply(&header, &reply)?;
+                        }
+                    }
+                    Ok(None) => break,
+                    // A packet that does not decode is dropped, as a forwarder drops it.
+                    Ok(Some(_)) | Err(ClientError::Decode(_)) => {}
+                    Err(e) => return Err(e),
+                }
+                next = self.client.recv_buffered();
             }
+            self.client.flush_queued()?;
         }
         Ok(())
     }
 
-    /// Sends `data` in answer to an Interest that came with `header`.
-    fn reply(&mut self, header: &LpHeader, data: Bytes) -> Result<(), ClientError> {
-        match &header.pit_token {
-            None => self.client.send_wire(&data),
-            Some(token) => {
-                let lp = LpPacket {
-                    header: LpHeader {
-                        pit_token: Some(*token),
-                        ..LpHeader::default()
-                    },
-                    fragment: Some(data),
-                };
-                self.client.send_wire(&lp.encode())
-            }
+    /// Queues `data` in answer to an Interest that came with `header` (its PIT token echoed),
+    /// writing the queue once it holds [`FLUSH_AT`] octets.
+    fn queue_reply(&mut self, header: &LpHeader, data: &[u8]) -> Result<(), ClientError> {
+        let reply = LpHeader {
+            pit_token: header.pit_token,
+            ..LpHeader::default()
+        };
+        if self.client.queue_packet(&reply, data)? >= FLUSH_AT {
+            self.client.flush_queued()?;
         }
+        Ok(())
     }
 }
 

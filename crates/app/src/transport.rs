@@ -56,6 +56,12 @@ impl Transport {
         })
     }
 
+    /// Whether this is a byte stream (Unix, TCP), where consecutive packets may go in one
+    /// write; over UDP and WebSocket a write is one packet.
+    pub fn is_stream(&self) -> bool {
+        matches!(self, Transport::Unix(_) | Transport::Tcp(_))
+    }
+
     /// How long a read may block.
     pub fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
         match self {
