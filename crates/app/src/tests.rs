@@ -271,3 +271,77 @@ fn the_socket_is_handed_over_after_a_command_with_nothing_lost() {
     let d = Data::decode(Bytes::copy_from_slice(&buf[..n])).unwrap();
     assert_eq!(d.content.as_deref(), Some(&b"after"[..]));
 }
+
+#[test]
+fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
+    use crate::framing::FrameReader;
+    use crate::Producer;
+    use kite_packet::{LpHeader, LpPacket, NetPacket, PitToken};
+    use std::io::Write;
+    use std::os::unix::net::UnixListener;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fwd.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let fwd = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let with_token = |n: &str, t: u64| {
+            LpPacket {
+                header: LpHeader {
+                    pit_token: Some(PitToken::from_u64(t)),
+                    ..LpHeader::default()
+                },
+                fragment: Some(Interest::new(name(n)).encode()),
+            }
+            .encode()
+        };
+        // Five packets in one write: answered, bare, silent, undecodable, answered.
+        let mut burst = Vec::new();
+        burst.extend_from_slice(&with_token("/p/1", 1));
+        burst.extend_from_slice(&Interest::new(name("/p/2")).encode());
+        burst.extend_from_slice(&with_token("/p/silent", 9));
+        burst.extend_from_slice(&[0x05, 0x02, 0xFF, 0xFF]);
+        burst.extend_from_slice(&with_token("/p/3", 3));
+        conn.write_all(&burst).unwrap();
+        let mut frames = FrameReader::new();
+        (0..3)
+            .map(|_| {
+                let frame = frames.next_frame(&mut conn).unwrap();
+                match NetPacket::decode_frame(frame).unwrap() {
+                    (h, NetPacket::Data(d)) => (d.name.to_string(), h.pit_token),
+                    other => panic!("expected Data, got {other:?}"),
+                }
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut producer = Producer::new(Client::connect_unix(&path).unwrap());
+    let stop = AtomicBool::new(false);
+    let answered = AtomicUsize::new(0);
+    producer
+        .serve(&stop, Some(Instant::now() + T), |i| {
+            if i.name.to_string().contains("silent") {
+                return None;
+            }
+            if answered.fetch_add(1, Ordering::Relaxed) == 2 {
+                // The last of the burst: stop once its answers are written.
+                stop.store(true, Ordering::Release);
+            }
+            Some(
+                Data::new(i.name.clone(), &b"x"[..])
+                    .sign(&DigestSha256)
+                    .unwrap(),
+            )
+        })
+        .unwrap();
+    assert_eq!(answered.load(Ordering::Relaxed), 3);
+    assert_eq!(
+        fwd.join().unwrap(),
+        [
+            ("/p/1".to_owned(), Some(PitToken::from_u64(1))),
+            ("/p/2".to_owned(), None),
+            ("/p/3".to_owned(), Some(PitToken::from_u64(3))),
+        ]
+    );
+}
