@@ -36,6 +36,8 @@ pub struct UdpChannel {
     arena: Arena,
     config: FaceConfig,
     counters: ChannelCounters,
+    /// Whether the socket sends segmented runs (each face then learns its own path's limit).
+    segmenter: Segmenter,
 }
 
 impl std::fmt::Debug for UdpChannel {
@@ -76,11 +78,13 @@ impl UdpChannel {
             Ok(()) => RecvBatch::coalescing(),
             Err(_) => RecvBatch::new(MAX_FRAME_LEN),
         };
+        let segmenter = Segmenter::for_socket(socket.as_raw_fd());
         Ok(UdpChannel {
             socket: Arc::new(socket),
             local,
             peers: HashMap::new(),
             batch,
+            segmenter,
             arena: Arena::default(),
             config,
             counters: ChannelCounters::default(),
@@ -214,7 +218,7 @@ impl UdpChannel {
             transport: Transport::Udp(UdpPeer {
                 socket: Arc::clone(&self.socket),
                 remote,
-                seg: Segmenter::new(),
+                seg: self.segmenter,
             }),
         };
         Face::new(id, parts, &self.config)

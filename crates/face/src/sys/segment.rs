@@ -76,9 +76,25 @@ pub struct Segmenter {
 }
 
 impl Segmenter {
-    /// Segmentation on, for segments of any length.
-    pub const fn new() -> Self {
-        Segmenter { limit: usize::MAX }
+    /// Segmentation on for a socket whose kernel knows `UDP_SEGMENT`, off otherwise: a kernel
+    /// older than the option would ignore the control message and send each run as one
+    /// datagram.
+    pub fn for_socket(fd: RawFd) -> Self {
+        let mut size: libc::c_int = 0;
+        let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `size` and `len` live through the call and `len` is `size`'s size.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_UDP,
+                libc::UDP_SEGMENT,
+                (&mut size as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        Segmenter {
+            limit: if r == 0 { usize::MAX } else { 0 },
+        }
     }
 
     /// Whether frames of `len` octets may go out segmented.
@@ -95,12 +111,6 @@ impl Segmenter {
             _ => return false,
         }
         true
-    }
-}
-
-impl Default for Segmenter {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -230,6 +240,8 @@ mod tests {
     use std::net::UdpSocket;
     use std::os::fd::AsRawFd;
 
+    const ON: Segmenter = Segmenter { limit: usize::MAX };
+
     fn plan(lens: &[usize], seg: Segmenter) -> Vec<usize> {
         let mut counts = [0; SEGMENTED_BATCH];
         let runs = plan_runs(lens, &seg, &mut counts);
@@ -238,24 +250,24 @@ mod tests {
 
     #[test]
     fn runs_are_equal_lengths_closed_by_at_most_one_shorter_frame() {
-        assert_eq!(plan(&[5, 5, 5, 3, 5, 5], Segmenter::new()), [4, 2]);
-        assert_eq!(plan(&[5, 7, 7, 7], Segmenter::new()), [1, 3]);
-        assert_eq!(plan(&[5, 3, 3], Segmenter::new()), [2, 1]);
+        assert_eq!(plan(&[5, 5, 5, 3, 5, 5], ON), [4, 2]);
+        assert_eq!(plan(&[5, 7, 7, 7], ON), [1, 3]);
+        assert_eq!(plan(&[5, 3, 3], ON), [2, 1]);
         assert_eq!(plan(&[5, 5, 5], Segmenter { limit: 0 }), [1, 1, 1]);
-        assert_eq!(plan(&[], Segmenter::new()), Vec::<usize>::new());
+        assert_eq!(plan(&[], ON), Vec::<usize>::new());
     }
 
     #[test]
     fn runs_respect_the_segment_count_octet_and_length_limits() {
-        assert_eq!(plan(&[10; 100], Segmenter::new()), [64, 36]);
-        assert_eq!(plan(&[8000; 12], Segmenter::new()), [8, 4]);
+        assert_eq!(plan(&[10; 100], ON), [64, 36]);
+        assert_eq!(plan(&[8000; 12], ON), [8, 4]);
         let limited = Segmenter { limit: 999 };
         assert_eq!(plan(&[1000, 1000, 999, 999], limited), [1, 1, 2]);
     }
 
     #[test]
     fn a_refused_length_is_not_tried_again_and_eio_turns_segmentation_off() {
-        let mut s = Segmenter::new();
+        let mut s = ON;
         assert!(s.refused(1500, &io::Error::from_raw_os_error(libc::EINVAL)));
         assert!(!s.allows(1500) && s.allows(1499));
         assert!(!s.refused(100, &io::Error::from_raw_os_error(libc::EAGAIN)));
@@ -264,12 +276,35 @@ mod tests {
     }
 
     #[test]
+    fn segmented_runs_work_over_ipv6_too() {
+        // Hosts without IPv6 on loopback cannot run this; everything else must.
+        let Ok(rx) = UdpSocket::bind("[::1]:0") else {
+            eprintln!("no IPv6 loopback here: skipped");
+            return;
+        };
+        let tx = UdpSocket::bind("[::1]:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let frames: Vec<[&[u8]; 1]> = (0..10u8).map(|_| [&[7u8; 1200][..]]).collect();
+        let mut seg = Segmenter::for_socket(tx.as_raw_fd());
+        let to = Some(rx.local_addr().unwrap());
+        assert_eq!(
+            send_segmented(tx.as_raw_fd(), to, &frames, &mut seg).unwrap(),
+            10
+        );
+        let mut buf = [0u8; 4096];
+        for _ in 0..10 {
+            assert_eq!(rx.recv(&mut buf).unwrap(), 1200);
+        }
+    }
+
+    #[test]
     fn a_coalescing_socket_reads_a_segmented_run_as_one_message() {
         let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
         enable_gro(rx.as_raw_fd()).unwrap();
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let run: Vec<[&[u8]; 1]> = vec![[&[1; 700]], [&[2; 700]], [&[3; 300]]];
-        let mut seg = Segmenter::new();
+        let mut seg = ON;
         let to = Some(rx.local_addr().unwrap());
         assert_eq!(
             send_segmented(tx.as_raw_fd(), to, &run, &mut seg).unwrap(),
@@ -305,7 +340,8 @@ mod tests {
             [&tail[..60], &tail[60..]],
             [&other[..], &[]],
         ];
-        let mut seg = Segmenter::new();
+        let mut seg = Segmenter::for_socket(tx.as_raw_fd());
+        assert_eq!(seg, ON, "this kernel knows UDP_SEGMENT");
         let sent = send_segmented(
             tx.as_raw_fd(),
             Some(rx.local_addr().unwrap()),
@@ -314,7 +350,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(sent, 4);
-        assert_eq!(seg, Segmenter::new(), "loopback takes segmented messages");
+        assert_eq!(seg, ON, "loopback takes segmented messages");
         let mut batch = RecvBatch::new(512);
         let mut got = Vec::new();
         for _ in 0..1000 {

@@ -124,6 +124,7 @@ impl Link {
             Ok(()) => RecvBatch::coalescing(),
             Err(_) => RecvBatch::new(MAX_DATAGRAM),
         };
+        let seg = Segmenter::for_socket(socket.as_raw_fd());
         Link::Datagram(Box::new(Datagrams {
             socket,
             batch,
@@ -133,7 +134,7 @@ impl Link {
             fragments: 0,
             out: Vec::with_capacity(SEGMENTED_BATCH * MAX_DATAGRAM),
             ends: Vec::with_capacity(SEGMENTED_BATCH),
-            seg: Segmenter::new(),
+            seg,
         }))
     }
 
