@@ -12,8 +12,11 @@ use crate::framing::{Framer, READ_CHUNK};
 use crate::queue::OutQueue;
 use crate::sys;
 
-/// Reads per receive burst before the face yields to others.
-const READS_PER_BURST: usize = 4;
+/// Reads per receive burst before the face yields to others: 128 KiB, sixteen 8000-octet
+/// Data. Fewer, smaller bursts let the I/O thread forward and write what it read sooner
+/// (measured through `kite run` at 8000 B: 4 reads 183 k exchanges/s, 2 reads 192 k; 1000 B
+/// unchanged).
+const READS_PER_BURST: usize = 2;
 
 /// Frames gathered into one `writev`.
 const WRITEV_FRAMES: usize = 64;

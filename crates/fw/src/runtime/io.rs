@@ -68,6 +68,9 @@ pub(crate) struct IoThread {
     dirty: Vec<FaceId>,
     /// (token, readable, peer closed, writable) of the events of one poll.
     ready: Vec<(Token, bool, bool, bool)>,
+    /// Faces (and whether their peer closed) with more to read than one burst took: read
+    /// again next turn, after what this turn read is forwarded and written.
+    unread: Vec<(FaceId, bool)>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
 }
@@ -152,6 +155,7 @@ impl IoThread {
             header: Vec::with_capacity(64),
             dirty: Vec::new(),
             ready: Vec::with_capacity(256),
+            unread: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
         };
@@ -175,7 +179,7 @@ impl IoThread {
             }
             // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
             // the inline shards' next timer, unless work slipped in after the announcement.
-            let busy = self.spin_when_idle || t < spin_until;
+            let busy = self.spin_when_idle || t < spin_until || !self.unread.is_empty();
             let mut timeout = Some(if busy {
                 Duration::ZERO
             } else {
@@ -217,6 +221,10 @@ impl IoThread {
             }
             ready.clear();
             self.ready = ready;
+            let unread = core::mem::take(&mut self.unread);
+            for &(id, hangup) in &unread {
+                self.read_face(id, now, hangup);
+            }
             self.dispatch();
             if !self.handle_commands() {
                 return;
@@ -379,16 +387,16 @@ impl IoThread {
         let Some(face) = self.faces.get_mut(&id) else {
             return;
         };
-        loop {
-            match face.recv_burst(now, hangup, &mut self.received) {
-                Ok(Progress::More) => continue,
-                Ok(Progress::Drained) => return,
-                Err(FaceError::Closed) => break,
-                Err(e) => {
-                    tracing::info!(face = id.0, error = %e, "receive failed");
-                    break;
+        match face.recv_burst(now, hangup, &mut self.received) {
+            Ok(Progress::More) => {
+                if !self.unread.contains(&(id, hangup)) {
+                    self.unread.push((id, hangup));
                 }
+                return;
             }
+            Ok(Progress::Drained) => return,
+            Err(FaceError::Closed) => {}
+            Err(e) => tracing::info!(face = id.0, error = %e, "receive failed"),
         }
         if face.persistency() != Persistency::Permanent {
             self.close_face(id);
