@@ -71,6 +71,9 @@ pub(crate) struct IoThread {
     /// Faces (and whether their peer closed) with more to read than one burst took: read
     /// again next turn, after what this turn read is forwarded and written.
     unread: Vec<(FaceId, bool)>,
+    /// The faces `unread` held at the start of this turn's reads (swapped with it, so
+    /// neither list reallocates from turn to turn).
+    rereading: Vec<(FaceId, bool)>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
 }
@@ -156,6 +159,7 @@ impl IoThread {
             dirty: Vec::new(),
             ready: Vec::with_capacity(256),
             unread: Vec::new(),
+            rereading: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
         };
@@ -221,10 +225,12 @@ impl IoThread {
             }
             ready.clear();
             self.ready = ready;
-            let unread = core::mem::take(&mut self.unread);
-            for &(id, hangup) in &unread {
+            core::mem::swap(&mut self.unread, &mut self.rereading);
+            for i in 0..self.rereading.len() {
+                let (id, hangup) = self.rereading[i];
                 self.read_face(id, now, hangup);
             }
+            self.rereading.clear();
             self.dispatch();
             if !self.handle_commands() {
                 return;
