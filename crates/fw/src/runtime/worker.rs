@@ -380,9 +380,10 @@ fn take<T: Marked>(
     overflowed: &AtomicBool,
     into: &mut Vec<T>,
 ) -> usize {
-    let floor = match overflowed.load(Ordering::Relaxed) {
-        true => codel.target(),
-        false => Duration::ZERO,
+    let floor = if overflowed.load(Ordering::Relaxed) {
+        codel.target()
+    } else {
+        Duration::ZERO
     };
     let mut taken = 0;
     while taken < n {
