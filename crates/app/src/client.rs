@@ -123,13 +123,11 @@ impl Client {
     /// Returns the octets queued so far.
     pub fn queue_packet(&mut self, header: &LpHeader, packet: &[u8]) -> Result<usize, ClientError> {
         let start = self.queued.len();
-        if header.fields_len() > 0 {
-            header.encode_header(Some(packet.len()), &mut self.queued);
-        }
-        self.queued.extend_from_slice(packet);
+        header.put_framed(packet, &mut self.queued);
         if !self.stream.is_stream() {
-            let frame = self.queued.split_off(start);
-            self.send_wire(&frame)?;
+            let sent = self.stream.write_all(&self.queued[start..]);
+            self.queued.truncate(start);
+            sent?;
         }
         Ok(self.queued.len())
     }

@@ -345,3 +345,33 @@ fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
         ]
     );
 }
+
+#[test]
+fn over_udp_a_queued_packet_goes_at_once_as_its_own_datagram() {
+    use crate::Endpoint;
+    use kite_packet::{LpHeader, LpPacket, PitToken};
+
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(T)).unwrap();
+    let mut c = Client::connect(&Endpoint::Udp(peer.local_addr().unwrap().to_string())).unwrap();
+    let data = Data::new(name("/u/1"), &b"x"[..])
+        .sign(&DigestSha256)
+        .unwrap();
+    let token = LpHeader {
+        pit_token: Some(PitToken::from_u64(5)),
+        ..LpHeader::default()
+    };
+    assert_eq!(c.queue_packet(&LpHeader::default(), &data).unwrap(), 0);
+    assert_eq!(
+        c.queue_packet(&token, &data).unwrap(),
+        0,
+        "nothing held back"
+    );
+    let mut buf = [0u8; 2048];
+    let n = peer.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &data[..], "bare, without flush_queued");
+    let n = peer.recv(&mut buf).unwrap();
+    let lp = LpPacket::decode(Bytes::copy_from_slice(&buf[..n])).unwrap();
+    assert_eq!(lp.header.pit_token, Some(PitToken::from_u64(5)));
+    assert_eq!(lp.fragment.as_deref(), Some(&data[..]));
+}

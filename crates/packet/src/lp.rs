@@ -228,6 +228,15 @@ impl LpHeader {
         tlv_len(tt::LP_PACKET, value_len) - value_len + fields + frag_header
     }
 
+    /// Appends `packet` as a link sends it: bare when no field is set (see
+    /// [`LpHeader::is_empty`]), otherwise in an LpPacket with these fields.
+    pub fn put_framed(&self, packet: &[u8], out: &mut impl BufMut) {
+        if !self.is_empty() {
+            self.encode_header(Some(packet.len()), out);
+        }
+        out.put_slice(packet);
+    }
+
     /// Writes everything of the LpPacket that precedes the fragment's octets: the LpPacket
     /// TLV-TYPE and TLV-LENGTH, the header fields, and the Fragment TLV-TYPE and TLV-LENGTH.
     /// The caller sends these octets followed by the fragment (e.g. with `writev`), so a packet

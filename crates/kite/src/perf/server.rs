@@ -369,14 +369,11 @@ fn sign_loop(
 
 /// Appends `r` to `batch`, with an LpPacket header when it carries a PIT token.
 fn put(r: Reply, batch: &mut Vec<u8>) {
-    if r.token.is_some() {
-        let header = LpHeader {
-            pit_token: r.token,
-            ..LpHeader::default()
-        };
-        header.encode_header(Some(r.wire.len()), batch);
-    }
-    batch.extend_from_slice(&r.wire);
+    let header = LpHeader {
+        pit_token: r.token,
+        ..LpHeader::default()
+    };
+    header.put_framed(&r.wire, batch);
 }
 
 /// Writes the `queued` Data in `batch`, if any, and counts them.

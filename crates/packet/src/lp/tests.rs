@@ -351,3 +351,22 @@ fn token_only_frames_decode_as_the_general_decoder_does() {
     let f = lp(&[&tlv(tt::PIT_TOKEN, &[1]), &[0x50, 0xFD, 0x00, 0x01, 0x07]]);
     assert_eq!(LpPacket::decode(f.clone()), decode_general(&f));
 }
+
+#[test]
+fn put_framed_wraps_only_when_a_field_is_set() {
+    let packet = [0x05, 0x03, 0x07, 0x01, 0x08];
+    let mut bare = Vec::new();
+    LpHeader::default().put_framed(&packet, &mut bare);
+    assert_eq!(bare, packet, "no field: the packet travels bare");
+
+    let header = LpHeader {
+        pit_token: Some(PitToken::from_u64(9)),
+        ..LpHeader::default()
+    };
+    let mut framed = vec![0xAA];
+    header.put_framed(&packet, &mut framed);
+    assert_eq!(framed[0], 0xAA, "appended after what was there");
+    let lp = LpPacket::decode(Bytes::copy_from_slice(&framed[1..])).unwrap();
+    assert_eq!(lp.header, header);
+    assert_eq!(lp.fragment.as_deref(), Some(&packet[..]));
+}
