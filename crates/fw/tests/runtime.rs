@@ -51,6 +51,16 @@ impl Drop for Setup {
     }
 }
 
+impl Setup {
+    /// Routes `prefix` to the producer's face and publishes the FIB.
+    fn route_to_producer(&mut self, prefix: &str) {
+        self.fib
+            .add_nexthop(&prefix.parse().unwrap(), self.producer_face, 1)
+            .unwrap();
+        self.fib.publish();
+    }
+}
+
 fn setup(threads: u8, inline: bool) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kite.sock");
@@ -156,10 +166,7 @@ fn exchange(s: &mut Setup, names: &[String], echo_token: bool) {
 /// request reaches each shard.
 fn two_shards_forward(inline: bool) {
     let mut s = setup(2, inline);
-    s.fib
-        .add_nexthop(&"/p".parse().unwrap(), s.producer_face, 1)
-        .unwrap();
-    s.fib.publish();
+    s.route_to_producer("/p");
     let names: Vec<String> = (0..20).map(|i| format!("/p/{i}/x")).collect();
     exchange(&mut s, &names, true);
     let names: Vec<String> = (20..40).map(|i| format!("/p/{i}/x")).collect();
@@ -229,10 +236,7 @@ fn a_backlog_longer_than_one_read_burst_is_read_to_the_end() {
     // thread reads a face a bounded burst per turn; what is left must be read on later turns
     // even though no new data (and so no new readiness event) arrives.
     let mut s = setup(1, true);
-    s.fib
-        .add_nexthop(&"/big".parse().unwrap(), s.producer_face, 1)
-        .unwrap();
-    s.fib.publish();
+    s.route_to_producer("/big");
     let names: Vec<String> = (0..100).map(|i| format!("/big/{i}")).collect();
     for (k, n) in names.iter().enumerate() {
         s.consumer.write_all(&interest(n, k as u32 + 1)).unwrap();
