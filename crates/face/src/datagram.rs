@@ -46,9 +46,11 @@ impl Datagram {
 /// Octets the arena grows by.
 const ARENA_CHUNK: usize = 256 * 1024;
 
-/// A receive arena (one per socket that reads datagrams).
+/// A receive arena (one per socket that reads datagrams): each datagram is copied out of the
+/// reusable receive slots into one growing buffer, so the frames handed on are exact-size
+/// slices that share an allocation.
 #[derive(Debug, Default)]
-pub(crate) struct Arena {
+pub struct Arena {
     buf: BytesMut,
 }
 

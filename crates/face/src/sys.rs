@@ -164,6 +164,13 @@ impl RecvBatch {
         (len > 0 && len < self.lens[i]).then_some(len)
     }
 
+    /// The datagrams message `i` of the last burst holds: itself, or those a coalesced
+    /// message is cut into at its segment length (none when it was truncated).
+    pub fn datagrams(&self, i: usize) -> std::slice::Chunks<'_, u8> {
+        let message = self.datagram(i);
+        message.chunks(self.segment_len(i).unwrap_or(message.len()).max(1))
+    }
+
     /// Whether datagram `i` of the last burst was longer than a slot.
     pub fn truncated(&self, i: usize) -> bool {
         self.truncated[i]

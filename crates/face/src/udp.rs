@@ -149,13 +149,12 @@ impl UdpChannel {
                 self.counters.n_malformed += 1;
                 continue;
             };
-            let len = self.batch.datagram(i).len();
-            let step = self.batch.segment_len(i).unwrap_or(len).max(1);
-            if self.batch.truncated(i) || step > MAX_FRAME_LEN {
+            let pieces = self.batch.datagrams(i);
+            if self.batch.truncated(i) || pieces.clone().any(|d| d.len() > MAX_FRAME_LEN) {
                 let cut = if self.batch.truncated(i) {
                     1
                 } else {
-                    len.div_ceil(step)
+                    pieces.len()
                 };
                 self.counters.n_truncated += cut as u64;
                 if let Some(&face) = self.peers.get(&from) {
@@ -172,7 +171,7 @@ impl UdpChannel {
                     id
                 }
             };
-            for d in self.batch.datagram(i).chunks(step) {
+            for d in self.batch.datagrams(i) {
                 datagrams.push(Datagram {
                     face,
                     from: Endpoint::Peer,

@@ -315,14 +315,20 @@ mod tests {
         let mut got = Vec::new();
         for _ in 0..1000 {
             if let Some(n) = batch.recv_ready(rx.as_raw_fd()).unwrap() {
-                got.extend((0..n).map(|i| (batch.datagram(i).len(), batch.segment_len(i))));
+                got.extend((0..n).map(|i| {
+                    let cut: Vec<usize> = batch.datagrams(i).map(<[u8]>::len).collect();
+                    (batch.datagram(i).len(), batch.segment_len(i), cut)
+                }));
             }
             if got.len() >= 2 {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        assert_eq!(got, [(1700, Some(700)), (50, None)]);
+        assert_eq!(
+            got,
+            [(1700, Some(700), vec![700, 700, 300]), (50, None, vec![50])]
+        );
     }
 
     #[test]

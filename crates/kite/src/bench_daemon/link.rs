@@ -12,8 +12,10 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use bytes::{Bytes, BytesMut};
-use kite_face::burst::{enable_gro, send_segmented, RecvBatch, Segmenter, BATCH, SEGMENTED_BATCH};
+use bytes::Bytes;
+use kite_face::burst::{
+    enable_gro, send_segmented, Arena, RecvBatch, Segmenter, BATCH, SEGMENTED_BATCH,
+};
 use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use kite_packet::{LpHeader, LpPacket};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -33,9 +35,6 @@ const UDP_BUFFER: usize = 8 << 20;
 
 /// Largest datagram read (NDN's largest packet is 8800 octets; room to spare).
 const MAX_DATAGRAM: usize = 16 * 1024;
-
-/// Octets the receive arena grows by (received datagrams are copied into it back to back).
-const ARENA_CHUNK: usize = 256 * 1024;
 
 /// What one [`Link::recv`] got.
 // Returned by value once per packet: boxing the packet would allocate each time.
@@ -72,7 +71,7 @@ pub struct Datagrams {
     batch: RecvBatch,
     /// Datagrams read and not handed out yet (copied into `arena`, back to back).
     queue: VecDeque<Bytes>,
-    arena: BytesMut,
+    arena: Arena,
     /// Fragments of packets not complete yet.
     reassembler: Reassembler,
     /// Fragments the reassembler received, for the report.
@@ -129,7 +128,7 @@ impl Link {
             socket,
             batch,
             queue: VecDeque::with_capacity(4 * BATCH),
-            arena: BytesMut::new(),
+            arena: Arena::default(),
             reassembler: Reassembler::new(ReassemblyLimits::default()),
             fragments: 0,
             out: Vec::with_capacity(SEGMENTED_BATCH * MAX_DATAGRAM),
@@ -272,14 +271,8 @@ impl Datagrams {
     /// segment length), copied into the arena.
     fn take_burst(&mut self, n: usize) {
         for i in 0..n {
-            let message = self.batch.datagram(i);
-            let step = self.batch.segment_len(i).unwrap_or(message.len()).max(1);
-            for d in message.chunks(step) {
-                if self.arena.capacity() - self.arena.len() < d.len() {
-                    self.arena.reserve(ARENA_CHUNK);
-                }
-                self.arena.extend_from_slice(d);
-                self.queue.push_back(self.arena.split().freeze());
+            for d in self.batch.datagrams(i) {
+                self.queue.push_back(self.arena.copy(d));
             }
         }
     }
