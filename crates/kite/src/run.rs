@@ -122,9 +122,10 @@ pub fn run(args: RunArgs) -> Result<String> {
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;
-    let shards = match inline {
-        true => format!("{threads} forwarding shard(s) in the I/O thread"),
-        false => format!("{threads} forwarding thread(s)"),
+    let shards = if inline {
+        format!("{threads} forwarding shard(s) in the I/O thread")
+    } else {
+        format!("{threads} forwarding thread(s)")
     };
     eprintln!("kite: forwarding with {shards} on {listeners}");
     eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C");
