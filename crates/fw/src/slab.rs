@@ -88,6 +88,14 @@ impl<T> Slab<T> {
         }
     }
 
+    /// Starts loading slot `index` into cache without reading it (nothing when out of range).
+    #[inline]
+    pub fn prefetch(&self, index: u32) {
+        if let Some(slot) = self.slots.get(index as usize) {
+            crate::index::prefetch_all(slot);
+        }
+    }
+
     /// The current generation of slot `index` (0 for a slot never used).
     #[inline]
     pub fn gen(&self, index: u32) -> u32 {

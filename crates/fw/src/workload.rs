@@ -292,14 +292,34 @@ impl Scenario {
         let outer = kite_packet::tlv::read_single(&encoded).expect("own encoding");
         let name_len = Name::root().encoded_len();
         Scenario {
-            cold: (0..pool).map(|k| frame(k, false)).collect(),
-            hot: (0..HOT_NAMES).map(|k| frame(k, true)).collect(),
+            cold: in_one_buffer((0..pool).map(|k| frame(k, false))),
+            hot: in_one_buffer((0..HOT_NAMES).map(|k| frame(k, true))),
             data_tail: encoded.slice(outer.value_start + name_len..),
             suffix: c
                 .prefix_match
                 .then(|| Name::from_components([Component::new(127, b"Z").expect("valid type")])),
         }
     }
+}
+
+/// Copies `frames` into one buffer and returns them as slices of it: frames a face reads share
+/// their receive buffer's reference count, and separate buffers would make every clone and
+/// drop of a frame touch a cold count of its own, a cost the daemon does not have.
+fn in_one_buffer(frames: impl Iterator<Item = Bytes>) -> Vec<Bytes> {
+    let frames: Vec<Bytes> = frames.collect();
+    let mut buf = BytesMut::with_capacity(frames.iter().map(Bytes::len).sum());
+    for f in &frames {
+        buf.put_slice(f);
+    }
+    let buf = buf.freeze();
+    let mut at = 0;
+    frames
+        .iter()
+        .map(|f| {
+            at += f.len();
+            buf.slice(at - f.len()..at)
+        })
+        .collect()
 }
 
 struct Runner<'a> {

@@ -496,7 +496,20 @@ impl Pcct {
     fn evict_lru(&mut self) {
         if self.lru_tail != NIL {
             self.cs_erase(self.lru_tail);
+            self.prefetch_next_evictions();
         }
+    }
+
+    /// Starts loading what the next two evictions touch, since the least recently used entries
+    /// are long out of cache (`perf`: index removal and entry reads of evictions took ≈10 % of a
+    /// forwarding thread's time): the new tail's index bucket (its entry, prefetched by the
+    /// previous eviction, says which) and the entry after it.
+    fn prefetch_next_evictions(&self) {
+        let Some(tail) = self.entries.get(self.lru_tail) else {
+            return;
+        };
+        self.index.prefetch(tail.name_hash);
+        self.entries.prefetch(tail.lru_prev);
     }
 
     fn lru_unlink(&mut self, slot: u32) {
