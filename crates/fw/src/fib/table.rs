@@ -171,7 +171,9 @@ impl FibTable {
             .filter(|&d| self.has_depth(d))
             .find_map(|depth| {
                 let id = self.index.candidates(hashes.prefix(depth)).next()?;
-                prefetch_all(self.slot(id)?);
+                // The slot's address, not its contents: reading it here would wait for the
+                // very miss this starts.
+                prefetch_all(self.slots.get(id as usize)?);
                 Some(id)
             })
     }
