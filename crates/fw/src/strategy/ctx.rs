@@ -98,7 +98,7 @@ pub struct StrategyCtx<'a> {
     pub(crate) rejected: &'a mut bool,
 }
 
-impl StrategyCtx<'_> {
+impl<'a> StrategyCtx<'a> {
     /// The current time.
     pub fn now(&self) -> Time {
         self.now
@@ -120,7 +120,7 @@ impl StrategyCtx<'_> {
     }
 
     /// The FIB entry's nexthops, lowest cost first.
-    pub fn nexthops(&self) -> &[NextHop] {
+    pub fn nexthops(&self) -> &'a [NextHop] {
         &self.fib.nexthops
     }
 
