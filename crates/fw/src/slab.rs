@@ -161,6 +161,16 @@ mod tests {
     }
 
     #[test]
+    fn prefetch_reads_nothing_and_ignores_slots_out_of_range() {
+        let mut s = Slab::with_capacity(4);
+        let (a, _) = s.insert(7u64).unwrap();
+        s.prefetch(a);
+        s.prefetch(3);
+        s.prefetch(u32::MAX);
+        assert_eq!((s.get(a), s.len()), (Some(&7), 1));
+    }
+
+    #[test]
     fn storage_is_reserved_up_front() {
         let mut s = Slab::with_capacity(1000);
         let ptr = s.slots.as_ptr();
