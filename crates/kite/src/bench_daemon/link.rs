@@ -164,30 +164,30 @@ impl Link {
 
     /// Queues one frame (a datagram, or stream octets) for the next [`Link::flush`].
     pub fn send(&mut self, frame: &[u8]) -> Result<()> {
-        match self {
-            Link::Stream { out, .. } => out.extend_from_slice(frame),
-            Link::Datagram(d) => {
-                d.out.extend_from_slice(frame);
-                d.ends.push(d.out.len());
-            }
-        }
+        self.queue(|out| out.extend_from_slice(frame));
         Ok(())
     }
 
-    /// Sends `packet` in an LpPacket with `header`, encoded straight into the stream's queue.
+    /// Queues `packet` in an LpPacket with `header` for the next [`Link::flush`], encoded
+    /// straight into the queue.
     pub fn send_lp(&mut self, header: &LpHeader, packet: &[u8]) -> Result<()> {
+        self.queue(|out| {
+            header.encode_header(Some(packet.len()), out);
+            out.extend_from_slice(packet);
+        });
+        Ok(())
+    }
+
+    /// Appends one frame, which `write` puts at the end of the queued octets; over UDP the
+    /// frame's end is recorded, as each frame is a datagram of its own.
+    fn queue(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
         match self {
-            Link::Stream { out, .. } => {
-                header.encode_header(Some(packet.len()), out);
-                out.extend_from_slice(packet);
-            }
+            Link::Stream { out, .. } => write(out),
             Link::Datagram(d) => {
-                header.encode_header(Some(packet.len()), &mut d.out);
-                d.out.extend_from_slice(packet);
+                write(&mut d.out);
                 d.ends.push(d.out.len());
             }
         }
-        Ok(())
     }
 
     /// Writes what is queued when no buffered input is left to answer first, or when enough
