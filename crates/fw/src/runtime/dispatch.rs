@@ -45,6 +45,37 @@ pub(crate) struct Overflowed {
     pub nacks: AtomicBool,
 }
 
+/// The producing ends of one forwarding thread's input rings.
+pub(crate) struct Inputs {
+    local: Producer<Stamped<InInterest>>,
+    interests: Producer<Stamped<InInterest>>,
+    data: Producer<Stamped<InData>>,
+    nacks: Producer<Stamped<InNack>>,
+    overflowed: Arc<Overflowed>,
+}
+
+impl Inputs {
+    /// Queues an Interest: `/localhost` ones from local faces on the local ring, the rest on
+    /// the CoDel-managed Interest ring. False when the ring is full.
+    fn push_interest(&mut self, s: Stamped<InInterest>, local: bool) -> bool {
+        if local {
+            self.local.push(s).is_ok()
+        } else {
+            push_managed(&mut self.interests, &self.overflowed.interests, s)
+        }
+    }
+
+    /// Queues a Data; false when the ring is full.
+    fn push_data(&mut self, s: Stamped<InData>) -> bool {
+        push_managed(&mut self.data, &self.overflowed.data, s)
+    }
+
+    /// Queues a Nack; false when the ring is full.
+    fn push_nack(&mut self, s: Stamped<InNack>) -> bool {
+        push_managed(&mut self.nacks, &self.overflowed.nacks, s)
+    }
+}
+
 /// Pushes `s` onto a CoDel-managed ring; a refusal raises that ring's `overflowed` flag.
 fn push_managed<T>(
     ring: &mut Producer<Stamped<T>>,
@@ -56,15 +87,6 @@ fn push_managed<T>(
         overflowed.store(true, Ordering::Relaxed);
     }
     ok
-}
-
-/// The producing ends of one forwarding thread's input rings.
-pub(crate) struct Inputs {
-    local: Producer<Stamped<InInterest>>,
-    interests: Producer<Stamped<InInterest>>,
-    data: Producer<Stamped<InData>>,
-    nacks: Producer<Stamped<InNack>>,
-    overflowed: Arc<Overflowed>,
 }
 
 /// The consuming ends, held by the forwarding thread.
@@ -192,16 +214,7 @@ impl Dispatcher {
                 };
                 let local =
                     NameScope::of(&pkt.interest.name) == NameScope::Localhost && is_local(r.face);
-                let inputs = &mut self.inputs[t];
-                let ok = if local {
-                    inputs.local.push(Stamped { at, pkt }).is_ok()
-                } else {
-                    push_managed(
-                        &mut inputs.interests,
-                        &inputs.overflowed.interests,
-                        Stamped { at, pkt },
-                    )
-                };
+                let ok = self.inputs[t].push_interest(Stamped { at, pkt }, local);
                 self.counted(t, ok, r.face);
             }
             RxPacket::Data(data) => {
@@ -215,12 +228,7 @@ impl Dispatcher {
                     no_cache,
                 };
                 if let Some(t) = self.token_thread(r.pit_token.as_ref()) {
-                    let inputs = &mut self.inputs[t];
-                    let ok = push_managed(
-                        &mut inputs.data,
-                        &inputs.overflowed.data,
-                        Stamped { at, pkt },
-                    );
+                    let ok = self.inputs[t].push_data(Stamped { at, pkt });
                     self.counted(t, ok, r.face);
                     return;
                 }
@@ -229,15 +237,10 @@ impl Dispatcher {
                 pkt.hashes = Some(hashes);
                 for &t in &threads {
                     let t = usize::from(t);
-                    let inputs = &mut self.inputs[t];
-                    let ok = push_managed(
-                        &mut inputs.data,
-                        &inputs.overflowed.data,
-                        Stamped {
-                            at,
-                            pkt: pkt.clone(),
-                        },
-                    );
+                    let ok = self.inputs[t].push_data(Stamped {
+                        at,
+                        pkt: pkt.clone(),
+                    });
                     self.counted(t, ok, r.face);
                 }
             }
@@ -253,12 +256,7 @@ impl Dispatcher {
                     face: r.face,
                     token: r.pit_token,
                 };
-                let inputs = &mut self.inputs[t];
-                let ok = push_managed(
-                    &mut inputs.nacks,
-                    &inputs.overflowed.nacks,
-                    Stamped { at, pkt },
-                );
+                let ok = self.inputs[t].push_nack(Stamped { at, pkt });
                 self.counted(t, ok, r.face);
             }
         }
