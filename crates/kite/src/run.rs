@@ -106,7 +106,8 @@ pub fn run(args: RunArgs) -> Result<String> {
     let best_route = strategies
         .find(&"/localhost/nfd/strategy/best-route".parse()?)
         .map_err(|_| anyhow::anyhow!("best-route is built in"))?;
-    let (fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
+    let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
+    Manager::route_internal_face(&mut fib);
     let listeners = describe_listeners(&runtime_config);
     let runtime = Runtime::start(runtime_config, readers, strategies.clone(), hasher)
         .context("cannot start the forwarder")?;

@@ -51,12 +51,18 @@ fn unix_ms() -> u64 {
 }
 
 impl Manager {
-    /// Takes over the FIB writer; routes `/localhost/nfd` to the internal face.
-    pub fn new(runtime: RuntimeHandle, mut fib: FibWriter, strategies: StrategyTable) -> Self {
+    /// Routes `/localhost/nfd` to the internal face and publishes it. Call it before the
+    /// runtime opens its listeners, so that an application connecting at once finds
+    /// management (not a Nack~NoRoute).
+    pub fn route_internal_face(fib: &mut FibWriter) {
         let prefix: Name = "/localhost/nfd".parse().expect("valid name");
         fib.add_nexthop(&prefix, FaceId::INTERNAL, 0)
             .expect("a two-component prefix fits the FIB");
         fib.publish();
+    }
+
+    /// Takes over the FIB writer, which [`Manager::route_internal_face`] has prepared.
+    pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
         Manager {
             runtime,
             fib,
