@@ -162,8 +162,10 @@ impl Client {
 
 /// A SignatureTime (now, in ms since the Unix epoch) later than every one this process used
 /// before, whatever the connection or thread: the forwarder rejects a command whose
-/// timestamp does not increase.
-pub(crate) fn next_signature_time() -> u64 {
+/// timestamp does not increase. Code that signs its own command Interests next to a
+/// [`Client`] takes its timestamps here too: two counters in one process would hand out
+/// the same millisecond twice.
+pub fn next_signature_time() -> u64 {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);

@@ -6,11 +6,11 @@
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_app::{nfd_name, Client};
@@ -270,26 +270,11 @@ fn command(module: &str, verb: &str, params: &ControlParameters) -> Bytes {
     i.nonce = Some(nonce());
     let mut info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
     info.nonce = Some(Bytes::copy_from_slice(&nonce().0));
-    info.time = Some(signature_time());
+    // The clock kite-app's own commands use: the test signs commands through both.
+    info.time = Some(kite_app::mgmt::next_signature_time());
     i.sig_info = Some(info);
     i.encode_signed(&DigestSha256)
         .expect("DigestSha256 signing cannot fail")
-}
-
-/// A SignatureTime later than every earlier one of this process (the forwarder refuses a
-/// command whose timestamp does not increase).
-fn signature_time() -> u64 {
-    static LAST: AtomicU64 = AtomicU64::new(0);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_millis() as u64;
-    let prev = LAST
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
-            Some(now.max(last + 1))
-        })
-        .expect("the update always succeeds");
-    now.max(prev + 1)
 }
 
 /// A management client on the daemon's unix socket.
