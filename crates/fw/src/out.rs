@@ -3,7 +3,7 @@
 //! stage, so the forwarding thread never copies a packet.
 
 use bytes::Bytes;
-use kite_packet::{HopHeader, InterestView, NackReason, Nonce, PitToken};
+use kite_packet::{HopHeader, NackReason, OutgoingInterest, PitToken};
 
 use crate::face::FaceId;
 
@@ -17,12 +17,9 @@ pub enum Out {
         /// The face the Interest arrived on (what NFD reports as IncomingFaceId, and the
         /// requesting face management resolves FaceId 0 to).
         ingress: FaceId,
-        /// The Interest as received (its octets are reused).
-        interest: InterestView,
-        /// The Nonce to send (the received one, or a new one after a Nack~Duplicate).
-        nonce: Nonce,
-        /// The HopLimit to send (already decremented), if the Interest has one.
-        hop_limit: Option<u8>,
+        /// The Interest as received (its octets are reused), with the Nonce to send (the
+        /// received one, or a new one after a Nack~Duplicate) and its decremented HopLimit.
+        interest: OutgoingInterest,
         /// This thread's token for the PIT entry.
         token: PitToken,
     },
@@ -48,10 +45,9 @@ pub enum Out {
         face: FaceId,
         /// Why.
         reason: NackReason,
-        /// The Interest being refused.
-        interest: InterestView,
-        /// The Nonce that downstream sent (a Nack carries the Interest as the downstream sent it).
-        nonce: Nonce,
+        /// The Interest being refused, with the Nonce that downstream sent (a Nack carries the
+        /// Interest as the downstream sent it).
+        interest: OutgoingInterest,
         /// The downstream's own token, echoed.
         token: Option<PitToken>,
     },
@@ -71,8 +67,6 @@ impl Out {
         let (hop, packet) = match self {
             Out::Interest {
                 interest,
-                nonce,
-                hop_limit,
                 token,
                 ingress,
                 ..
@@ -83,7 +77,7 @@ impl Out {
                     congestion_mark: face_mark,
                     ..HopHeader::default()
                 },
-                interest.wire_with(*nonce, *hop_limit),
+                interest.encode(),
             ),
             Out::Data {
                 wire,
@@ -103,7 +97,6 @@ impl Out {
             Out::Nack {
                 reason,
                 interest,
-                nonce,
                 token,
                 ..
             } => (
@@ -113,7 +106,7 @@ impl Out {
                     incoming_face_id: None,
                     congestion_mark: face_mark,
                 },
-                interest.wire_with(*nonce, interest.hop_limit),
+                interest.encode(),
             ),
         };
         if !hop.is_empty() {
@@ -133,12 +126,17 @@ impl Out {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kite_packet::{Interest, LpPacket, Nack, NetPacket};
+    use kite_packet::{Interest, InterestView, LpPacket, Nack, NetPacket, Nonce};
 
     fn view(nonce: u32) -> InterestView {
         let mut i = Interest::new("/o".parse().unwrap());
         i.nonce = Some(Nonce::from(nonce));
         InterestView::decode(i.encode()).unwrap()
+    }
+
+    /// The Interest with nonce `nonce`, sent on unchanged.
+    fn outgoing(nonce: u32) -> OutgoingInterest {
+        view(nonce).outgoing(Nonce::from(nonce), None)
     }
 
     fn frame(out: &Out) -> Bytes {
@@ -154,9 +152,7 @@ mod tests {
         let out = Out::Interest {
             face: FaceId(1),
             ingress: FaceId(300),
-            interest: v.clone(),
-            nonce: Nonce::from(1),
-            hop_limit: None,
+            interest: v.outgoing(Nonce::from(1), None),
             token: PitToken::from_u64(77),
         };
         let mut header = Vec::new();
@@ -179,9 +175,7 @@ mod tests {
         let interest = Out::Interest {
             face: FaceId(300),
             ingress: FaceId(256),
-            interest: view(1),
-            nonce: Nonce::from(1),
-            hop_limit: None,
+            interest: outgoing(1),
             token: PitToken::from_u64(1),
         };
         let incoming = |o: &Out, local: bool| {
@@ -242,9 +236,7 @@ mod tests {
         let interest = Out::Interest {
             face: FaceId(1),
             ingress: FaceId(2),
-            interest: view(1),
-            nonce: Nonce::from(1),
-            hop_limit: None,
+            interest: outgoing(1),
             token: PitToken::from_u64(1),
         };
         let data = |congestion_mark| Out::Data {
@@ -258,8 +250,7 @@ mod tests {
         let nack = Out::Nack {
             face: FaceId(1),
             reason: NackReason::NO_ROUTE,
-            interest: view(1),
-            nonce: Nonce::from(1),
+            interest: outgoing(1),
             token: None,
         };
         assert_eq!(mark_of(&interest, false), None);
@@ -275,8 +266,7 @@ mod tests {
         let out = Out::Nack {
             face: FaceId(1),
             reason: NackReason::NO_ROUTE,
-            interest: view(1),
-            nonce: Nonce::from(9),
+            interest: view(1).outgoing(Nonce::from(9), None),
             token: Some(PitToken::from_u64(5)),
         };
         let (h, p) = NetPacket::decode_frame(frame(&out)).unwrap();

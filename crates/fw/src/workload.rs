@@ -398,8 +398,7 @@ impl Runner<'_> {
                 congestion_mark: 0,
             });
         }
-        fwd.process_burst(clock.now(), &[], &[], &self.interests, &mut self.out);
-        self.interests.clear();
+        fwd.process_burst(clock.now(), &[], &[], &mut self.interests, &mut self.out);
         // Output stage; the producer answers what reaches it. (The vector is taken and put
         // back so its capacity is reused; packets are read in place.)
         let mut sent = core::mem::take(&mut self.out);
@@ -410,7 +409,8 @@ impl Runner<'_> {
                 Out::Interest {
                     token, interest, ..
                 } => {
-                    let frame = self.produce(*token, &interest.name);
+                    let name = interest.name_octets().map_err(|e| e.to_string())?;
+                    let frame = self.produce(*token, name);
                     input_data(frame, &mut self.data)?;
                 }
                 Out::Data { from_cs, .. } => {
@@ -422,7 +422,7 @@ impl Runner<'_> {
         }
         sent.clear();
         self.out = sent;
-        fwd.process_burst(clock.now(), &self.data, &[], &[], &mut self.out);
+        fwd.process_burst(clock.now(), &self.data, &[], &mut Vec::new(), &mut self.out);
         self.data.clear();
         for o in &self.out {
             let packet = o.encode_frame(&mut self.header, false, false);
@@ -435,11 +435,11 @@ impl Runner<'_> {
         Ok(self.report.exchanges - before)
     }
 
-    /// The producer's Data frame for an Interest named `name`, echoing `token`, written into
+    /// The producer's Data frame for an Interest whose Name has the value `name`, echoing `token`, written into
     /// the receive arena.
-    fn produce(&mut self, token: PitToken, name: &Name) -> Bytes {
+    fn produce(&mut self, token: PitToken, name: &[u8]) -> Bytes {
         let suffix = self.scenario.suffix.as_ref().map_or(&[][..], |s| s.value());
-        let name_value_len = name.value().len() + suffix.len();
+        let name_value_len = name.len() + suffix.len();
         let name_tlv = kite_packet::encode::tlv_len(tt::NAME, name_value_len);
         let data_len =
             kite_packet::encode::tlv_len(tt::DATA, name_tlv + self.scenario.data_tail.len());
@@ -458,7 +458,7 @@ impl Runner<'_> {
             name_tlv + self.scenario.data_tail.len(),
         );
         kite_packet::encode::put_header(&mut self.arena, tt::NAME, name_value_len);
-        self.arena.put_slice(name.value());
+        self.arena.put_slice(name);
         self.arena.put_slice(suffix);
         self.arena.put_slice(&self.scenario.data_tail);
         self.arena.split().freeze()

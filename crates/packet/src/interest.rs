@@ -205,37 +205,6 @@ impl InterestView {
         })
     }
 
-    /// The Interest's octets with `nonce` and `hop_limit`, as a forwarder sends it on: the
-    /// received octets themselves when nothing changes (the usual case: nonces travel
-    /// end-to-end and most Interests carry no HopLimit), a patched copy when fields change in
-    /// place, and a re-encoding when a field must be added or removed.
-    pub fn wire_with(&self, nonce: Nonce, hop_limit: Option<u8>) -> Bytes {
-        if self.nonce == Some(nonce) && self.hop_limit == hop_limit {
-            return self.wire().clone();
-        }
-        let patchable =
-            self.nonce_at.is_some() && (hop_limit.is_some() == self.hop_limit_at.is_some());
-        if patchable {
-            let mut copy = self.wire().to_vec();
-            if let Some(at) = self.nonce_at {
-                copy[at as usize..at as usize + 4].copy_from_slice(&nonce.0);
-            }
-            if let (Some(at), Some(h)) = (self.hop_limit_at, hop_limit) {
-                copy[at as usize] = h;
-            }
-            return Bytes::from(copy);
-        }
-        match Interest::from_view(self.clone()) {
-            Ok(mut full) => {
-                full.nonce = Some(nonce);
-                full.hop_limit = hop_limit;
-                full.encode()
-            }
-            // A view whose tail is malformed cannot be re-encoded; send it as it came.
-            Err(_) => self.wire().clone(),
-        }
-    }
-
     /// The whole Interest element, as received.
     #[inline]
     pub fn wire(&self) -> &Bytes {
@@ -561,6 +530,10 @@ impl Interest {
         ]))
     }
 }
+
+mod outgoing;
+
+pub use outgoing::OutgoingInterest;
 
 #[cfg(test)]
 mod tests;

@@ -40,7 +40,7 @@ pub mod varnum;
 
 pub use data::{ContentType, Data, DataView, MetaInfo};
 pub use error::{DecodeError, Result};
-pub use interest::{Interest, InterestView, Nonce};
+pub use interest::{Interest, InterestView, Nonce, OutgoingInterest};
 pub use lp::{
     CachePolicy, FragmentError, Fragments, HopHeader, LpHeader, LpPacket, NackReason, PitToken,
 };

@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use kite_packet::{tt, NackReason, Name, Nonce};
+use kite_packet::{tt, InterestView, NackReason, Name, Nonce, PitToken};
 
 use super::{DropReason, InInterest, Invocation, State};
 use crate::face::{FaceId, FaceScope, LinkType};
@@ -18,7 +18,7 @@ impl State {
         &mut self,
         fib: &FibGuard<'_>,
         now: Time,
-        pkt: &InInterest,
+        pkt: InInterest,
         out: &mut Vec<Out>,
     ) {
         self.counters.in_interests += 1;
@@ -43,14 +43,20 @@ impl State {
         let full_hash = pkt.hashes.full();
         if self.dnl.has(full_hash, nonce) {
             let strategy = fib.lpm(name, &pkt.hashes).strategy;
-            return self.interest_loop(pkt, face.link_type, nonce, strategy, out);
+            return self.interest_loop(&pkt, face.link_type, nonce, strategy, out);
         }
 
         // The forwarding hint picks the PIT-CS partition and the route.
-        let hinted = match self.choose_hint(fib, pkt) {
+        let hinted = match self.choose_hint(fib, &pkt) {
             Ok(h) => h,
             Err(()) => {
-                self.nack_one(pkt, nonce, NackReason::NO_ROUTE, out);
+                nack_one(
+                    (pkt.face, pkt.token),
+                    &pkt.interest,
+                    nonce,
+                    NackReason::NO_ROUTE,
+                    out,
+                );
                 return self.drop_packet(DropReason::NoHintRoute);
             }
         };
@@ -58,7 +64,7 @@ impl State {
         let mbf = pkt.interest.must_be_fresh;
         let slot = match self.pcct.find_or_insert(name, full_hash, hint_name) {
             Ok(s) => s,
-            Err(_) => return self.table_full(pkt, nonce, out),
+            Err(_) => return self.table_full((pkt.face, pkt.token), &pkt.interest, nonce, out),
         };
 
         let existing = self.pcct.pit(slot, mbf).is_some();
@@ -68,34 +74,17 @@ impl State {
                 .is_loop(face.link_type == LinkType::PointToPoint)
             {
                 let strategy = pit.strategy;
-                return self.interest_loop(pkt, face.link_type, nonce, strategy, out);
+                return self.interest_loop(&pkt, face.link_type, nonce, strategy, out);
             }
-        } else {
-            if self.config.cs_serve && self.cs_lookup(slot, pkt, hint_name, now, out) {
-                self.pcct.remove_if_unused(slot);
-                return;
-            }
-            self.counters.cs_misses += 1;
-            let id = self.next_pit_id;
-            self.next_pit_id += 1;
-            let pit = PitEntry::new(
-                id,
-                pkt.interest.clone(),
-                crate::strategy::StrategyTable::DEFAULT,
-            );
-            if self.pcct.pit_insert(slot, mbf, pit).is_err() {
-                self.pcct.remove_if_unused(slot);
-                return self.table_full(pkt, nonce, out);
-            }
+        } else if self.config.cs_serve && self.cs_lookup(slot, &pkt, hint_name, now, out) {
+            self.pcct.remove_if_unused(slot);
+            return;
         }
 
-        // Downstream record and expiry timer.
+        // The PIT entry takes the Interest (the latest one received is what goes upstream).
         let lifetime = Duration::from_millis(pkt.interest.lifetime_ms());
-        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
-        if existing {
-            pit.interest = pkt.interest.clone();
-        }
-        pit.add_downstream(DownRecord {
+        let to = (pkt.face, pkt.token);
+        let down = DownRecord {
             face: pkt.face,
             nonce,
             expiry: now + lifetime,
@@ -103,7 +92,24 @@ impl State {
             token: pkt.token,
             can_be_prefix: pkt.interest.can_be_prefix,
             congestion_mark: pkt.congestion_mark,
-        });
+        };
+        if existing {
+            let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+            pit.interest = pkt.interest;
+        } else {
+            self.counters.cs_misses += 1;
+            let id = self.next_pit_id;
+            self.next_pit_id += 1;
+            let pit = PitEntry::new(id, pkt.interest, crate::strategy::StrategyTable::DEFAULT);
+            if let Err(pit) = self.pcct.pit_insert(slot, mbf, pit) {
+                self.pcct.remove_if_unused(slot);
+                return self.table_full(to, &pit.interest, nonce, out);
+            }
+        }
+
+        // Downstream record and expiry timer.
+        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        pit.add_downstream(down);
         let (pit_id, expiry) = (pit.id, pit.expiry);
         let scheduled = match pit.timer {
             Some(t) => self.timers.reschedule(t, expiry),
@@ -123,8 +129,10 @@ impl State {
             },
         };
         if !scheduled {
+            let pit = self.pcct.pit(slot, mbf).expect("PIT entry exists");
+            self.table_full(to, &pit.interest.clone(), nonce, out);
             self.finalize(slot, mbf, false, None);
-            return self.table_full(pkt, nonce, out);
+            return;
         }
 
         // NextHopFaceId from a local application bypasses the strategy.
@@ -139,12 +147,15 @@ impl State {
                 nonce,
                 hop_limit,
             };
-            return self.forward_to_next_hop(&admitted, pkt, next_hop, now, out);
+            return self.forward_to_next_hop(&admitted, pkt.face, next_hop, now, out);
         }
 
         let entry: &FibEntry = match hinted {
             Some((_, e)) => e,
-            None => fib.lpm(name, &pkt.hashes),
+            None => {
+                let pit = self.pcct.pit(slot, mbf).expect("PIT entry exists");
+                fib.lpm(&pit.interest.name, &pkt.hashes)
+            }
         };
         let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
         pit.fib = Some((entry.id, entry.seq));
@@ -252,21 +263,19 @@ impl State {
     fn forward_to_next_hop(
         &mut self,
         a: &Admitted,
-        pkt: &InInterest,
+        ingress: FaceId,
         next_hop: FaceId,
         now: Time,
         out: &mut Vec<Out>,
     ) {
         let token = self.pcct.token(a.slot, a.mbf);
         let pit = self.pcct.pit_mut(a.slot, a.mbf).expect("PIT entry exists");
-        let expiry = now + Duration::from_millis(pkt.interest.lifetime_ms());
+        let expiry = now + Duration::from_millis(pit.interest.lifetime_ms());
         pit.add_upstream(next_hop, a.nonce, now, expiry);
         out.push(Out::Interest {
             face: next_hop,
-            ingress: pkt.face,
-            interest: pkt.interest.clone(),
-            nonce: a.nonce,
-            hop_limit: a.hop_limit,
+            ingress,
+            interest: pit.interest.outgoing(a.nonce, a.hop_limit),
             token,
         });
     }
@@ -284,25 +293,44 @@ impl State {
         self.drop_packet(DropReason::Loop);
         let nacks = self.strategies.get(strategy).is_none_or(|s| s.nack_loops());
         if nacks && link == LinkType::PointToPoint {
-            self.nack_one(pkt, nonce, NackReason::DUPLICATE, out);
+            nack_one(
+                (pkt.face, pkt.token),
+                &pkt.interest,
+                nonce,
+                NackReason::DUPLICATE,
+                out,
+            );
         }
     }
 
-    /// No room in a table: the Interest is Nacked with Congestion.
-    fn table_full(&mut self, pkt: &InInterest, nonce: Nonce, out: &mut Vec<Out>) {
+    /// No room in a table: `interest` from the downstream `to` (face, token) is Nacked with
+    /// Congestion.
+    fn table_full(
+        &mut self,
+        to: (FaceId, Option<PitToken>),
+        interest: &InterestView,
+        nonce: Nonce,
+        out: &mut Vec<Out>,
+    ) {
         self.drop_packet(DropReason::TableFull);
-        self.nack_one(pkt, nonce, NackReason::CONGESTION, out);
+        nack_one(to, interest, nonce, NackReason::CONGESTION, out);
     }
+}
 
-    fn nack_one(&self, pkt: &InInterest, nonce: Nonce, reason: NackReason, out: &mut Vec<Out>) {
-        out.push(Out::Nack {
-            face: pkt.face,
-            reason,
-            interest: pkt.interest.clone(),
-            nonce,
-            token: pkt.token,
-        });
-    }
+/// Nacks `interest`, as the downstream on `face` sent it with `nonce` and `token`, back to it.
+fn nack_one(
+    (face, token): (FaceId, Option<PitToken>),
+    interest: &InterestView,
+    nonce: Nonce,
+    reason: NackReason,
+    out: &mut Vec<Out>,
+) {
+    out.push(Out::Nack {
+        face,
+        reason,
+        interest: interest.outgoing(nonce, interest.hop_limit),
+        token,
+    });
 }
 
 /// What the Interest pipeline has settled about an Interest it keeps pending.

@@ -197,19 +197,22 @@ impl Forwarder {
 
     /// Processes one burst: Data, then Nacks, then Interests (Data first: dropping a Data
     /// wastes the work already spent on its Interest), then due timers. Packets to send are
-    /// appended to `out`. Packets are read in place (they are large; moving them costs more
-    /// than reading them).
+    /// appended to `out`. Data and Nacks are read in place (they are large; moving them costs
+    /// more than reading them); `interests` is drained, each Interest moving into its PIT
+    /// entry rather than being cloned there.
     pub fn process_burst(
         &mut self,
         now: Time,
         data: &[InData],
         nacks: &[InNack],
-        interests: &[InInterest],
+        interests: &mut Vec<InInterest>,
         out: &mut Vec<Out>,
     ) {
         // Strategies first: a FIB entry entered below never names a strategy newer than this.
         self.state.strategies.refresh();
         let Some(fib) = self.fib.enter() else {
+            // The FIB writer is gone (shutdown): nothing can be forwarded.
+            interests.clear();
             return;
         };
         let s = &mut self.state;
@@ -224,7 +227,7 @@ impl Forwarder {
         // Three prefetch passes, then the lookups: the FIB, PCCT and Dead Nonce List buckets
         // of every Interest, the FIB slots they point at, the prefix octets in those slots,
         // so the burst's cache misses overlap (papers/002 section 4).
-        for i in interests {
+        for i in interests.iter() {
             fib.prefetch(&i.hashes);
             s.pcct.prefetch(i.hashes.full());
             if let Some(nonce) = i.interest.nonce {
@@ -240,7 +243,7 @@ impl Forwarder {
         for &id in &s.likely_slots {
             fib.prefetch_name(id);
         }
-        for i in interests {
+        for i in interests.drain(..) {
             s.on_interest(&fib, now, i, out);
         }
         s.on_timers(&fib, now, out);
@@ -250,22 +253,22 @@ impl Forwarder {
 
     /// Processes one Interest (a burst of one).
     pub fn on_interest(&mut self, now: Time, pkt: InInterest, out: &mut Vec<Out>) {
-        self.process_burst(now, &[], &[], &[pkt], out);
+        self.process_burst(now, &[], &[], &mut vec![pkt], out);
     }
 
     /// Processes one Data (a burst of one).
     pub fn on_data(&mut self, now: Time, pkt: InData, out: &mut Vec<Out>) {
-        self.process_burst(now, &[pkt], &[], &[], out);
+        self.process_burst(now, &[pkt], &[], &mut Vec::new(), out);
     }
 
     /// Processes one Nack (a burst of one).
     pub fn on_nack(&mut self, now: Time, pkt: InNack, out: &mut Vec<Out>) {
-        self.process_burst(now, &[], &[pkt], &[], out);
+        self.process_burst(now, &[], &[pkt], &mut Vec::new(), out);
     }
 
     /// Fires due timers (PIT expiry, strategy timers) without packets.
     pub fn advance(&mut self, now: Time, out: &mut Vec<Out>) {
-        self.process_burst(now, &[], &[], &[], out);
+        self.process_burst(now, &[], &[], &mut Vec::new(), out);
     }
 
     /// When the next timer is due: how long an idle thread may sleep.

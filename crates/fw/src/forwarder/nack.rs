@@ -88,9 +88,9 @@ impl State {
         out.push(Out::Interest {
             face: pkt.face,
             ingress,
-            interest: pit.interest.clone(),
-            nonce,
-            hop_limit: pit.interest.hop_limit.map(|h| h.saturating_sub(1)),
+            interest: pit
+                .interest
+                .outgoing(nonce, pit.interest.hop_limit.map(|h| h.saturating_sub(1))),
             token,
         });
     }

@@ -300,28 +300,20 @@ fn hop_limit_is_enforced_and_decremented() {
     assert!(h.interest(APP, i.clone(), None).is_empty());
     assert_eq!(h.fwd.counters().drops(DropReason::HopLimitZero), 1);
     i.hop_limit = Some(5);
-    assert!(matches!(
-        h.interest(APP, i.clone(), None)[..],
-        [Out::Interest {
-            hop_limit: Some(4),
-            ..
-        }]
-    ));
+    let out = h.interest(APP, i.clone(), None);
+    let [ref sent] = out[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(interest_sent(sent).unwrap().1.hop_limit, Some(4));
     // HopLimit 1 becomes 0: only local faces may still receive it
     i.hop_limit = Some(1);
     i.name = name("/a/2");
     let out = h.interest(APP, i, None);
-    assert!(
-        matches!(
-            out[..],
-            [Out::Interest {
-                face: APP2,
-                hop_limit: Some(0),
-                ..
-            }]
-        ),
-        "{out:?}"
-    );
+    let [ref sent] = out[..] else {
+        panic!("{out:?}")
+    };
+    let (face, sent) = interest_sent(sent).unwrap();
+    assert_eq!((face, sent.hop_limit), (APP2, Some(0)));
 }
 
 #[test]
@@ -440,9 +432,10 @@ fn nack_duplicate_is_retried_once_with_a_new_nonce() {
     h.route("/a", UP1, 10);
     let (_, token) = sent_interest(&h.interest(APP, interest("/a/1", 1), None));
     let out = h.nack(UP1, interest("/a/1", 1), NackReason::DUPLICATE, Some(token));
-    let Some(Out::Interest { face, nonce, .. }) = out.first().cloned() else {
+    let Some((face, sent)) = out.first().and_then(interest_sent) else {
         panic!("{out:?}")
     };
+    let nonce = sent.nonce.unwrap();
     assert_eq!(face, UP1);
     assert_ne!(nonce, Nonce::from(1));
     let mut again = interest("/a/1", 1);
@@ -563,8 +556,48 @@ fn full_tables_nack_with_congestion() {
     h.interest(APP, interest("/a/2", 2), None);
     let out = h.interest(APP, interest("/a/3", 3), Some(tok(8)));
     assert_eq!(nack_reason(&out), Some(NackReason::CONGESTION), "{out:?}");
+    assert_nack_carries(&out[0], APP, tok(8), "/a/3", 3);
     assert_eq!(h.fwd.counters().drops(DropReason::TableFull), 1);
     assert_eq!(h.fwd.pcct().pit_len(), 2);
+}
+
+#[test]
+fn a_full_timer_wheel_nacks_with_congestion_and_keeps_no_entry() {
+    let mut h = Harness::with_config(ForwarderConfig {
+        timer_capacity: 1,
+        ..ForwarderConfig::default()
+    });
+    h.route("/a", UP1, 10);
+    assert_eq!(
+        sent_interest(&h.interest(APP, interest("/a/1", 1), None)).0,
+        UP1
+    );
+    let out = h.interest(APP, interest("/a/2", 2), Some(tok(9)));
+    assert_eq!(nack_reason(&out), Some(NackReason::CONGESTION), "{out:?}");
+    assert_nack_carries(&out[0], APP, tok(9), "/a/2", 2);
+    assert_eq!(h.fwd.counters().drops(DropReason::TableFull), 1);
+    assert_eq!(
+        h.fwd.pcct().pit_len(),
+        1,
+        "the refused Interest left no PIT entry"
+    );
+}
+
+/// `out` is a Nack to `face` echoing `token`, carrying the Interest `name` with `nonce`.
+fn assert_nack_carries(out: &Out, face: FaceId, token: PitToken, name: &str, nonce: u32) {
+    let Out::Nack {
+        face: to,
+        token: echoed,
+        interest,
+        ..
+    } = out
+    else {
+        panic!("not a Nack: {out:?}")
+    };
+    assert_eq!((*to, *echoed), (face, Some(token)));
+    let sent = kite_packet::InterestView::decode(interest.encode()).unwrap();
+    assert_eq!(sent.name, harness::name(name));
+    assert_eq!(sent.nonce, Some(Nonce::from(nonce)));
 }
 
 #[test]

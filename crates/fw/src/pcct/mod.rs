@@ -128,14 +128,9 @@ impl Entry {
     }
 }
 
-/// Why an insertion failed.
+/// A new PCCT entry found no room: every entry is in use and none could be evicted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Full {
-    /// No entry could be freed.
-    Entries,
-    /// Every PIT entry is in use.
-    Pit,
-}
+pub struct Full;
 
 /// The PIT-CS composite table of one forwarding thread.
 #[derive(Debug)]
@@ -275,7 +270,7 @@ impl Pcct {
             lru_prev: NIL,
             lru_next: NIL,
         };
-        let (slot, _) = self.entries.insert(entry).map_err(|_| Full::Entries)?;
+        let (slot, _) = self.entries.insert(entry).map_err(|_| Full)?;
         let entries = &self.entries;
         self.index.insert(name_hash, slot, |s| {
             entries.get(s).map_or(0, |e| e.name_hash)
@@ -312,16 +307,19 @@ impl Pcct {
     }
 
     /// Stores a new PIT entry in `slot`; the entry must not have one for this MustBeFresh value.
+    /// When every PIT entry is in use, the entry comes back (its Interest is still needed, to
+    /// Nack it); returning it by value costs nothing on success.
+    #[allow(clippy::result_large_err)]
     pub fn pit_insert(
         &mut self,
         slot: u32,
         must_be_fresh: bool,
         pit: PitEntry,
-    ) -> Result<(), Full> {
+    ) -> Result<(), PitEntry> {
         if pit.scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
-            return Err(Full::Pit);
+            return Err(pit);
         }
-        let (i, _) = self.pits.insert(pit).map_err(|_| Full::Pit)?;
+        let (i, _) = self.pits.insert(pit)?;
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
         e.pit[usize::from(must_be_fresh)] = Some(i);

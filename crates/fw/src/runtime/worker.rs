@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
+use kite_packet::InterestView;
 use rtrb::{Consumer, Producer, PushError};
 
 use super::codel::CoDel;
@@ -170,11 +171,15 @@ impl Worker {
         self.apply_commands()?;
         let due = self.fwd.next_deadline().is_some_and(|t| t <= now);
         if took || !self.data.is_empty() || due {
-            self.fwd
-                .process_burst(now, &self.data, &self.nacks, &self.interests, &mut self.out);
+            self.fwd.process_burst(
+                now,
+                &self.data,
+                &self.nacks,
+                &mut self.interests,
+                &mut self.out,
+            );
             self.data.clear();
             self.nacks.clear();
-            self.interests.clear();
             self.route_out();
             return Ok(Step::Worked);
         }
@@ -339,11 +344,18 @@ impl Worker {
                         ..
                     } = o
                     {
-                        let _ = self.internal.send(InternalInterest {
-                            interest,
-                            token,
-                            ingress,
-                        });
+                        // Decoded again from its octets: management needs the whole
+                        // Interest, and commands are few.
+                        match InterestView::decode(interest.encode()) {
+                            Ok(interest) => {
+                                let _ = self.internal.send(InternalInterest {
+                                    interest,
+                                    token,
+                                    ingress,
+                                });
+                            }
+                            Err(_) => self.out_dropped += 1,
+                        }
                     }
                 }
                 None => self.out_dropped += 1,

@@ -251,9 +251,7 @@ impl<'a> StrategyCtx<'a> {
         self.out.push(Out::Interest {
             face,
             ingress,
-            interest: self.pit.interest.clone(),
-            nonce,
-            hop_limit: self.hop_limit,
+            interest: self.pit.interest.outgoing(nonce, self.hop_limit),
             token: self.token,
         });
         true
@@ -271,8 +269,10 @@ impl<'a> StrategyCtx<'a> {
                 self.out.push(Out::Nack {
                     face: d.face,
                     reason,
-                    interest: self.pit.interest.clone(),
-                    nonce: d.nonce,
+                    interest: self
+                        .pit
+                        .interest
+                        .outgoing(d.nonce, self.pit.interest.hop_limit),
                     token: d.token,
                 });
             }

@@ -384,7 +384,7 @@ fn malformed_signed_parts_are_typed_errors() {
 }
 
 #[test]
-fn wire_with_reuses_patches_or_reencodes() {
+fn outgoing_reuses_patches_or_reencodes() {
     let mut i = Interest::new(name("/w/x"));
     i.nonce = Some(Nonce::from(1));
     i.hop_limit = Some(9);
@@ -392,10 +392,10 @@ fn wire_with_reuses_patches_or_reencodes() {
     let wire = i.encode();
     let v = InterestView::decode(wire.clone()).unwrap();
     // unchanged: the same octets, not a copy
-    let same = v.wire_with(Nonce::from(1), Some(9));
+    let same = v.outgoing(Nonce::from(1), Some(9)).encode();
     assert_eq!(same.as_ptr(), wire.as_ptr());
     // changed in place
-    let patched = InterestView::decode(v.wire_with(Nonce::from(2), Some(8))).unwrap();
+    let patched = InterestView::decode(v.outgoing(Nonce::from(2), Some(8)).encode()).unwrap();
     assert_eq!(
         (patched.nonce, patched.hop_limit),
         (Some(Nonce::from(2)), Some(8))
@@ -409,10 +409,33 @@ fn wire_with_reuses_patches_or_reencodes() {
     let mut j = Interest::new(name("/w/y"));
     j.nonce = Some(Nonce::from(5));
     let v = InterestView::decode(j.encode()).unwrap();
-    let added = InterestView::decode(v.wire_with(Nonce::from(5), Some(3))).unwrap();
+    let added = InterestView::decode(v.outgoing(Nonce::from(5), Some(3)).encode()).unwrap();
     assert_eq!(added.hop_limit, Some(3));
     // and a nonce added to one without
     let v = InterestView::decode(Interest::new(name("/w/z")).encode()).unwrap();
-    let with_nonce = InterestView::decode(v.wire_with(Nonce::from(6), None)).unwrap();
+    let with_nonce = InterestView::decode(v.outgoing(Nonce::from(6), None).encode()).unwrap();
     assert_eq!(with_nonce.nonce, Some(Nonce::from(6)));
+    // a HopLimit removed: re-encoded without it
+    let v = InterestView::decode(wire.clone()).unwrap();
+    let removed = InterestView::decode(v.outgoing(Nonce::from(1), None).encode()).unwrap();
+    assert_eq!(
+        (removed.nonce, removed.hop_limit),
+        (Some(Nonce::from(1)), None)
+    );
+}
+
+#[test]
+fn outgoing_patches_only_what_changed() {
+    let mut i = Interest::new(name("/w/h"));
+    i.nonce = Some(Nonce::from(7));
+    i.hop_limit = Some(4);
+    let wire = i.encode();
+    let v = InterestView::decode(wire.clone()).unwrap();
+    let out = v.outgoing(Nonce::from(7), Some(3));
+    assert_eq!(out.len(), wire.len());
+    assert_eq!(out.name_octets().unwrap(), v.name.value());
+    let sent = out.encode();
+    let diff: Vec<usize> = (0..wire.len()).filter(|&k| sent[k] != wire[k]).collect();
+    assert_eq!(diff.len(), 1, "only the HopLimit octet changes");
+    assert_eq!(InterestView::decode(sent).unwrap().hop_limit, Some(3));
 }

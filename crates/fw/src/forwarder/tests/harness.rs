@@ -109,7 +109,7 @@ impl Harness {
 
     /// All these Interests in one burst (so the burst's prefetch passes run over them all).
     pub fn interest_burst(&mut self, face: FaceId, interests: Vec<Interest>) -> Vec<Out> {
-        let pkts: Vec<InInterest> = interests
+        let mut pkts: Vec<InInterest> = interests
             .into_iter()
             .map(|i| {
                 let view = InterestView::decode(i.encode()).unwrap();
@@ -124,7 +124,8 @@ impl Harness {
             })
             .collect();
         let mut out = Vec::new();
-        self.fwd.process_burst(self.now, &[], &[], &pkts, &mut out);
+        self.fwd
+            .process_burst(self.now, &[], &[], &mut pkts, &mut out);
         out
     }
 
@@ -192,6 +193,16 @@ pub fn data(uri: &str, freshness_ms: u64) -> Data {
 
 pub fn tok(n: u64) -> PitToken {
     PitToken::new(&n.to_be_bytes()[4..]).unwrap()
+}
+
+/// The Interest `out` sends (its face, and the packet as encoded for the wire), if it is one.
+pub fn interest_sent(out: &Out) -> Option<(FaceId, InterestView)> {
+    match out {
+        Out::Interest { face, interest, .. } => {
+            Some((*face, InterestView::decode(interest.encode()).unwrap()))
+        }
+        _ => None,
+    }
 }
 
 /// The face and token of the only Interest sent.
