@@ -435,8 +435,8 @@ impl Runner<'_> {
         Ok(self.report.exchanges - before)
     }
 
-    /// The producer's Data frame for an Interest whose Name has the value `name`, echoing `token`, written into
-    /// the receive arena.
+    /// The producer's Data frame for an Interest whose Name has the value `name`, echoing
+    /// `token`, written into the receive arena.
     fn produce(&mut self, token: PitToken, name: &[u8]) -> Bytes {
         let suffix = self.scenario.suffix.as_ref().map_or(&[][..], |s| s.value());
         let name_value_len = name.len() + suffix.len();

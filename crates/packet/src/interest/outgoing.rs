@@ -61,7 +61,6 @@ impl InterestView {
     /// received octets are changed in place when encoded; an Interest that lacks one of them
     /// (a Nonce added by the forwarder, a HopLimit added or removed) is re-encoded now.
     pub fn outgoing(&self, nonce: Nonce, hop_limit: Option<u8>) -> OutgoingInterest {
-        let wire = self.wire().clone();
         let nonce_patch = match self.nonce_at {
             Some(at) if self.nonce != Some(nonce) => Some((at, nonce)),
             Some(_) => None,
@@ -73,7 +72,7 @@ impl InterestView {
             _ => return self.reencoded(nonce, hop_limit),
         };
         OutgoingInterest {
-            wire,
+            wire: self.wire().clone(),
             nonce: nonce_patch,
             hop_limit: hop_patch,
         }
