@@ -19,8 +19,12 @@ pub const LP_HEADROOM: usize = 128;
 /// The largest stream element accepted: a largest packet plus its LP header.
 pub const MAX_FRAME_LEN: usize = MAX_NDN_PACKET_SIZE + LP_HEADROOM;
 
-/// Octets asked of the socket per read.
+/// Octets asked of the socket per read into a fresh buffer.
 pub const READ_CHUNK: usize = 64 * 1024;
+
+/// Spare room below which a read starts a fresh buffer: one largest frame, so a read never
+/// stops short of completing one.
+pub const MIN_READ_ROOM: usize = MAX_FRAME_LEN;
 
 /// Why a stream is no longer framable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -48,6 +52,20 @@ impl Framer {
     /// The buffer reads append to.
     pub fn buffer(&mut self) -> &mut BytesMut {
         &mut self.buf
+    }
+
+    /// Makes room for the next read and returns how many octets to ask of the socket: the
+    /// buffer's spare room while at least [`MIN_READ_ROOM`] is left, else a fresh
+    /// [`READ_CHUNK`]. The packets split off earlier still share the buffer, so making room
+    /// allocates a new one (unless they are all gone); demanding a whole chunk for every read
+    /// would allocate 64 KiB for each short read of a few Interests.
+    pub fn read_room(&mut self) -> usize {
+        let spare = self.buf.capacity() - self.buf.len();
+        if spare >= MIN_READ_ROOM {
+            return spare.min(READ_CHUNK);
+        }
+        self.buf.reserve(READ_CHUNK);
+        READ_CHUNK
     }
 
     /// Octets held that do not yet form a complete element.
@@ -145,6 +163,29 @@ mod tests {
         assert_eq!(e.as_ptr(), base, "not copied");
         assert_eq!(f.next_frame(), Ok(None), "partial element waits");
         assert_eq!(f.pending(), 2);
+    }
+
+    #[test]
+    fn short_reads_fill_the_buffer_before_a_new_one_is_allocated() {
+        let mut f = Framer::new();
+        assert_eq!(f.read_room(), READ_CHUNK);
+        let base = f.buffer().as_ptr();
+        f.buffer().put_slice(&element(5, 98, 1));
+        let first = f.next_frame().unwrap().unwrap();
+        let room = f.read_room();
+        assert!((MIN_READ_ROOM..READ_CHUNK).contains(&room), "{room}");
+        f.buffer().put_slice(&element(5, 98, 2));
+        let second = f.next_frame().unwrap().unwrap();
+        assert_eq!(second.as_ptr(), base.wrapping_add(100), "same buffer");
+        let left = f.read_room();
+        f.buffer().put_slice(&vec![0; left - MIN_READ_ROOM + 1]);
+        assert_eq!(
+            f.read_room(),
+            READ_CHUNK,
+            "too little room left: a fresh chunk"
+        );
+        assert!(f.buffer().capacity() - f.buffer().len() >= READ_CHUNK);
+        assert_eq!((first[2], second[2]), (1, 2), "earlier frames untouched");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use crate::counters::FaceCounters;
 use crate::face::{FaceError, Flushed, Progress};
-use crate::framing::{Framer, READ_CHUNK};
+use crate::framing::Framer;
 use crate::queue::OutQueue;
 use crate::sys;
 
@@ -53,8 +53,8 @@ impl StreamIo {
         }
     }
 
-    /// Reads up to [`READS_PER_BURST`] chunks and hands each complete element to `deliver`.
-    /// A short read means the socket is drained (readiness fires again on new data), unless
+    /// Reads up to [`READS_PER_BURST`] times and hands each complete element to `deliver`.
+    /// A read shorter than asked means the socket is drained (readiness fires again on new data), unless
     /// `hangup` says the peer already closed: its end of stream raises no new readiness, so
     /// the stream is then read until the read that returns 0.
     pub fn recv_burst(
@@ -64,7 +64,8 @@ impl StreamIo {
     ) -> Result<Progress, FaceError> {
         let fd = self.raw_fd();
         for _ in 0..READS_PER_BURST {
-            let n = match sys::read_into(fd, self.framer.buffer(), READ_CHUNK) {
+            let ask = self.framer.read_room();
+            let n = match sys::read_into(fd, self.framer.buffer(), ask) {
                 Ok(0) => return Err(FaceError::Closed),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
@@ -74,7 +75,7 @@ impl StreamIo {
             while let Some(frame) = self.framer.next_frame()? {
                 deliver(frame);
             }
-            if n < READ_CHUNK && !hangup {
+            if n < ask && !hangup {
                 return Ok(Progress::Drained);
             }
         }
@@ -120,5 +121,33 @@ impl StreamIo {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slow producer's packets, each read on its own and all kept (as a Content Store keeps
+    /// them), share the receive buffer instead of pinning 64 KiB each.
+    #[test]
+    fn packets_read_one_at_a_time_share_one_buffer() {
+        let (mut peer, ours) = std::os::unix::net::UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let mut io = StreamIo::new(Conn::Unix(mio::net::UnixStream::from_std(ours)));
+        let frame = [6u8, 98].into_iter().chain([0xab; 98]).collect::<Vec<u8>>();
+        let mut kept: Vec<Bytes> = Vec::new();
+        for _ in 0..100 {
+            peer.write_all(&frame).unwrap();
+            let progress = io.recv_burst(false, |f| kept.push(f)).unwrap();
+            assert_eq!(progress, Progress::Drained);
+        }
+        assert_eq!(kept.len(), 100);
+        let contiguous = kept
+            .windows(2)
+            .filter(|w| w[1].as_ptr() == w[0].as_ptr().wrapping_add(w[0].len()))
+            .count();
+        assert_eq!(contiguous, 99, "each packet follows the last in one buffer");
+        assert!(kept.iter().all(|f| f[..] == frame[..]));
     }
 }
