@@ -184,6 +184,11 @@ impl IoThread {
             // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
             // the inline shards' next timer, unless work slipped in after the announcement.
             let busy = self.spin_when_idle || t < spin_until || !self.unread.is_empty();
+            if busy && !worked && !self.spin_when_idle && self.unread.is_empty() {
+                // An empty spin: let a thread waiting for this core (an application, the
+                // forwarder's other threads) run first; on an idle core this returns at once.
+                std::thread::yield_now();
+            }
             let mut timeout = Some(if busy {
                 Duration::ZERO
             } else {
