@@ -14,6 +14,7 @@ use crate::error::ClientError;
 use crate::framing::FrameReader;
 use crate::random::random_u64;
 use crate::transport::Transport;
+use crate::write_queue::WriteQueue;
 
 /// A blocking connection to a forwarder (Kite or NFD).
 #[derive(Debug)]
@@ -21,7 +22,7 @@ pub struct Client {
     stream: Transport,
     frames: FrameReader,
     /// Packets queued by [`Client::queue_packet`] for one write (stream transports only).
-    queued: Vec<u8>,
+    queued: WriteQueue,
 }
 
 impl Client {
@@ -56,7 +57,7 @@ impl Client {
                     return Ok(Client {
                         stream,
                         frames: FrameReader::new(),
-                        queued: Vec::new(),
+                        queued: WriteQueue::new(),
                     })
                 }
                 Err(e) => tried.push(format!("{ep}: {e}")),
@@ -119,27 +120,22 @@ impl Client {
 
     /// Sends `packet` (in an LpPacket with `header`'s fields, bare when it has none) with
     /// the next [`Client::flush_queued`] over a stream transport, so a burst of answers costs
-    /// one write; over UDP and WebSocket, where a write is one packet, it is sent now.
-    /// Returns the octets queued so far.
-    pub fn queue_packet(&mut self, header: &LpHeader, packet: &[u8]) -> Result<usize, ClientError> {
-        let start = self.queued.len();
-        header.put_framed(packet, &mut self.queued);
+    /// one write and the packets are not copied; over UDP and WebSocket, where a write is one
+    /// packet, it is sent now. Returns the octets queued so far.
+    pub fn queue_packet(&mut self, header: &LpHeader, packet: Bytes) -> Result<usize, ClientError> {
         if !self.stream.is_stream() {
-            let sent = self.stream.write_all(&self.queued[start..]);
-            self.queued.truncate(start);
-            sent?;
+            let mut frame = Vec::with_capacity(packet.len() + 64);
+            header.put_framed(&packet, &mut frame);
+            self.stream.write_all(&frame)?;
+            return Ok(0);
         }
-        Ok(self.queued.len())
+        Ok(self.queued.push(header, packet))
     }
 
-    /// Writes what [`Client::queue_packet`] queued.
+    /// Writes what [`Client::queue_packet`] queued, with as few `writev` calls as the socket
+    /// takes.
     pub fn flush_queued(&mut self) -> Result<(), ClientError> {
-        if !self.queued.is_empty() {
-            let result = self.stream.write_all(&self.queued);
-            self.queued.clear();
-            result?;
-        }
-        Ok(())
+        Ok(self.queued.write_to(&mut self.stream)?)
     }
 
     /// The next packet from the forwarder with its NDNLPv2 header fields, waiting in the

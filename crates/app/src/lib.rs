@@ -24,6 +24,7 @@ pub mod random;
 pub mod segmented;
 mod transport;
 mod udp;
+pub mod write_queue;
 
 pub use client::Client;
 pub use consumer::{Event, InterestId, Pipeline};
@@ -31,6 +32,7 @@ pub use endpoint::Endpoint;
 pub use error::ClientError;
 pub use mgmt::nfd_name;
 pub use producer::Producer;
+pub use write_queue::WriteQueue;
 
 #[cfg(test)]
 mod tests;

@@ -78,7 +78,7 @@ impl Producer {
                 match next {
                     Ok(Some((header, NetPacket::Interest(interest)))) => {
                         if let Some(reply) = handler(&interest) {
-                            self.queue_reply(&header, &reply)?;
+                            self.queue_reply(&header, reply)?;
                         }
                     }
                     Ok(None) => break,
@@ -95,7 +95,7 @@ impl Producer {
 
     /// Queues `data` in answer to an Interest that came with `header` (its PIT token echoed),
     /// writing the queue once it holds [`FLUSH_AT`] octets.
-    fn queue_reply(&mut self, header: &LpHeader, data: &[u8]) -> Result<(), ClientError> {
+    fn queue_reply(&mut self, header: &LpHeader, data: Bytes) -> Result<(), ClientError> {
         let reply = LpHeader {
             pit_token: header.pit_token,
             ..LpHeader::default()

@@ -361,9 +361,12 @@ fn over_udp_a_queued_packet_goes_at_once_as_its_own_datagram() {
         pit_token: Some(PitToken::from_u64(5)),
         ..LpHeader::default()
     };
-    assert_eq!(c.queue_packet(&LpHeader::default(), &data).unwrap(), 0);
     assert_eq!(
-        c.queue_packet(&token, &data).unwrap(),
+        c.queue_packet(&LpHeader::default(), data.clone()).unwrap(),
+        0
+    );
+    assert_eq!(
+        c.queue_packet(&token, data.clone()).unwrap(),
         0,
         "nothing held back"
     );
@@ -374,4 +377,43 @@ fn over_udp_a_queued_packet_goes_at_once_as_its_own_datagram() {
     let lp = LpPacket::decode(Bytes::copy_from_slice(&buf[..n])).unwrap();
     assert_eq!(lp.header.pit_token, Some(PitToken::from_u64(5)));
     assert_eq!(lp.fragment.as_deref(), Some(&data[..]));
+}
+
+#[test]
+fn queued_packets_reach_a_stream_whole_and_in_order_past_a_full_socket() {
+    use kite_packet::{LpHeader, PitToken};
+    use std::io::Read;
+    use std::os::unix::net::UnixListener;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fwd.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let mut c = Client::connect_unix(&path).unwrap();
+    let (mut conn, _) = listener.accept().unwrap();
+    // 200 packets of 3000 octets: several writev batches, more than the socket buffers hold.
+    let mut expected = Vec::new();
+    let mut queued = 0;
+    for i in 0..200u64 {
+        let data = Data::new(name(&format!("/q/{i}")), vec![i as u8; 3000])
+            .sign(&DigestSha256)
+            .unwrap();
+        let header = LpHeader {
+            pit_token: (i % 3 != 0).then(|| PitToken::from_u64(i)),
+            ..LpHeader::default()
+        };
+        header.put_framed(&data, &mut expected);
+        queued = c.queue_packet(&header, data).unwrap();
+    }
+    assert_eq!(queued, expected.len(), "octets queued, headers included");
+    let reader = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        conn.read_to_end(&mut got).unwrap();
+        got
+    });
+    c.flush_queued().unwrap();
+    drop(c);
+    assert!(
+        reader.join().unwrap() == expected,
+        "the stream carries every frame as queued"
+    );
 }

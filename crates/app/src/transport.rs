@@ -4,7 +4,7 @@
 //! 9696), each seen as a byte stream of whole TLV elements so one
 //! [`crate::framing::FrameReader`] serves them all.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -98,6 +98,22 @@ impl Write for Transport {
                 w.ws.send(Message::binary(buf.to_vec()))
                     .map_err(ws_io_error)?;
                 Ok(buf.len())
+            }
+        }
+    }
+
+    /// Over a stream, one `writev`; over UDP and WebSocket, the first non-empty slice as one
+    /// packet (what a single write sends there).
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Transport::Unix(s) => s.write_vectored(bufs),
+            Transport::Tcp(s) => s.write_vectored(bufs),
+            _ => {
+                let first = bufs
+                    .iter()
+                    .find(|b| !b.is_empty())
+                    .map_or(&[][..], |b| &b[..]);
+                self.write(first)
             }
         }
     }

@@ -5,7 +5,6 @@
 //! what a machine with fewer cores than threads to keep busy wants.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -16,6 +15,7 @@ use anyhow::{anyhow, Result};
 use bytes::Bytes;
 use clap::Args;
 use crossbeam_channel::{bounded, Receiver, Sender};
+use kite_app::WriteQueue;
 use kite_packet::{Data, LpHeader, LpPacket, Name, NetPacketView, PitToken};
 use kite_security::KeySigner;
 
@@ -151,8 +151,7 @@ pub fn run(a: ServerArgs) -> Result<String> {
         let mut sink = Inline {
             maker,
             out: stream.try_clone()?,
-            batch: Vec::with_capacity(2 * BATCH),
-            queued: 0,
+            batch: WriteQueue::new(),
             stats: &stats,
         };
         read_loop(stream, &stats, clock, &mut sink)?;
@@ -238,23 +237,20 @@ impl Sink for Queue {
 struct Inline<'a> {
     maker: Maker,
     out: UnixStream,
-    batch: Vec<u8>,
-    queued: u64,
+    batch: WriteQueue,
     stats: &'a Stats,
 }
 
 impl Sink for Inline<'_> {
     fn take(&mut self, job: Job) -> Result<bool> {
-        put(self.maker.make(job, self.stats)?, &mut self.batch);
-        self.queued += 1;
-        if self.batch.len() >= BATCH {
+        if put(self.maker.make(job, self.stats)?, &mut self.batch) >= BATCH {
             self.drained()?;
         }
         Ok(true)
     }
 
     fn drained(&mut self) -> Result<()> {
-        write_batch(&mut self.out, &mut self.batch, &mut self.queued, self.stats)
+        write_batch(&mut self.out, &mut self.batch, self.stats)
     }
 }
 
@@ -367,48 +363,38 @@ fn sign_loop(
     Ok(())
 }
 
-/// Appends `r` to `batch`, with an LpPacket header when it carries a PIT token.
-fn put(r: Reply, batch: &mut Vec<u8>) {
+/// Queues `r` in `batch`, in an LpPacket when it carries a PIT token; returns the octets
+/// queued.
+fn put(r: Reply, batch: &mut WriteQueue) -> usize {
     let header = LpHeader {
         pit_token: r.token,
         ..LpHeader::default()
     };
-    header.put_framed(&r.wire, batch);
+    batch.push(&header, r.wire)
 }
 
-/// Writes the `queued` Data in `batch`, if any, and counts them.
-fn write_batch(
-    out: &mut UnixStream,
-    batch: &mut Vec<u8>,
-    queued: &mut u64,
-    stats: &Stats,
-) -> Result<()> {
-    if !batch.is_empty() {
-        out.write_all(batch)?;
-        stats.data.fetch_add(*queued, Relaxed);
-        batch.clear();
-        *queued = 0;
+/// Writes the Data queued in `batch`, if any, and counts them.
+fn write_batch(out: &mut UnixStream, batch: &mut WriteQueue, stats: &Stats) -> Result<()> {
+    let queued = batch.len() as u64;
+    if queued > 0 {
+        batch.write_to(out)?;
+        stats.data.fetch_add(queued, Relaxed);
     }
     Ok(())
 }
 
 /// Writes signed Data, batching whatever is queued into one write.
 fn write_loop(replies: Receiver<Reply>, mut out: UnixStream, stats: &Stats) -> Result<()> {
-    let mut batch = Vec::with_capacity(2 * BATCH);
-    let mut queued = 0;
+    let mut batch = WriteQueue::new();
     while let Ok(first) = replies.recv() {
-        put(first, &mut batch);
-        queued += 1;
-        while batch.len() < BATCH {
+        let mut octets = put(first, &mut batch);
+        while octets < BATCH {
             match replies.try_recv() {
-                Ok(r) => {
-                    put(r, &mut batch);
-                    queued += 1;
-                }
+                Ok(r) => octets = put(r, &mut batch),
                 Err(_) => break,
             }
         }
-        write_batch(&mut out, &mut batch, &mut queued, stats)?;
+        write_batch(&mut out, &mut batch, stats)?;
     }
     Ok(())
 }
