@@ -23,6 +23,8 @@ pub struct Client {
     frames: FrameReader,
     /// Packets queued by [`Client::queue_packet`] for one write (stream transports only).
     queued: WriteQueue,
+    /// Where a queued packet is framed before it goes alone (UDP, WebSocket).
+    frame: Vec<u8>,
 }
 
 impl Client {
@@ -58,6 +60,7 @@ impl Client {
                         stream,
                         frames: FrameReader::new(),
                         queued: WriteQueue::new(),
+                        frame: Vec::new(),
                     })
                 }
                 Err(e) => tried.push(format!("{ep}: {e}")),
@@ -124,9 +127,9 @@ impl Client {
     /// packet, it is sent now. Returns the octets queued so far.
     pub fn queue_packet(&mut self, header: &LpHeader, packet: Bytes) -> Result<usize, ClientError> {
         if !self.stream.is_stream() {
-            let mut frame = Vec::with_capacity(packet.len() + 64);
-            header.put_framed(&packet, &mut frame);
-            self.stream.write_all(&frame)?;
+            self.frame.clear();
+            header.put_framed(&packet, &mut self.frame);
+            self.stream.write_all(&self.frame)?;
             return Ok(0);
         }
         Ok(self.queued.push(header, packet))
