@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use kite_packet::{tt, InterestView, NackReason, Name, Nonce, PitToken};
 
-use super::{DropReason, InInterest, Invocation, State};
+use super::{Counters, DropReason, InInterest, Invocation, State};
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, FibGuard};
 use crate::hash::NameHashes;
@@ -64,7 +64,10 @@ impl State {
         let mbf = pkt.interest.must_be_fresh;
         let slot = match self.pcct.find_or_insert(name, full_hash, hint_name) {
             Ok(s) => s,
-            Err(_) => return self.table_full((pkt.face, pkt.token), &pkt.interest, nonce, out),
+            Err(_) => {
+                let to = (pkt.face, pkt.token);
+                return table_full(&mut self.counters, to, &pkt.interest, nonce, out);
+            }
         };
 
         let existing = self.pcct.pit(slot, mbf).is_some();
@@ -103,7 +106,7 @@ impl State {
             let pit = PitEntry::new(id, pkt.interest, crate::strategy::StrategyTable::DEFAULT);
             if let Err(pit) = self.pcct.pit_insert(slot, mbf, pit) {
                 self.pcct.remove_if_unused(slot);
-                return self.table_full(to, &pit.interest, nonce, out);
+                return table_full(&mut self.counters, to, &pit.interest, nonce, out);
             }
         }
 
@@ -130,7 +133,7 @@ impl State {
         };
         if !scheduled {
             let pit = self.pcct.pit(slot, mbf).expect("PIT entry exists");
-            self.table_full(to, &pit.interest.clone(), nonce, out);
+            table_full(&mut self.counters, to, &pit.interest, nonce, out);
             self.finalize(slot, mbf, false, None);
             return;
         }
@@ -302,19 +305,20 @@ impl State {
             );
         }
     }
+}
 
-    /// No room in a table: `interest` from the downstream `to` (face, token) is Nacked with
-    /// Congestion.
-    fn table_full(
-        &mut self,
-        to: (FaceId, Option<PitToken>),
-        interest: &InterestView,
-        nonce: Nonce,
-        out: &mut Vec<Out>,
-    ) {
-        self.drop_packet(DropReason::TableFull);
-        nack_one(to, interest, nonce, NackReason::CONGESTION, out);
-    }
+/// No room in a table: the drop is counted and `interest` from the downstream `to` (face,
+/// token) is Nacked with Congestion. It takes the counters alone, so a caller may pass an
+/// Interest that lives in the PCCT.
+fn table_full(
+    counters: &mut Counters,
+    to: (FaceId, Option<PitToken>),
+    interest: &InterestView,
+    nonce: Nonce,
+    out: &mut Vec<Out>,
+) {
+    counters.drop(DropReason::TableFull);
+    nack_one(to, interest, nonce, NackReason::CONGESTION, out);
 }
 
 /// Nacks `interest`, as the downstream on `face` sent it with `nonce` and `token`, back to it.
