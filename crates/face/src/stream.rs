@@ -54,9 +54,9 @@ impl StreamIo {
     }
 
     /// Reads up to [`READS_PER_BURST`] times and hands each complete element to `deliver`.
-    /// A read shorter than asked means the socket is drained (readiness fires again on new data), unless
-    /// `hangup` says the peer already closed: its end of stream raises no new readiness, so
-    /// the stream is then read until the read that returns 0.
+    /// A read shorter than asked means the socket is drained (readiness fires again on new
+    /// data), unless `hangup` says the peer already closed: its end of stream raises no new
+    /// readiness, so the stream is then read until the read that returns 0.
     pub fn recv_burst(
         &mut self,
         hangup: bool,

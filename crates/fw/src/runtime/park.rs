@@ -16,8 +16,8 @@ pub const SPIN_POLLS: u32 = 256;
 /// How long the I/O thread keeps polling without blocking (yielding its core between empty
 /// polls) after its last work: about what a wake-up costs here (≈48 µs, FACTS.md), the
 /// spin-then-block rule that wastes at most as much CPU as sleeping at once would have cost
-/// in latency. Measured (docs/performance.md,
-/// "Inline forwarding"): sleeping at once lost a fifth of the throughput to spinning forever.
+/// in latency. Measured (docs/performance.md, "Inline forwarding"): sleeping at once lost a
+/// fifth of the throughput to spinning forever.
 pub const SPIN_TIME: Duration = Duration::from_micros(50);
 
 /// A consumer thread's "about to sleep" flag, and the ordering that makes it safe: the
