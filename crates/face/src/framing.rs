@@ -5,6 +5,9 @@
 //! element at the end stays for the next read. An element longer than [`MAX_FRAME_LEN`] or a
 //! malformed TLV header is a framing error, which closes the face (NFD does the same).
 
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+
 use bytes::{Bytes, BytesMut};
 use kite_packet::varnum::read_varnum;
 use kite_packet::DecodeError;
@@ -37,6 +40,15 @@ pub enum FramingError {
     TooLong(u64),
 }
 
+/// What one [`Framer::read_from`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Filled {
+    /// Octets read (0: end of stream).
+    pub read: usize,
+    /// Octets asked for: a shorter read means the socket had no more.
+    pub asked: usize,
+}
+
 /// The receive buffer of a stream face.
 #[derive(Debug, Default)]
 pub struct Framer {
@@ -66,6 +78,16 @@ impl Framer {
         }
         self.buf.reserve(READ_CHUNK);
         READ_CHUNK
+    }
+
+    /// Reads once from `fd` into the buffer's spare room ([`Framer::read_room`]), which is not
+    /// zeroed first (zeroing 64 KiB per read cost a stream reader ≈2 % of the machine at
+    /// 8000-octet Data). A blocking socket's read timeout or a non-blocking socket with nothing
+    /// to read is `WouldBlock`.
+    pub fn read_from(&mut self, fd: BorrowedFd<'_>) -> io::Result<Filled> {
+        let asked = self.read_room();
+        let read = crate::sys::read_into(fd.as_raw_fd(), &mut self.buf, asked)?;
+        Ok(Filled { read, asked })
     }
 
     /// Octets held that do not yet form a complete element.

@@ -2,7 +2,7 @@
 //! of the output queue.
 
 use std::io::{self, IoSlice, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 
 use bytes::Bytes;
 
@@ -10,7 +10,6 @@ use crate::counters::FaceCounters;
 use crate::face::{FaceError, Flushed, Progress};
 use crate::framing::Framer;
 use crate::queue::OutQueue;
-use crate::sys;
 
 /// Reads per receive burst before the face yields to others: 128 KiB, sixteen 8000-octet
 /// Data. Fewer, smaller bursts let the I/O thread forward and write what it read sooner
@@ -62,12 +61,14 @@ impl StreamIo {
         hangup: bool,
         mut deliver: impl FnMut(Bytes),
     ) -> Result<Progress, FaceError> {
-        let fd = self.raw_fd();
+        let fd = match &self.conn {
+            Conn::Unix(s) => s.as_fd(),
+            Conn::Tcp(s) => s.as_fd(),
+        };
         for _ in 0..READS_PER_BURST {
-            let ask = self.framer.read_room();
-            let n = match sys::read_into(fd, self.framer.buffer(), ask) {
-                Ok(0) => return Err(FaceError::Closed),
-                Ok(n) => n,
+            let filled = match self.framer.read_from(fd) {
+                Ok(f) if f.read == 0 => return Err(FaceError::Closed),
+                Ok(f) => f,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Drained),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
@@ -75,7 +76,7 @@ impl StreamIo {
             while let Some(frame) = self.framer.next_frame()? {
                 deliver(frame);
             }
-            if n < ask && !hangup {
+            if filled.read < filled.asked && !hangup {
                 return Ok(Progress::Drained);
             }
         }

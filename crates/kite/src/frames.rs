@@ -1,13 +1,14 @@
 //! Whole TLV frames from a forwarder's unix stream, read in large chunks: what `kite perf` and
 //! `kite bench daemon` read their connections through.
 
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use bytes::Bytes;
-use kite_face::framing::{Framer, READ_CHUNK};
+use kite_face::framing::Framer;
 
 /// Whether a failed read only means nothing has arrived yet (a non-blocking socket, a read
 /// timeout, a signal), so the caller should poll again rather than give up.
@@ -54,24 +55,13 @@ impl FrameSource {
         self.framer.next_frame().map_err(|e| anyhow!("{e}"))
     }
 
-    /// One read from the socket into the buffer.
+    /// One read from the socket into the buffer's spare room (not zeroed first).
     pub fn fill(&mut self) -> Result<Fill> {
-        let buf = self.framer.buffer();
-        let old = buf.len();
-        buf.resize(old + READ_CHUNK, 0);
-        let r = self.stream.read(&mut buf[old..]);
-        let n = match r {
-            Ok(n) => n,
-            Err(e) if nothing_yet(&e) => {
-                buf.truncate(old);
-                return Ok(Fill::Idle);
-            }
-            Err(e) => {
-                buf.truncate(old);
-                return Err(e.into());
-            }
-        };
-        buf.truncate(old + n);
-        Ok(if n == 0 { Fill::Closed } else { Fill::Data })
+        match self.framer.read_from(self.stream.as_fd()) {
+            Ok(f) if f.read == 0 => Ok(Fill::Closed),
+            Ok(_) => Ok(Fill::Data),
+            Err(e) if nothing_yet(&e) => Ok(Fill::Idle),
+            Err(e) => Err(e.into()),
+        }
     }
 }
