@@ -27,18 +27,32 @@ impl WriteQueue {
     /// Queues `packet`, in an LpPacket with `header`'s fields (bare when it has none); returns
     /// the octets queued so far.
     pub fn push(&mut self, header: &LpHeader, packet: Bytes) -> usize {
+        self.push_split(header, &[], packet)
+    }
+
+    /// Queues a packet given as `head` (copied: a few octets that change per packet, such as
+    /// a Data's TLV header and Name) followed by `tail` (shared, not copied: say, a Content
+    /// and signature encoded once for many packets), framed as [`WriteQueue::push`] frames
+    /// one; returns the octets queued so far. Either part may be empty.
+    pub fn push_split(&mut self, header: &LpHeader, head: &[u8], tail: Bytes) -> usize {
         let start = self.headers.len();
         if !header.is_empty() {
-            header.encode_header(Some(packet.len()), &mut self.headers);
+            header.encode_header(Some(head.len() + tail.len()), &mut self.headers);
         }
-        self.octets += self.headers.len() - start + packet.len();
-        self.packets.push((self.headers.len(), packet));
+        self.headers.extend_from_slice(head);
+        self.octets += self.headers.len() - start + tail.len();
+        self.packets.push((self.headers.len(), tail));
         self.octets
     }
 
     /// Packets queued.
     pub fn len(&self) -> usize {
         self.packets.len()
+    }
+
+    /// Octets queued (headers and packets).
+    pub fn octets(&self) -> usize {
+        self.octets
     }
 
     /// Whether nothing is queued.
@@ -59,8 +73,10 @@ impl WriteQueue {
                     iov[n] = IoSlice::new(&self.headers[header_at..*header_end]);
                     n += 1;
                 }
-                iov[n] = IoSlice::new(packet);
-                n += 1;
+                if !packet.is_empty() {
+                    iov[n] = IoSlice::new(packet);
+                    n += 1;
+                }
                 header_at = *header_end;
             }
             result = write_all_vectored(w, &mut iov[..n]);
@@ -139,6 +155,31 @@ mod tests {
         assert!(w.0 == expected, "every frame whole, in order");
         assert!(q.is_empty());
         assert_eq!(q.push(&LpHeader::default(), Bytes::from_static(b"x")), 1);
+    }
+
+    #[test]
+    fn split_packets_come_out_as_if_queued_whole() {
+        let tail = Bytes::from(vec![0x5A; 3000]);
+        let mut q = WriteQueue::new();
+        let mut expected = Vec::new();
+        for i in 0..40u8 {
+            let head = vec![i; usize::from(i % 5)];
+            let tail = if i % 7 == 0 {
+                Bytes::new()
+            } else {
+                tail.clone()
+            };
+            let whole = [&head[..], &tail[..]].concat();
+            let header = LpHeader {
+                pit_token: (i % 2 == 0).then(|| PitToken::from_u64(u64::from(i))),
+                ..LpHeader::default()
+            };
+            header.put_framed(&whole, &mut expected);
+            assert_eq!(q.push_split(&header, &head, tail), expected.len());
+        }
+        let mut w = Trickle(Vec::new());
+        q.write_to(&mut w).unwrap();
+        assert!(w.0 == expected, "every frame whole, in order");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! forwarder (Kite, NFD, NDNd) through its unix socket or its UDP listener instead, registering
 //! the prefix with NFD's management protocol, so the same load measures them side by side.
 
+mod answer;
 mod attach;
 mod link;
 mod window;
@@ -17,15 +18,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
-use bytes::Bytes;
 use clap::Args;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
-use kite_packet::{Data, LpHeader, LpPacket, Name, NetPacketView};
+use kite_packet::{LpHeader, LpPacket, Name, NetPacketView};
 use serde_json::json;
 
+use answer::Answer;
 use attach::Target;
 use link::{Link, Recv};
 use window::Window;
@@ -76,7 +77,8 @@ pub struct DaemonArgs {
 /// Answers every Interest with a Data echoing its PIT token, until `stop` is set and no
 /// Interest came for a tick, or the forwarder closes the connection.
 fn produce(mut link: Link, payload: usize, stop: &AtomicBool) -> Result<()> {
-    let content = Bytes::from(vec![0x5A; payload]);
+    let answer = Answer::new(payload)?;
+    let mut head = Vec::new();
     loop {
         let lp = match link.recv()? {
             Recv::Packet(lp) => lp,
@@ -93,13 +95,13 @@ fn produce(mut link: Link, payload: usize, stop: &AtomicBool) -> Result<()> {
         let NetPacketView::Interest(i) = NetPacketView::decode(fragment)? else {
             continue;
         };
-        let mut d = Data::new(i.name.clone(), content.clone());
-        d.meta.freshness_period = Some(0);
+        head.clear();
+        answer.head(&i.name, &mut head);
         let header = LpHeader {
             pit_token: lp.header.pit_token,
             ..LpHeader::default()
         };
-        link.send_lp(&header, &d.encode())?;
+        link.send_split(&header, &head, answer.tail());
         link.flush_if_due()?;
     }
 }

@@ -1,11 +1,11 @@
 //! One end of the load generator's connection to the forwarder: a unix stream (frames batched
-//! into large writes) or a connected UDP socket (one packet per datagram, read in `recvmmsg`
+//! into `writev` calls, shared payloads not copied) or a connected UDP socket (one packet per datagram, read in `recvmmsg`
 //! bursts and written in `sendmmsg` bursts with runs of equal-length datagrams segmented by
 //! the kernel, so the generator spends little of the machine; NDNLPv2 fragments reassembled,
 //! so a forwarder whose MTU is below the Data size is still measured right).
 
 use std::collections::VecDeque;
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
+use kite_app::WriteQueue;
 use kite_face::burst::{
     enable_gro, send_segmented, Arena, RecvBatch, Segmenter, BATCH, SEGMENTED_BATCH,
 };
@@ -56,8 +57,8 @@ pub enum Link {
         input: FrameSource,
         /// The socket's write side.
         output: UnixStream,
-        /// Frames queued for one large write.
-        out: Vec<u8>,
+        /// Frames queued for one `writev`.
+        out: WriteQueue,
     },
     /// A UDP socket connected to the forwarder's listener.
     Datagram(Box<Datagrams>),
@@ -89,7 +90,7 @@ impl Link {
         Ok(Link::Stream {
             input: FrameSource::new(s.try_clone()?, TICK)?,
             output: s,
-            out: Vec::with_capacity(2 * FLUSH_AT),
+            out: WriteQueue::new(),
         })
     }
 
@@ -164,27 +165,24 @@ impl Link {
 
     /// Queues one frame (a datagram, or stream octets) for the next [`Link::flush`].
     pub fn send(&mut self, frame: &[u8]) -> Result<()> {
-        self.queue(|out| out.extend_from_slice(frame));
+        self.send_split(&LpHeader::default(), frame, &Bytes::new());
         Ok(())
     }
 
-    /// Queues `packet` in an LpPacket with `header` for the next [`Link::flush`], encoded
-    /// straight into the queue.
-    pub fn send_lp(&mut self, header: &LpHeader, packet: &[u8]) -> Result<()> {
-        self.queue(|out| {
-            header.encode_header(Some(packet.len()), out);
-            out.extend_from_slice(packet);
-        });
-        Ok(())
-    }
-
-    /// Appends one frame, which `write` puts at the end of the queued octets; over UDP the
-    /// frame's end is recorded, as each frame is a datagram of its own.
-    fn queue(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+    /// Queues the packet `head` followed by `tail` in an LpPacket with `header` (bare when it
+    /// has no field) for the next [`Link::flush`]. Over a stream `tail` is written from where
+    /// it is, not copied; a datagram is assembled whole.
+    pub fn send_split(&mut self, header: &LpHeader, head: &[u8], tail: &Bytes) {
         match self {
-            Link::Stream { out, .. } => write(out),
+            Link::Stream { out, .. } => {
+                out.push_split(header, head, tail.clone());
+            }
             Link::Datagram(d) => {
-                write(&mut d.out);
+                if !header.is_empty() {
+                    header.encode_header(Some(head.len() + tail.len()), &mut d.out);
+                }
+                d.out.extend_from_slice(head);
+                d.out.extend_from_slice(tail);
                 d.ends.push(d.out.len());
             }
         }
@@ -194,7 +192,7 @@ impl Link {
     /// is queued.
     pub fn flush_if_due(&mut self) -> Result<()> {
         let full = match self {
-            Link::Stream { out, .. } => out.len() > FLUSH_AT,
+            Link::Stream { out, .. } => out.octets() > FLUSH_AT,
             Link::Datagram(d) => d.ends.len() >= SEGMENTED_BATCH,
         };
         if full || !self.buffered() {
@@ -208,8 +206,7 @@ impl Link {
         match self {
             Link::Stream { output, out, .. } => {
                 if !out.is_empty() {
-                    output.write_all(out)?;
-                    out.clear();
+                    out.write_to(output)?;
                 }
             }
             Link::Datagram(d) => d.flush()?,
