@@ -238,13 +238,27 @@ pub fn prefetch<T>(r: &T) {
     prefetch_ptr((r as *const T).cast());
 }
 
-/// Starts loading every cache line of `*r` (for objects larger than one line).
+/// Octets in a cache line.
+const LINE: usize = 64;
+
+/// Starts loading every cache line of `*r` (for objects larger than one line), from the line
+/// holding its first octet to the line holding its last.
 #[inline(always)]
 pub fn prefetch_all<T>(r: &T) {
     let start: *const u8 = (r as *const T).cast();
-    for offset in (0..core::mem::size_of::<T>()).step_by(64) {
-        prefetch_ptr(start.wrapping_add(offset));
+    let first_line = start.wrapping_sub(start.addr() % LINE);
+    for k in 0..lines_spanned(start.addr(), core::mem::size_of::<T>()) {
+        prefetch_ptr(first_line.wrapping_add(k * LINE));
     }
+}
+
+/// How many cache lines `size` octets starting at address `addr` touch. Not `size / 64`
+/// rounded up: an object that does not start on a line boundary reaches one line further
+/// (a 248-octet PCCT entry most often spans five lines, and its last one holds the LRU links
+/// an eviction reads first).
+#[inline(always)]
+fn lines_spanned(addr: usize, size: usize) -> usize {
+    (addr % LINE + size).div_ceil(LINE)
 }
 
 /// Starts loading the cache line holding `p`.
@@ -336,7 +350,23 @@ mod tests {
         prefetch_all(&[0u8; 1000]);
     }
 
+    #[test]
+    fn a_misaligned_object_spans_one_line_more() {
+        assert_eq!(lines_spanned(0, 248), 4);
+        assert_eq!(lines_spanned(56, 248), 5);
+        assert_eq!(lines_spanned(63, 2), 2);
+        assert_eq!(lines_spanned(64, 64), 1);
+    }
+
     proptest! {
+        #[test]
+        fn the_lines_spanned_cover_every_octet_and_no_more(addr in 0usize..1 << 20, size in 1usize..2000) {
+            let n = lines_spanned(addr, size);
+            let first = addr - addr % LINE;
+            prop_assert!(first + n * LINE >= addr + size, "the last octet's line is counted");
+            prop_assert!(first + (n - 1) * LINE < addr + size, "no line past the last octet");
+        }
+
         #[test]
         fn agrees_with_a_map(ops in proptest::collection::vec((0u8..3, 0u32..300, 0u64..40), 1..600)) {
             // Hashes drawn from a small set so ids collide and buckets overflow.
