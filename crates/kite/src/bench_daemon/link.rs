@@ -1,8 +1,9 @@
 //! One end of the load generator's connection to the forwarder: a unix stream (frames batched
-//! into `writev` calls, shared payloads not copied) or a connected UDP socket (one packet per datagram, read in `recvmmsg`
-//! bursts and written in `sendmmsg` bursts with runs of equal-length datagrams segmented by
-//! the kernel, so the generator spends little of the machine; NDNLPv2 fragments reassembled,
-//! so a forwarder whose MTU is below the Data size is still measured right).
+//! into `writev` calls, shared payloads not copied) or a connected UDP socket (one packet per
+//! datagram, read in `recvmmsg` bursts and written in `sendmmsg` bursts with runs of
+//! equal-length datagrams segmented by the kernel, so the generator spends little of the
+//! machine; NDNLPv2 fragments reassembled, so a forwarder whose MTU is below the Data size is
+//! still measured right).
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
