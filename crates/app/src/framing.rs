@@ -2,8 +2,11 @@
 //! back to back; [`FrameReader`] buffers reads until one element is complete.
 
 use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
+use kite_face::framing::Framer;
 
 use crate::error::ClientError;
 
@@ -11,13 +14,27 @@ use crate::error::ClientError;
 /// plus room for its NDNLPv2 header, as a forwarder's stream faces accept.
 pub use kite_face::framing::MAX_FRAME_LEN;
 
-/// Octets requested from the socket per read.
-const READ_CHUNK: usize = 64 * 1024;
+/// What a [`FrameReader`] reads from: any byte stream, read into zeroed room, or a socket
+/// whose descriptor it may read into uninitialized room (no 64 KiB of zeroes per read).
+pub trait Source: Read {
+    /// The socket to read with `read(2)` into uninitialized memory, if this is one.
+    fn fd(&self) -> Option<BorrowedFd<'_>> {
+        None
+    }
+}
 
-/// Splits a byte stream into whole TLV elements.
+impl Source for UnixStream {
+    fn fd(&self) -> Option<BorrowedFd<'_>> {
+        Some(self.as_fd())
+    }
+}
+
+/// Splits a byte stream into whole TLV elements. Reads fill the buffer's free room while a
+/// largest frame still fits ([`Framer::read_room`]), so packets the application keeps share
+/// one buffer rather than pinning a fresh 64 KiB each.
 #[derive(Debug, Default)]
 pub struct FrameReader {
-    buf: BytesMut,
+    framer: Framer,
 }
 
 impl FrameReader {
@@ -28,32 +45,27 @@ impl FrameReader {
 
     /// Whether octets were read that no frame has returned yet.
     pub fn has_buffered(&self) -> bool {
-        !self.buf.is_empty()
+        self.framer.pending() > 0
     }
 
     /// The next whole element when it is already buffered (no read).
     pub fn buffered_frame(&mut self) -> Result<Option<Bytes>, ClientError> {
-        Ok(complete_len(&self.buf)?.map(|len| self.buf.split_to(len).freeze()))
+        let buf = self.framer.buffer();
+        Ok(complete_len(buf)?.map(|len| buf.split_to(len).freeze()))
     }
 
     /// The next whole element, reading from `src` as often as needed. End of stream is an
     /// `UnexpectedEof` I/O error; a frame longer than [`MAX_FRAME_LEN`] is a decode error (the
     /// stream cannot be resynchronized after it).
-    pub fn next_frame(&mut self, src: &mut impl Read) -> Result<Bytes, ClientError> {
+    pub fn next_frame(&mut self, src: &mut impl Source) -> Result<Bytes, ClientError> {
         loop {
-            if let Some(len) = complete_len(&self.buf)? {
-                return Ok(self.buf.split_to(len).freeze());
+            if let Some(frame) = self.buffered_frame()? {
+                return Ok(frame);
             }
-            let at = self.buf.len();
-            self.buf.resize(at + READ_CHUNK, 0);
-            let n = match src.read(&mut self.buf[at..]) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.buf.truncate(at);
-                    return Err(e.into());
-                }
+            let n = match src.fd() {
+                Some(fd) => self.framer.read_from(fd)?.read,
+                None => self.read_zeroed(src)?,
             };
-            self.buf.truncate(at + n);
             if n == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
@@ -62,6 +74,17 @@ impl FrameReader {
                 .into());
             }
         }
+    }
+
+    /// One read of a source without a descriptor, into room zeroed first.
+    fn read_zeroed(&mut self, src: &mut impl Read) -> io::Result<usize> {
+        let room = self.framer.read_room();
+        let buf = self.framer.buffer();
+        let at = buf.len();
+        buf.resize(at + room, 0);
+        let read = src.read(&mut buf[at..]);
+        buf.truncate(at + *read.as_ref().unwrap_or(&0));
+        read
     }
 }
 
@@ -116,6 +139,8 @@ mod tests {
         step: usize,
     }
 
+    impl Source for Trickle {}
+
     impl Read for Trickle {
         fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
             let n = self.step.min(out.len()).min(self.data.len() - self.at);
@@ -145,6 +170,33 @@ mod tests {
             Err(ClientError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
             other => panic!("expected end of stream, got {other:?}"),
         }
+    }
+
+    /// Packets an application keeps, read one at a time from a socket, share one buffer
+    /// instead of pinning 64 KiB each.
+    #[test]
+    fn frames_read_one_at_a_time_share_one_buffer() {
+        use std::io::Write;
+        let (mut peer, mut ours) = UnixStream::pair().unwrap();
+        let frame = [6u8, 98].into_iter().chain([0xab; 98]).collect::<Vec<u8>>();
+        let mut r = FrameReader::new();
+        let kept: Vec<Bytes> = (0..100)
+            .map(|_| {
+                peer.write_all(&frame).unwrap();
+                r.next_frame(&mut ours).unwrap()
+            })
+            .collect();
+        let contiguous = kept
+            .windows(2)
+            .filter(|w| w[1].as_ptr() == w[0].as_ptr().wrapping_add(w[0].len()))
+            .count();
+        assert_eq!(contiguous, 99, "each frame follows the last in one buffer");
+        assert!(kept.iter().all(|f| f[..] == frame[..]));
+        drop(peer);
+        assert!(matches!(
+            r.next_frame(&mut ours),
+            Err(ClientError::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof
+        ));
     }
 
     #[test]

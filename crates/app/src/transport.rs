@@ -6,12 +6,14 @@
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::TcpStream;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use tungstenite::{Message, WebSocket};
 
 use crate::endpoint::Endpoint;
+use crate::framing::Source;
 use crate::udp::UdpLink;
 
 /// The connected socket.
@@ -82,6 +84,17 @@ impl Read for Transport {
             // buffer) is dropped so the stream stays in step.
             Transport::Udp(u) => u.recv(buf),
             Transport::Ws(w) => w.read(buf),
+        }
+    }
+}
+
+impl Source for Transport {
+    /// Unix and TCP streams are read straight into the frame buffer's uninitialized room.
+    fn fd(&self) -> Option<BorrowedFd<'_>> {
+        match self {
+            Transport::Unix(s) => Some(s.as_fd()),
+            Transport::Tcp(s) => Some(s.as_fd()),
+            Transport::Udp(_) | Transport::Ws(_) => None,
         }
     }
 }
