@@ -288,13 +288,10 @@ impl Scenario {
         data.meta.freshness_period = Some(3_600_000);
         data.sig_info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
         data.sig_value = Bytes::from(vec![0u8; 32]);
-        let encoded = data.encode();
-        let outer = kite_packet::tlv::read_single(&encoded).expect("own encoding");
-        let name_len = Name::root().encoded_len();
         Scenario {
             cold: in_one_buffer((0..pool).map(|k| frame(k, false))),
             hot: in_one_buffer((0..HOT_NAMES).map(|k| frame(k, true))),
-            data_tail: encoded.slice(outer.value_start + name_len..),
+            data_tail: data.encode_after_name(),
             suffix: c
                 .prefix_match
                 .then(|| Name::from_components([Component::new(127, b"Z").expect("valid type")])),

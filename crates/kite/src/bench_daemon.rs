@@ -77,7 +77,7 @@ pub struct DaemonArgs {
 /// Answers every Interest with a Data echoing its PIT token, until `stop` is set and no
 /// Interest came for a tick, or the forwarder closes the connection.
 fn produce(mut link: Link, payload: usize, stop: &AtomicBool) -> Result<()> {
-    let answer = Answer::new(payload)?;
+    let answer = Answer::new(payload);
     let mut head = Vec::new();
     loop {
         let lp = match link.recv()? {

@@ -3,10 +3,8 @@
 //! and the Name are written; the rest is shared, so the generator copies no payload in user
 //! space and leaves the machine's cores to the forwarder it measures.
 
-use anyhow::{Context, Result};
 use bytes::Bytes;
 use kite_packet::encode::put_header;
-use kite_packet::tlv::read_single_of;
 use kite_packet::{tt, Data, Name};
 
 /// A Data with everything after its Name encoded once.
@@ -17,17 +15,12 @@ pub struct Answer {
 
 impl Answer {
     /// The answer carrying `payload` octets of Content.
-    pub fn new(payload: usize) -> Result<Answer> {
+    pub fn new(payload: usize) -> Answer {
         let mut d = Data::new(Name::root(), Bytes::from(vec![0x5A; payload]));
         d.meta.freshness_period = Some(0);
-        let wire = d.encode();
-        let data = read_single_of(&wire, tt::DATA).context("encoding the answer")?;
-        let name = data
-            .children()
-            .expect(tt::NAME)
-            .context("encoding the answer")?;
-        let tail = wire.slice(name.end()..data.end());
-        Ok(Answer { tail })
+        Answer {
+            tail: d.encode_after_name(),
+        }
     }
 
     /// Writes the Data's TLV header and `name` into `head`; the Data is `head` followed by
@@ -49,7 +42,7 @@ mod tests {
 
     #[test]
     fn head_and_tail_are_the_data_encoded_whole() {
-        let answer = Answer::new(8000).unwrap();
+        let answer = Answer::new(8000);
         let name = Name::from_uri("/bench/a/seq=7").unwrap();
         let mut whole = Data::new(name.clone(), Bytes::from(vec![0x5A; 8000]));
         whole.meta.freshness_period = Some(0);

@@ -242,3 +242,22 @@ fn unknown_non_critical_elements_are_skipped() {
     let d = Data::decode(data(&[&name_a(), &tlv(100, b"x"), &sig(), &tlv(102, b"")])).unwrap();
     assert_eq!(d.name.to_uri(), "/a");
 }
+
+#[test]
+fn header_name_and_the_octets_after_the_name_are_the_whole_data() {
+    let mut d = Data::new("/a/b/c".parse().unwrap(), vec![0x5A; 3000]);
+    d.meta.freshness_period = Some(0);
+    d.sig_info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
+    d.sig_value = Bytes::from(vec![7u8; 32]);
+    let tail = d.encode_after_name();
+    let mut whole = Vec::new();
+    put_header(&mut whole, tt::DATA, d.name.encoded_len() + tail.len());
+    d.name.encode(&mut whole);
+    whole.extend_from_slice(&tail);
+    assert_eq!(whole, d.encode());
+    let root = Data {
+        name: Name::root(),
+        ..d
+    };
+    assert_eq!(root.encode_after_name(), tail, "the same for any name");
+}
