@@ -3,8 +3,9 @@
 //! frames, registers a prefix on itself as an NFD app does, and answers Interests; and reads
 //! of the forwarder's management datasets through kite-app.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_app::{nfd_name, Client};
-use kite_face::framing::{Framer, READ_CHUNK};
+use kite_face::framing::Framer;
 use kite_mgmt::datasets::{ChannelStatus, CsInfo, FaceStatus, ForwarderStatus};
 use kite_mgmt::{decode_items, ControlParameters, ControlResponse, Tlv};
 use kite_packet::{
@@ -75,10 +76,10 @@ impl Sock {
         }
     }
 
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
-            Sock::Unix(s) => s.read(buf),
-            Sock::Tcp(s) => s.read(buf),
+            Sock::Unix(s) => s.as_fd(),
+            Sock::Tcp(s) => s.as_fd(),
         }
     }
 
@@ -166,12 +167,7 @@ impl Conn {
                 return Got::Nothing;
             }
             self.sock.set_read_timeout(left).expect("read timeout");
-            let buf = self.framer.buffer();
-            let old = buf.len();
-            buf.resize(old + READ_CHUNK, 0);
-            let n = self.sock.read(&mut buf[old..]);
-            buf.truncate(old + *n.as_ref().unwrap_or(&0));
-            match n {
+            match self.framer.read_from(self.sock.as_fd()).map(|f| f.read) {
                 Ok(0) => return Got::Closed,
                 Ok(_) => {}
                 Err(e)
