@@ -44,16 +44,6 @@ impl OutgoingInterest {
         let el = read_single_of(&self.wire, tt::INTEREST)?;
         Ok(el.children().expect(tt::NAME)?.value)
     }
-
-    /// Length of the encoded Interest (changes are in place, so the length never changes).
-    pub fn len(&self) -> usize {
-        self.wire.len()
-    }
-
-    /// Never true: an Interest element has at least its type and length octets.
-    pub fn is_empty(&self) -> bool {
-        self.wire.is_empty()
-    }
 }
 
 impl InterestView {

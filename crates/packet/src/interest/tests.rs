@@ -432,9 +432,9 @@ fn outgoing_patches_only_what_changed() {
     let wire = i.encode();
     let v = InterestView::decode(wire.clone()).unwrap();
     let out = v.outgoing(Nonce::from(7), Some(3));
-    assert_eq!(out.len(), wire.len());
     assert_eq!(out.name_octets().unwrap(), v.name.value());
     let sent = out.encode();
+    assert_eq!(sent.len(), wire.len(), "changed in place, same length");
     let diff: Vec<usize> = (0..wire.len()).filter(|&k| sent[k] != wire[k]).collect();
     assert_eq!(diff.len(), 1, "only the HopLimit octet changes");
     assert_eq!(InterestView::decode(sent).unwrap().hop_limit, Some(3));
