@@ -55,6 +55,11 @@ pub struct WorkloadConfig {
     pub strategies: StrategyTable,
     /// CS capacity of the thread (the paper's base configuration: 2^15).
     pub cs_capacity: usize,
+    /// Skip the forwarding tables and pipelines: each Interest goes straight to the producer
+    /// carrying the consumer's token, each Data straight back with the token it echoes. What
+    /// is left (frame and view decodes, prefix hashes, dispatch, LP encoding, the virtual
+    /// producer) is the floor an exchange costs whatever the tables do.
+    pub passthrough: bool,
 }
 
 impl Default for WorkloadConfig {
@@ -72,6 +77,7 @@ impl Default for WorkloadConfig {
                 .expect("valid name"),
             strategies: StrategyTable::builtin(),
             cs_capacity: 1 << 15,
+            passthrough: false,
         }
     }
 }
@@ -155,6 +161,9 @@ impl<'a> Workload<'a> {
         }
         if config.burst == 0 {
             return Err("--burst must be at least 1".into());
+        }
+        if config.passthrough && config.cs_hit_percent > 0 {
+            return Err("--passthrough skips the Content Store: it takes no --cs-hit".into());
         }
         let hasher = NameHasher::with_key(0x6b69_7465, 0x6265_6e63);
         let strategies = config.strategies.clone();
@@ -395,7 +404,11 @@ impl Runner<'_> {
                 congestion_mark: 0,
             });
         }
-        fwd.process_burst(clock.now(), &[], &[], &mut self.interests, &mut self.out);
+        if self.config.passthrough {
+            pass_interests(&mut self.interests, &mut self.out);
+        } else {
+            fwd.process_burst(clock.now(), &[], &[], &mut self.interests, &mut self.out);
+        }
         // Output stage; the producer answers what reaches it. (The vector is taken and put
         // back so its capacity is reused; packets are read in place.)
         let mut sent = core::mem::take(&mut self.out);
@@ -419,7 +432,11 @@ impl Runner<'_> {
         }
         sent.clear();
         self.out = sent;
-        fwd.process_burst(clock.now(), &self.data, &[], &mut Vec::new(), &mut self.out);
+        if self.config.passthrough {
+            pass_data(&self.data, &mut self.out);
+        } else {
+            fwd.process_burst(clock.now(), &self.data, &[], &mut Vec::new(), &mut self.out);
+        }
         self.data.clear();
         for o in &self.out {
             let packet = o.encode_frame(&mut self.header, false, false);
@@ -483,6 +500,34 @@ fn input_data(frame: Bytes, queue: &mut Vec<InData>) -> Result<(), String> {
     Ok(())
 }
 
+/// `passthrough`: every Interest to the producer as the forwarder would send it (Nonce
+/// kept, HopLimit decremented), with the consumer's token standing in for a PIT entry's.
+fn pass_interests(interests: &mut Vec<InInterest>, out: &mut Vec<Out>) {
+    for i in interests.drain(..) {
+        let Some(token) = i.token else { continue };
+        let nonce = i.interest.nonce.unwrap_or(Nonce([0; 4]));
+        let hop_limit = i.interest.hop_limit.map(|h| h.saturating_sub(1));
+        out.push(Out::Interest {
+            face: PRODUCER,
+            ingress: i.face,
+            interest: i.interest.outgoing(nonce, hop_limit),
+            token,
+        });
+    }
+}
+
+/// `passthrough`: every Data back to the consumer, echoing the token it came with.
+fn pass_data(data: &[InData], out: &mut Vec<Out>) {
+    out.extend(data.iter().map(|d| Out::Data {
+        face: CONSUMER,
+        wire: d.data.wire().clone(),
+        token: d.token,
+        ingress: d.face,
+        congestion_mark: d.congestion_mark,
+        from_cs: false,
+    }));
+}
+
 fn percentile(sorted: &[u64], p: usize) -> u64 {
     if sorted.is_empty() {
         return 0;
@@ -537,6 +582,31 @@ mod tests {
         });
         assert!(r.cs_hits as f64 / r.exchanges as f64 > 0.85, "{r:?}");
         assert_eq!(r.nacks, 0);
+    }
+
+    #[test]
+    fn passthrough_sends_what_the_forwarder_sends_without_its_tables() {
+        let per_exchange = |r: &WorkloadReport| r.bytes_out as f64 / r.exchanges as f64;
+        let fwd = quick(WorkloadConfig::default());
+        let floor = quick(WorkloadConfig {
+            passthrough: true,
+            ..WorkloadConfig::default()
+        });
+        assert!(floor.exchanges > 100, "{floor:?}");
+        assert_eq!((floor.nacks, floor.cs_hits), (0, 0));
+        // The same Interest and Data go out; only the upstream token differs (the consumer's
+        // 8 octets instead of a PIT entry's 6).
+        let extra = per_exchange(&floor) - per_exchange(&fwd);
+        assert!((0.0..=4.0).contains(&extra), "{fwd:?} vs {floor:?}");
+        assert!(run(
+            &WorkloadConfig {
+                passthrough: true,
+                cs_hit_percent: 50,
+                ..WorkloadConfig::default()
+            },
+            &mut |_, _| {}
+        )
+        .is_err());
     }
 
     #[test]

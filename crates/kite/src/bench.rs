@@ -56,6 +56,12 @@ pub struct FwdArgs {
     /// Content Store capacity of the thread, in entries.
     #[arg(long, default_value_t = 1 << 15)]
     cs_capacity: usize,
+    /// Skip the forwarding tables and pipelines (no PCCT, FIB, strategy, CS or timers): each
+    /// Interest goes straight to the producer and each Data straight back. Measures the floor
+    /// an exchange costs outside the tables (decodes, hashes, dispatch, LP encoding, the
+    /// virtual producer). Not with --cs-hit.
+    #[arg(long)]
+    passthrough: bool,
     /// Print one JSON object as the last line (for scripts).
     #[arg(long)]
     json: bool,
@@ -98,6 +104,7 @@ fn fwd(a: FwdArgs) -> Result<String> {
         strategy,
         strategies,
         cs_capacity: a.cs_capacity,
+        passthrough: a.passthrough,
     };
     eprintln!(
         "kite bench fwd: building a FIB of {} entries, then measuring for {:?}",
@@ -133,6 +140,7 @@ fn fwd(a: FwdArgs) -> Result<String> {
         "strategy": strategy_label,
         "strategy_backend": if a.strategy_file.is_some() { "ebpf" } else { "native" },
         "cs_capacity": a.cs_capacity,
+        "passthrough": a.passthrough,
     });
     let text = format!(
         "{:.0} exchanges/s per thread (p50 {} ns, p99 {} ns per exchange), {} exchanges in {:.1} s, \
