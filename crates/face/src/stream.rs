@@ -2,7 +2,7 @@
 //! of the output queue.
 
 use std::io::{self, IoSlice, Write};
-use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
 use bytes::Bytes;
 
@@ -29,6 +29,15 @@ pub(crate) enum Conn {
     Tcp(mio::net::TcpStream),
 }
 
+impl AsFd for Conn {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Conn::Unix(s) => s.as_fd(),
+            Conn::Tcp(s) => s.as_fd(),
+        }
+    }
+}
+
 /// A stream socket and its receive buffer.
 #[derive(Debug)]
 pub(crate) struct StreamIo {
@@ -46,10 +55,7 @@ impl StreamIo {
     }
 
     pub fn raw_fd(&self) -> RawFd {
-        match &self.conn {
-            Conn::Unix(s) => s.as_raw_fd(),
-            Conn::Tcp(s) => s.as_raw_fd(),
-        }
+        self.conn.as_fd().as_raw_fd()
     }
 
     /// Reads up to [`READS_PER_BURST`] times and hands each complete element to `deliver`.
@@ -61,10 +67,7 @@ impl StreamIo {
         hangup: bool,
         mut deliver: impl FnMut(Bytes),
     ) -> Result<Progress, FaceError> {
-        let fd = match &self.conn {
-            Conn::Unix(s) => s.as_fd(),
-            Conn::Tcp(s) => s.as_fd(),
-        };
+        let fd = self.conn.as_fd();
         for _ in 0..READS_PER_BURST {
             let filled = match self.framer.read_from(fd) {
                 Ok(f) if f.read == 0 => return Err(FaceError::Closed),
