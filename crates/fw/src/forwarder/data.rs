@@ -123,7 +123,11 @@ impl State {
         else {
             return false;
         };
-        let full = pkt.data.name.clone().append(c);
+        // A Data whose name leaves no room for the digest has a full name longer than any
+        // name, so no PIT entry can be named by it.
+        let Some(full) = pkt.data.name.clone().checked_append(c) else {
+            return false;
+        };
         let hash = self.hasher.hash_name(&full);
         let slots: smallvec::SmallVec<[u32; 4]> = self.pcct.partitions(&full, hash).collect();
         let mut satisfied = false;

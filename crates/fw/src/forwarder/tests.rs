@@ -737,6 +737,33 @@ fn tokenless_data_satisfies_an_interest_named_by_its_implicit_digest() {
     assert!(h.data(PRODUCER, other, None).is_empty());
 }
 
+#[test]
+fn data_whose_full_name_would_be_too_long_matches_no_digest_named_interest() {
+    let mut h = Harness::new();
+    h.route("/p", PRODUCER, 0);
+    let by_digest = format!("/p/x/sha256digest={}", "ab".repeat(32));
+    h.interest(APP, interest(&by_digest, 1), None);
+    // One component filling the name to 33 octets short of the longest: the Data's own name
+    // is valid, its name plus an implicit digest (34 octets) is not.
+    let value = vec![b'n'; kite_packet::name::MAX_NAME_VALUE_LEN - 33 - 4];
+    let name = kite_packet::Name::from_components([kite_packet::Component::generic(&value)]);
+    assert_eq!(name.value().len(), kite_packet::name::MAX_NAME_VALUE_LEN - 33);
+    let long = kite_packet::Data::new(name, bytes::Bytes::from_static(b"x"));
+    assert!(h.data(PRODUCER, long, None).is_empty());
+    // The PIT entry is still there, and answered by its Data.
+    let d = data("/p/x", 0);
+    let wire = d.sign(&kite_packet::DigestSha256).unwrap();
+    let digest = kite_packet::DataView::decode(wire)
+        .unwrap()
+        .implicit_digest();
+    h.interest(
+        APP,
+        interest(&format!("/p/x/sha256digest={}", hex_of(&digest)), 2),
+        None,
+    );
+    assert_eq!(h.data(PRODUCER, d, None).len(), 1);
+}
+
 fn hex_of(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

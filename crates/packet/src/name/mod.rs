@@ -236,6 +236,10 @@ impl Name {
     }
 
     /// Appends a component.
+    ///
+    /// # Panics
+    /// When the name would exceed [`MAX_NAME_VALUE_LEN`] octets: for names built locally. A
+    /// name that grows from a peer's packet uses [`Name::checked_append`].
     pub fn push(&mut self, c: Component<'_>) {
         let mut buf = BytesMut::with_capacity(usize::from(self.len) + c.encoded_len());
         buf.put_slice(self.value());
@@ -249,6 +253,13 @@ impl Name {
     pub fn append(mut self, c: Component<'_>) -> Name {
         self.push(c);
         self
+    }
+
+    /// This name with `c` appended, or `None` when the result would exceed
+    /// [`MAX_NAME_VALUE_LEN`] octets (so no such name can match anything Kite holds).
+    pub fn checked_append(self, c: Component<'_>) -> Option<Name> {
+        let fits = usize::from(self.len) + c.encoded_len() <= MAX_NAME_VALUE_LEN;
+        fits.then(|| self.append(c))
     }
 
     /// This name with a GenericNameComponent appended.
@@ -596,6 +607,76 @@ mod tests {
                 actual: 8
             })
         );
+    }
+
+    /// A name of one GenericNameComponent whose value (the name's) is `len` octets.
+    fn name_of_value_len(len: usize) -> Name {
+        let header = if len - 2 < 253 { 2 } else { 4 };
+        let name = Name::from_components([Component::generic(&vec![b'n'; len - header][..])]);
+        assert_eq!(name.value().len(), len);
+        name
+    }
+
+    fn digest() -> OwnedComponent {
+        OwnedComponent::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, vec![0xAB; 32]).unwrap()
+    }
+
+    #[test]
+    fn checked_append_stops_at_the_longest_name() {
+        let fits = name_of_value_len(MAX_NAME_VALUE_LEN - 34);
+        let full = fits.checked_append(digest().as_ref()).unwrap();
+        assert_eq!(full.value().len(), MAX_NAME_VALUE_LEN);
+        assert!(full.ends_in_implicit_digest());
+        assert_eq!(Name::decode(full.to_wire()).unwrap(), full);
+        let over = name_of_value_len(MAX_NAME_VALUE_LEN - 33);
+        assert!(over.checked_append(digest().as_ref()).is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "MAX_NAME_VALUE_LEN")]
+    fn push_past_the_longest_name_panics() {
+        name_of_value_len(MAX_NAME_VALUE_LEN - 33).push(digest().as_ref());
+    }
+
+    #[test]
+    fn decoding_refuses_a_name_longer_than_the_longest() {
+        let longest = name_of_value_len(MAX_NAME_VALUE_LEN);
+        assert_eq!(Name::decode(longest.to_wire()).unwrap(), longest);
+        // TLV-LENGTH 65536 (5-octet form): one component of 65532 octets and its header.
+        let mut long = vec![7, 0xFE, 0x00, 0x01, 0x00, 0x00, 8, 0xFD, 0xFF, 0xFC];
+        long.extend(core::iter::repeat_n(b'n', 0xFFFC));
+        assert_eq!(long.len() - 6, MAX_NAME_VALUE_LEN + 1);
+        assert!(matches!(
+            Name::decode(Bytes::from(long)),
+            Err(DecodeError::InvalidValue { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        /// Whatever is appended, a name never exceeds the longest value: `checked_append`
+        /// refuses exactly the components that would make it longer, and every name it
+        /// returns encodes and decodes to itself.
+        #[test]
+        fn checked_append_keeps_the_length_invariant(
+            start in 60_000usize..=MAX_NAME_VALUE_LEN,
+            extra in proptest::collection::vec(0usize..3000, 1..6),
+        ) {
+            let mut name = name_of_value_len(start);
+            for n in extra {
+                let value = vec![b'x'; n];
+                let c = Component::generic(&value);
+                let want = name.value().len() + c.encoded_len();
+                match name.clone().checked_append(c) {
+                    Some(longer) => {
+                        proptest::prop_assert!(want <= MAX_NAME_VALUE_LEN);
+                        proptest::prop_assert_eq!(longer.value().len(), want);
+                        proptest::prop_assert_eq!(&Name::decode(longer.to_wire()).unwrap(), &longer);
+                        name = longer;
+                    }
+                    None => proptest::prop_assert!(want > MAX_NAME_VALUE_LEN),
+                }
+            }
+        }
     }
 
     #[test]
