@@ -97,8 +97,15 @@ pub fn parse_dataset_request(name: &Name) -> Option<DatasetRequest> {
 /// The signed segments answering a dataset Interest named `interest_name`: named
 /// `<interest_name>/v=<version>/seg=<n>`, at most [`MAX_SEGMENT_PAYLOAD`] octets each, the
 /// last one carrying FinalBlockId (an empty payload still yields segment 0). NFD's version is
-/// the wall clock in ms.
+/// the wall clock in ms. None when the Interest's name leaves no room for the version and
+/// segment components (it came from a peer; no name may exceed the codec's longest).
 pub fn segments(interest_name: &Name, version: u64, payload: &[u8]) -> Vec<Bytes> {
+    // Version and segment components take at most 10 octets each.
+    let room = OwnedComponent::version(u64::MAX).as_ref().encoded_len()
+        + OwnedComponent::segment(u64::MAX).as_ref().encoded_len();
+    if interest_name.value().len() + room > kite_packet::name::MAX_NAME_VALUE_LEN {
+        return Vec::new();
+    }
     let base = interest_name
         .clone()
         .append(OwnedComponent::version(version).as_ref());

@@ -134,3 +134,18 @@ fn notifications_count_from_zero() {
     assert_eq!(a.meta.freshness_period, Some(1000));
     assert_eq!(s.next_seq(), 2);
 }
+
+#[test]
+fn a_name_with_no_room_for_version_and_segment_gets_no_segments() {
+    let longest = kite_packet::name::MAX_NAME_VALUE_LEN;
+    let named = |len: usize| {
+        let prefix = n("/localhost/nfd/faces/list");
+        let filler = vec![b'x'; len - prefix.value().len() - 4];
+        prefix.append_generic(&filler)
+    };
+    let fits = named(longest - 20);
+    assert_eq!(fits.value().len(), longest - 20);
+    assert_eq!(segments(&fits, u64::MAX, b"payload").len(), 1);
+    assert!(segments(&named(longest - 19), u64::MAX, b"payload").is_empty());
+    assert!(segments(&named(longest), 1, b"payload").is_empty());
+}
