@@ -43,6 +43,9 @@ pub struct FaceCounters {
     /// Frames dropped unsent because the face's link was down (an Ethernet interface that is
     /// down or has no carrier).
     pub n_out_link_down: u64,
+    /// Packets received whole (in one frame or reassembled) but dropped because they exceed
+    /// the largest packet accepted ([`crate::FaceConfig::max_packet_size`]).
+    pub n_in_too_large: u64,
 }
 
 /// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face.

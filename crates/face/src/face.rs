@@ -14,7 +14,7 @@ use thiserror::Error;
 use crate::congestion::{CongestionMarker, MarkingConfig};
 use crate::counters::FaceCounters;
 use crate::ether::{EtherPeer, LinkState};
-use crate::framing::FramingError;
+use crate::framing::{FramingError, MAX_NDN_PACKET_SIZE};
 use crate::link::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
@@ -43,6 +43,10 @@ pub struct FaceConfig {
     pub reassembly: ReassemblyLimits,
     /// Congestion marking of new faces (NFD's defaults: on, 100 ms, 65536 octets).
     pub marking: MarkingConfig,
+    /// Largest network packet accepted, in one frame or reassembled from fragments (at most
+    /// [`MAX_NDN_PACKET_SIZE`], which every transport's frame limit is built on); a larger
+    /// one is dropped and counted in [`FaceCounters::n_in_too_large`].
+    pub max_packet_size: usize,
 }
 
 impl Default for FaceConfig {
@@ -53,6 +57,7 @@ impl Default for FaceConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             reassembly: ReassemblyLimits::default(),
             marking: MarkingConfig::default(),
+            max_packet_size: MAX_NDN_PACKET_SIZE,
         }
     }
 }
@@ -160,7 +165,7 @@ impl Face {
             persistency: parts.persistency,
             link_type: parts.link_type,
             counters: FaceCounters::default(),
-            link: LinkService::new(mtu, config.reassembly),
+            link: LinkService::new(mtu, config.reassembly, config.max_packet_size),
             queue: OutQueue::new(config.queue_capacity),
             marker: CongestionMarker::new(config.marking),
             transport: parts.transport,

@@ -65,6 +65,8 @@ impl RxPacket {
 pub struct LinkService {
     reassembler: Option<Reassembler>,
     mtu: Option<usize>,
+    /// Largest network packet handed on; a larger one is dropped and counted.
+    max_packet: usize,
     local_fields: bool,
     next_seq: u64,
     scratch: Vec<u8>,
@@ -72,11 +74,13 @@ pub struct LinkService {
 
 impl LinkService {
     /// A link service that fragments to `mtu` and reassembles when `mtu` is set (datagram
-    /// faces), and does neither when it is `None` (stream faces).
-    pub fn new(mtu: Option<usize>, limits: ReassemblyLimits) -> Self {
+    /// faces), and does neither when it is `None` (stream faces); it hands on no network
+    /// packet longer than `max_packet` octets.
+    pub fn new(mtu: Option<usize>, limits: ReassemblyLimits, max_packet: usize) -> Self {
         LinkService {
             reassembler: mtu.map(|_| Reassembler::new(limits)),
             mtu,
+            max_packet,
             local_fields: false,
             next_seq: 0,
             scratch: Vec::new(),
@@ -161,6 +165,11 @@ impl LinkService {
         wire: Bytes,
         c: &mut FaceCounters,
     ) -> Option<Received> {
+        // Every face, stream or datagram, bare, LP-framed or reassembled, comes through here.
+        if wire.len() > self.max_packet {
+            c.n_in_too_large += 1;
+            return None;
+        }
         let Ok(view) = NetPacketView::decode(wire) else {
             c.n_in_malformed += 1;
             return None;
@@ -307,6 +316,7 @@ impl LinkService {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framing::MAX_NDN_PACKET_SIZE;
     use kite_packet::{Data, Interest, Name};
 
     fn interest(name: &str) -> Bytes {
@@ -341,7 +351,7 @@ mod tests {
 
     #[test]
     fn bare_and_lp_packets_carry_their_fields_to_the_forwarder() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         let (out, c) = rx(&mut link, interest("/a"));
         assert!(matches!(out[0].packet, RxPacket::Interest(_)));
         assert_eq!(c.n_in_interests, 1);
@@ -378,7 +388,7 @@ mod tests {
 
     #[test]
     fn next_hop_face_id_needs_local_fields() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         let h = LpHeader {
             next_hop_face_id: Some(400),
             ..LpHeader::default()
@@ -395,7 +405,8 @@ mod tests {
 
     #[test]
     fn garbage_is_counted_not_delivered() {
-        let mut link = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut link =
+            LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         for bad in [&[0xffu8, 0][..], &[5, 0], &[100, 2, 80, 0], &[8, 1, 0]] {
             let (out, c) = rx(&mut link, Bytes::copy_from_slice(bad));
             assert!(out.is_empty());
@@ -405,7 +416,7 @@ mod tests {
 
     #[test]
     fn incoming_face_id_goes_out_only_with_local_fields() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         let h = LpHeader {
@@ -424,7 +435,7 @@ mod tests {
 
     #[test]
     fn fragments_fit_the_mtu_and_reassemble_in_any_order() {
-        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(64);
         let packet = data("/big", 8000);
@@ -437,7 +448,8 @@ mod tests {
         assert_eq!(frames.len(), 6);
         assert!(frames.iter().all(|f| f.len() <= 1500));
         assert_eq!(c.n_out_data, 1);
-        let mut rx_link = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut rx_link =
+            LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         let mut rc = FaceCounters::default();
         let mut out = Vec::new();
         for i in [3, 5, 0, 4, 1, 2] {
@@ -461,8 +473,46 @@ mod tests {
     }
 
     #[test]
+    fn packets_over_the_limit_are_dropped_whole_or_reassembled() {
+        let mut link = LinkService::new(Some(9000), ReassemblyLimits::default(), 4000);
+        let exactly = |len: usize| {
+            let probe = data("/s", 3900).len();
+            let d = data("/s", 3900 + len - probe);
+            assert_eq!(d.len(), len);
+            d
+        };
+        let (out, c) = rx(&mut link, exactly(4000));
+        assert_eq!(
+            (out.len(), c.n_in_too_large),
+            (1, 0),
+            "the limit itself passes"
+        );
+        let (out, c) = rx(&mut link, exactly(4001));
+        assert_eq!((out.len(), c.n_in_too_large, c.n_in_data), (0, 1, 0));
+        let (out, c) = rx(&mut link, lp(LpHeader::default(), exactly(4001)));
+        assert_eq!((out.len(), c.n_in_too_large), (0, 1), "inside an LpPacket");
+
+        let pieces = Fragments::new(LpHeader::default(), exactly(4001), 1500, 7).unwrap();
+        let mut c = FaceCounters::default();
+        let mut out = Vec::new();
+        for piece in pieces {
+            let now = Instant::now();
+            link.receive(
+                FaceId(1),
+                Endpoint::Peer,
+                piece.encode(),
+                now,
+                &mut c,
+                &mut out,
+            );
+        }
+        assert!(out.is_empty());
+        assert_eq!((c.n_in_too_large, c.n_reassembly_dropped), (1, 0));
+    }
+
+    #[test]
     fn fragments_are_queued_all_or_none() {
-        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(3);
         assert!(!tx.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));
@@ -473,7 +523,7 @@ mod tests {
 
     #[test]
     fn stream_faces_never_fragment_or_reassemble() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         assert!(link.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));

@@ -66,6 +66,11 @@ pub struct RunArgs {
     /// cores or fewer.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     inline: Option<bool>,
+    /// Largest network packet accepted on any face, in one frame or reassembled from NDNLPv2
+    /// fragments, in octets (1024-8800); a larger one is dropped and counted on its face
+    /// (`kite face show`: in-too-large). Default: 8800, NFD's MAX_NDN_PACKET_SIZE.
+    #[arg(long, value_name = "OCTETS", value_parser = parse_max_packet_size)]
+    max_packet_size: Option<usize>,
     /// Content Store capacity in packets (split over the forwarding threads). Default: 65536.
     #[arg(long, value_name = "PACKETS")]
     cs_capacity: Option<usize>,
@@ -158,6 +163,12 @@ pub fn run(args: RunArgs) -> Result<String> {
     }
     let _ = std::fs::remove_file(&socket);
     Ok(String::new())
+}
+
+/// `--max-packet-size`: the configuration file's rule.
+fn parse_max_packet_size(s: &str) -> Result<usize, String> {
+    let v = s.parse::<usize>().map_err(|e| format!("{s:?}: {e}"))?;
+    crate::config::check_max_packet_size(v)
 }
 
 fn describe_listeners(c: &RuntimeConfig) -> String {

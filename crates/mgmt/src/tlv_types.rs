@@ -130,6 +130,9 @@ pub const KITE_N_OUT_LINK_DOWN: u64 = 0x4B0E;
 /// The face's link state, a [`FaceState`]. NFD keeps it internal and tells it only through
 /// the UP and DOWN face events.
 pub const KITE_FACE_STATE: u64 = 0x4B10;
+/// Packets dropped because they exceed the largest packet accepted (whole or reassembled).
+/// After the link state, so older readers that stop at the state still decode the rest.
+pub const KITE_N_IN_TOO_LARGE: u64 = 0x4B20;
 
 // ---- Kite's ChannelStatus extension ----
 //

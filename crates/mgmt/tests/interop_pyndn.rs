@@ -353,6 +353,7 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_out_too_large: c[2],
                     n_in_queue_full: c[1],
                     n_out_link_down: c[0],
+                    n_in_too_large: c[0] ^ c[7],
                 },
                 state: Some(FaceState(flags % 2)),
             }

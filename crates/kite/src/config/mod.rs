@@ -75,11 +75,15 @@ impl Default for Forwarder {
 }
 
 /// `[face_system]`: listeners, one table per transport.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FaceSystem {
     /// `local_only`: no UDP or TCP listeners (the unix socket, WebSocket and Ethernet stay).
     pub local_only: bool,
+    /// `max_packet_size`: the largest network packet accepted on any face, in one frame or
+    /// reassembled, in octets ([`MAX_PACKET_SIZE_RANGE`]; default NFD's 8800).
+    #[serde(deserialize_with = "max_packet_size")]
+    pub max_packet_size: usize,
     /// `[face_system.unix]`.
     pub unix: Unix,
     /// `[face_system.udp]`.
@@ -90,6 +94,20 @@ pub struct FaceSystem {
     pub websocket: WebSocket,
     /// `[face_system.ether]`.
     pub ether: Ether,
+}
+
+impl Default for FaceSystem {
+    fn default() -> Self {
+        FaceSystem {
+            local_only: false,
+            max_packet_size: kite_face::framing::MAX_NDN_PACKET_SIZE,
+            unix: Unix::default(),
+            udp: Udp::default(),
+            tcp: Tcp::default(),
+            websocket: WebSocket::default(),
+            ether: Ether::default(),
+        }
+    }
 }
 
 /// `[face_system.unix]`.
@@ -277,6 +295,26 @@ fn mtu<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
 
 fn face_mtu<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
     mtu(d).map(Some)
+}
+
+/// The largest packet sizes `max_packet_size` may name: from what still carries a signed
+/// command Interest up to NFD's MAX_NDN_PACKET_SIZE, the packet every transport's frame
+/// limit (8800 octets plus an LP header) is built for.
+pub const MAX_PACKET_SIZE_RANGE: (usize, usize) = (1024, kite_face::framing::MAX_NDN_PACKET_SIZE);
+
+/// The one rule for `max_packet_size` and `kite run --max-packet-size`.
+pub fn check_max_packet_size(v: usize) -> Result<usize, String> {
+    let (lo, hi) = MAX_PACKET_SIZE_RANGE;
+    if v < lo || v > hi {
+        return Err(format!(
+            "max_packet_size must be between {lo} and {hi}, not {v}"
+        ));
+    }
+    Ok(v)
+}
+
+fn max_packet_size<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    check_max_packet_size(usize::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 fn idle_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {

@@ -37,6 +37,7 @@ fn every_key() -> Config {
         },
         face_system: FaceSystem {
             local_only: true,
+            max_packet_size: 4096,
             unix: Unix {
                 path: Some("/tmp/kite.sock".into()),
             },
@@ -276,6 +277,11 @@ fn bad_values_are_refused_at_their_line() {
             "[face_system.udp]\nmtu = 10\n",
             "2:7",
             "mtu must be between 64",
+        ),
+        (
+            "[face_system]\nmax_packet_size = 8801\n",
+            "2:19",
+            "max_packet_size must be between 1024 and 8800",
         ),
         (
             "[face_system.udp]\nidle_timeout = 0\n",

@@ -231,6 +231,7 @@ fn face_json(f: &FaceStatus) -> Value {
             "out_too_large": d.n_out_too_large,
             "in_queue_full": d.n_in_queue_full,
             "out_link_down": d.n_out_link_down,
+            "in_too_large": d.n_in_too_large,
         },
         "state": f.state.map(format::face_state),
         "flags": f.flags,
@@ -329,7 +330,7 @@ fn face_details(f: &FaceStatus) -> String {
             "drops",
             format!(
                 "malformed={} lp={} reassembly={} framing={} queue-full={} too-large={} \
-                 fwd-queue-full={} link-down={}",
+                 fwd-queue-full={} link-down={} in-too-large={}",
                 d.n_in_malformed,
                 d.n_in_lp_dropped,
                 d.n_reassembly_dropped,
@@ -338,6 +339,7 @@ fn face_details(f: &FaceStatus) -> String {
                 d.n_out_too_large,
                 d.n_in_queue_full,
                 d.n_out_link_down,
+                d.n_in_too_large,
             ),
         ),
         ("flags", format::face_flags(f.flags)),

@@ -37,6 +37,7 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
         faces.ether.interfaces = args.ether.clone();
     }
     faces.local_only |= args.local_only;
+    faces.max_packet_size = args.max_packet_size.unwrap_or(faces.max_packet_size);
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
@@ -86,6 +87,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
         r.tcp = fs.tcp.listen.clone();
     }
     r.face.udp_mtu = fs.udp.mtu;
+    r.face.max_packet_size = fs.max_packet_size;
     r.face.idle_timeout = Duration::from_secs(fs.udp.idle_timeout);
     let cs = &c.tables.cs;
     let f = &mut r.forwarder;

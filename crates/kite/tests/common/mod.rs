@@ -75,6 +75,10 @@ pub struct Daemon {
     dir: TempDir,
     socket: PathBuf,
     log: PathBuf,
+    /// How it was started: launcher, environment and `kite run` arguments, for a restart.
+    launcher: Vec<String>,
+    env: Vec<(String, String)>,
+    args: Vec<String>,
 }
 
 impl Daemon {
@@ -102,37 +106,60 @@ impl Daemon {
     /// nsenter, must exec kite so the child's pid is the daemon's) and waits until the socket
     /// accepts connections.
     pub fn start(launcher: &[String], args: &[String]) -> Daemon {
+        Daemon::start_with_env(launcher, &[], args)
+    }
+
+    /// [`Daemon::start`] with extra environment variables for `kite run`.
+    pub fn start_with_env(launcher: &[String], env: &[(&str, &str)], args: &[String]) -> Daemon {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("nfd.sock");
         let log = dir.path().join("kite.log");
-        let kite = env!("CARGO_BIN_EXE_kite");
-        let (program, pre) = match launcher.split_first() {
-            Some((p, rest)) => (p.as_str(), rest.iter().map(String::as_str).collect()),
-            None => (kite, Vec::new()),
-        };
-        let mut cmd = Command::new(program);
-        cmd.args(pre);
-        if !launcher.is_empty() {
-            cmd.arg(kite);
-        }
-        let child = cmd
-            .arg("run")
-            .arg("--socket")
-            .arg(&socket)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("start kite run");
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let child = spawn(launcher, &env, &socket, &log, args);
         let mut d = Daemon {
             child,
             dir,
             socket,
             log,
+            launcher: launcher.to_vec(),
+            env,
+            args: args.to_vec(),
         };
         d.wait_ready();
         d
+    }
+
+    /// Starts the same `kite run` again, in the same directory and on the same socket path,
+    /// once this one has exited (its log is appended to); waits until the socket accepts
+    /// connections.
+    pub fn restart(&mut self) {
+        assert!(
+            matches!(self.child.try_wait(), Ok(Some(_))),
+            "restart only a daemon that has exited"
+        );
+        self.child = spawn(
+            &self.launcher,
+            &self.env,
+            &self.socket,
+            &self.log,
+            &self.args,
+        );
+        self.wait_ready();
+    }
+
+    /// Waits up to `limit` for the daemon to exit on its own; its exit status.
+    pub fn exited(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     fn wait_ready(&mut self) {
@@ -190,6 +217,42 @@ impl Drop for Daemon {
             reap(&mut self.child, Duration::from_secs(5));
         }
     }
+}
+
+/// Spawns `launcher... kite run --socket SOCKET args...` with `env`, its stderr appended to
+/// `log`.
+fn spawn(
+    launcher: &[String],
+    env: &[(String, String)],
+    socket: &Path,
+    log: &Path,
+    args: &[String],
+) -> Child {
+    let kite = env!("CARGO_BIN_EXE_kite");
+    let (program, pre) = match launcher.split_first() {
+        Some((p, rest)) => (p.as_str(), rest.iter().map(String::as_str).collect()),
+        None => (kite, Vec::new()),
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(pre);
+    if !launcher.is_empty() {
+        cmd.arg(kite);
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("log file");
+    cmd.arg("run")
+        .arg("--socket")
+        .arg(socket)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start kite run")
 }
 
 /// Reads a child's stdout lines as JSON into a channel, from a thread.

@@ -9,7 +9,7 @@ use crate::tlv_types::{self as t, FacePersistency, FaceScope, FaceState, LinkTyp
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// Field order of FaceStatus: NFD's, then Kite's drop counters and link state.
-const ORDER: [u64; 28] = [
+const ORDER: [u64; 29] = [
     t::FACE_ID,
     t::URI,
     t::LOCAL_URI,
@@ -38,6 +38,7 @@ const ORDER: [u64; 28] = [
     t::KITE_N_IN_QUEUE_FULL,
     t::KITE_N_OUT_LINK_DOWN,
     t::KITE_FACE_STATE,
+    t::KITE_N_IN_TOO_LARGE,
 ];
 
 /// Index in [`ORDER`] of the first counter.
@@ -46,6 +47,8 @@ const COUNTERS_AT: usize = 10;
 const DROPS_AT: usize = 19;
 /// Index in [`ORDER`] of the link state.
 const STATE_AT: usize = 27;
+/// Index in [`ORDER`] of the drop counter that follows the link state.
+const TOO_LARGE_AT: usize = 28;
 
 /// A face's traffic counters, in FaceStatus order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -115,6 +118,8 @@ pub struct FaceDrops {
     pub n_in_queue_full: u64,
     /// Frames dropped unsent because the link was down.
     pub n_out_link_down: u64,
+    /// Packets over the largest packet size accepted (whole or reassembled).
+    pub n_in_too_large: u64,
 }
 
 impl FaceDrops {
@@ -131,8 +136,10 @@ impl FaceDrops {
         ]
     }
 
-    fn from_array(a: [u64; 8]) -> Self {
+    /// The counters carried before the link state; [`FaceDrops::n_in_too_large`] follows it.
+    fn from_array(a: [u64; 8], n_in_too_large: u64) -> Self {
         FaceDrops {
+            n_in_too_large,
             n_in_malformed: a[0],
             n_in_lp_dropped: a[1],
             n_reassembly_dropped: a[2],
@@ -208,6 +215,7 @@ impl Tlv for FaceStatus {
             put_nonneg(out, *typ, n);
         }
         put_opt_nonneg(out, t::KITE_FACE_STATE, self.state.map(|s| s.0));
+        put_nonneg(out, t::KITE_N_IN_TOO_LARGE, self.drops.n_in_too_large);
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
@@ -247,9 +255,10 @@ impl Tlv for FaceStatus {
             mtu: numbers[9],
             counters: FaceCounters::from_array(counters),
             flags: need(18)?,
-            drops: FaceDrops::from_array(core::array::from_fn(|k| {
-                numbers[DROPS_AT + k].unwrap_or(0)
-            })),
+            drops: FaceDrops::from_array(
+                core::array::from_fn(|k| numbers[DROPS_AT + k].unwrap_or(0)),
+                numbers[TOO_LARGE_AT].unwrap_or(0),
+            ),
             state: numbers[STATE_AT].map(FaceState),
         })
     }
@@ -375,6 +384,7 @@ mod tests {
                 n_in_malformed: 3,
                 n_out_queue_full: 1,
                 n_out_link_down: 2,
+                n_in_too_large: 4,
                 ..Default::default()
             },
             state: Some(FaceState::DOWN),

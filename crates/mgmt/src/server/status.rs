@@ -67,6 +67,7 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             n_out_too_large: c.n_out_too_large,
             n_in_queue_full: c.n_in_queue_full,
             n_out_link_down: c.n_out_link_down,
+            n_in_too_large: c.n_in_too_large,
         },
         state: Some(if s.up {
             t::FaceState::UP

@@ -25,6 +25,7 @@ dispatch_prefix = 3
 default_hop_limit = 16
 [face_system]
 local_only = false
+max_packet_size = 4000
 [face_system.unix]
 path = "/file/nfd.sock"
 [face_system.udp]
@@ -83,6 +84,8 @@ fn every_flag_overrides_the_file() {
         "debug",
         "--dispatch-prefix",
         "0",
+        "--max-packet-size",
+        "2000",
     ]);
     apply(&mut c, &flags, Some("trace")).unwrap();
     let fs = &c.face_system;
@@ -98,6 +101,7 @@ fn every_flag_overrides_the_file() {
     assert_eq!(fs.websocket.listen, ["127.0.0.1:8003".parse().unwrap()]);
     assert_eq!(fs.ether.interfaces, ["flag0"]);
     assert!(fs.local_only);
+    assert_eq!(fs.max_packet_size, 2000);
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.forwarder.inline, Some(false));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
@@ -126,6 +130,26 @@ fn a_bare_inline_flag_means_true() {
     c.forwarder.inline = Some(false);
     apply(&mut c, &args(&["--inline"]), None).unwrap();
     assert_eq!(c.forwarder.inline, Some(true));
+}
+
+#[test]
+fn max_packet_size_has_one_rule_for_the_flag_and_the_file() {
+    for (n, ok) in [
+        ("1023", false),
+        ("1024", true),
+        ("8800", true),
+        ("8801", false),
+    ] {
+        let flag = Cli::try_parse_from(["kite", "--max-packet-size", n]);
+        let file = Config::parse(&format!("[face_system]\nmax_packet_size = {n}\n"), "f.toml");
+        assert_eq!(flag.is_ok(), ok, "--max-packet-size {n}");
+        assert_eq!(file.is_ok(), ok, "max_packet_size = {n}");
+        if !ok {
+            let why = "max_packet_size must be between 1024 and 8800";
+            assert!(flag.err().unwrap().to_string().contains(why));
+            assert!(file.unwrap_err().to_string().contains(why));
+        }
+    }
 }
 
 #[test]
@@ -166,6 +190,7 @@ fn the_runtime_starts_with_the_file_values() {
     assert_eq!(r.ws, ["127.0.0.1:7003".parse().unwrap()]);
     assert_eq!(r.ether, ["file0"]);
     assert_eq!(r.face.udp_mtu, 1400);
+    assert_eq!(r.face.max_packet_size, 4000);
     assert_eq!(r.face.idle_timeout, Duration::from_secs(30));
     let f = &r.forwarder;
     assert_eq!(f.pcct.cs_capacity, 250, "1000 packets over 4 threads");
@@ -198,5 +223,6 @@ fn the_defaults_are_what_kite_run_did_without_a_file() {
     assert_eq!(r.dispatch_prefix_len, 2);
     assert_eq!(r.forwarder.pcct.cs_capacity, 32768);
     assert_eq!(r.face.udp_mtu, kite_face::DEFAULT_UDP_MTU);
+    assert_eq!(r.face.max_packet_size, 8800);
     assert_eq!(r.forwarder.unsolicited, UnsolicitedPolicy::DropAll);
 }
