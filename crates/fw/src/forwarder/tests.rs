@@ -747,7 +747,10 @@ fn data_whose_full_name_would_be_too_long_matches_no_digest_named_interest() {
     // is valid, its name plus an implicit digest (34 octets) is not.
     let value = vec![b'n'; kite_packet::name::MAX_NAME_VALUE_LEN - 33 - 4];
     let name = kite_packet::Name::from_components([kite_packet::Component::generic(&value)]);
-    assert_eq!(name.value().len(), kite_packet::name::MAX_NAME_VALUE_LEN - 33);
+    assert_eq!(
+        name.value().len(),
+        kite_packet::name::MAX_NAME_VALUE_LEN - 33
+    );
     let long = kite_packet::Data::new(name, bytes::Bytes::from_static(b"x"));
     assert!(h.data(PRODUCER, long, None).is_empty());
     // The PIT entry is still there, and answered by its Data.
