@@ -13,6 +13,7 @@
 
 pub mod dnl;
 pub mod face;
+mod fault;
 pub mod fib;
 pub mod forwarder;
 pub mod hash;

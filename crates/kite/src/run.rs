@@ -101,6 +101,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    exit_on_panic();
     let runtime_config = options::runtime_config(&config);
     let socket = runtime_config.unix_socket.clone().unwrap_or_default();
     let threads = runtime_config.forwarding_threads;
@@ -163,6 +164,34 @@ pub fn run(args: RunArgs) -> Result<String> {
     }
     let _ = std::fs::remove_file(&socket);
     Ok(String::new())
+}
+
+/// The exit status after a panic: Rust's own for a panicking `main`.
+const PANIC_EXIT_STATUS: i32 = 101;
+
+/// A panic in any thread (I/O, forwarding, management) ends the whole process: it is logged
+/// (a tracing error naming the thread and the location, then the standard message on stderr)
+/// and the process exits with [`PANIC_EXIT_STATUS`], so a supervisor (systemd
+/// `Restart=on-failure`) restarts it. Without this, the other threads kept the process up
+/// without the dead thread's work: no listener, or no forwarding, or no management. The
+/// restart replaces the unix socket file left behind (`kite_face::Channel::unix`).
+fn exit_on_panic() {
+    let standard = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("unnamed");
+        let location = info
+            .location()
+            .map_or_else(|| "unknown".to_string(), ToString::to_string);
+        let message = info.payload_as_str().unwrap_or("(no message)");
+        tracing::error!(
+            thread = name,
+            %location,
+            "panic: {message}; kite exits so that its supervisor restarts it"
+        );
+        standard(info);
+        std::process::exit(PANIC_EXIT_STATUS);
+    }));
 }
 
 /// `--max-packet-size`: the configuration file's rule.

@@ -21,6 +21,7 @@ impl State {
         pkt: InInterest,
         out: &mut Vec<Out>,
     ) {
+        crate::fault::panic_if_asked("fwd", &pkt.interest.name);
         self.counters.in_interests += 1;
         let Some(face) = self.known_face(pkt.face) else {
             return;

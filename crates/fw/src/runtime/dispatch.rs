@@ -202,6 +202,7 @@ impl Dispatcher {
     fn dispatch(&mut self, r: Received, at: Time, is_local: impl Fn(FaceId) -> bool) {
         match r.packet {
             RxPacket::Interest(interest) => {
+                crate::fault::panic_if_asked("io", &interest.name);
                 let hashes = self.hasher.prefix_hashes(&interest.name);
                 let t = usize::from(self.ndt.thread_for(&hashes));
                 let pkt = InInterest {

@@ -209,9 +209,13 @@ impl IoThread {
             let polled = self.poll.poll(&mut self.events, timeout);
             self.sleep.clear();
             if let Err(e) = polled {
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return;
-                }
+                // Without its poll the thread can serve no socket: fail loudly (`kite run`
+                // ends the process on a panic, for its supervisor to restart) rather than
+                // leave the process up without its I/O.
+                assert!(
+                    e.kind() == std::io::ErrorKind::Interrupted,
+                    "epoll_wait failed: {e}"
+                );
             }
             let now = Instant::now();
             // The events are copied out (into a buffer kept across polls) because handling
