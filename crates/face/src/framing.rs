@@ -123,7 +123,8 @@ fn element_len(buf: &[u8]) -> Result<Option<usize>, FramingError> {
         Err(DecodeError::Truncated) => return Ok(None),
         Err(e) => return Err(FramingError::Malformed(e)),
     };
-    let total = (tlen + llen) as u64 + len;
+    // TLV-LENGTH may be as large as 2^64 - 1: the header's octets must not overflow it.
+    let total = ((tlen + llen) as u64).saturating_add(len);
     if total > MAX_FRAME_LEN as u64 {
         return Err(FramingError::TooLong(total));
     }
@@ -230,5 +231,10 @@ mod tests {
         let mut f = Framer::new();
         f.buffer().put_slice(&[6, 255, 0xff]);
         assert_eq!(f.next_frame(), Ok(None), "truncated header waits");
+        // The largest TLV-LENGTH: its header's octets must not overflow the total.
+        let mut f = Framer::new();
+        f.buffer()
+            .put_slice(&[6, 255, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(f.next_frame(), Err(FramingError::TooLong(u64::MAX)));
     }
 }

@@ -164,11 +164,17 @@ fn malformed_elements() -> Vec<u8> {
 }
 
 /// Stream bytes after which no element boundary can be found.
-fn framing_breakers() -> [Vec<u8>; 2] {
+fn framing_breakers() -> [Vec<u8>; 3] {
     [
         oversize_length_over_max_frame(),
+        largest_length(),
         [vec![0x00], random_octets(40)].concat(),
     ]
+}
+
+/// An element header announcing 2^64 - 1 octets, the largest TLV-LENGTH there is.
+fn largest_length() -> Vec<u8> {
+    [&[0x05, 0xFF][..], &[0xFF; 8]].concat()
 }
 
 /// An element header announcing 65536 octets: more than any frame may hold.
