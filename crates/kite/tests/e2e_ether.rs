@@ -4,7 +4,8 @@
 //! face made by `kite face create ether://[B] --local dev://veth0` (a segmented object whose
 //! 4000-octet segments are fragmented to the 1500-octet MTU); B answers through the on-demand
 //! face its channel made for A. Random octets sent with NDN's EtherType are counted on the face
-//! they reach, and forwarding goes on.
+//! they reach, and forwarding goes on. A packet reassembled from Ethernet fragments that is
+//! longer than the largest packet accepted is dropped and counted on its face.
 //!
 //! One daemon also follows its interface: an MTU change shows in `faces/list`, and the
 //! interface going down and up again is told by face events and the face's state, with what
@@ -374,6 +375,48 @@ fn event_seen(events: &mpsc::Receiver<FaceEventNotification>, kind: FaceEventKin
         }
     }
     panic!("no {kind:?} event for face {id}");
+}
+
+/// An encoded Interest named `name` whose ApplicationParameters make it `len` octets long.
+fn interest_of_len(name: &str, len: usize) -> Vec<u8> {
+    let make = |params: usize| {
+        let mut i = Interest::new(name.parse::<Name>().unwrap());
+        i.lifetime = Some(4000);
+        i.nonce = Some(kite_packet::Nonce::from(7));
+        i.app_params = Some(vec![0x5A; params].into());
+        i.encode()
+    };
+    let probe = make(len - 200).len();
+    let wire = make(len - 200 + len - probe);
+    assert_eq!(wire.len(), len);
+    wire.to_vec()
+}
+
+#[test]
+fn a_reassembled_packet_over_the_largest_is_dropped_and_counted() {
+    let Some(link) = Link::new("big") else {
+        return;
+    };
+    let a = Link::daemon(&link.a, "veth0");
+    // From B's side to A's address: the fragments (1500-octet MTU) of a 9000-octet
+    // Interest, then an ordinary Interest, all from one sender, so one on-demand face.
+    let big = interest_of_len("/big/over", 9000);
+    let pieces =
+        kite_packet::Fragments::new(kite_packet::LpHeader::default(), big.into(), 1500, 1).unwrap();
+    let mut frames: Vec<String> = pieces.map(|lp| frame(MAC_A, MAC_B, &lp.encode())).collect();
+    assert!(frames.len() > 6);
+    frames.push(frame(MAC_A, MAC_B, &interest_of_len("/big/fine", 500)));
+    Link::inject(&link.b, "veth1", &frames);
+    let uri = format!("ether://[{MAC_B}]");
+    let f = common::eventually(Duration::from_secs(5), || {
+        let f = face(a.socket(), &uri);
+        (counter(&f, "in_interests") > 0).then_some(f)
+    })
+    .expect("the ordinary Interest arrived");
+    assert_eq!(counter(&f, "in_interests"), 1, "only the ordinary one: {f}");
+    assert_eq!(f["drops"]["in_too_large"], 1, "{f}");
+    assert_eq!(f["drops"]["reassembly_dropped"], 0, "{f}");
+    kite_json(a.socket(), &["status"]);
 }
 
 #[test]
