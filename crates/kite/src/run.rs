@@ -183,7 +183,12 @@ fn exit_on_panic() {
         let location = info
             .location()
             .map_or_else(|| "unknown".to_string(), ToString::to_string);
-        let message = info.payload_as_str().unwrap_or("(no message)");
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
         tracing::error!(
             thread = name,
             %location,
