@@ -19,7 +19,7 @@ use smallvec::SmallVec;
 use crate::counters::FaceCounters;
 use crate::props::{FaceId, PacketKind};
 use crate::queue::{OutFrame, OutQueue};
-use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use crate::reassembly::{Endpoint, Reassembler, ReassemblyError, ReassemblyLimits};
 
 /// A network packet received on a face, with the LP fields the forwarder reads.
 #[derive(Debug, Clone)]
@@ -78,7 +78,12 @@ impl LinkService {
     /// packet longer than `max_packet` octets.
     pub fn new(mtu: Option<usize>, limits: ReassemblyLimits, max_packet: usize) -> Self {
         LinkService {
-            reassembler: mtu.map(|_| Reassembler::new(limits)),
+            reassembler: mtu.map(|_| {
+                Reassembler::new(ReassemblyLimits {
+                    max_packet,
+                    ..limits
+                })
+            }),
             mtu,
             max_packet,
             local_fields: false,
@@ -133,6 +138,10 @@ impl LinkService {
             match r.add(from, lp, now) {
                 Ok(Some(whole)) => whole,
                 Ok(None) => return,
+                Err(ReassemblyError::TooLarge) => {
+                    c.n_in_too_large += 1;
+                    return;
+                }
                 Err(_) => {
                     c.n_reassembly_dropped += 1;
                     return;

@@ -3,8 +3,9 @@
 //!
 //! Bounded: at most [`ReassemblyLimits::max_partials`] packets in progress and
 //! [`ReassemblyLimits::max_bytes`] octets held; a partial packet is dropped when no fragment of
-//! it arrived for [`ReassemblyLimits::timeout`] (NFD: 500 ms). Every refused fragment is
-//! reported, never silently kept.
+//! it arrived for [`ReassemblyLimits::timeout`] (NFD: 500 ms), and as soon as its fragments
+//! add up to more than [`ReassemblyLimits::max_packet`] (its later fragments are then refused
+//! until it times out). Every refused fragment is reported, never silently kept.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -38,6 +39,9 @@ pub struct ReassemblyLimits {
     pub max_bytes: usize,
     /// How long a partial packet waits for its next fragment.
     pub timeout: Duration,
+    /// Largest packet reassembled: a face's link service sets it to the face's largest
+    /// packet size (`FaceConfig::max_packet_size`).
+    pub max_packet: usize,
 }
 
 impl Default for ReassemblyLimits {
@@ -47,6 +51,7 @@ impl Default for ReassemblyLimits {
             max_partials: 256,
             max_bytes: 4 << 20,
             timeout: Duration::from_millis(500),
+            max_packet: crate::framing::MAX_NDN_PACKET_SIZE,
         }
     }
 }
@@ -72,6 +77,12 @@ pub enum ReassemblyError {
     /// Too many packets in progress, or too many octets held.
     #[error("reassembly buffers full")]
     Full,
+    /// With this fragment the packet exceeds the largest packet size: it is dropped.
+    #[error("packet larger than the largest packet size")]
+    TooLarge,
+    /// A fragment of a packet already dropped for its size.
+    #[error("fragment of a packet dropped for its size")]
+    OfTooLarge,
 }
 
 /// A packet being reassembled.
@@ -82,6 +93,8 @@ struct Partial {
     received: usize,
     bytes: usize,
     deadline: Instant,
+    /// Dropped for its size: holds nothing, refuses its fragments until the deadline.
+    too_large: bool,
 }
 
 /// Reassembly state of one face.
@@ -135,9 +148,21 @@ impl Reassembler {
             received: 0,
             bytes: 0,
             deadline: now,
+            too_large: false,
         });
         if p.pieces.len() as u64 != count {
             return Err(ReassemblyError::InconsistentCount);
+        }
+        if p.too_large {
+            return Err(ReassemblyError::OfTooLarge);
+        }
+        if p.bytes + piece.len() > self.limits.max_packet {
+            self.bytes -= p.bytes;
+            p.bytes = 0;
+            p.pieces.fill(None);
+            p.too_large = true;
+            p.deadline = now + self.limits.timeout;
+            return Err(ReassemblyError::TooLarge);
         }
         let slot = &mut p.pieces[index as usize];
         if slot.is_some() {
@@ -172,16 +197,17 @@ impl Reassembler {
         if self.partials.is_empty() {
             return 0;
         }
-        let before = self.partials.len();
-        let bytes = &mut self.bytes;
+        let (bytes, mut dropped) = (&mut self.bytes, 0);
         self.partials.retain(|_, p| {
             let keep = p.deadline > now;
             if !keep {
                 *bytes -= p.bytes;
+                // One dropped for its size was reported then.
+                dropped += usize::from(!p.too_large);
             }
             keep
         });
-        before - self.partials.len()
+        dropped
     }
 }
 
@@ -279,6 +305,40 @@ mod tests {
             &b"bbx"[..]
         );
         assert_eq!(r.partials(), 1);
+    }
+
+    #[test]
+    fn a_packet_over_the_largest_size_is_dropped_at_the_fragment_that_exceeds_it() {
+        let limits = ReassemblyLimits {
+            max_packet: 5,
+            ..ReassemblyLimits::default()
+        };
+        let mut r = Reassembler::new(limits);
+        let t0 = Instant::now();
+        let p = Endpoint::Peer;
+        assert_eq!(r.add(p, frag(0, 0, 4, b"aa"), t0), Ok(None));
+        assert_eq!(r.add(p, frag(1, 1, 4, b"bb"), t0), Ok(None));
+        assert_eq!(
+            r.add(p, frag(2, 2, 4, b"cc"), t0),
+            Err(ReassemblyError::TooLarge)
+        );
+        assert_eq!(r.bytes, 0, "what it held is freed");
+        assert_eq!(
+            r.add(p, frag(3, 3, 4, b"d"), t0),
+            Err(ReassemblyError::OfTooLarge)
+        );
+        assert_eq!(
+            r.add(p, frag(0, 0, 4, b"aa"), t0),
+            Err(ReassemblyError::OfTooLarge),
+            "a repeated fragment does not start it again"
+        );
+        assert_eq!(r.bytes, 0);
+        assert_eq!(r.expire(t0 + Duration::from_secs(1)), 0, "reported already");
+        assert_eq!(r.partials(), 0);
+        // The largest size itself reassembles.
+        assert_eq!(r.add(p, frag(10, 0, 2, b"abc"), t0), Ok(None));
+        let (_, whole) = r.add(p, frag(11, 1, 2, b"de"), t0).unwrap().unwrap();
+        assert_eq!(&whole[..], b"abcde");
     }
 
     #[test]
