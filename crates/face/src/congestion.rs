@@ -81,8 +81,10 @@ impl CongestionMarker {
         if now < next {
             return false;
         }
-        self.marked += 1;
-        let shrink = f64::from(self.marked + 1).sqrt();
+        // Saturating: a congestion that lasts long enough (a tiny base interval set by
+        // `faces/update`, a link congested for hours) must not overflow the count.
+        self.marked = self.marked.saturating_add(1);
+        let shrink = (f64::from(self.marked) + 1.0).sqrt();
         self.next_mark = Some(next + self.config.base_interval.div_f64(shrink));
         true
     }
@@ -128,6 +130,21 @@ mod tests {
             "a new congestion waits an interval again"
         );
         assert!(m.mark(big, t0 + 300 * MS));
+    }
+
+    #[test]
+    fn the_mark_count_saturates() {
+        let mut m = CongestionMarker::new(MarkingConfig {
+            base_interval: Duration::from_nanos(1),
+            ..MarkingConfig::default()
+        });
+        let t0 = Instant::now();
+        let big = DEFAULT_THRESHOLD + 1;
+        m.mark(big, t0);
+        m.marked = u32::MAX;
+        assert!(m.mark(big, t0 + MS));
+        assert!(m.mark(big, t0 + 2 * MS));
+        assert_eq!(m.marked, u32::MAX);
     }
 
     #[test]
