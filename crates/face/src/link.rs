@@ -519,6 +519,56 @@ mod tests {
         assert_eq!((c.n_in_too_large, c.n_reassembly_dropped), (1, 0));
     }
 
+    proptest::proptest! {
+        /// Whatever the sizes, cuts and arrival order of two senders' fragments, no packet
+        /// over the largest size comes out, every one within it whose fragments all arrived
+        /// does, and each packet over it is counted once.
+        #[test]
+        fn no_packet_over_the_largest_size_comes_out_of_reassembly(
+            sizes in proptest::collection::vec(1000usize..12_000, 1..6),
+            mtu in 600usize..4000,
+            order in proptest::collection::vec(proptest::num::usize::ANY, 0..64),
+        ) {
+            const MAX: usize = 6000;
+            let mut link = LinkService::new(Some(9000), ReassemblyLimits::default(), MAX);
+            let mut frames = Vec::new();
+            let mut lens = Vec::new();
+            let mut seq = 0;
+            for (k, &size) in sizes.iter().enumerate() {
+                let wire = data(&format!("/p/{k}"), size);
+                lens.push(wire.len());
+                let from = Endpoint::Ip(std::net::SocketAddr::from(([192, 0, 2, 1 + (k % 2) as u8], 6363)));
+                let pieces = Fragments::new(LpHeader::default(), wire, mtu, seq).unwrap();
+                seq += pieces.len() as u64;
+                frames.extend(pieces.map(|lp| (from, lp.encode())));
+            }
+            // Shuffle by the drawn indexes (fragments of one packet interleave with others').
+            for (i, &j) in order.iter().enumerate() {
+                let n = frames.len();
+                frames.swap(i % n, j % n);
+            }
+            let mut c = FaceCounters::default();
+            let mut out = Vec::new();
+            let now = Instant::now();
+            for (from, frame) in frames {
+                link.receive(FaceId(1), from, frame, now, &mut c, &mut out);
+            }
+            let mut delivered: Vec<usize> = out
+                .iter()
+                .map(|r| match &r.packet {
+                    RxPacket::Data(d) => d.wire().len(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            delivered.sort_unstable();
+            let mut fitting: Vec<usize> = lens.iter().copied().filter(|&len| len <= MAX).collect();
+            fitting.sort_unstable();
+            proptest::prop_assert_eq!(&delivered, &fitting);
+            let over = lens.len() - fitting.len();
+            proptest::prop_assert_eq!(c.n_in_too_large, over as u64);
+        }
+    }
+
     #[test]
     fn fragments_are_queued_all_or_none() {
         let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
