@@ -97,8 +97,11 @@ impl State {
             congestion_mark: pkt.congestion_mark,
         };
         if existing {
+            // Kept past this burst: copied out of its receive buffer, as `pit_insert` does.
+            let mut interest = pkt.interest;
+            interest.detach();
             let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
-            pit.interest = pkt.interest;
+            pit.interest = interest;
         } else {
             self.counters.cs_misses += 1;
             let id = self.next_pit_id;

@@ -20,9 +20,16 @@
 //! eight: NDNd v1.5.3 echoes a downstream's token only when it is 6 octets long (it aborts on
 //! any other length), and 2^24 slots per thread is more than a PCCT is configured for.
 //!
-//! Capacity is bounded three ways (entries, PIT entries, CS entries); when entries run out the
-//! least recently used CS entries are evicted to make room, and when that is not enough the
-//! insertion fails and the caller Nacks the Interest.
+//! Capacity is bounded four ways (entries, PIT entries, CS entries, CS octets); when entries run
+//! out the least recently used CS entries are evicted to make room, and when that is not enough
+//! the insertion fails and the caller Nacks the Interest.
+//!
+//! Memory: what the table keeps never keeps a receive buffer alive. A received packet is a
+//! slice of a burst's buffer (64 KiB and more, shared with every packet of the burst), so a
+//! kept slice would pin all of it: the PIT copies its Interest, the CS its Data, into
+//! exact-size allocations, and an entry's name shares one of those copies or holds its own
+//! ([`Entry::name`]). A CS entry is charged its packet, its name's buffer and
+//! [`KEPT_OVERHEAD`] against [`PcctConfig::cs_bytes`].
 
 mod pit;
 
@@ -53,6 +60,11 @@ const TOKEN_LEN: usize = 6;
 /// from [`PcctConfig::capacity`], which by default exceeds PIT, reserve and CS together.)
 pub const LOCALHOST_PIT_RESERVE: usize = 256;
 
+/// Octets one kept copy costs beyond its own octets, charged to the CS byte capacity: the
+/// allocator's header and rounding (up to 32 with glibc's malloc) and the `Bytes` reference
+/// count block that sharing the copy allocates (32).
+pub const KEPT_OVERHEAD: usize = 64;
+
 /// How big a PCCT may grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PcctConfig {
@@ -62,6 +74,10 @@ pub struct PcctConfig {
     pub pit_capacity: usize,
     /// CS entries (direct and indirect) held at once.
     pub cs_capacity: usize,
+    /// Octets the CS entries may hold at once: their packets, names and [`KEPT_OVERHEAD`]
+    /// each (the fixed-size entries themselves are [`Pcct::ENTRY_BYTES`] per slot, allocated
+    /// up front).
+    pub cs_bytes: usize,
 }
 
 impl Default for PcctConfig {
@@ -70,6 +86,7 @@ impl Default for PcctConfig {
             capacity: 1 << 18,
             pit_capacity: 1 << 17,
             cs_capacity: 1 << 16,
+            cs_bytes: 256 << 20,
         }
     }
 }
@@ -96,7 +113,9 @@ pub enum CsEntry {
 /// One (name, chosen forwarding hint) entry.
 #[derive(Debug)]
 pub struct Entry {
-    /// The name (an Interest's or a Data's).
+    /// The name (an Interest's or a Data's). Once the entry holds a PIT or CS entry the name
+    /// shares its PIT entry's copy of the Interest, or holds a copy of its own (never a
+    /// receive buffer).
     pub name: Name,
     /// The forwarding hint the Interest was forwarded by, if any (a separate partition).
     pub hint: Option<Name>,
@@ -105,6 +124,10 @@ pub struct Entry {
     cs: Option<CsEntry>,
     lru_prev: u32,
     lru_next: u32,
+    /// Whether `name` and `hint` no longer share a received packet's buffer.
+    detached: bool,
+    /// Octets the CS entry is charged (0 without one).
+    cs_charge: usize,
 }
 
 impl Entry {
@@ -126,6 +149,17 @@ impl Entry {
     fn is_unused(&self) -> bool {
         self.pit == [None, None] && self.cs.is_none()
     }
+
+    /// Makes the name and hint hold their own copies, unless they do already.
+    fn detach_names(&mut self) {
+        if !self.detached {
+            self.name.detach();
+            if let Some(h) = &mut self.hint {
+                h.detach();
+            }
+            self.detached = true;
+        }
+    }
 }
 
 /// A new PCCT entry found no room: every entry is in use and none could be evicted.
@@ -146,6 +180,9 @@ pub struct Pcct {
     lru_tail: u32,
     cs_len: usize,
     cs_capacity: usize,
+    /// Octets charged to the CS entries held.
+    cs_bytes: usize,
+    cs_byte_capacity: usize,
     /// PIT entries whose name ends in an implicit digest: only while there are some can a
     /// Data without a token need its digest computed to find them.
     digest_named_pits: usize,
@@ -164,6 +201,8 @@ impl Pcct {
             lru_tail: NIL,
             cs_len: 0,
             cs_capacity: config.cs_capacity.min(config.capacity),
+            cs_bytes: 0,
+            cs_byte_capacity: config.cs_bytes,
             digest_named_pits: 0,
         }
     }
@@ -198,6 +237,11 @@ impl Pcct {
     /// The most CS entries kept.
     pub fn cs_capacity(&self) -> usize {
         self.cs_capacity
+    }
+
+    /// Octets charged to the CS entries held (at most [`PcctConfig::cs_bytes`]).
+    pub fn cs_bytes(&self) -> usize {
+        self.cs_bytes
     }
 
     /// Changes how many CS entries are kept, evicting the excess.
@@ -269,6 +313,8 @@ impl Pcct {
             cs: None,
             lru_prev: NIL,
             lru_next: NIL,
+            detached: false,
+            cs_charge: 0,
         };
         let (slot, _) = self.entries.insert(entry).map_err(|_| Full)?;
         let entries = &self.entries;
@@ -308,7 +354,8 @@ impl Pcct {
 
     /// Stores a new PIT entry in `slot`; the entry must not have one for this MustBeFresh value.
     /// When every PIT entry is in use, the entry comes back (its Interest is still needed, to
-    /// Nack it); returning it by value costs nothing on success.
+    /// Nack it); returning it by value costs nothing on success. The Interest is copied out of
+    /// its receive buffer ([`kite_packet::InterestView::detach`]) and the entry's name shares the copy.
     #[allow(clippy::result_large_err)]
     pub fn pit_insert(
         &mut self,
@@ -319,8 +366,20 @@ impl Pcct {
         if pit.scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
             return Err(pit);
         }
-        let (i, _) = self.pits.insert(pit)?;
+        if self.pits.is_full() {
+            return Err(pit);
+        }
+        let mut pit = pit;
+        pit.interest.detach();
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
+        if !e.detached {
+            e.name = pit.interest.name.clone();
+            if let Some(h) = &mut e.hint {
+                h.detach();
+            }
+            e.detached = true;
+        }
+        let (i, _) = self.pits.insert(pit)?;
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
         e.pit[usize::from(must_be_fresh)] = Some(i);
         self.digest_named_pits += usize::from(e.name.ends_in_implicit_digest());
@@ -433,9 +492,14 @@ impl Pcct {
         }
     }
 
-    /// Caches `wire` as the direct entry of `slot`, evicting the least recently used entries
-    /// beyond capacity.
-    pub fn cs_insert_direct(&mut self, slot: u32, wire: Bytes, fresh_until: Time) {
+    /// Caches a copy of `wire` (an exact-size allocation, not the receive buffer it is a slice
+    /// of) as the direct entry of `slot`, evicting the least recently used entries beyond the
+    /// entry or octet capacity. A Data larger than the whole octet capacity is not cached.
+    pub fn cs_insert_direct(&mut self, slot: u32, wire: &Bytes, fresh_until: Time) {
+        if wire.len() + KEPT_OVERHEAD > self.cs_byte_capacity {
+            return;
+        }
+        let wire = Bytes::copy_from_slice(wire);
         self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
     }
 
@@ -452,14 +516,23 @@ impl Pcct {
         let Some(e) = self.entries.get_mut(slot) else {
             return;
         };
+        e.detach_names();
+        let packet = match &cs {
+            CsEntry::Direct { wire, .. } => wire.len(),
+            CsEntry::Indirect { .. } => 0,
+        };
+        let charge = packet + e.name.held_len() + e.hint.as_ref().map_or(0, Name::held_len);
+        let charge = charge + KEPT_OVERHEAD;
+        let old_charge = core::mem::replace(&mut e.cs_charge, charge);
         let was_cached = e.cs.replace(cs).is_some();
+        self.cs_bytes = self.cs_bytes - old_charge + charge;
         if was_cached {
             self.lru_unlink(slot);
         } else {
             self.cs_len += 1;
         }
         self.lru_push_front(slot);
-        while self.cs_len > self.cs_capacity {
+        while self.cs_len > self.cs_capacity || self.cs_bytes > self.cs_byte_capacity {
             self.evict_lru();
         }
     }
@@ -472,6 +545,7 @@ impl Pcct {
         if e.cs.take().is_none() {
             return false;
         }
+        self.cs_bytes -= core::mem::take(&mut e.cs_charge);
         self.cs_len -= 1;
         self.lru_unlink(slot);
         self.remove_if_unused(slot);
