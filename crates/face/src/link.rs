@@ -72,10 +72,12 @@ pub struct LinkService {
 
 impl LinkService {
     /// A link service that fragments to `mtu` and reassembles when `mtu` is set (datagram
-    /// faces), and does neither when it is `None` (stream faces).
-    pub fn new(mtu: Option<usize>, limits: ReassemblyLimits) -> Self {
+    /// faces), and does neither when it is `None` (stream faces). `limits: None`: a face of a
+    /// datagram channel, whose frames are reassembled by the channel's reassembler
+    /// ([`LinkService::receive_in`]).
+    pub fn new(mtu: Option<usize>, limits: Option<ReassemblyLimits>) -> Self {
         LinkService {
-            reassembler: mtu.map(|_| Reassembler::new(limits)),
+            reassembler: mtu.and(limits).map(Reassembler::new),
             mtu,
             local_fields: false,
             next_seq: 0,
@@ -106,6 +108,7 @@ impl LinkService {
     }
 
     /// Handles one received frame from `from`, pushing the packet it completes (if any).
+    /// Fragments go to the face's own reassembler (none on a stream face: dropped).
     pub fn receive(
         &mut self,
         face: FaceId,
@@ -115,18 +118,42 @@ impl LinkService {
         c: &mut FaceCounters,
         out: &mut Vec<Received>,
     ) {
+        let mut own = self.reassembler.take();
+        if let Some(r) = &mut own {
+            r.expire(now);
+        }
+        self.receive_in(face, from, frame, now, own.as_mut(), c, out);
+        if let Some(r) = &mut own {
+            c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
+        }
+        self.reassembler = own;
+    }
+
+    /// Handles one received frame from `from`, reassembling fragments in `reassembler` (a
+    /// channel's, shared by its faces; the caller takes its drops and counts them on their
+    /// faces), pushing the packet it completes (if any).
+    #[allow(clippy::too_many_arguments)]
+    pub fn receive_in(
+        &mut self,
+        face: FaceId,
+        from: Endpoint,
+        frame: Bytes,
+        now: Instant,
+        reassembler: Option<&mut Reassembler>,
+        c: &mut FaceCounters,
+        out: &mut Vec<Received>,
+    ) {
         c.n_in_bytes += frame.len() as u64;
         let Ok(lp) = LpPacket::decode(frame) else {
             c.n_in_malformed += 1;
             return;
         };
         let (header, wire) = if lp.is_fragmented() {
-            let Some(r) = &mut self.reassembler else {
+            let Some(r) = reassembler else {
                 c.n_reassembly_dropped += 1;
                 return;
             };
-            c.n_reassembly_dropped += r.expire(now) as u64;
-            match r.add(from, lp, now) {
+            match r.add(face, from, lp, now) {
                 Ok(Some(whole)) => whole,
                 Ok(None) => return,
                 Err(_) => {
@@ -149,7 +176,8 @@ impl LinkService {
     /// that stops receiving does not hold fragments forever.
     pub fn expire(&mut self, now: Instant, c: &mut FaceCounters) {
         if let Some(r) = &mut self.reassembler {
-            c.n_reassembly_dropped += r.expire(now) as u64;
+            r.expire(now);
+            c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
         }
     }
 
@@ -341,7 +369,7 @@ mod tests {
 
     #[test]
     fn bare_and_lp_packets_carry_their_fields_to_the_forwarder() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, Some(ReassemblyLimits::default()));
         let (out, c) = rx(&mut link, interest("/a"));
         assert!(matches!(out[0].packet, RxPacket::Interest(_)));
         assert_eq!(c.n_in_interests, 1);
@@ -378,7 +406,7 @@ mod tests {
 
     #[test]
     fn next_hop_face_id_needs_local_fields() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, Some(ReassemblyLimits::default()));
         let h = LpHeader {
             next_hop_face_id: Some(400),
             ..LpHeader::default()
@@ -395,7 +423,7 @@ mod tests {
 
     #[test]
     fn garbage_is_counted_not_delivered() {
-        let mut link = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut link = LinkService::new(Some(1500), Some(ReassemblyLimits::default()));
         for bad in [&[0xffu8, 0][..], &[5, 0], &[100, 2, 80, 0], &[8, 1, 0]] {
             let (out, c) = rx(&mut link, Bytes::copy_from_slice(bad));
             assert!(out.is_empty());
@@ -405,7 +433,7 @@ mod tests {
 
     #[test]
     fn incoming_face_id_goes_out_only_with_local_fields() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, Some(ReassemblyLimits::default()));
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         let h = LpHeader {
@@ -424,7 +452,7 @@ mod tests {
 
     #[test]
     fn fragments_fit_the_mtu_and_reassemble_in_any_order() {
-        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut tx = LinkService::new(Some(1500), Some(ReassemblyLimits::default()));
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(64);
         let packet = data("/big", 8000);
@@ -437,7 +465,7 @@ mod tests {
         assert_eq!(frames.len(), 6);
         assert!(frames.iter().all(|f| f.len() <= 1500));
         assert_eq!(c.n_out_data, 1);
-        let mut rx_link = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut rx_link = LinkService::new(Some(1500), Some(ReassemblyLimits::default()));
         let mut rc = FaceCounters::default();
         let mut out = Vec::new();
         for i in [3, 5, 0, 4, 1, 2] {
@@ -462,7 +490,7 @@ mod tests {
 
     #[test]
     fn fragments_are_queued_all_or_none() {
-        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default());
+        let mut tx = LinkService::new(Some(1500), Some(ReassemblyLimits::default()));
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(3);
         assert!(!tx.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));
@@ -473,7 +501,7 @@ mod tests {
 
     #[test]
     fn stream_faces_never_fragment_or_reassemble() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default());
+        let mut link = LinkService::new(None, Some(ReassemblyLimits::default()));
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         assert!(link.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));
