@@ -37,6 +37,7 @@ fn every_key() -> Config {
         },
         face_system: FaceSystem {
             local_only: true,
+            reassembly_bytes: 1 << 20,
             unix: Unix {
                 path: Some("/tmp/kite.sock".into()),
             },
@@ -59,6 +60,7 @@ fn every_key() -> Config {
             network_region: vec![Prefix(name("/region"))],
             cs: Cs {
                 capacity: 10,
+                capacity_bytes: 1 << 20,
                 admit: false,
                 serve: false,
                 unsolicited_policy: Unsolicited::AdmitAll,
