@@ -497,21 +497,26 @@ impl Pcct {
     /// entry or octet capacity. A Data larger than the whole octet capacity is not cached.
     pub fn cs_insert_direct(&mut self, slot: u32, wire: &Bytes, fresh_until: Time) {
         if wire.len() + KEPT_OVERHEAD > self.cs_byte_capacity {
-            return;
+            return self.remove_if_unused(slot);
         }
         let wire = Bytes::copy_from_slice(wire);
         self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
     }
 
-    /// Makes `slot` an indirect entry pointing at the direct entry in `target`.
+    /// Makes `slot` an indirect entry pointing at the direct entry in `target` (nothing when
+    /// `target` holds none: the Data was not cached).
     pub fn cs_insert_indirect(&mut self, slot: u32, target: u32) {
+        let direct = self.entries.get(target).map(|e| &e.cs);
+        if !matches!(direct, Some(Some(CsEntry::Direct { .. }))) {
+            return self.remove_if_unused(slot);
+        }
         let gen = self.entries.gen(target);
         self.cs_set(slot, CsEntry::Indirect { slot: target, gen });
     }
 
     fn cs_set(&mut self, slot: u32, cs: CsEntry) {
         if self.cs_capacity == 0 {
-            return;
+            return self.remove_if_unused(slot);
         }
         let Some(e) = self.entries.get_mut(slot) else {
             return;

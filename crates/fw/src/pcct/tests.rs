@@ -368,11 +368,13 @@ fn the_cs_stays_within_its_octet_capacity_evicting_the_least_recently_used() {
     assert_eq!(t.cs_len(), 3);
     assert_eq!(t.cs_bytes(), 3 * per, "name, packet and overhead charged");
     assert!(t.entry(slots[1]).is_none() && t.entry(slots[2]).is_some());
-    // Larger than the whole capacity: not cached, nothing evicted for it.
+    // Larger than the whole capacity: not cached, nothing evicted for it, no entry left.
+    let before = t.len();
     let big = insert(&mut t, "/big", None);
     t.cs_insert_direct(big, &Bytes::from(vec![0; 3 * per]), Time::ZERO);
-    assert_eq!(t.cs_len(), 3);
-    t.remove_if_unused(big);
+    let prefix = insert(&mut t, "/b", None);
+    t.cs_insert_indirect(prefix, big);
+    assert_eq!((t.cs_len(), t.len()), (3, before));
     // Erasing gives the octets back.
     for s in slots[2..].iter() {
         assert!(t.cs_erase(*s));
