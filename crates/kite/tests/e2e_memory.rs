@@ -17,10 +17,10 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::peer::{self, data, interest, Conn, Producer};
+use common::peer::{self, data, interest, register_command, registered_face, Conn, Producer};
 use common::{eventually, free_udp_port, Daemon};
 use kite_fw::pcct::{Pcct, KEPT_OVERHEAD};
-use kite_packet::{LpHeader, LpPacket, Name};
+use kite_packet::{LpHeader, LpPacket, Name, NetPacket};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -256,4 +256,39 @@ fn partial_packets_from_many_ports_stay_within_the_channels_reassembly_budget() 
     // Measured at once: the partials live only while fragments keep coming.
     std::thread::sleep(Duration::from_millis(100));
     assert_within("reassembly", before, rss(kite.pid()), BUDGET);
+}
+
+#[test]
+fn routes_registered_by_commands_do_not_keep_the_commands_read_buffers() {
+    let kite = Daemon::local(&[]);
+    let mut app = Conn::unix(kite.socket());
+    let junk = junk();
+    // Each rib/register command followed by 62 KB of junk in the same write.
+    let mut register = |i: usize| {
+        let mut w = register_command(&format!("/route/{i}")).to_vec();
+        for _ in 0..7 {
+            w.extend_from_slice(&junk);
+        }
+        app.send(&w);
+        loop {
+            if let (_, NetPacket::Data(d)) = app.recv_packet(WAIT) {
+                if registered_face(&d).is_some() {
+                    return;
+                }
+            }
+        }
+    };
+    for i in 0..32 {
+        register(i);
+    }
+    let before = settled_rss(kite.pid());
+    const N: usize = 500;
+    for i in 32..32 + N {
+        register(i);
+    }
+    // A RIB route and a FIB entry take under 2 KiB together (`kite bench fwd` measures a FIB
+    // entry at about 750 octets), plus the command they were decoded from.
+    let per_route = register_command("/route/1000").len() as u64 + 2048;
+    let after = settled_rss(kite.pid());
+    assert_within("routes", before, after, N as u64 * per_route);
 }

@@ -117,13 +117,10 @@ impl Manager {
 
     fn on_interest(&mut self, request: InternalInterest) {
         let InternalInterest {
-            interest: mut view,
+            interest: view,
             token,
             ingress,
         } = request;
-        // What a command leaves behind (RIB and FIB names, strategy choices) shares the
-        // Interest's octets: a copy of its own, not the receive buffer it was sliced from.
-        view.detach();
         let name = view.name.clone();
         let now = self.now_ms();
         if let Some(request) = dataset::parse_dataset_request(&name) {
