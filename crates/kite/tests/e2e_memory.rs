@@ -20,6 +20,7 @@ use bytes::Bytes;
 use common::peer::{self, data, interest, register_command, registered_face, Conn, Producer};
 use common::{eventually, free_udp_port, Daemon};
 use kite_fw::pcct::{Pcct, KEPT_OVERHEAD};
+use kite_packet::kept::footprint;
 use kite_packet::{LpHeader, LpPacket, Name, NetPacket};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -80,7 +81,7 @@ fn assert_within(what: &str, before: u64, after: u64, budget: u64) {
 /// What one pending Interest may hold: its copy, the allocation overhead, a PCCT entry and a
 /// PIT entry.
 fn per_pending(interest_len: usize) -> u64 {
-    (interest_len + KEPT_OVERHEAD + Pcct::ENTRY_BYTES + Pcct::PIT_ENTRY_BYTES) as u64
+    (footprint(interest_len) + KEPT_OVERHEAD + Pcct::ENTRY_BYTES + Pcct::PIT_ENTRY_BYTES) as u64
 }
 
 fn at(port: u16) -> SocketAddr {

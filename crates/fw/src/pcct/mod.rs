@@ -27,13 +27,15 @@
 //! Memory: what the table keeps never keeps a receive buffer alive. A received packet is a
 //! slice of a burst's buffer (64 KiB and more, shared with every packet of the burst), so a
 //! kept slice would pin all of it: the PIT copies its Interest, the CS its Data, into
-//! exact-size allocations, and an entry's name shares one of those copies or holds its own
-//! ([`Entry::name`]). A CS entry is charged its packet, its name's buffer and
-//! [`KEPT_OVERHEAD`] against [`PcctConfig::cs_bytes`].
+//! buffers of their own ([`kite_packet::kept`]), and an entry's name shares one of those
+//! copies or holds its own ([`Entry::name`]). A CS entry is charged the size classes of its
+//! packet and its name's buffer, and [`KEPT_OVERHEAD`] for each, against
+//! [`PcctConfig::cs_bytes`].
 
 mod pit;
 
 use bytes::Bytes;
+use kite_packet::kept::footprint;
 use kite_packet::{Name, PitToken};
 
 pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
@@ -60,9 +62,9 @@ const TOKEN_LEN: usize = 6;
 /// from [`PcctConfig::capacity`], which by default exceeds PIT, reserve and CS together.)
 pub const LOCALHOST_PIT_RESERVE: usize = 256;
 
-/// Octets one kept copy costs beyond its own octets, charged to the CS byte capacity: the
-/// allocator's header and rounding (up to 32 with glibc's malloc) and the `Bytes` reference
-/// count block that sharing the copy allocates (32).
+/// Octets one kept copy costs beyond its size class ([`kite_packet::kept`]), charged to the
+/// CS byte capacity: the `Bytes` header holding its reference count and the buffer's handle
+/// (48), and the allocator's header of that block (16).
 pub const KEPT_OVERHEAD: usize = 64;
 
 /// How big a PCCT may grow.
@@ -492,14 +494,14 @@ impl Pcct {
         }
     }
 
-    /// Caches a copy of `wire` (an exact-size allocation, not the receive buffer it is a slice
-    /// of) as the direct entry of `slot`, evicting the least recently used entries beyond the
+    /// Caches a copy of `wire` (a buffer of its own, not the receive buffer it is a slice of)
+    /// as the direct entry of `slot`, evicting the least recently used entries beyond the
     /// entry or octet capacity. A Data larger than the whole octet capacity is not cached.
     pub fn cs_insert_direct(&mut self, slot: u32, wire: &Bytes, fresh_until: Time) {
-        if wire.len() + KEPT_OVERHEAD > self.cs_byte_capacity {
+        if footprint(wire.len()) + KEPT_OVERHEAD > self.cs_byte_capacity {
             return self.remove_if_unused(slot);
         }
-        let wire = Bytes::copy_from_slice(wire);
+        let wire = kite_packet::kept::copy(wire);
         self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
     }
 
@@ -523,11 +525,11 @@ impl Pcct {
         };
         e.detach_names();
         let packet = match &cs {
-            CsEntry::Direct { wire, .. } => wire.len(),
+            CsEntry::Direct { wire, .. } => footprint(wire.len()) + KEPT_OVERHEAD,
             CsEntry::Indirect { .. } => 0,
         };
-        let charge = packet + e.name.held_len() + e.hint.as_ref().map_or(0, Name::held_len);
-        let charge = charge + KEPT_OVERHEAD;
+        let held = |n: &Name| footprint(n.held_len()) + KEPT_OVERHEAD;
+        let charge = packet + held(&e.name) + e.hint.as_ref().map_or(0, held);
         let old_charge = core::mem::replace(&mut e.cs_charge, charge);
         let was_cached = e.cs.replace(cs).is_some();
         self.cs_bytes = self.cs_bytes - old_charge + charge;

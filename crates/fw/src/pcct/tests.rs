@@ -327,7 +327,7 @@ fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
         !inside(pit.interest.wire().as_ptr()),
         "PIT copied its Interest"
     );
-    assert_eq!(pit.interest.wire().len(), i.encode().len(), "exact size");
+    assert_eq!(pit.interest.wire().len(), i.encode().len());
     let e = t.entry(s).unwrap();
     assert!(!inside(e.name.value().as_ptr()), "the name shares the copy");
     assert_eq!(e.name.held_len(), pit.interest.wire().len());
@@ -347,7 +347,7 @@ fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
 
 #[test]
 fn the_cs_stays_within_its_octet_capacity_evicting_the_least_recently_used() {
-    let per = 100 + name("/c/0").value().len() + KEPT_OVERHEAD;
+    let per = footprint(100) + footprint(name("/c/0").value().len()) + 2 * KEPT_OVERHEAD;
     let mut t = Pcct::new(
         0,
         PcctConfig {

@@ -209,10 +209,10 @@ impl Name {
         self.buf.slice(start..start + usize::from(self.len))
     }
 
-    /// Makes the name hold only its own value, copied into an exact-size allocation, so keeping
+    /// Makes the name hold only its own value, copied into a buffer of its own, so keeping
     /// it no longer keeps the (possibly much larger) buffer it was decoded from.
     pub fn detach(&mut self) {
-        self.buf = Bytes::copy_from_slice(self.value());
+        self.buf = crate::kept::copy(self.value());
         self.start = 0;
     }
 
