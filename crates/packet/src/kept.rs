@@ -60,21 +60,64 @@ thread_local! {
     static FREE: RefCell<[Vec<Box<[u8]>>; CLASSES]> = RefCell::new(std::array::from_fn(|_| Vec::new()));
 }
 
-/// A pooled buffer holding `len` octets of a packet; back to a free list when dropped.
-struct Kept {
+/// A copy of a packet in a pooled buffer, owned by one holder; back to a free list when
+/// dropped, without touching its octets (a table evicting a cold entry reads no more of it).
+/// [`Kept::into_bytes`] shares it.
+#[derive(Debug)]
+pub struct Kept {
     buf: Box<[u8]>,
     len: usize,
+    /// Its size class; `CLASSES` for an exact-size buffer beyond them, which is just freed.
     class: usize,
+}
+
+impl Kept {
+    /// A copy of `packet` (see the module documentation).
+    pub fn new(packet: &[u8]) -> Kept {
+        let Some((class, size)) = class(packet.len()) else {
+            return Kept {
+                buf: packet.into(),
+                len: packet.len(),
+                class: CLASSES,
+            };
+        };
+        let reused = FREE
+            .try_with(|free| free.borrow_mut()[class].pop())
+            .ok()
+            .flatten();
+        let mut buf = reused.unwrap_or_else(|| vec![0; size].into_boxed_slice());
+        buf[..packet.len()].copy_from_slice(packet);
+        Kept {
+            buf,
+            len: packet.len(),
+            class,
+        }
+    }
+
+    /// The copy as a shareable `Bytes` (which allocates its reference count).
+    pub fn into_bytes(self) -> Bytes {
+        Bytes::from_owner(self)
+    }
+}
+
+impl core::ops::Deref for Kept {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
 }
 
 impl AsRef<[u8]> for Kept {
     fn as_ref(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self
     }
 }
 
 impl Drop for Kept {
     fn drop(&mut self) {
+        if self.class == CLASSES {
+            return;
+        }
         let buf = core::mem::take(&mut self.buf);
         let room = IDLE_BYTES_PER_CLASS / buf.len();
         // During thread exit the free lists may be gone: the buffer is then simply freed.
@@ -88,22 +131,9 @@ impl Drop for Kept {
     }
 }
 
-/// A copy of `packet` in a buffer of its own (see the module documentation).
+/// A shareable copy of `packet` in a buffer of its own (see the module documentation).
 pub fn copy(packet: &[u8]) -> Bytes {
-    let Some((class, size)) = class(packet.len()) else {
-        return Bytes::copy_from_slice(packet);
-    };
-    let reused = FREE
-        .try_with(|free| free.borrow_mut()[class].pop())
-        .ok()
-        .flatten();
-    let mut buf = reused.unwrap_or_else(|| vec![0; size].into_boxed_slice());
-    buf[..packet.len()].copy_from_slice(packet);
-    Bytes::from_owner(Kept {
-        buf,
-        len: packet.len(),
-        class,
-    })
+    Kept::new(packet).into_bytes()
 }
 
 #[cfg(test)]
@@ -149,6 +179,20 @@ mod tests {
         assert_eq!(&b[..], &burst[..120]);
         let big = copy(&vec![1u8; 20_000]);
         assert_eq!(big.len(), 20_000);
+    }
+
+    #[test]
+    fn an_owned_copy_goes_back_when_dropped_and_can_be_shared_later() {
+        let k = Kept::new(b"owned data");
+        assert_eq!(&k[..], b"owned data");
+        let at = k.as_ptr();
+        drop(k);
+        let k = Kept::new(b"reused");
+        assert_eq!(k.as_ptr(), at);
+        let b = k.into_bytes();
+        assert_eq!((&b[..], b.as_ptr()), (&b"reused"[..], at));
+        let big = Kept::new(&[3u8; MAX_CLASS + 1]);
+        assert_eq!(big.len(), MAX_CLASS + 1);
     }
 
     #[test]

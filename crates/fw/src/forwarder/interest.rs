@@ -220,11 +220,13 @@ impl State {
         out: &mut Vec<Out>,
     ) -> bool {
         let i = &pkt.interest;
-        let hit = self
+        let hit = match self
             .pcct
             .cs_match(slot, i.must_be_fresh, i.can_be_prefix, now)
-            .map(|(target, wire)| (target, wire.clone()))
-            .or_else(|| self.cs_digest_match(pkt, hint, now));
+        {
+            Some(hit) => Some(hit),
+            None => self.cs_digest_match(pkt, hint, now),
+        };
         let Some((target, wire)) = hit else {
             return false;
         };
@@ -245,7 +247,7 @@ impl State {
     /// A CS hit for an Interest whose name ends in an implicit digest: the Data cached under
     /// the name without it, if its digest matches.
     fn cs_digest_match(
-        &self,
+        &mut self,
         pkt: &InInterest,
         hint: Option<&Name>,
         now: Time,
@@ -262,8 +264,8 @@ impl State {
         let (target, wire) = self
             .pcct
             .cs_match(slot, pkt.interest.must_be_fresh, false, now)?;
-        let digest = sha2_digest(wire);
-        (digest.as_slice() == last.value()).then(|| (target, wire.clone()))
+        let digest = sha2_digest(&wire);
+        (digest.as_slice() == last.value()).then_some((target, wire))
     }
 
     fn forward_to_next_hop(

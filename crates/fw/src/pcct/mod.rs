@@ -35,7 +35,7 @@
 mod pit;
 
 use bytes::Bytes;
-use kite_packet::kept::footprint;
+use kite_packet::kept::{footprint, Kept};
 use kite_packet::{Name, PitToken};
 
 pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
@@ -93,13 +93,53 @@ impl Default for PcctConfig {
     }
 }
 
+/// A cached Data's octets: the entry's own copy until it is first served, then shared with
+/// the packets that carry it out. Evicting a Data never served gives its buffer back without
+/// reading it (the least recently used entries are long out of cache).
+#[derive(Debug)]
+pub enum CachedWire {
+    /// Owned by the entry alone.
+    Owned(Kept),
+    /// Shared (served at least once).
+    Shared(Bytes),
+}
+
+impl CachedWire {
+    /// Octets of the Data.
+    pub fn len(&self) -> usize {
+        match self {
+            CachedWire::Owned(k) => k.len(),
+            CachedWire::Shared(b) => b.len(),
+        }
+    }
+
+    /// Whether the Data is empty (never, for a decoded Data).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The Data as a `Bytes` to send, sharing the copy from now on.
+    fn share(&mut self) -> Bytes {
+        if let CachedWire::Owned(_) = self {
+            let empty = CachedWire::Shared(Bytes::new());
+            if let CachedWire::Owned(k) = core::mem::replace(self, empty) {
+                *self = CachedWire::Shared(k.into_bytes());
+            }
+        }
+        match self {
+            CachedWire::Shared(b) => b.clone(),
+            CachedWire::Owned(_) => unreachable!("shared just above"),
+        }
+    }
+}
+
 /// A cached Data, or a pointer to one.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum CsEntry {
     /// The Data, under its own name.
     Direct {
-        /// Its encoding, as received.
-        wire: Bytes,
+        /// A copy of its encoding.
+        wire: CachedWire,
         /// Until when it is fresh (for MustBeFresh Interests).
         fresh_until: Time,
     },
@@ -464,26 +504,30 @@ impl Pcct {
     /// The cached Data that answers an Interest at `slot`: the direct entry, or — for a
     /// CanBePrefix Interest — the one an indirect entry points at; fresh when `must_be_fresh`.
     pub fn cs_match(
-        &self,
+        &mut self,
         slot: u32,
         must_be_fresh: bool,
         can_be_prefix: bool,
         now: Time,
-    ) -> Option<(u32, &Bytes)> {
-        let (target, wire, fresh_until) = match self.entries.get(slot)?.cs.as_ref()? {
-            CsEntry::Direct { wire, fresh_until } => (slot, wire, *fresh_until),
+    ) -> Option<(u32, Bytes)> {
+        let target = match self.entries.get(slot)?.cs.as_ref()? {
+            CsEntry::Direct { .. } => slot,
             CsEntry::Indirect { slot: t, gen } if can_be_prefix => {
-                match self.entries.get_checked(*t, *gen)?.cs.as_ref()? {
-                    CsEntry::Direct { wire, fresh_until } => (*t, wire, *fresh_until),
-                    CsEntry::Indirect { .. } => return None,
-                }
+                let (t, gen) = (*t, *gen);
+                self.entries.get_checked(t, gen)?;
+                t
             }
             CsEntry::Indirect { .. } => return None,
         };
-        if must_be_fresh && fresh_until <= now {
-            return None;
+        match self.entries.get_mut(target)?.cs.as_mut()? {
+            CsEntry::Direct { wire, fresh_until } => {
+                if must_be_fresh && *fresh_until <= now {
+                    return None;
+                }
+                Some((target, wire.share()))
+            }
+            CsEntry::Indirect { .. } => None,
         }
-        Some((target, wire))
     }
 
     /// Marks the CS entry of `slot` as just used.
@@ -501,7 +545,7 @@ impl Pcct {
         if footprint(wire.len()) + KEPT_OVERHEAD > self.cs_byte_capacity {
             return self.remove_if_unused(slot);
         }
-        let wire = kite_packet::kept::copy(wire);
+        let wire = CachedWire::Owned(Kept::new(wire));
         self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
     }
 

@@ -111,7 +111,7 @@ fn direct_cs_entries_and_freshness() {
     t.cs_insert_direct(s, &wire, Time::from_millis(100));
     assert_eq!(t.cs_len(), 1);
     let hit = t.cs_match(s, false, false, Time::from_millis(500)).unwrap();
-    assert_eq!(hit, (s, &wire));
+    assert_eq!(hit, (s, wire.clone()));
     assert!(t.cs_match(s, true, false, Time::from_millis(99)).is_some());
     assert!(t.cs_match(s, true, false, Time::from_millis(100)).is_none());
     // replacing keeps one entry
