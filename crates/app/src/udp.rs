@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use kite_face::FaceId;
 use kite_packet::{tt, Fragments, LpPacket};
 
 use crate::framing::element_len;
@@ -102,7 +103,10 @@ impl UdpLink {
             if !lp.is_fragmented() {
                 return Ok(n);
             }
-            let Ok(Some((header, packet))) = self.reassembler.add(Endpoint::Peer, lp, now) else {
+            let Ok(Some((header, packet))) =
+                self.reassembler
+                    .add(FaceId::INVALID, Endpoint::Peer, lp, now)
+            else {
                 continue;
             };
             let whole = if header.is_empty() {
@@ -185,7 +189,12 @@ mod tests {
         let mut whole = None;
         for p in pieces.iter().rev() {
             whole = r
-                .add(Endpoint::Peer, LpPacket::decode(p.clone()).unwrap(), now)
+                .add(
+                    FaceId::INVALID,
+                    Endpoint::Peer,
+                    LpPacket::decode(p.clone()).unwrap(),
+                    now,
+                )
                 .unwrap();
         }
         let (h, packet) = whole.expect("reassembled, Sequence wrapping around");

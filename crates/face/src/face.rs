@@ -18,7 +18,7 @@ use crate::framing::{FramingError, MAX_NDN_PACKET_SIZE};
 use crate::link::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
-use crate::reassembly::{Endpoint, ReassemblyLimits};
+use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use crate::stream::StreamIo;
 use crate::udp::{MulticastIo, UdpPeer};
 use crate::uri::{FaceUri, MacAddr};
@@ -39,7 +39,8 @@ pub struct FaceConfig {
     pub udp_mtu: usize,
     /// How long an on-demand datagram face lives without receiving.
     pub idle_timeout: Duration,
-    /// Reassembly bounds of datagram faces.
+    /// Reassembly bounds of a datagram channel (all its faces together) or of a face that
+    /// has no channel (multicast UDP).
     pub reassembly: ReassemblyLimits,
     /// Congestion marking of new faces (NFD's defaults: on, 100 ms, 65536 octets).
     pub marking: MarkingConfig,
@@ -47,6 +48,17 @@ pub struct FaceConfig {
     /// [`MAX_NDN_PACKET_SIZE`], which every transport's frame limit is built on); a larger
     /// one is dropped and counted in [`FaceCounters::n_in_too_large`].
     pub max_packet_size: usize,
+}
+
+impl FaceConfig {
+    /// The bounds of a reassembler: [`FaceConfig::reassembly`], reassembling nothing larger
+    /// than [`FaceConfig::max_packet_size`].
+    pub fn reassembly_limits(&self) -> ReassemblyLimits {
+        ReassemblyLimits {
+            max_packet: self.max_packet_size,
+            ..self.reassembly
+        }
+    }
 }
 
 impl Default for FaceConfig {
@@ -165,7 +177,15 @@ impl Face {
             persistency: parts.persistency,
             link_type: parts.link_type,
             counters: FaceCounters::default(),
-            link: LinkService::new(mtu, config.reassembly, config.max_packet_size),
+            // A channel's faces reassemble in the channel's reassembler (one budget for all).
+            link: LinkService::new(
+                mtu,
+                match parts.transport {
+                    Transport::Udp(_) | Transport::Ether(_) => None,
+                    _ => Some(config.reassembly),
+                },
+                config.max_packet_size,
+            ),
             queue: OutQueue::new(config.queue_capacity),
             marker: CongestionMarker::new(config.marking),
             transport: parts.transport,
@@ -389,17 +409,25 @@ impl Face {
         progress
     }
 
-    /// Handles one frame its channel received for this face from `from`.
+    /// Handles one frame its channel received for this face from `from`; fragments go to the
+    /// channel's `reassembler`, whose drops the caller counts ([`Face::count_reassembly_drops`]).
     pub fn receive_frame(
         &mut self,
         from: Endpoint,
         frame: Bytes,
         now: Instant,
+        reassembler: &mut Reassembler,
         out: &mut Vec<Received>,
     ) {
         self.last_rx = now;
+        let c = &mut self.counters;
         self.link
-            .receive(self.id, from, frame, now, &mut self.counters, out);
+            .receive_in(self.id, from, frame, now, Some(reassembler), c, out);
+    }
+
+    /// Counts partial packets of this face its channel's reassembler dropped.
+    pub fn count_reassembly_drops(&mut self, n: u64) {
+        self.counters.n_reassembly_dropped += n;
     }
 
     /// Drops reassembly state that timed out; call it now and then (e.g. once per second).
@@ -452,12 +480,15 @@ impl Face {
             return Ok(Flushed::Done);
         }
         let c = &mut self.counters;
-        match &mut self.transport {
+        let flushed = match &mut self.transport {
             Transport::Stream(s) => s.flush(&mut self.queue, c),
             Transport::Udp(p) => p.flush(&mut self.queue, c),
             Transport::Multicast(m) => m.flush(&mut self.queue, c),
             Transport::Ws(w) => w.flush(&mut self.queue, c),
             Transport::Ether(e) => e.flush(&mut self.queue, c),
-        }
+        };
+        // What the socket did not take waits past its burst: it must not pin receive buffers.
+        self.queue.detach_waiting();
+        flushed
     }
 }

@@ -74,11 +74,13 @@ pub struct LinkService {
 
 impl LinkService {
     /// A link service that fragments to `mtu` and reassembles when `mtu` is set (datagram
-    /// faces), and does neither when it is `None` (stream faces); it hands on no network
-    /// packet longer than `max_packet` octets.
-    pub fn new(mtu: Option<usize>, limits: ReassemblyLimits, max_packet: usize) -> Self {
+    /// faces), and does neither when it is `None` (stream faces). `limits: None`: a face of a
+    /// datagram channel, whose frames are reassembled by the channel's reassembler
+    /// ([`LinkService::receive_in`]). It hands on no network packet longer than `max_packet`
+    /// octets.
+    pub fn new(mtu: Option<usize>, limits: Option<ReassemblyLimits>, max_packet: usize) -> Self {
         LinkService {
-            reassembler: mtu.map(|_| {
+            reassembler: mtu.and(limits).map(|limits| {
                 Reassembler::new(ReassemblyLimits {
                     max_packet,
                     ..limits
@@ -115,6 +117,7 @@ impl LinkService {
     }
 
     /// Handles one received frame from `from`, pushing the packet it completes (if any).
+    /// Fragments go to the face's own reassembler (none on a stream face: dropped).
     pub fn receive(
         &mut self,
         face: FaceId,
@@ -124,18 +127,42 @@ impl LinkService {
         c: &mut FaceCounters,
         out: &mut Vec<Received>,
     ) {
+        let mut own = self.reassembler.take();
+        if let Some(r) = &mut own {
+            r.expire(now);
+        }
+        self.receive_in(face, from, frame, now, own.as_mut(), c, out);
+        if let Some(r) = &mut own {
+            c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
+        }
+        self.reassembler = own;
+    }
+
+    /// Handles one received frame from `from`, reassembling fragments in `reassembler` (a
+    /// channel's, shared by its faces; the caller takes its drops and counts them on their
+    /// faces), pushing the packet it completes (if any).
+    #[allow(clippy::too_many_arguments)]
+    pub fn receive_in(
+        &mut self,
+        face: FaceId,
+        from: Endpoint,
+        frame: Bytes,
+        now: Instant,
+        reassembler: Option<&mut Reassembler>,
+        c: &mut FaceCounters,
+        out: &mut Vec<Received>,
+    ) {
         c.n_in_bytes += frame.len() as u64;
         let Ok(lp) = LpPacket::decode(frame) else {
             c.n_in_malformed += 1;
             return;
         };
         let (header, wire) = if lp.is_fragmented() {
-            let Some(r) = &mut self.reassembler else {
+            let Some(r) = reassembler else {
                 c.n_reassembly_dropped += 1;
                 return;
             };
-            c.n_reassembly_dropped += r.expire(now) as u64;
-            match r.add(from, lp, now) {
+            match r.add(face, from, lp, now) {
                 Ok(Some(whole)) => whole,
                 Ok(None) => return,
                 Err(ReassemblyError::TooLarge) => {
@@ -162,7 +189,8 @@ impl LinkService {
     /// that stops receiving does not hold fragments forever.
     pub fn expire(&mut self, now: Instant, c: &mut FaceCounters) {
         if let Some(r) = &mut self.reassembler {
-            c.n_reassembly_dropped += r.expire(now) as u64;
+            r.expire(now);
+            c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
         }
     }
 
@@ -360,7 +388,8 @@ mod tests {
 
     #[test]
     fn bare_and_lp_packets_carry_their_fields_to_the_forwarder() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut link =
+            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
         let (out, c) = rx(&mut link, interest("/a"));
         assert!(matches!(out[0].packet, RxPacket::Interest(_)));
         assert_eq!(c.n_in_interests, 1);
@@ -397,7 +426,8 @@ mod tests {
 
     #[test]
     fn next_hop_face_id_needs_local_fields() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut link =
+            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
         let h = LpHeader {
             next_hop_face_id: Some(400),
             ..LpHeader::default()
@@ -414,8 +444,11 @@ mod tests {
 
     #[test]
     fn garbage_is_counted_not_delivered() {
-        let mut link =
-            LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut link = LinkService::new(
+            Some(1500),
+            Some(ReassemblyLimits::default()),
+            MAX_NDN_PACKET_SIZE,
+        );
         for bad in [&[0xffu8, 0][..], &[5, 0], &[100, 2, 80, 0], &[8, 1, 0]] {
             let (out, c) = rx(&mut link, Bytes::copy_from_slice(bad));
             assert!(out.is_empty());
@@ -425,7 +458,8 @@ mod tests {
 
     #[test]
     fn incoming_face_id_goes_out_only_with_local_fields() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut link =
+            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         let h = LpHeader {
@@ -444,7 +478,11 @@ mod tests {
 
     #[test]
     fn fragments_fit_the_mtu_and_reassemble_in_any_order() {
-        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut tx = LinkService::new(
+            Some(1500),
+            Some(ReassemblyLimits::default()),
+            MAX_NDN_PACKET_SIZE,
+        );
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(64);
         let packet = data("/big", 8000);
@@ -457,8 +495,11 @@ mod tests {
         assert_eq!(frames.len(), 6);
         assert!(frames.iter().all(|f| f.len() <= 1500));
         assert_eq!(c.n_out_data, 1);
-        let mut rx_link =
-            LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut rx_link = LinkService::new(
+            Some(1500),
+            Some(ReassemblyLimits::default()),
+            MAX_NDN_PACKET_SIZE,
+        );
         let mut rc = FaceCounters::default();
         let mut out = Vec::new();
         for i in [3, 5, 0, 4, 1, 2] {
@@ -483,7 +524,7 @@ mod tests {
 
     #[test]
     fn packets_over_the_limit_are_dropped_whole_or_reassembled() {
-        let mut link = LinkService::new(Some(9000), ReassemblyLimits::default(), 4000);
+        let mut link = LinkService::new(Some(9000), Some(ReassemblyLimits::default()), 4000);
         let exactly = |len: usize| {
             let probe = data("/s", 3900).len();
             let d = data("/s", 3900 + len - probe);
@@ -530,7 +571,7 @@ mod tests {
             order in proptest::collection::vec(proptest::num::usize::ANY, 0..64),
         ) {
             const MAX: usize = 6000;
-            let mut link = LinkService::new(Some(9000), ReassemblyLimits::default(), MAX);
+            let mut link = LinkService::new(Some(9000), Some(ReassemblyLimits::default()), MAX);
             let mut frames = Vec::new();
             let mut lens = Vec::new();
             let mut seq = 0;
@@ -571,7 +612,11 @@ mod tests {
 
     #[test]
     fn fragments_are_queued_all_or_none() {
-        let mut tx = LinkService::new(Some(1500), ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut tx = LinkService::new(
+            Some(1500),
+            Some(ReassemblyLimits::default()),
+            MAX_NDN_PACKET_SIZE,
+        );
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(3);
         assert!(!tx.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));
@@ -582,7 +627,8 @@ mod tests {
 
     #[test]
     fn stream_faces_never_fragment_or_reassemble() {
-        let mut link = LinkService::new(None, ReassemblyLimits::default(), MAX_NDN_PACKET_SIZE);
+        let mut link =
+            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         assert!(link.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));

@@ -3,6 +3,11 @@
 //! A frame is a small header (an NDNLPv2 header or nothing) and a body that is the packet's
 //! own `Bytes`, so wrapping a packet for the link never copies it; the two parts go out as one
 //! datagram (`sendmmsg` with two iovecs) or one stretch of the stream (`writev`).
+//!
+//! A body is often a slice of the buffer a burst was read into; frames that wait past the
+//! write that follows their burst (the socket is full) are copied out
+//! ([`OutQueue::detach_waiting`]), so a blocked face holds at most its capacity in frames of
+//! their own size, never the receive buffers they came from.
 
 use std::collections::VecDeque;
 
@@ -66,6 +71,8 @@ pub struct OutQueue {
     front_written: usize,
     /// Octets waiting (the frames' lengths less what a stream already wrote of the front).
     octets: usize,
+    /// Frames at the front whose bodies are copies of their own ([`OutQueue::detach_waiting`]).
+    detached: usize,
 }
 
 impl OutQueue {
@@ -78,6 +85,7 @@ impl OutQueue {
             capacity,
             front_written: 0,
             octets: 0,
+            detached: 0,
         }
     }
 
@@ -130,7 +138,19 @@ impl OutQueue {
         octets -= self.front_written.min(octets);
         self.front_written = 0;
         self.octets -= octets;
+        self.detached = self.detached.saturating_sub(n);
         octets
+    }
+
+    /// Copies the bodies of the frames not copied yet into exact-size allocations: called when
+    /// frames stay queued after a write, so they stop keeping the receive buffers they were
+    /// sliced from (a blocked consumer's queue of 1024 frames would otherwise pin up to 1024
+    /// burst buffers). Costs nothing while the socket takes every burst.
+    pub fn detach_waiting(&mut self) {
+        for f in self.frames.iter_mut().skip(self.detached) {
+            f.body = Bytes::copy_from_slice(&f.body);
+        }
+        self.detached = self.frames.len();
     }
 
     /// Consumes `written` octets of a stream write from the front of the queue.
@@ -145,6 +165,7 @@ impl OutQueue {
             written -= left;
             self.front_written = 0;
             self.frames.pop_front();
+            self.detached = self.detached.saturating_sub(1);
         }
     }
 
@@ -153,6 +174,7 @@ impl OutQueue {
         self.frames.clear();
         self.front_written = 0;
         self.octets = 0;
+        self.detached = 0;
     }
 }
 
@@ -194,6 +216,34 @@ mod tests {
         q.consume_octets(2);
         assert!(q.is_empty());
         assert_eq!(q.octets(), 0);
+    }
+
+    #[test]
+    fn waiting_frames_are_copied_out_of_their_buffers_once() {
+        let burst = Bytes::from(vec![7u8; 64 * 1024]);
+        let inside = |b: &Bytes| burst.as_ptr_range().contains(&b.as_ptr());
+        let mut q = OutQueue::new(8);
+        let body = |at: usize| OutFrame {
+            head: SmallVec::new(),
+            body: burst.slice(at..at + 100),
+        };
+        q.push(body(0));
+        q.push(body(100));
+        q.detach_waiting();
+        let copied: Vec<*const u8> = q.frames().0.iter().map(|f| f.body.as_ptr()).collect();
+        assert!(q
+            .frames()
+            .0
+            .iter()
+            .all(|f| !inside(&f.body) && f.body.len() == 100));
+        q.push(body(200));
+        q.pop_frames(1);
+        q.detach_waiting();
+        let (front, back) = q.frames();
+        let now: Vec<&OutFrame> = front.iter().chain(back).collect();
+        assert_eq!(now[0].body.as_ptr(), copied[1], "not copied twice");
+        assert!(!inside(&now[1].body), "the new frame was copied");
+        assert_eq!(q.octets(), 200);
     }
 
     #[test]

@@ -1,12 +1,21 @@
-//! NDNLPv2 reassembly: fragments of one packet, keyed by sender and the Sequence of their
+//! NDNLPv2 reassembly: fragments of one packet, keyed by face, sender and the Sequence of their
 //! first fragment (Sequence − FragIndex), are collected until all FragCount pieces are there.
 //!
-//! Bounded: at most [`ReassemblyLimits::max_partials`] packets in progress and
-//! [`ReassemblyLimits::max_bytes`] octets held; a partial packet is dropped when no fragment of
-//! it arrived for [`ReassemblyLimits::timeout`] (NFD: 500 ms), and as soon as its fragments
-//! add up to more than [`ReassemblyLimits::max_packet`] (its later fragments are then refused
-//! until it times out). Every refused fragment is reported, never silently kept.
+//! One reassembler serves a whole datagram channel (every face of a UDP or Ethernet channel;
+//! a multicast face has its own), so a budget holds however many on-demand faces a sender
+//! opens from other ports. Bounded: at most [`ReassemblyLimits::max_partials`] packets in
+//! progress and [`ReassemblyLimits::max_bytes`] octets charged (fragments, copied out of the
+//! receive buffers they arrived in, plus each partial packet's bookkeeping); a fragment that
+//! does not fit makes room by dropping the oldest partial packets first, so a sender that keeps
+//! partials alive with a new piece now and then cannot hold the budget against newer packets.
+//! A partial packet is also dropped when no fragment of it arrived for
+//! [`ReassemblyLimits::timeout`] (NFD: 500 ms), and as soon as its fragments add up to more
+//! than [`ReassemblyLimits::max_packet`]: what it held is freed at once, and its later
+//! fragments are refused until it times out. Every partial dropped for lack of room or time is
+//! counted against the face it was for ([`Reassembler::take_drops`]); every refused fragment is
+//! reported.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -15,6 +24,7 @@ use hashbrown::HashMap;
 use kite_packet::{LpHeader, LpPacket};
 use thiserror::Error;
 
+use crate::props::FaceId;
 use crate::uri::MacAddr;
 
 /// Who sent a fragment: reassembly never mixes fragments of different senders.
@@ -28,33 +38,42 @@ pub enum Endpoint {
     Mac(MacAddr),
 }
 
-/// Bounds on reassembly state.
+/// Bounds on reassembly state (of one channel).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReassemblyLimits {
     /// Largest FragCount accepted (NFD: 400).
     pub max_fragments: u64,
     /// Packets in progress at once.
     pub max_partials: usize,
-    /// Octets of fragments held at once.
+    /// Octets charged at once: fragments plus [`PARTIAL_OVERHEAD`] and a slot per FragCount
+    /// for each packet in progress, plus [`PIECE_OVERHEAD`] per fragment.
     pub max_bytes: usize,
     /// How long a partial packet waits for its next fragment.
     pub timeout: Duration,
-    /// Largest packet reassembled: a face's link service sets it to the face's largest
-    /// packet size (`FaceConfig::max_packet_size`).
+    /// Largest packet reassembled, in octets: set from the faces' largest packet size
+    /// (`FaceConfig::max_packet_size`).
     pub max_packet: usize,
 }
+
+/// Default [`ReassemblyLimits::max_bytes`]: 4 MiB per channel.
+pub const DEFAULT_REASSEMBLY_BYTES: usize = 4 << 20;
 
 impl Default for ReassemblyLimits {
     fn default() -> Self {
         ReassemblyLimits {
             max_fragments: 400,
             max_partials: 256,
-            max_bytes: 4 << 20,
+            max_bytes: DEFAULT_REASSEMBLY_BYTES,
             timeout: Duration::from_millis(500),
             max_packet: crate::framing::MAX_NDN_PACKET_SIZE,
         }
     }
 }
+
+/// Octets charged per partial packet beyond its fragments' slots: its map and age entries.
+pub const PARTIAL_OVERHEAD: usize = 192;
+/// Octets charged per fragment beyond its own: the allocator's header and rounding of its copy.
+pub const PIECE_OVERHEAD: usize = 32;
 
 /// Why a fragment was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -74,7 +93,7 @@ pub enum ReassemblyError {
     /// This fragment already arrived.
     #[error("duplicate fragment")]
     Duplicate,
-    /// Too many packets in progress, or too many octets held.
+    /// The packet cannot fit the budget even with every other partial packet dropped.
     #[error("reassembly buffers full")]
     Full,
     /// With this fragment the packet exceeds the largest packet size: it is dropped.
@@ -91,18 +110,31 @@ struct Partial {
     pieces: Vec<Option<Bytes>>,
     header: Option<LpHeader>,
     received: usize,
-    bytes: usize,
+    /// Octets of its pieces.
+    payload: usize,
+    /// Octets charged against the budget.
+    charged: usize,
     deadline: Instant,
-    /// Dropped for its size: holds nothing, refuses its fragments until the deadline.
+    /// Its place in `Reassembler::age`.
+    born: u64,
+    /// Dropped for its size: holds no fragment, refuses the rest until its deadline.
     too_large: bool,
 }
 
-/// Reassembly state of one face.
+/// (face, sender, Sequence of the first fragment).
+type Key = (FaceId, Endpoint, u64);
+
+/// Reassembly state of one channel (or one face that has no channel).
 #[derive(Debug)]
 pub struct Reassembler {
     limits: ReassemblyLimits,
-    partials: HashMap<(Endpoint, u64), Partial>,
+    partials: HashMap<Key, Partial>,
+    /// Partial packets by age, oldest first.
+    age: BTreeMap<u64, Key>,
+    next_born: u64,
     bytes: usize,
+    /// Partial packets dropped (timed out or made room) per face, not yet taken.
+    drops: HashMap<FaceId, u64>,
 }
 
 impl Reassembler {
@@ -111,7 +143,10 @@ impl Reassembler {
         Reassembler {
             limits,
             partials: HashMap::new(),
+            age: BTreeMap::new(),
+            next_born: 0,
             bytes: 0,
+            drops: HashMap::new(),
         }
     }
 
@@ -120,10 +155,17 @@ impl Reassembler {
         self.partials.len()
     }
 
-    /// Adds one fragment (`lp.is_fragmented()`); returns the header of the first fragment and
-    /// the whole packet once every fragment arrived.
+    /// Octets charged against [`ReassemblyLimits::max_bytes`].
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Adds one fragment (`lp.is_fragmented()`) that `face` received from `from`; returns the
+    /// header of the first fragment and the whole packet once every fragment arrived. The
+    /// fragment is copied: the receive buffer it is a slice of is not kept.
     pub fn add(
         &mut self,
+        face: FaceId,
         from: Endpoint,
         lp: LpPacket,
         now: Instant,
@@ -135,42 +177,59 @@ impl Reassembler {
         if count > self.limits.max_fragments {
             return Err(ReassemblyError::TooManyFragments);
         }
-        let piece = lp.fragment.ok_or(ReassemblyError::Empty)?;
-        let key = (from, seq.wrapping_sub(index));
-        if !self.partials.contains_key(&key) && self.partials.len() >= self.limits.max_partials
-            || self.bytes + piece.len() > self.limits.max_bytes
-        {
-            return Err(ReassemblyError::Full);
-        }
-        let p = self.partials.entry(key).or_insert_with(|| Partial {
-            pieces: vec![None; count as usize],
-            header: None,
-            received: 0,
-            bytes: 0,
-            deadline: now,
-            too_large: false,
-        });
-        if p.pieces.len() as u64 != count {
+        if index >= count {
             return Err(ReassemblyError::InconsistentCount);
         }
-        if p.too_large {
-            return Err(ReassemblyError::OfTooLarge);
+        let piece = lp.fragment.as_ref().ok_or(ReassemblyError::Empty)?;
+        let key = (face, from, seq.wrapping_sub(index));
+        let cost = piece.len() + PIECE_OVERHEAD;
+        match self.partials.get(&key) {
+            Some(p) if p.pieces.len() as u64 != count => {
+                return Err(ReassemblyError::InconsistentCount)
+            }
+            Some(p) if p.too_large => return Err(ReassemblyError::OfTooLarge),
+            Some(p) if p.pieces[index as usize].is_some() => {
+                return Err(ReassemblyError::Duplicate)
+            }
+            Some(_) => self.make_room(cost, 0, Some(key))?,
+            None => {
+                let new = PARTIAL_OVERHEAD + count as usize * size_of::<Option<Bytes>>();
+                self.make_room(cost + new, 1, None)?;
+                let born = self.next_born;
+                self.next_born += 1;
+                self.age.insert(born, key);
+                self.bytes += new;
+                self.partials.insert(
+                    key,
+                    Partial {
+                        pieces: vec![None; count as usize],
+                        header: None,
+                        received: 0,
+                        payload: 0,
+                        charged: new,
+                        deadline: now,
+                        born,
+                        too_large: false,
+                    },
+                );
+            }
         }
-        if p.bytes + piece.len() > self.limits.max_packet {
-            self.bytes -= p.bytes;
-            p.bytes = 0;
+        let p = self.partials.get_mut(&key).expect("present or just made");
+        if p.payload + piece.len() > self.limits.max_packet {
+            // Keep only the entry itself, so its later fragments are refused, not reassembled.
+            let base = PARTIAL_OVERHEAD + p.pieces.len() * size_of::<Option<Bytes>>();
+            self.bytes -= p.charged - base;
+            p.charged = base;
+            p.payload = 0;
             p.pieces.fill(None);
             p.too_large = true;
             p.deadline = now + self.limits.timeout;
             return Err(ReassemblyError::TooLarge);
         }
-        let slot = &mut p.pieces[index as usize];
-        if slot.is_some() {
-            return Err(ReassemblyError::Duplicate);
-        }
-        p.bytes += piece.len();
-        self.bytes += piece.len();
-        *slot = Some(piece);
+        p.pieces[index as usize] = Some(Bytes::copy_from_slice(piece));
+        p.payload += piece.len();
+        p.charged += cost;
+        self.bytes += cost;
         p.received += 1;
         p.deadline = now + self.limits.timeout;
         if index == 0 {
@@ -183,13 +242,54 @@ impl Reassembler {
         if p.received < p.pieces.len() {
             return Ok(None);
         }
-        let p = self.partials.remove(&key).expect("entry just completed");
-        self.bytes -= p.bytes;
-        let mut whole = BytesMut::with_capacity(p.bytes);
+        let p = self.remove(&key).expect("entry just completed");
+        let mut whole = BytesMut::with_capacity(p.payload);
         for piece in p.pieces.iter().flatten() {
             whole.put_slice(piece);
         }
         Ok(Some((p.header.unwrap_or_default(), whole.freeze())))
+    }
+
+    /// Drops the oldest partial packets (never `keep`) until `cost` more octets and `partials`
+    /// more packets fit. When they cannot, `keep` is dropped too (its packet cannot complete
+    /// within the budget) and the fragment refused.
+    fn make_room(
+        &mut self,
+        cost: usize,
+        partials: usize,
+        keep: Option<Key>,
+    ) -> Result<(), ReassemblyError> {
+        let fits = |r: &Self| {
+            r.bytes + cost <= r.limits.max_bytes
+                && r.partials.len() + partials <= r.limits.max_partials
+        };
+        while !fits(self) {
+            let oldest = self.age.values().copied().find(|k| Some(*k) != keep);
+            match oldest {
+                Some(k) => self.drop_partial(&k),
+                None => {
+                    if let Some(k) = keep {
+                        self.drop_partial(&k);
+                    }
+                    return Err(ReassemblyError::Full);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, key: &Key) -> Option<Partial> {
+        let p = self.partials.remove(key)?;
+        self.age.remove(&p.born);
+        self.bytes -= p.charged;
+        Some(p)
+    }
+
+    fn drop_partial(&mut self, key: &Key) {
+        // One dropped for its size was reported when it was.
+        if self.remove(key).is_some_and(|p| !p.too_large) {
+            *self.drops.entry(key.0).or_default() += 1;
+        }
     }
 
     /// Drops the partial packets whose deadline passed; returns how many.
@@ -197,23 +297,30 @@ impl Reassembler {
         if self.partials.is_empty() {
             return 0;
         }
-        let (bytes, mut dropped) = (&mut self.bytes, 0);
-        self.partials.retain(|_, p| {
-            let keep = p.deadline > now;
-            if !keep {
-                *bytes -= p.bytes;
-                // One dropped for its size was reported then.
-                dropped += usize::from(!p.too_large);
-            }
-            keep
-        });
-        dropped
+        let expired: Vec<Key> = self
+            .partials
+            .iter()
+            .filter(|(_, p)| p.deadline <= now)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in &expired {
+            self.drop_partial(k);
+        }
+        expired.len()
+    }
+
+    /// The partial packets dropped (timed out, or dropped to make room) since the last call,
+    /// per face they were for.
+    pub fn take_drops(&mut self) -> impl Iterator<Item = (FaceId, u64)> + '_ {
+        self.drops.drain()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const F: FaceId = FaceId(300);
 
     fn frag(seq: u64, index: u64, count: u64, payload: &'static [u8]) -> LpPacket {
         LpPacket {
@@ -233,10 +340,13 @@ mod tests {
         let now = Instant::now();
         let mut first = frag(10, 0, 3, b"ab");
         first.header.congestion_mark = Some(1);
-        assert_eq!(r.add(Endpoint::Peer, frag(12, 2, 3, b"ef"), now), Ok(None));
-        assert_eq!(r.add(Endpoint::Peer, first, now), Ok(None));
+        assert_eq!(
+            r.add(F, Endpoint::Peer, frag(12, 2, 3, b"ef"), now),
+            Ok(None)
+        );
+        assert_eq!(r.add(F, Endpoint::Peer, first, now), Ok(None));
         let (h, whole) = r
-            .add(Endpoint::Peer, frag(11, 1, 3, b"cd"), now)
+            .add(F, Endpoint::Peer, frag(11, 1, 3, b"cd"), now)
             .unwrap()
             .unwrap();
         assert_eq!(&whole[..], b"abcdef");
@@ -244,67 +354,6 @@ mod tests {
         assert_eq!(h.sequence, None);
         assert_eq!(r.partials(), 0);
         assert_eq!(r.bytes, 0);
-    }
-
-    #[test]
-    fn senders_do_not_mix() {
-        let mut r = Reassembler::new(ReassemblyLimits::default());
-        let now = Instant::now();
-        let a = Endpoint::Ip("192.0.2.1:6363".parse().unwrap());
-        assert_eq!(r.add(a, frag(0, 0, 2, b"a"), now), Ok(None));
-        assert_eq!(r.add(Endpoint::Peer, frag(1, 1, 2, b"b"), now), Ok(None));
-        assert_eq!(r.partials(), 2);
-    }
-
-    #[test]
-    fn misuse_is_refused() {
-        let mut r = Reassembler::new(ReassemblyLimits::default());
-        let now = Instant::now();
-        let p = Endpoint::Peer;
-        let mut no_seq = frag(0, 0, 2, b"a");
-        no_seq.header.sequence = None;
-        assert_eq!(r.add(p, no_seq, now), Err(ReassemblyError::NoSequence));
-        assert_eq!(
-            r.add(p, frag(0, 0, 401, b"a"), now),
-            Err(ReassemblyError::TooManyFragments)
-        );
-        assert_eq!(r.add(p, frag(5, 0, 2, b"a"), now), Ok(None));
-        assert_eq!(
-            r.add(p, frag(5, 0, 2, b"a"), now),
-            Err(ReassemblyError::Duplicate)
-        );
-        assert_eq!(
-            r.add(p, frag(7, 2, 3, b"a"), now),
-            Err(ReassemblyError::InconsistentCount),
-            "same first Sequence (5), other FragCount"
-        );
-    }
-
-    #[test]
-    fn bounds_on_partials_and_bytes_hold() {
-        let limits = ReassemblyLimits {
-            max_partials: 2,
-            max_bytes: 5,
-            ..ReassemblyLimits::default()
-        };
-        let mut r = Reassembler::new(limits);
-        let now = Instant::now();
-        let p = Endpoint::Peer;
-        assert_eq!(r.add(p, frag(0, 0, 2, b"aa"), now), Ok(None));
-        assert_eq!(r.add(p, frag(10, 0, 2, b"bb"), now), Ok(None));
-        assert_eq!(
-            r.add(p, frag(20, 0, 2, b"c"), now),
-            Err(ReassemblyError::Full)
-        );
-        assert_eq!(
-            r.add(p, frag(11, 1, 2, b"xx"), now),
-            Err(ReassemblyError::Full)
-        );
-        assert_eq!(
-            r.add(p, frag(11, 1, 2, b"x"), now).unwrap().unwrap().1,
-            &b"bbx"[..]
-        );
-        assert_eq!(r.partials(), 1);
     }
 
     #[test]
@@ -316,38 +365,175 @@ mod tests {
         let mut r = Reassembler::new(limits);
         let t0 = Instant::now();
         let p = Endpoint::Peer;
-        assert_eq!(r.add(p, frag(0, 0, 4, b"aa"), t0), Ok(None));
-        assert_eq!(r.add(p, frag(1, 1, 4, b"bb"), t0), Ok(None));
+        assert_eq!(r.add(F, p, frag(0, 0, 4, b"aa"), t0), Ok(None));
+        assert_eq!(r.add(F, p, frag(1, 1, 4, b"bb"), t0), Ok(None));
+        let held = r.bytes();
         assert_eq!(
-            r.add(p, frag(2, 2, 4, b"cc"), t0),
+            r.add(F, p, frag(2, 2, 4, b"cc"), t0),
             Err(ReassemblyError::TooLarge)
         );
-        assert_eq!(r.bytes, 0, "what it held is freed");
         assert_eq!(
-            r.add(p, frag(3, 3, 4, b"d"), t0),
+            r.bytes(),
+            held - 2 * (2 + PIECE_OVERHEAD),
+            "its fragments are freed"
+        );
+        assert_eq!(
+            r.add(F, p, frag(3, 3, 4, b"d"), t0),
             Err(ReassemblyError::OfTooLarge)
         );
         assert_eq!(
-            r.add(p, frag(0, 0, 4, b"aa"), t0),
+            r.add(F, p, frag(0, 0, 4, b"aa"), t0),
             Err(ReassemblyError::OfTooLarge),
             "a repeated fragment does not start it again"
         );
-        assert_eq!(r.bytes, 0);
-        assert_eq!(r.expire(t0 + Duration::from_secs(1)), 0, "reported already");
-        assert_eq!(r.partials(), 0);
+        assert_eq!(r.expire(t0 + Duration::from_secs(1)), 1);
+        assert_eq!(r.take_drops().count(), 0, "reported as too large already");
+        assert_eq!((r.partials(), r.bytes()), (0, 0));
         // The largest size itself reassembles.
-        assert_eq!(r.add(p, frag(10, 0, 2, b"abc"), t0), Ok(None));
-        let (_, whole) = r.add(p, frag(11, 1, 2, b"de"), t0).unwrap().unwrap();
+        assert_eq!(r.add(F, p, frag(10, 0, 2, b"abc"), t0), Ok(None));
+        let (_, whole) = r.add(F, p, frag(11, 1, 2, b"de"), t0).unwrap().unwrap();
         assert_eq!(&whole[..], b"abcde");
+    }
+
+    #[test]
+    fn senders_do_not_mix() {
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let now = Instant::now();
+        let a = Endpoint::Ip("192.0.2.1:6363".parse().unwrap());
+        assert_eq!(r.add(F, a, frag(0, 0, 2, b"a"), now), Ok(None));
+        assert_eq!(r.add(F, Endpoint::Peer, frag(1, 1, 2, b"b"), now), Ok(None));
+        assert_eq!(r.partials(), 2);
+    }
+
+    #[test]
+    fn misuse_is_refused() {
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let now = Instant::now();
+        let p = Endpoint::Peer;
+        let mut no_seq = frag(0, 0, 2, b"a");
+        no_seq.header.sequence = None;
+        assert_eq!(r.add(F, p, no_seq, now), Err(ReassemblyError::NoSequence));
+        assert_eq!(
+            r.add(F, p, frag(0, 0, 401, b"a"), now),
+            Err(ReassemblyError::TooManyFragments)
+        );
+        assert_eq!(r.add(F, p, frag(5, 0, 2, b"a"), now), Ok(None));
+        assert_eq!(
+            r.add(F, p, frag(5, 0, 2, b"a"), now),
+            Err(ReassemblyError::Duplicate)
+        );
+        assert_eq!(
+            r.add(F, p, frag(7, 2, 3, b"a"), now),
+            Err(ReassemblyError::InconsistentCount),
+            "same first Sequence (5), other FragCount"
+        );
+    }
+
+    /// What a partial packet of `count` fragments is charged with `pieces` octets received.
+    fn charge(count: usize, fragments: usize, pieces: usize) -> usize {
+        PARTIAL_OVERHEAD + count * size_of::<Option<Bytes>>() + fragments * PIECE_OVERHEAD + pieces
+    }
+
+    #[test]
+    fn the_oldest_partials_make_room_and_their_drops_are_counted_per_face() {
+        let limits = ReassemblyLimits {
+            max_bytes: 2 * charge(2, 1, 2),
+            ..ReassemblyLimits::default()
+        };
+        let mut r = Reassembler::new(limits);
+        let now = Instant::now();
+        let (a, b) = (FaceId(300), FaceId(301));
+        assert_eq!(
+            r.add(a, Endpoint::Peer, frag(0, 0, 2, b"aa"), now),
+            Ok(None)
+        );
+        assert_eq!(
+            r.add(b, Endpoint::Peer, frag(10, 0, 2, b"bb"), now),
+            Ok(None)
+        );
+        assert_eq!(r.bytes(), limits.max_bytes);
+        // A later packet, even one a refreshed old partial would have kept out, drops the
+        // oldest (face a's), not itself.
+        assert_eq!(
+            r.add(b, Endpoint::Peer, frag(20, 0, 2, b"cc"), now),
+            Ok(None)
+        );
+        assert_eq!(r.partials(), 2);
+        assert!(r.bytes() <= limits.max_bytes);
+        assert_eq!(r.take_drops().collect::<Vec<_>>(), vec![(a, 1)]);
+        // Completing a packet may also need room: the other partial gives way, not this one.
+        assert_eq!(
+            r.add(b, Endpoint::Peer, frag(11, 1, 2, b"x"), now)
+                .unwrap()
+                .unwrap()
+                .1,
+            &b"bbx"[..]
+        );
+        assert_eq!(r.take_drops().collect::<Vec<_>>(), vec![(b, 1)]);
+        assert_eq!((r.partials(), r.bytes()), (0, 0));
+    }
+
+    #[test]
+    fn partial_count_is_bounded_too() {
+        let limits = ReassemblyLimits {
+            max_partials: 2,
+            ..ReassemblyLimits::default()
+        };
+        let mut r = Reassembler::new(limits);
+        let now = Instant::now();
+        for seq in [0, 10, 20] {
+            assert_eq!(
+                r.add(F, Endpoint::Peer, frag(seq, 0, 2, b"a"), now),
+                Ok(None)
+            );
+        }
+        assert_eq!(r.partials(), 2);
+        assert_eq!(r.take_drops().collect::<Vec<_>>(), vec![(F, 1)]);
+        assert!(r.partials.contains_key(&(F, Endpoint::Peer, 20)));
+    }
+
+    #[test]
+    fn a_packet_larger_than_the_budget_is_refused_and_forgotten() {
+        let limits = ReassemblyLimits {
+            max_bytes: charge(2, 2, 4),
+            ..ReassemblyLimits::default()
+        };
+        let mut r = Reassembler::new(limits);
+        let now = Instant::now();
+        assert_eq!(
+            r.add(F, Endpoint::Peer, frag(0, 0, 2, b"aaa"), now),
+            Ok(None)
+        );
+        assert_eq!(
+            r.add(F, Endpoint::Peer, frag(1, 1, 2, b"bb"), now),
+            Err(ReassemblyError::Full)
+        );
+        assert_eq!((r.partials(), r.bytes()), (0, 0));
+        assert_eq!(r.take_drops().collect::<Vec<_>>(), vec![(F, 1)]);
+    }
+
+    #[test]
+    fn fragments_are_copied_out_of_their_receive_buffer() {
+        let burst = Bytes::from(vec![1u8; 64 * 1024]);
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let lp = LpPacket {
+            fragment: Some(burst.slice(10..20)),
+            ..frag(0, 0, 2, b"")
+        };
+        r.add(F, Endpoint::Peer, lp, Instant::now()).unwrap();
+        let p = &r.partials[&(F, Endpoint::Peer, 0)];
+        let kept = p.pieces[0].as_ref().unwrap();
+        assert_eq!(kept.len(), 10);
+        assert!(!burst.as_ptr_range().contains(&kept.as_ptr()));
     }
 
     #[test]
     fn partials_expire_after_the_timeout_since_their_last_fragment() {
         let mut r = Reassembler::new(ReassemblyLimits::default());
         let t0 = Instant::now();
-        r.add(Endpoint::Peer, frag(0, 0, 3, b"a"), t0).unwrap();
+        r.add(F, Endpoint::Peer, frag(0, 0, 3, b"a"), t0).unwrap();
         let t1 = t0 + Duration::from_millis(400);
-        r.add(Endpoint::Peer, frag(1, 1, 3, b"b"), t1).unwrap();
+        r.add(F, Endpoint::Peer, frag(1, 1, 3, b"b"), t1).unwrap();
         assert_eq!(r.expire(t0 + Duration::from_millis(600)), 0);
         assert_eq!(r.expire(t1 + Duration::from_millis(500)), 1);
         assert_eq!(r.bytes, 0);

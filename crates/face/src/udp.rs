@@ -22,7 +22,7 @@ use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Tra
 use crate::framing::MAX_FRAME_LEN;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
+use crate::reassembly::{Endpoint, Reassembler};
 use crate::sys::segment::{enable_gro, Segmenter};
 use crate::sys::{RecvBatch, BATCH};
 use crate::uri::FaceUri;
@@ -34,6 +34,8 @@ pub struct UdpChannel {
     peers: HashMap<SocketAddr, FaceId>,
     batch: RecvBatch,
     arena: Arena,
+    /// Reassembly of every face of the channel, in one budget.
+    reassembler: Reassembler,
     config: FaceConfig,
     counters: ChannelCounters,
     /// Whether the socket sends segmented runs (each face then learns its own path's limit).
@@ -86,9 +88,16 @@ impl UdpChannel {
             batch,
             segmenter,
             arena: Arena::default(),
+            reassembler: Reassembler::new(config.reassembly_limits()),
             config,
             counters: ChannelCounters::default(),
         })
+    }
+
+    /// The reassembler of every face of the channel: hand it to [`Face::receive_frame`], and
+    /// count what it drops on the faces ([`Reassembler::take_drops`]).
+    pub fn reassembler(&mut self) -> &mut Reassembler {
+        &mut self.reassembler
     }
 
     /// The channel's URI (NFD ChannelStatus LocalUri).

@@ -124,7 +124,8 @@ impl End {
         let mut out = Vec::new();
         for d in dgrams {
             let f = self.faces.iter_mut().find(|f| f.id() == d.face).unwrap();
-            f.receive_frame(d.from, d.frame, Instant::now(), &mut out);
+            let r = self.ch.reassembler();
+            f.receive_frame(d.from, d.frame, Instant::now(), r, &mut out);
         }
         out
     }

@@ -37,14 +37,19 @@ fn recv(ch: &mut UdpChannel, ids: &mut FaceIds, n: usize) -> (Vec<Datagram>, Vec
 }
 
 /// Hands every datagram to its face; returns the packets completed.
-fn deliver(faces: &mut [Face], dgrams: Vec<Datagram>) -> Vec<Received> {
+fn deliver(ch: &mut UdpChannel, faces: &mut [Face], dgrams: Vec<Datagram>) -> Vec<Received> {
     let mut out = Vec::new();
     for d in dgrams {
         let f = faces
             .iter_mut()
             .find(|f| f.id() == d.face)
             .expect("face exists");
-        f.receive_frame(d.from, d.frame, Instant::now(), &mut out);
+        f.receive_frame(d.from, d.frame, Instant::now(), ch.reassembler(), &mut out);
+    }
+    for (id, n) in ch.reassembler().take_drops() {
+        if let Some(f) = faces.iter_mut().find(|f| f.id() == id) {
+            f.count_reassembly_drops(n);
+        }
     }
     out
 }
@@ -73,7 +78,7 @@ fn one_on_demand_face_per_remote_and_replies_reach_it() {
     );
     assert_eq!(face_a.persistency(), Persistency::OnDemand);
     assert_eq!(face_a.mtu(), Some(8800));
-    let got = deliver(&mut faces, dgrams);
+    let got = deliver(&mut ch, &mut faces, dgrams);
     let names: Vec<(FaceId, String)> = got.iter().map(|r| (r.face, name_of(r))).collect();
     assert_eq!(
         names,
@@ -167,7 +172,7 @@ fn idle_on_demand_faces_expire_and_a_returning_peer_gets_a_new_face() {
     let a = peer();
     a.send_to(&interest("/x"), ch.local_addr()).unwrap();
     let (dgrams, mut faces) = recv(&mut ch, &mut ids, 1);
-    deliver(&mut faces, dgrams);
+    deliver(&mut ch, &mut faces, dgrams);
     let now = Instant::now();
     assert!(!faces[0].idle_expired(now));
     assert!(faces[0].idle_expired(now + Duration::from_millis(60)));
@@ -224,7 +229,7 @@ fn fragments_at_mtu_1500_reassemble_when_they_arrive_out_of_order() {
         capture.send_to(&frags[i], rx_ch.local_addr()).unwrap();
     }
     let (dgrams, mut faces) = recv(&mut rx_ch, &mut FaceIds::new(), 6);
-    let got = deliver(&mut faces, dgrams);
+    let got = deliver(&mut rx_ch, &mut faces, dgrams);
     assert_eq!(got.len(), 1);
     let RxPacket::Data(d) = &got[0].packet else {
         panic!("not a Data")
@@ -234,7 +239,7 @@ fn fragments_at_mtu_1500_reassemble_when_they_arrive_out_of_order() {
 }
 
 #[test]
-fn too_many_partial_packets_are_dropped_and_counted() {
+fn partial_packets_of_all_faces_share_the_channels_bounds_oldest_dropped_first() {
     let config = FaceConfig {
         reassembly: ReassemblyLimits {
             max_partials: 2,
@@ -243,7 +248,8 @@ fn too_many_partial_packets_are_dropped_and_counted() {
         ..FaceConfig::default()
     };
     let mut ch = channel(config);
-    let a = peer();
+    // Two senders (two on-demand faces), five partial packets: three make room.
+    let (a, b) = (peer(), peer());
     for seq in 0..5u64 {
         let first = LpPacket {
             header: LpHeader {
@@ -254,15 +260,25 @@ fn too_many_partial_packets_are_dropped_and_counted() {
             },
             fragment: Some(Bytes::from_static(b"half")),
         };
-        a.send_to(&first.encode(), ch.local_addr()).unwrap();
+        let from = if seq < 3 { &a } else { &b };
+        from.send_to(&first.encode(), ch.local_addr()).unwrap();
+        std::thread::sleep(Duration::from_millis(5)); // arrive in order
     }
     let (dgrams, mut faces) = recv(&mut ch, &mut FaceIds::new(), 5);
-    assert!(deliver(&mut faces, dgrams).is_empty());
-    assert_eq!(faces[0].counters().n_reassembly_dropped, 3);
-    faces[0].expire(Instant::now() + Duration::from_secs(1));
+    assert!(deliver(&mut ch, &mut faces, dgrams).is_empty());
+    let dropped = |faces: &[Face], i: usize| faces[i].counters().n_reassembly_dropped;
+    assert_eq!(ch.reassembler().partials(), 2);
     assert_eq!(
-        faces[0].counters().n_reassembly_dropped,
-        5,
+        (dropped(&faces, 0), dropped(&faces, 1)),
+        (3, 0),
+        "oldest first"
+    );
+    ch.reassembler()
+        .expire(Instant::now() + Duration::from_secs(1));
+    deliver(&mut ch, &mut faces, Vec::new());
+    assert_eq!(
+        (dropped(&faces, 0), dropped(&faces, 1)),
+        (3, 2),
         "timed-out partials count"
     );
 }
@@ -288,7 +304,7 @@ fn oversized_datagrams_count_on_the_channel_and_on_a_known_face() {
     stranger.send_to(&too_long, to).unwrap();
     let (dgrams, created) = recv(&mut ch, &mut ids, 1);
     assert!(created.is_empty());
-    assert!(deliver(&mut faces, dgrams).is_empty());
+    assert!(deliver(&mut ch, &mut faces, dgrams).is_empty());
     assert_eq!(ch.counters().n_truncated, 2);
     assert_eq!(
         faces[0].counters().n_in_malformed,

@@ -187,6 +187,7 @@ impl<'a> Workload<'a> {
                 capacity: (config.cs_capacity * 2 + 4 * config.burst).max(1 << 12),
                 pit_capacity: (4 * config.burst).max(1 << 10),
                 cs_capacity: config.cs_capacity,
+                ..PcctConfig::default()
             },
             ..ForwarderConfig::default()
         };

@@ -91,6 +91,7 @@ impl World {
                 capacity: 16,
                 pit_capacity: 8,
                 cs_capacity: 4,
+                ..PcctConfig::default()
             },
             ..ForwarderConfig::default()
         };

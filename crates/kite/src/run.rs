@@ -74,6 +74,16 @@ pub struct RunArgs {
     /// Content Store capacity in packets (split over the forwarding threads). Default: 65536.
     #[arg(long, value_name = "PACKETS")]
     cs_capacity: Option<usize>,
+    /// Content Store capacity in octets of cached packets (split over the forwarding
+    /// threads); the least recently used are evicted beyond it or beyond --cs-capacity.
+    /// At least 65536. Default: 268435456 (256 MiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
+    cs_capacity_bytes: Option<usize>,
+    /// Octets of NDNLPv2 fragments held for reassembly per datagram channel (every face of
+    /// a UDP listener or Ethernet interface together); the oldest partial packets are dropped
+    /// beyond it. At least 65536. Default: 4194304 (4 MiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
+    reassembly_bytes: Option<usize>,
     /// Log filter: a level (error, warn, info, debug, trace) or per-module directives such as
     /// `info,kite_fw::runtime=debug`. Default: $KITE_LOG, else the file's, else info.
     #[arg(long, value_name = "FILTER")]
@@ -226,4 +236,12 @@ fn load_strategy(
     let elf = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let s = kite_bpf::load(name, &elf, kite_bpf::Engine::Jit).map_err(|e| e.to_string())?;
     Ok(s)
+}
+
+/// Parses an octet budget flag by the configuration file's rule.
+fn parse_budget(s: &str) -> Result<usize, String> {
+    let v = s
+        .parse()
+        .map_err(|e| format!("{s:?} is not a number of octets: {e}"))?;
+    crate::config::check_budget(v)
 }

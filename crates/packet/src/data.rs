@@ -178,6 +178,14 @@ impl DataView {
         })
     }
 
+    /// Copies the packet into a buffer of its own ([`crate::kept`]): a view kept past the burst
+    /// it was read in (in a table, a queue) must not keep the receive buffer its octets were
+    /// sliced from, which may be 64 KiB shared with packets long gone.
+    pub fn detach(&mut self) {
+        let copy = crate::kept::copy(self.wire());
+        self.name = self.name.rebased(copy);
+    }
+
     /// The whole Data element, as received.
     #[inline]
     pub fn wire(&self) -> &Bytes {

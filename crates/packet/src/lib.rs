@@ -27,6 +27,7 @@ pub mod encode;
 pub mod error;
 mod headroom;
 pub mod interest;
+pub mod kept;
 pub mod lp;
 pub mod nack;
 pub mod name;

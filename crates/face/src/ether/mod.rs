@@ -37,7 +37,7 @@ use crate::datagram::{flush_queue, Arena, Datagram};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
+use crate::reassembly::{Endpoint, Reassembler};
 use crate::sys::packet::{interface_index, PacketSocket};
 use crate::sys::{RecvBatch, BATCH};
 use crate::uri::{FaceUri, MacAddr};
@@ -114,6 +114,8 @@ pub struct EtherChannel {
     peers: HashMap<MacAddr, FaceId>,
     batch: RecvBatch,
     arena: Arena,
+    /// Reassembly of every face of the channel, in one budget.
+    reassembler: Reassembler,
     config: FaceConfig,
     counters: ChannelCounters,
 }
@@ -129,6 +131,12 @@ impl std::fmt::Debug for EtherChannel {
 }
 
 impl EtherChannel {
+    /// The reassembler of every face of the channel: hand it to [`Face::receive_frame`], and
+    /// count what it drops on the faces ([`Reassembler::take_drops`]).
+    pub fn reassembler(&mut self) -> &mut Reassembler {
+        &mut self.reassembler
+    }
+
     /// Opens interface `iface`: a socket for NDN's EtherType, joined to NDN's multicast group.
     pub fn open(iface: &str, config: FaceConfig) -> Result<Self, EtherError> {
         let io_err = |source: io::Error| {
@@ -165,6 +173,7 @@ impl EtherChannel {
             peers: HashMap::new(),
             batch: RecvBatch::new(HEADER_LEN + info.mtu),
             arena: Arena::default(),
+            reassembler: Reassembler::new(config.reassembly_limits()),
             config,
             counters: ChannelCounters::default(),
         })

@@ -198,7 +198,7 @@ impl State {
             return;
         }
         let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
-        let wire = pkt.data.wire().clone();
+        let wire = pkt.data.wire();
         if how == NameMatch::Exact {
             return self.pcct.cs_insert_direct(slot, wire, fresh_until);
         }
@@ -237,7 +237,7 @@ impl State {
         };
         let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
         self.pcct
-            .cs_insert_direct(slot, pkt.data.wire().clone(), fresh_until);
+            .cs_insert_direct(slot, pkt.data.wire(), fresh_until);
     }
 }
 

@@ -98,8 +98,11 @@ impl State {
             congestion_mark: pkt.congestion_mark,
         };
         if existing {
+            // Kept past this burst: copied out of its receive buffer, as `pit_insert` does.
+            let mut interest = pkt.interest;
+            interest.detach();
             let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
-            pit.interest = pkt.interest;
+            pit.interest = interest;
         } else {
             self.counters.cs_misses += 1;
             let id = self.next_pit_id;
@@ -218,11 +221,13 @@ impl State {
         out: &mut Vec<Out>,
     ) -> bool {
         let i = &pkt.interest;
-        let hit = self
+        let hit = match self
             .pcct
             .cs_match(slot, i.must_be_fresh, i.can_be_prefix, now)
-            .map(|(target, wire)| (target, wire.clone()))
-            .or_else(|| self.cs_digest_match(pkt, hint, now));
+        {
+            Some(hit) => Some(hit),
+            None => self.cs_digest_match(pkt, hint, now),
+        };
         let Some((target, wire)) = hit else {
             return false;
         };
@@ -243,7 +248,7 @@ impl State {
     /// A CS hit for an Interest whose name ends in an implicit digest: the Data cached under
     /// the name without it, if its digest matches.
     fn cs_digest_match(
-        &self,
+        &mut self,
         pkt: &InInterest,
         hint: Option<&Name>,
         now: Time,
@@ -260,8 +265,8 @@ impl State {
         let (target, wire) = self
             .pcct
             .cs_match(slot, pkt.interest.must_be_fresh, false, now)?;
-        let digest = sha2_digest(wire);
-        (digest.as_slice() == last.value()).then(|| (target, wire.clone()))
+        let digest = sha2_digest(&wire);
+        (digest.as_slice() == last.value()).then_some((target, wire))
     }
 
     fn forward_to_next_hop(

@@ -548,6 +548,7 @@ fn full_tables_nack_with_congestion() {
             capacity: 4,
             pit_capacity: 2,
             cs_capacity: 2,
+            ..PcctConfig::default()
         },
         ..ForwarderConfig::default()
     });

@@ -20,13 +20,22 @@
 //! eight: NDNd v1.5.3 echoes a downstream's token only when it is 6 octets long (it aborts on
 //! any other length), and 2^24 slots per thread is more than a PCCT is configured for.
 //!
-//! Capacity is bounded three ways (entries, PIT entries, CS entries); when entries run out the
-//! least recently used CS entries are evicted to make room, and when that is not enough the
-//! insertion fails and the caller Nacks the Interest.
+//! Capacity is bounded four ways (entries, PIT entries, CS entries, CS octets); when entries run
+//! out the least recently used CS entries are evicted to make room, and when that is not enough
+//! the insertion fails and the caller Nacks the Interest.
+//!
+//! Memory: what the table keeps never keeps a receive buffer alive. A received packet is a
+//! slice of a burst's buffer (64 KiB and more, shared with every packet of the burst), so a
+//! kept slice would pin all of it: the PIT copies its Interest, the CS its Data, into
+//! buffers of their own ([`kite_packet::kept`]), and an entry's name shares one of those
+//! copies or holds its own ([`Entry::name`]). A CS entry is charged the size classes of its
+//! packet and its name's buffer, and [`KEPT_OVERHEAD`] for each, against
+//! [`PcctConfig::cs_bytes`].
 
 mod pit;
 
 use bytes::Bytes;
+use kite_packet::kept::{footprint, Kept};
 use kite_packet::{Name, PitToken};
 
 pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
@@ -53,6 +62,11 @@ const TOKEN_LEN: usize = 6;
 /// from [`PcctConfig::capacity`], which by default exceeds PIT, reserve and CS together.)
 pub const LOCALHOST_PIT_RESERVE: usize = 256;
 
+/// Octets one kept copy costs beyond its size class ([`kite_packet::kept`]), charged to the
+/// CS byte capacity: the `Bytes` header holding its reference count and the buffer's handle
+/// (48), and the allocator's header of that block (16).
+pub const KEPT_OVERHEAD: usize = 64;
+
 /// How big a PCCT may grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PcctConfig {
@@ -62,6 +76,10 @@ pub struct PcctConfig {
     pub pit_capacity: usize,
     /// CS entries (direct and indirect) held at once.
     pub cs_capacity: usize,
+    /// Octets the CS entries may hold at once: their packets, names and [`KEPT_OVERHEAD`]
+    /// each (the fixed-size entries themselves are [`Pcct::ENTRY_BYTES`] per slot, allocated
+    /// up front).
+    pub cs_bytes: usize,
 }
 
 impl Default for PcctConfig {
@@ -70,17 +88,58 @@ impl Default for PcctConfig {
             capacity: 1 << 18,
             pit_capacity: 1 << 17,
             cs_capacity: 1 << 16,
+            cs_bytes: 256 << 20,
+        }
+    }
+}
+
+/// A cached Data's octets: the entry's own copy until it is first served, then shared with
+/// the packets that carry it out. Evicting a Data never served gives its buffer back without
+/// reading it (the least recently used entries are long out of cache).
+#[derive(Debug)]
+pub enum CachedWire {
+    /// Owned by the entry alone.
+    Owned(Kept),
+    /// Shared (served at least once).
+    Shared(Bytes),
+}
+
+impl CachedWire {
+    /// Octets of the Data.
+    pub fn len(&self) -> usize {
+        match self {
+            CachedWire::Owned(k) => k.len(),
+            CachedWire::Shared(b) => b.len(),
+        }
+    }
+
+    /// Whether the Data is empty (never, for a decoded Data).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The Data as a `Bytes` to send, sharing the copy from now on.
+    fn share(&mut self) -> Bytes {
+        if let CachedWire::Owned(_) = self {
+            let empty = CachedWire::Shared(Bytes::new());
+            if let CachedWire::Owned(k) = core::mem::replace(self, empty) {
+                *self = CachedWire::Shared(k.into_bytes());
+            }
+        }
+        match self {
+            CachedWire::Shared(b) => b.clone(),
+            CachedWire::Owned(_) => unreachable!("shared just above"),
         }
     }
 }
 
 /// A cached Data, or a pointer to one.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum CsEntry {
     /// The Data, under its own name.
     Direct {
-        /// Its encoding, as received.
-        wire: Bytes,
+        /// A copy of its encoding.
+        wire: CachedWire,
         /// Until when it is fresh (for MustBeFresh Interests).
         fresh_until: Time,
     },
@@ -96,7 +155,9 @@ pub enum CsEntry {
 /// One (name, chosen forwarding hint) entry.
 #[derive(Debug)]
 pub struct Entry {
-    /// The name (an Interest's or a Data's).
+    /// The name (an Interest's or a Data's). Once the entry holds a PIT or CS entry the name
+    /// shares its PIT entry's copy of the Interest, or holds a copy of its own (never a
+    /// receive buffer).
     pub name: Name,
     /// The forwarding hint the Interest was forwarded by, if any (a separate partition).
     pub hint: Option<Name>,
@@ -105,6 +166,10 @@ pub struct Entry {
     cs: Option<CsEntry>,
     lru_prev: u32,
     lru_next: u32,
+    /// Whether `name` and `hint` no longer share a received packet's buffer.
+    detached: bool,
+    /// Octets the CS entry is charged (0 without one).
+    cs_charge: usize,
 }
 
 impl Entry {
@@ -126,6 +191,17 @@ impl Entry {
     fn is_unused(&self) -> bool {
         self.pit == [None, None] && self.cs.is_none()
     }
+
+    /// Makes the name and hint hold their own copies, unless they do already.
+    fn detach_names(&mut self) {
+        if !self.detached {
+            self.name.detach();
+            if let Some(h) = &mut self.hint {
+                h.detach();
+            }
+            self.detached = true;
+        }
+    }
 }
 
 /// A new PCCT entry found no room: every entry is in use and none could be evicted.
@@ -146,6 +222,9 @@ pub struct Pcct {
     lru_tail: u32,
     cs_len: usize,
     cs_capacity: usize,
+    /// Octets charged to the CS entries held.
+    cs_bytes: usize,
+    cs_byte_capacity: usize,
     /// PIT entries whose name ends in an implicit digest: only while there are some can a
     /// Data without a token need its digest computed to find them.
     digest_named_pits: usize,
@@ -164,6 +243,8 @@ impl Pcct {
             lru_tail: NIL,
             cs_len: 0,
             cs_capacity: config.cs_capacity.min(config.capacity),
+            cs_bytes: 0,
+            cs_byte_capacity: config.cs_bytes,
             digest_named_pits: 0,
         }
     }
@@ -198,6 +279,11 @@ impl Pcct {
     /// The most CS entries kept.
     pub fn cs_capacity(&self) -> usize {
         self.cs_capacity
+    }
+
+    /// Octets charged to the CS entries held (at most [`PcctConfig::cs_bytes`]).
+    pub fn cs_bytes(&self) -> usize {
+        self.cs_bytes
     }
 
     /// Changes how many CS entries are kept, evicting the excess.
@@ -269,6 +355,8 @@ impl Pcct {
             cs: None,
             lru_prev: NIL,
             lru_next: NIL,
+            detached: false,
+            cs_charge: 0,
         };
         let (slot, _) = self.entries.insert(entry).map_err(|_| Full)?;
         let entries = &self.entries;
@@ -308,7 +396,8 @@ impl Pcct {
 
     /// Stores a new PIT entry in `slot`; the entry must not have one for this MustBeFresh value.
     /// When every PIT entry is in use, the entry comes back (its Interest is still needed, to
-    /// Nack it); returning it by value costs nothing on success.
+    /// Nack it); returning it by value costs nothing on success. The Interest is copied out of
+    /// its receive buffer ([`kite_packet::InterestView::detach`]) and the entry's name shares the copy.
     #[allow(clippy::result_large_err)]
     pub fn pit_insert(
         &mut self,
@@ -319,8 +408,20 @@ impl Pcct {
         if pit.scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
             return Err(pit);
         }
-        let (i, _) = self.pits.insert(pit)?;
+        if self.pits.is_full() {
+            return Err(pit);
+        }
+        let mut pit = pit;
+        pit.interest.detach();
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
+        if !e.detached {
+            e.name = pit.interest.name.clone();
+            if let Some(h) = &mut e.hint {
+                h.detach();
+            }
+            e.detached = true;
+        }
+        let (i, _) = self.pits.insert(pit)?;
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
         e.pit[usize::from(must_be_fresh)] = Some(i);
         self.digest_named_pits += usize::from(e.name.ends_in_implicit_digest());
@@ -403,26 +504,30 @@ impl Pcct {
     /// The cached Data that answers an Interest at `slot`: the direct entry, or — for a
     /// CanBePrefix Interest — the one an indirect entry points at; fresh when `must_be_fresh`.
     pub fn cs_match(
-        &self,
+        &mut self,
         slot: u32,
         must_be_fresh: bool,
         can_be_prefix: bool,
         now: Time,
-    ) -> Option<(u32, &Bytes)> {
-        let (target, wire, fresh_until) = match self.entries.get(slot)?.cs.as_ref()? {
-            CsEntry::Direct { wire, fresh_until } => (slot, wire, *fresh_until),
+    ) -> Option<(u32, Bytes)> {
+        let target = match self.entries.get(slot)?.cs.as_ref()? {
+            CsEntry::Direct { .. } => slot,
             CsEntry::Indirect { slot: t, gen } if can_be_prefix => {
-                match self.entries.get_checked(*t, *gen)?.cs.as_ref()? {
-                    CsEntry::Direct { wire, fresh_until } => (*t, wire, *fresh_until),
-                    CsEntry::Indirect { .. } => return None,
-                }
+                let (t, gen) = (*t, *gen);
+                self.entries.get_checked(t, gen)?;
+                t
             }
             CsEntry::Indirect { .. } => return None,
         };
-        if must_be_fresh && fresh_until <= now {
-            return None;
+        match self.entries.get_mut(target)?.cs.as_mut()? {
+            CsEntry::Direct { wire, fresh_until } => {
+                if must_be_fresh && *fresh_until <= now {
+                    return None;
+                }
+                Some((target, wire.share()))
+            }
+            CsEntry::Indirect { .. } => None,
         }
-        Some((target, wire))
     }
 
     /// Marks the CS entry of `slot` as just used.
@@ -433,33 +538,52 @@ impl Pcct {
         }
     }
 
-    /// Caches `wire` as the direct entry of `slot`, evicting the least recently used entries
-    /// beyond capacity.
-    pub fn cs_insert_direct(&mut self, slot: u32, wire: Bytes, fresh_until: Time) {
+    /// Caches a copy of `wire` (a buffer of its own, not the receive buffer it is a slice of)
+    /// as the direct entry of `slot`, evicting the least recently used entries beyond the
+    /// entry or octet capacity. A Data larger than the whole octet capacity is not cached.
+    pub fn cs_insert_direct(&mut self, slot: u32, wire: &Bytes, fresh_until: Time) {
+        if footprint(wire.len()) + KEPT_OVERHEAD > self.cs_byte_capacity {
+            return self.remove_if_unused(slot);
+        }
+        let wire = CachedWire::Owned(Kept::new(wire));
         self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
     }
 
-    /// Makes `slot` an indirect entry pointing at the direct entry in `target`.
+    /// Makes `slot` an indirect entry pointing at the direct entry in `target` (nothing when
+    /// `target` holds none: the Data was not cached).
     pub fn cs_insert_indirect(&mut self, slot: u32, target: u32) {
+        let direct = self.entries.get(target).map(|e| &e.cs);
+        if !matches!(direct, Some(Some(CsEntry::Direct { .. }))) {
+            return self.remove_if_unused(slot);
+        }
         let gen = self.entries.gen(target);
         self.cs_set(slot, CsEntry::Indirect { slot: target, gen });
     }
 
     fn cs_set(&mut self, slot: u32, cs: CsEntry) {
         if self.cs_capacity == 0 {
-            return;
+            return self.remove_if_unused(slot);
         }
         let Some(e) = self.entries.get_mut(slot) else {
             return;
         };
+        e.detach_names();
+        let packet = match &cs {
+            CsEntry::Direct { wire, .. } => footprint(wire.len()) + KEPT_OVERHEAD,
+            CsEntry::Indirect { .. } => 0,
+        };
+        let held = |n: &Name| footprint(n.held_len()) + KEPT_OVERHEAD;
+        let charge = packet + held(&e.name) + e.hint.as_ref().map_or(0, held);
+        let old_charge = core::mem::replace(&mut e.cs_charge, charge);
         let was_cached = e.cs.replace(cs).is_some();
+        self.cs_bytes = self.cs_bytes - old_charge + charge;
         if was_cached {
             self.lru_unlink(slot);
         } else {
             self.cs_len += 1;
         }
         self.lru_push_front(slot);
-        while self.cs_len > self.cs_capacity {
+        while self.cs_len > self.cs_capacity || self.cs_bytes > self.cs_byte_capacity {
             self.evict_lru();
         }
     }
@@ -472,6 +596,7 @@ impl Pcct {
         if e.cs.take().is_none() {
             return false;
         }
+        self.cs_bytes -= core::mem::take(&mut e.cs_charge);
         self.cs_len -= 1;
         self.lru_unlink(slot);
         self.remove_if_unused(slot);

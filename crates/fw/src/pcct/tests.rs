@@ -23,6 +23,7 @@ fn small() -> Pcct {
             capacity: 8,
             pit_capacity: 4,
             cs_capacity: 4,
+            ..PcctConfig::default()
         },
     )
 }
@@ -107,14 +108,14 @@ fn direct_cs_entries_and_freshness() {
     let mut t = small();
     let s = insert(&mut t, "/d", None);
     let wire = Bytes::from_static(b"data");
-    t.cs_insert_direct(s, wire.clone(), Time::from_millis(100));
+    t.cs_insert_direct(s, &wire, Time::from_millis(100));
     assert_eq!(t.cs_len(), 1);
     let hit = t.cs_match(s, false, false, Time::from_millis(500)).unwrap();
-    assert_eq!(hit, (s, &wire));
+    assert_eq!(hit, (s, wire.clone()));
     assert!(t.cs_match(s, true, false, Time::from_millis(99)).is_some());
     assert!(t.cs_match(s, true, false, Time::from_millis(100)).is_none());
     // replacing keeps one entry
-    t.cs_insert_direct(s, Bytes::from_static(b"newer"), Time::ZERO);
+    t.cs_insert_direct(s, &Bytes::from_static(b"newer"), Time::ZERO);
     assert_eq!(t.cs_len(), 1);
 }
 
@@ -123,7 +124,7 @@ fn indirect_entries_answer_only_prefix_interests_and_go_stale() {
     let mut t = small();
     let direct = insert(&mut t, "/p/1", None);
     let indirect = insert(&mut t, "/p", None);
-    t.cs_insert_direct(direct, Bytes::from_static(b"d"), Time::from_millis(100));
+    t.cs_insert_direct(direct, &Bytes::from_static(b"d"), Time::from_millis(100));
     t.cs_insert_indirect(indirect, direct);
     assert_eq!(t.cs_len(), 2);
     assert_eq!(
@@ -145,7 +146,7 @@ fn indirect_entries_answer_only_prefix_interests_and_go_stale() {
     // even after its slot is reused by another name
     let reused = insert(&mut t, "/q", None);
     assert_eq!(reused, direct);
-    t.cs_insert_direct(reused, Bytes::from_static(b"q"), Time::ZERO);
+    t.cs_insert_direct(reused, &Bytes::from_static(b"q"), Time::ZERO);
     assert!(t.cs_match(indirect, false, true, Time::ZERO).is_none());
 }
 
@@ -155,13 +156,13 @@ fn lru_eviction_keeps_the_recently_used() {
     let slots: Vec<u32> = (0..4)
         .map(|i| {
             let s = insert(&mut t, &format!("/c/{i}"), None);
-            t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+            t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
             s
         })
         .collect();
     t.cs_touch(slots[0]);
     let s4 = insert(&mut t, "/c/4", None);
-    t.cs_insert_direct(s4, Bytes::new(), Time::ZERO);
+    t.cs_insert_direct(s4, &Bytes::new(), Time::ZERO);
     assert_eq!(t.cs_len(), 4);
     // /c/1 was the least recently used
     assert!(t.entry(slots[1]).is_none());
@@ -178,7 +179,7 @@ fn a_full_table_evicts_cache_then_refuses() {
     let mut t = small();
     for i in 0..4 {
         let s = insert(&mut t, &format!("/c/{i}"), None);
-        t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+        t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
     }
     let mut pit_slots = Vec::new();
     for i in 0..4 {
@@ -201,7 +202,7 @@ fn a_full_table_evicts_cache_then_refuses() {
         if i < 4 {
             t.pit_insert(s, false, pit_for(&n)).unwrap();
         } else {
-            t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+            t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
         }
     }
     let n = name("/y");
@@ -216,6 +217,7 @@ fn a_full_table_evicts_cache_then_refuses() {
             capacity: 2,
             pit_capacity: 2,
             cs_capacity: 2,
+            ..PcctConfig::default()
         },
     );
     for i in 0..2 {
@@ -236,7 +238,7 @@ fn dispatch_hash_pitfall_is_avoided() {
     for i in 0..20_000u64 {
         let n = name(&format!("/n/{i}"));
         let s = t.find_or_insert(&n, same_low_bits(&n), None).unwrap();
-        t.cs_insert_direct(s, Bytes::new(), Time::ZERO);
+        t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
     }
     for i in (0..20_000u64).step_by(997) {
         let n = name(&format!("/n/{i}"));
@@ -270,6 +272,7 @@ fn a_full_pit_keeps_room_for_localhost_interests() {
             capacity: 8 + LOCALHOST_PIT_RESERVE,
             pit_capacity: 4,
             cs_capacity: 4,
+            ..PcctConfig::default()
         },
     );
     for k in 0..4 {
@@ -295,4 +298,86 @@ fn a_full_pit_keeps_room_for_localhost_interests() {
         .pit_insert(s, false, pit_for(&name("/a/localhost")))
         .is_err());
     assert_eq!(t.pit_len(), 4 + LOCALHOST_PIT_RESERVE);
+}
+
+/// A packet sliced out of a larger receive buffer, as the faces hand them on, and whether a
+/// pointer lies inside that buffer.
+fn in_burst(packet: &[u8]) -> (Bytes, impl Fn(*const u8) -> bool) {
+    let mut burst = vec![0xee; 64 * 1024];
+    burst[1000..1000 + packet.len()].copy_from_slice(packet);
+    let burst = Bytes::from(burst);
+    let range = burst.as_ptr_range();
+    let inside = move |p: *const u8| range.contains(&p);
+    (burst.slice(1000..1000 + packet.len()), inside)
+}
+
+#[test]
+fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
+    let mut t = small();
+    let n = name("/kept/interest");
+    let mut i = Interest::new(n.clone());
+    i.nonce = Some(Nonce::from(1));
+    let (wire, inside) = in_burst(&i.encode());
+    let view = InterestView::decode(wire).unwrap();
+    let s = t.find_or_insert(&view.name, hash(&n), None).unwrap();
+    t.pit_insert(s, false, PitEntry::new(1, view, StrategyId(0)))
+        .unwrap();
+    let pit = t.pit(s, false).unwrap();
+    assert!(
+        !inside(pit.interest.wire().as_ptr()),
+        "PIT copied its Interest"
+    );
+    assert_eq!(pit.interest.wire().len(), i.encode().len());
+    let e = t.entry(s).unwrap();
+    assert!(!inside(e.name.value().as_ptr()), "the name shares the copy");
+    assert_eq!(e.name.held_len(), pit.interest.wire().len());
+
+    // A Data cached under a name that came from a received packet.
+    let (data, inside) = in_burst(b"some data");
+    let (dname, inside_name) = in_burst(&name("/kept/data").to_wire());
+    let dname = Name::decode(dname).unwrap();
+    let d = t.find_or_insert(&dname, hash(&dname), None).unwrap();
+    t.cs_insert_direct(d, &data, Time::ZERO);
+    let (_, kept) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    assert!(!inside(kept.as_ptr()), "CS copied its Data");
+    let e = t.entry(d).unwrap();
+    assert!(!inside_name(e.name.value().as_ptr()), "the name was copied");
+    assert_eq!(e.name.held_len(), e.name.value().len());
+}
+
+#[test]
+fn the_cs_stays_within_its_octet_capacity_evicting_the_least_recently_used() {
+    let per = footprint(100) + footprint(name("/c/0").value().len()) + 2 * KEPT_OVERHEAD;
+    let mut t = Pcct::new(
+        0,
+        PcctConfig {
+            capacity: 64,
+            pit_capacity: 4,
+            cs_capacity: 64,
+            cs_bytes: 3 * per,
+        },
+    );
+    let slots: Vec<u32> = (0..5)
+        .map(|i| {
+            let s = insert(&mut t, &format!("/c/{i}"), None);
+            t.cs_insert_direct(s, &Bytes::from(vec![i as u8; 100]), Time::ZERO);
+            assert!(t.cs_bytes() <= 3 * per);
+            s
+        })
+        .collect();
+    assert_eq!(t.cs_len(), 3);
+    assert_eq!(t.cs_bytes(), 3 * per, "name, packet and overhead charged");
+    assert!(t.entry(slots[1]).is_none() && t.entry(slots[2]).is_some());
+    // Larger than the whole capacity: not cached, nothing evicted for it, no entry left.
+    let before = t.len();
+    let big = insert(&mut t, "/big", None);
+    t.cs_insert_direct(big, &Bytes::from(vec![0; 3 * per]), Time::ZERO);
+    let prefix = insert(&mut t, "/b", None);
+    t.cs_insert_indirect(prefix, big);
+    assert_eq!((t.cs_len(), t.len()), (3, before));
+    // Erasing gives the octets back.
+    for s in slots[2..].iter() {
+        assert!(t.cs_erase(*s));
+    }
+    assert_eq!((t.cs_len(), t.cs_bytes()), (0, 0));
 }

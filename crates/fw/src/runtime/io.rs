@@ -304,7 +304,7 @@ impl IoThread {
         if readable {
             loop {
                 let progress = self.recv_datagrams(channel);
-                self.deliver_datagrams(now);
+                self.deliver_datagrams(channel, now);
                 if !matches!(progress, Ok(Progress::More)) {
                     break;
                 }
@@ -336,16 +336,21 @@ impl IoThread {
     }
 
     /// Adds the faces a datagram channel just created, then hands each datagram it read to its
-    /// face.
-    fn deliver_datagrams(&mut self, now: Instant) {
+    /// face (fragments to the channel's reassembler, whose drops count on their faces).
+    fn deliver_datagrams(&mut self, channel: DatagramChannel, now: Instant) {
         for face in core::mem::take(&mut self.created) {
             self.add_face(face);
         }
+        let reassembler = match channel {
+            DatagramChannel::Udp(u) => self.udp[u].reassembler(),
+            DatagramChannel::Ether(e) => self.ether[e].reassembler(),
+        };
         for d in self.datagrams.drain(..) {
             if let Some(face) = self.faces.get_mut(&d.face) {
-                face.receive_frame(d.from, d.frame, now, &mut self.received);
+                face.receive_frame(d.from, d.frame, now, reassembler, &mut self.received);
             }
         }
+        count_reassembly_drops(reassembler, &mut self.faces);
     }
 
     /// The faces with pending output that send through the channel at `local`, to flush when
@@ -584,6 +589,11 @@ impl IoThread {
     }
 
     fn housekeeping(&mut self, now: Instant) {
+        let channels = self.udp.iter_mut().map(UdpChannel::reassembler);
+        for r in channels.chain(self.ether.iter_mut().map(EtherChannel::reassembler)) {
+            r.expire(now);
+            count_reassembly_drops(r, &mut self.faces);
+        }
         let mut idle = Vec::new();
         for (id, face) in &mut self.faces {
             face.expire(now);
@@ -757,4 +767,16 @@ fn configure(
         face.set_congestion_marking(marking);
     }
     Ok(())
+}
+
+/// Counts the partial packets a channel's reassembler dropped on the faces they were for.
+fn count_reassembly_drops(
+    r: &mut kite_face::reassembly::Reassembler,
+    faces: &mut HashMap<FaceId, Face>,
+) {
+    for (id, n) in r.take_drops() {
+        if let Some(face) = faces.get_mut(&id) {
+            face.count_reassembly_drops(n);
+        }
+    }
 }

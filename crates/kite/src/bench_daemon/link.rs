@@ -19,6 +19,7 @@ use kite_face::burst::{
     enable_gro, send_segmented, Arena, RecvBatch, Segmenter, BATCH, SEGMENTED_BATCH,
 };
 use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use kite_face::FaceId;
 use kite_packet::{LpHeader, LpPacket};
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -256,13 +257,18 @@ impl Datagrams {
         let now = Instant::now();
         self.reassembler.expire(now);
         // A refused fragment (duplicate, buffers full) loses its packet, as a drop would.
-        Ok(match self.reassembler.add(Endpoint::Peer, lp, now) {
-            Ok(Some((header, whole))) => Recv::Packet(LpPacket {
-                header,
-                fragment: Some(whole),
-            }),
-            Ok(None) | Err(_) => Recv::Idle,
-        })
+        Ok(
+            match self
+                .reassembler
+                .add(FaceId::INVALID, Endpoint::Peer, lp, now)
+            {
+                Ok(Some((header, whole))) => Recv::Packet(LpPacket {
+                    header,
+                    fragment: Some(whole),
+                }),
+                Ok(None) | Err(_) => Recv::Idle,
+            },
+        )
     }
 
     /// Queues the `n` messages of the last burst as datagrams (a coalesced message cut at its

@@ -84,6 +84,11 @@ pub struct FaceSystem {
     /// reassembled, in octets ([`MAX_PACKET_SIZE_RANGE`]; default NFD's 8800).
     #[serde(deserialize_with = "max_packet_size")]
     pub max_packet_size: usize,
+    /// `reassembly_bytes`: octets of NDNLPv2 fragments (and their bookkeeping) held at once
+    /// per datagram channel (all faces of a UDP listener or Ethernet interface together,
+    /// each multicast face alone); the oldest partial packets are dropped beyond it.
+    #[serde(deserialize_with = "budget_bytes")]
+    pub reassembly_bytes: usize,
     /// `[face_system.unix]`.
     pub unix: Unix,
     /// `[face_system.udp]`.
@@ -101,6 +106,7 @@ impl Default for FaceSystem {
         FaceSystem {
             local_only: false,
             max_packet_size: kite_face::framing::MAX_NDN_PACKET_SIZE,
+            reassembly_bytes: kite_face::reassembly::DEFAULT_REASSEMBLY_BYTES,
             unix: Unix::default(),
             udp: Udp::default(),
             tcp: Tcp::default(),
@@ -200,6 +206,10 @@ pub struct Tables {
 pub struct Cs {
     /// `capacity`: packets, split over the forwarding threads.
     pub capacity: usize,
+    /// `capacity_bytes`: octets of cached packets (and their names and allocation overhead),
+    /// split over the forwarding threads; the least recently used are evicted beyond it.
+    #[serde(deserialize_with = "budget_bytes")]
+    pub capacity_bytes: usize,
     /// `admit`: whether Data is stored.
     pub admit: bool,
     /// `serve`: whether Interests are answered from it.
@@ -212,6 +222,7 @@ impl Default for Cs {
     fn default() -> Self {
         Cs {
             capacity: 65536,
+            capacity_bytes: DEFAULT_CS_BYTES,
             admit: true,
             serve: true,
             unsolicited_policy: Unsolicited::DropAll,
@@ -284,6 +295,28 @@ where
 /// Forwarding threads: the dispatcher tracks the threads to wake in one u64.
 fn threads<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
     bounded(d, 1, 64, "threads").map(Some)
+}
+
+/// Default `tables.cs.capacity_bytes`: 256 MiB (65536 packets of 4 KiB on average).
+pub const DEFAULT_CS_BYTES: usize = 256 << 20;
+
+/// The smallest octet budget a table may be given: room for a few largest packets (8800
+/// octets), fragmented or cached, with their overheads.
+pub const MIN_BUDGET_BYTES: usize = 64 << 10;
+
+/// The rule for an octet budget (`tables.cs.capacity_bytes`, `face_system.reassembly_bytes`
+/// and their flags).
+pub fn check_budget(v: usize) -> Result<usize, String> {
+    if v < MIN_BUDGET_BYTES {
+        return Err(format!(
+            "must be at least {MIN_BUDGET_BYTES} octets, not {v}"
+        ));
+    }
+    Ok(v)
+}
+
+fn budget_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    check_budget(usize::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 /// The smallest MTU NFD accepts, and the largest UDP payload.

@@ -38,6 +38,7 @@ fn every_key() -> Config {
         face_system: FaceSystem {
             local_only: true,
             max_packet_size: 4096,
+            reassembly_bytes: 1 << 20,
             unix: Unix {
                 path: Some("/tmp/kite.sock".into()),
             },
@@ -60,6 +61,7 @@ fn every_key() -> Config {
             network_region: vec![Prefix(name("/region"))],
             cs: Cs {
                 capacity: 10,
+                capacity_bytes: 1 << 20,
                 admit: false,
                 serve: false,
                 unsolicited_policy: Unsolicited::AdmitAll,

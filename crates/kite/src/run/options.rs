@@ -45,6 +45,12 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(c) = args.cs_capacity {
         config.tables.cs.capacity = c;
     }
+    if let Some(b) = args.cs_capacity_bytes {
+        config.tables.cs.capacity_bytes = b;
+    }
+    if let Some(b) = args.reassembly_bytes {
+        config.face_system.reassembly_bytes = b;
+    }
     if let Some(f) = &args.log {
         config.log.filter = Some(LogFilter::parse(f).map_err(|e| anyhow::anyhow!("--log: {e}"))?);
     } else if let Some(f) = env_log {
@@ -89,9 +95,11 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.udp_mtu = fs.udp.mtu;
     r.face.max_packet_size = fs.max_packet_size;
     r.face.idle_timeout = Duration::from_secs(fs.udp.idle_timeout);
+    r.face.reassembly.max_bytes = fs.reassembly_bytes;
     let cs = &c.tables.cs;
     let f = &mut r.forwarder;
     f.pcct.cs_capacity = cs.capacity.div_ceil(usize::from(threads));
+    f.pcct.cs_bytes = cs.capacity_bytes.div_ceil(usize::from(threads));
     f.pcct.capacity = f
         .pcct
         .capacity

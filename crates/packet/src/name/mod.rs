@@ -209,6 +209,36 @@ impl Name {
         self.buf.slice(start..start + usize::from(self.len))
     }
 
+    /// Makes the name hold only its own value, copied into a buffer of its own, so keeping
+    /// it no longer keeps the (possibly much larger) buffer it was decoded from.
+    pub fn detach(&mut self) {
+        self.buf = crate::kept::copy(self.value());
+        self.start = 0;
+    }
+
+    /// The same name held by `buf`, a buffer with the same octets as the one it lives in now
+    /// (a copy of its packet, say): offsets are kept, so nothing is scanned again.
+    ///
+    /// # Panics
+    /// When `buf` is shorter than the name's buffer.
+    pub fn rebased(&self, buf: Bytes) -> Name {
+        assert!(buf.len() >= self.buf.len(), "rebased onto a shorter buffer");
+        debug_assert_eq!(buf[..self.buf.len()], self.buf[..]);
+        Name {
+            buf,
+            start: self.start,
+            len: self.len,
+            starts: Offsets::from_slice(&self.starts),
+        }
+    }
+
+    /// Octets of the buffer the name keeps alive (the view of it this name holds: its value,
+    /// or the whole packet for a decoded name).
+    #[inline]
+    pub fn held_len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The buffer the name lives in: for a name decoded by a forwarder view, the whole packet.
     #[inline]
     pub(crate) fn backing(&self) -> &Bytes {

@@ -226,3 +226,33 @@ fn the_defaults_are_what_kite_run_did_without_a_file() {
     assert_eq!(r.face.max_packet_size, 8800);
     assert_eq!(r.forwarder.unsolicited, UnsolicitedPolicy::DropAll);
 }
+
+#[test]
+fn octet_budgets_follow_one_rule_in_the_file_and_on_the_command_line() {
+    for flag in ["--cs-capacity-bytes", "--reassembly-bytes"] {
+        let e = Cli::try_parse_from(["kite", flag, "65535"])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("must be at least 65536 octets"), "{flag}: {e}");
+    }
+    for text in [
+        "[tables.cs]\ncapacity_bytes = 65535\n",
+        "[face_system]\nreassembly_bytes = 65535\n",
+    ] {
+        let e = Config::parse(text, "t.toml").unwrap_err().to_string();
+        assert!(e.contains("must be at least 65536 octets"), "{text}: {e}");
+    }
+    let mut c = Config::default();
+    let flags = [
+        "--cs-capacity-bytes",
+        "1000000",
+        "--reassembly-bytes",
+        "65536",
+    ];
+    apply(&mut c, &args(&flags), None).unwrap();
+    c.forwarder.threads = Some(2);
+    let r = runtime_config(&c);
+    assert_eq!(r.forwarder.pcct.cs_bytes, 500_000, "split over the threads");
+    assert_eq!(r.face.reassembly.max_bytes, 65536);
+}
