@@ -64,6 +64,8 @@ pub(crate) struct IoThread {
     received: Vec<Received>,
     datagrams: Vec<Datagram>,
     created: Vec<Face>,
+    /// On-demand faces a datagram channel gave up to make room for new senders.
+    evicted: Vec<FaceId>,
     header: Vec<u8>,
     dirty: Vec<FaceId>,
     /// (token, readable, peer closed, writable) of the events of one poll.
@@ -155,6 +157,7 @@ impl IoThread {
             received: Vec::with_capacity(256),
             datagrams: Vec::with_capacity(64),
             created: Vec::new(),
+            evicted: Vec::new(),
             header: Vec::with_capacity(64),
             dirty: Vec::new(),
             ready: Vec::with_capacity(256),
@@ -299,7 +302,7 @@ impl IoThread {
         };
         if readable {
             loop {
-                let progress = self.recv_datagrams(channel);
+                let progress = self.recv_datagrams(channel, now);
                 self.deliver_datagrams(now);
                 if !matches!(progress, Ok(Progress::More)) {
                     break;
@@ -314,12 +317,25 @@ impl IoThread {
     }
 
     /// Reads one burst from a datagram channel into `self.datagrams` (new on-demand faces
-    /// into `self.created`).
-    fn recv_datagrams(&mut self, channel: DatagramChannel) -> std::io::Result<Progress> {
-        let (ids, datagrams, created) = (&mut self.ids, &mut self.datagrams, &mut self.created);
+    /// into `self.created`, those given up for them into `self.evicted`).
+    fn recv_datagrams(
+        &mut self,
+        channel: DatagramChannel,
+        now: Instant,
+    ) -> std::io::Result<Progress> {
+        let (ids, datagrams, created, evicted) = (
+            &mut self.ids,
+            &mut self.datagrams,
+            &mut self.created,
+            &mut self.evicted,
+        );
         match channel {
-            DatagramChannel::Udp(u) => self.udp[u].recv_burst(ids, datagrams, created),
-            DatagramChannel::Ether(e) => self.ether[e].recv_burst(ids, datagrams, created),
+            DatagramChannel::Udp(u) => {
+                self.udp[u].recv_burst(now, ids, datagrams, created, evicted)
+            }
+            DatagramChannel::Ether(e) => {
+                self.ether[e].recv_burst(now, ids, datagrams, created, evicted)
+            }
         }
     }
 
@@ -331,9 +347,13 @@ impl IoThread {
         }
     }
 
-    /// Adds the faces a datagram channel just created, then hands each datagram it read to its
+    /// Closes the on-demand faces a datagram channel gave up (their channel forgot them
+    /// already), adds the faces it just created, then hands each datagram it read to its
     /// face.
     fn deliver_datagrams(&mut self, now: Instant) {
+        while let Some(id) = self.evicted.pop() {
+            self.close_face(id);
+        }
         for face in core::mem::take(&mut self.created) {
             self.add_face(face);
         }
@@ -566,14 +586,37 @@ impl IoThread {
         if let Some(remote) = face.udp_remote() {
             for u in &mut self.udp {
                 if *face.local_uri() == u.local_uri() {
-                    u.forget(remote);
+                    u.forget(remote, face.id());
                 }
             }
         }
         if let Some(remote) = face.ether_remote() {
             for e in &mut self.ether {
                 if face.local_uri() == e.local_uri() {
-                    e.forget(remote);
+                    e.forget(remote, face.id());
+                }
+            }
+        }
+    }
+
+    /// Tells the datagram channel of face `id` whether the face is on-demand now (only those
+    /// count against the channel's bound, and only those are given up for new senders).
+    fn follow_persistency(&mut self, id: FaceId) {
+        let Some(face) = self.faces.get(&id) else {
+            return;
+        };
+        let on_demand = face.persistency() == Persistency::OnDemand;
+        if let Some(remote) = face.udp_remote() {
+            for u in &mut self.udp {
+                if *face.local_uri() == u.local_uri() {
+                    u.set_on_demand(remote, id, on_demand);
+                }
+            }
+        }
+        if let Some(remote) = face.ether_remote() {
+            for e in &mut self.ether {
+                if face.local_uri() == e.local_uri() {
+                    e.set_on_demand(remote, id, on_demand);
                 }
             }
         }
@@ -618,6 +661,7 @@ impl IoThread {
                             configure(face, persistency, options).map(|()| Self::status(face))
                         }
                     };
+                    self.follow_persistency(id);
                     let _ = reply.send(r);
                 }
                 IoCommand::Destroy { id, reply } => {
@@ -660,6 +704,9 @@ impl IoThread {
         let mut face = match (&remote, &local) {
             (FaceUri::Udp(_), Some(_)) => {
                 return unsupported("Unicast UDP faces cannot be created with a LocalUri")
+            }
+            (FaceUri::Udp(_), None) if persistency == Persistency::OnDemand => {
+                return unsupported("Outgoing UDP faces do not support on-demand persistency")
             }
             (FaceUri::Udp(addr), None) => {
                 let channel = self
