@@ -15,7 +15,7 @@
 //! [`Flushed::Blocked`] the thread waits for the writable event. Face ids come from the
 //! caller ([`FaceIds`]) and are never reused.
 //!
-//! Invariants: no call blocks (except [`tcp::connect`]); receive and send are one system call
+//! Invariants: no call blocks (an outgoing TCP connection is a [`tcp::Connecting`]); receive and send are one system call
 //! per burst (large `read`, `recvmmsg`, `writev`, `sendmmsg`), never per packet; stream
 //! packets are zero-copy slices of the read buffer; every bad input is dropped and counted
 //! in [`FaceCounters`], and a stream that loses framing closes its face.

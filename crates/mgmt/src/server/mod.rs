@@ -13,10 +13,12 @@ pub use strategy_load::StrategyLoader;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::select;
+use crossbeam_channel::{select, Receiver};
 use kite_fw::face::FaceId;
 use kite_fw::fib::FibWriter;
-use kite_fw::runtime::{FaceEvent, InternalInterest, RuntimeHandle};
+use kite_fw::runtime::{
+    CreateReply, FaceCommandError, FaceEvent, FaceStatus, InternalInterest, RuntimeHandle,
+};
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{DataView, Interest, Name, PitToken};
 
@@ -26,6 +28,7 @@ use crate::rib::Rib;
 use crate::storage::Storage;
 use crate::tlv_types::FaceEventKind;
 use crate::{parse_command, FaceEventNotification, Tlv};
+use commands::Outcome;
 
 /// The management thread's state.
 pub struct Manager {
@@ -40,6 +43,14 @@ pub struct Manager {
     events: NotificationStream,
     /// Faces known from face events, with their last status.
     faces: std::collections::HashMap<FaceId, kite_fw::runtime::FaceStatus>,
+    /// Where the I/O thread answers `faces/create`, tagged.
+    created_tx: CreateReply,
+    created_rx: Receiver<(u64, Result<FaceStatus, FaceCommandError>)>,
+    /// The `faces/create` commands waiting for the I/O thread, by tag: the command's name
+    /// and the token to answer with. At most the I/O thread's connections in progress wait
+    /// (it answers every other request at once), and each for a bounded time.
+    creating: std::collections::HashMap<u64, (Name, PitToken)>,
+    next_tag: u64,
     start_unix_ms: u64,
 }
 
@@ -63,6 +74,7 @@ impl Manager {
 
     /// Takes over the FIB writer, which [`Manager::route_internal_face`] has prepared.
     pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
+        let (created_tx, created_rx) = crossbeam_channel::unbounded();
         Manager {
             runtime,
             fib,
@@ -73,6 +85,10 @@ impl Manager {
             storage: Storage::new(),
             events: NotificationStream::face_events(),
             faces: std::collections::HashMap::new(),
+            created_tx,
+            created_rx,
+            creating: std::collections::HashMap::new(),
+            next_tag: 0,
             start_unix_ms: unix_ms(),
         }
     }
@@ -87,6 +103,7 @@ impl Manager {
     pub fn run(mut self) {
         let internal = self.runtime.internal_packets().clone();
         let events = self.runtime.face_events().clone();
+        let created = self.created_rx.clone();
         loop {
             let timeout = self
                 .rib
@@ -102,6 +119,11 @@ impl Manager {
                 recv(events) -> e => match e {
                     Ok(e) => self.on_face_event(e),
                     Err(_) => return,
+                },
+                recv(created) -> c => {
+                    if let Ok((tag, r)) = c {
+                        self.on_face_created(tag, r);
+                    }
                 },
                 default(timeout) => {}
             }
@@ -155,8 +177,30 @@ impl Manager {
         let Ok(cmd) = parse_command(&interest) else {
             return;
         };
-        let resp = self.execute(cmd, ingress, now);
-        self.reply(dataset::response_data(&name, &resp), token);
+        match self.execute(cmd, ingress, now) {
+            Outcome::Done(resp) => self.reply(dataset::response_data(&name, &resp), token),
+            Outcome::CreateFace(f) => {
+                let tag = self.next_tag;
+                self.next_tag += 1;
+                self.creating.insert(tag, (name, token));
+                self.runtime.start_create_face(
+                    f.remote,
+                    f.local,
+                    f.persistency,
+                    f.options,
+                    tag,
+                    &self.created_tx,
+                );
+            }
+        }
+    }
+
+    /// Answers the `faces/create` tagged `tag` now that the I/O thread reported back.
+    fn on_face_created(&mut self, tag: u64, r: Result<FaceStatus, FaceCommandError>) {
+        let resp = self.face_created(r);
+        if let Some((name, token)) = self.creating.remove(&tag) {
+            self.reply(dataset::response_data(&name, &resp), token);
+        }
     }
 
     fn reply(&self, wire: bytes::Bytes, token: PitToken) {
