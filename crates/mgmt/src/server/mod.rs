@@ -51,6 +51,8 @@ pub struct Manager {
     /// (it answers every other request at once), and each for a bounded time.
     creating: std::collections::HashMap<u64, (Name, PitToken)>,
     next_tag: u64,
+    /// The last dataset version published.
+    last_version: u64,
     start_unix_ms: u64,
 }
 
@@ -89,6 +91,7 @@ impl Manager {
             created_rx,
             creating: std::collections::HashMap::new(),
             next_tag: 0,
+            last_version: 0,
             start_unix_ms: unix_ms(),
         }
     }
@@ -149,13 +152,17 @@ impl Manager {
             match request {
                 DatasetRequest::Generate(ds) => {
                     let payload = self.dataset(&ds);
-                    let segments = dataset::segments(&name, unix_ms(), &payload);
-                    for s in &segments {
-                        if let Ok(d) = DataView::decode(s.clone()) {
-                            self.storage.insert(d.name.clone(), s.clone(), now);
-                        }
-                    }
-                    if let Some(first) = segments.into_iter().next() {
+                    // NFD's version is the wall clock in ms; two versions never share one.
+                    let version = unix_ms().max(self.last_version + 1);
+                    self.last_version = version;
+                    let segments = dataset::segments(&name, version, &payload);
+                    let first = segments.first().cloned();
+                    let named = segments
+                        .into_iter()
+                        .filter_map(|s| Some((DataView::decode(s.clone()).ok()?.name, s)))
+                        .collect();
+                    self.storage.insert_version(named, now);
+                    if let Some(first) = first {
                         self.reply(first, token);
                     }
                 }
@@ -236,7 +243,8 @@ impl Manager {
         let n = FaceEventNotification::for_face(kind, &status::face_status(&status));
         let wire = self.events.post(&n.encode());
         if let Ok(d) = DataView::decode(wire.clone()) {
-            self.storage.insert(d.name.clone(), wire, self.now_ms());
+            self.storage
+                .insert_notification(d.name.clone(), wire, self.now_ms());
             self.runtime.send_internal_data(d, None);
         }
     }
