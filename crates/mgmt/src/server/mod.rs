@@ -20,7 +20,7 @@ use kite_fw::runtime::{
     CreateReply, FaceCommandError, FaceEvent, FaceStatus, InternalInterest, RuntimeHandle,
 };
 use kite_fw::strategy::StrategyTable;
-use kite_packet::{DataView, Interest, Name, PitToken};
+use kite_packet::{DataView, Interest, Name, OwnedComponent, PitToken};
 
 use crate::dataset::{self, DatasetRequest, NotificationStream};
 use crate::replay::ReplayGuard;
@@ -157,9 +157,17 @@ impl Manager {
                     self.last_version = version;
                     let segments = dataset::segments(&name, version, &payload);
                     let first = segments.first().cloned();
+                    // Named as `segments` names them: no need to decode each again.
+                    let base = name
+                        .clone()
+                        .append(OwnedComponent::version(version).as_ref());
                     let named = segments
                         .into_iter()
-                        .filter_map(|s| Some((DataView::decode(s.clone()).ok()?.name, s)))
+                        .enumerate()
+                        .map(|(i, s)| {
+                            let seg = OwnedComponent::segment(i as u64);
+                            (base.clone().append(seg.as_ref()), s)
+                        })
                         .collect();
                     self.storage.insert_version(named, now);
                     if let Some(first) = first {
