@@ -4,7 +4,10 @@
 //! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link) (reassembly,
 //! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
 //! counters. Listeners ([`Channel`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
-//! an Ethernet interface) create on-demand faces as peers arrive.
+//! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one
+//! only for a well-formed NDN packet and keeps at most its configured number of them
+//! ([`FaceConfig::udp_on_demand_limit`], [`FaceConfig::ether_on_demand_limit`]), giving up
+//! the idlest for a new sender.
 //!
 //! How a daemon thread uses it: it owns a `mio::Poll`, some channels and faces, each
 //! registered under its own token (edge-triggered). On a readable event it calls
