@@ -35,11 +35,15 @@ Usage
         order.  Prints {"segments", "size", "sha256", "max_outstanding"} or
         {"error": ...}.
 
-    python pyndn_daemon.py dataset SOCKET DATASET
+    python pyndn_daemon.py dataset SOCKET DATASET [--summary] [--timeout MS]
         Fetches /localhost/nfd/DATASET (e.g. status/general, faces/list)
         with segment_fetcher and prints its decoding by python-ndn's
         ndn.app_support.nfd_mgmt models as JSON (names as URIs, enums as
-        numbers; lists for the repeated datasets).
+        numbers; lists for the repeated datasets).  With --summary (for
+        datasets too large to print) it prints {"segments", "size",
+        "items", "last"} instead: the count of top-level items and the
+        last one decoded by the model.  --timeout is each Interest's lifetime
+        (default 2000).
 
     python pyndn_daemon.py command SOCKET MODULE VERB [KEY=VALUE...]
         Sends a control command made by nfd_mgmt.make_command (keys:
@@ -275,8 +279,14 @@ def cmd_dataset(args):
 
     async def body(app):
         chunks = [bytes(c) async for c in segment_fetcher(
-            app, "/localhost/nfd/" + args.dataset, timeout=2000)]
+            app, "/localhost/nfd/" + args.dataset, timeout=args.timeout)]
         payload = b"".join(chunks)
+        if args.summary:
+            items = [whole for _, _, whole in tlv_items(payload)]
+            last = model.parse(items[-1]) if items else None
+            emit({"segments": len(chunks), "size": len(payload), "items": len(items),
+                  "last": jsonable(getattr(last, field) if field else last) if last else None})
+            return
         if model is nfd_mgmt.CsInfo:
             _, n = parse_tl_num(payload, 0)
             ln, m = parse_tl_num(payload, n)
@@ -371,6 +381,8 @@ def main():
     d = sub.add_parser("dataset")
     d.add_argument("socket")
     d.add_argument("dataset", choices=sorted(DATASETS))
+    d.add_argument("--summary", action="store_true")
+    d.add_argument("--timeout", type=int, default=2000)
     d.set_defaults(func=cmd_dataset)
     c = sub.add_parser("command")
     c.add_argument("socket")

@@ -54,8 +54,9 @@ pub struct FaceCounters {
 pub struct ChannelCounters {
     /// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
     pub n_truncated: u64,
-    /// Frames whose link-layer envelope did not parse (a short Ethernet header, a sender
-    /// address of an unknown family).
+    /// Frames that did not parse: a link-layer envelope (a short Ethernet header, a sender
+    /// address of an unknown family), or, from a sender with no face, the NDN packet (an
+    /// LpPacket, Interest or Data that does not decode makes no face).
     pub n_malformed: u64,
     /// Frames for no face here: another host's, another group's, this host's own.
     pub n_foreign: u64,

@@ -30,6 +30,13 @@ pub const DEFAULT_UDP_MTU: usize = 8800;
 /// NFD's default idle timeout of on-demand UDP faces.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// On-demand faces a datagram channel keeps by default: each costs a face's memory (output
+/// queue, reassembly state) to whoever sends one well-formed packet from a new address.
+pub const DEFAULT_ON_DEMAND_LIMIT: usize = 4096;
+
+/// The range the on-demand face limits accept (`kite run` flags and configuration keys alike).
+pub const ON_DEMAND_LIMIT_RANGE: (usize, usize) = (1, 1 << 20);
+
 /// Settings channels give the faces they create.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FaceConfig {
@@ -39,6 +46,11 @@ pub struct FaceConfig {
     pub udp_mtu: usize,
     /// How long an on-demand datagram face lives without receiving.
     pub idle_timeout: Duration,
+    /// On-demand faces a UDP channel keeps at most; a new sender beyond them takes the place
+    /// of the idlest.
+    pub udp_on_demand_limit: usize,
+    /// On-demand faces an Ethernet channel keeps at most, likewise.
+    pub ether_on_demand_limit: usize,
     /// Reassembly bounds of a datagram channel (all its faces together) or of a face that
     /// has no channel (multicast UDP).
     pub reassembly: ReassemblyLimits,
@@ -67,6 +79,8 @@ impl Default for FaceConfig {
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
             udp_mtu: DEFAULT_UDP_MTU,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            udp_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
+            ether_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
             reassembly: ReassemblyLimits::default(),
             marking: MarkingConfig::default(),
             max_packet_size: MAX_NDN_PACKET_SIZE,

@@ -4,7 +4,10 @@
 //! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link) (reassembly,
 //! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
 //! counters. Listeners ([`Channel`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
-//! an Ethernet interface) create on-demand faces as peers arrive.
+//! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one
+//! only for a well-formed NDN packet and keeps at most its configured number of them
+//! ([`FaceConfig::udp_on_demand_limit`], [`FaceConfig::ether_on_demand_limit`]), giving up
+//! the idlest for a new sender.
 //!
 //! How a daemon thread uses it: it owns a `mio::Poll`, some channels and faces, each
 //! registered under its own token (edge-triggered). On a readable event it calls
@@ -15,7 +18,7 @@
 //! [`Flushed::Blocked`] the thread waits for the writable event. Face ids come from the
 //! caller ([`FaceIds`]) and are never reused.
 //!
-//! Invariants: no call blocks (except [`tcp::connect`]); receive and send are one system call
+//! Invariants: no call blocks (an outgoing TCP connection is a [`tcp::Connecting`]); receive and send are one system call
 //! per burst (large `read`, `recvmmsg`, `writev`, `sendmmsg`), never per packet; stream
 //! packets are zero-copy slices of the read buffer; every bad input is dropped and counted
 //! in [`FaceCounters`], and a stream that loses framing closes its face.
@@ -47,7 +50,8 @@ pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, LinkState};
 pub use face::{
-    Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT, DEFAULT_UDP_MTU,
+    Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT,
+    DEFAULT_UDP_MTU, ON_DEMAND_LIMIT_RANGE,
 };
 pub use link::{Received, RxPacket};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};

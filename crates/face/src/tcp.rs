@@ -6,14 +6,17 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
 
 use crate::face::{Face, FaceConfig, FaceParts, Transport};
 use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
 use crate::uri::{is_loopback, FaceUri};
 
-/// How long an outgoing connection may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an outgoing connection may take: the answer to `faces/create` must reach the
+/// requester within its command Interest's lifetime (4 s, ndn-cxx's and Kite's default),
+/// and 3 s leave room for the first SYN and its retransmission after Linux's 1 s initial RTO.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Local when both ends are loopback.
 pub(crate) fn scope_of(local: SocketAddr, remote: SocketAddr) -> FaceScope {
@@ -45,15 +48,53 @@ pub(crate) fn face(
     Ok(Face::new(id, parts, config))
 }
 
-/// Connects to `remote` (blocking up to [`CONNECT_TIMEOUT`], as a management command may)
-/// and returns a non-blocking face (`faces/create tcp4://…`).
-pub fn connect(
-    id: FaceId,
-    remote: SocketAddr,
-    persistency: Persistency,
-    config: &FaceConfig,
-) -> io::Result<Face> {
-    let s = std::net::TcpStream::connect_timeout(&remote, CONNECT_TIMEOUT)?;
-    s.set_nonblocking(true)?;
-    face(id, TcpStream::from_std(s), persistency, config)
+/// An outgoing TCP connection on its way (`faces/create tcp4://…`): started without
+/// blocking, watched for writability in the caller's `mio::Poll`, then turned into a face.
+/// The caller bounds how long it waits ([`CONNECT_TIMEOUT`]) and drops it to give up.
+#[derive(Debug)]
+pub struct Connecting {
+    stream: TcpStream,
+}
+
+impl Connecting {
+    /// Starts connecting to `remote` (a non-blocking `connect`: it returns at once).
+    pub fn start(remote: SocketAddr) -> io::Result<Self> {
+        Ok(Connecting {
+            stream: TcpStream::connect(remote)?,
+        })
+    }
+
+    /// Registers for the writable event that tells the connection completed or failed.
+    pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(&mut self.stream, token, Interest::WRITABLE)
+    }
+
+    /// Stops watching (before the face takes over the socket, or when giving up).
+    pub fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
+        registry.deregister(&mut self.stream)
+    }
+
+    /// After an event: `Ok(true)` once connected, `Ok(false)` while still connecting, the
+    /// error once the connection failed (refused, unreachable).
+    pub fn progress(&mut self) -> io::Result<bool> {
+        if let Some(e) = self.stream.take_error()? {
+            return Err(e);
+        }
+        match self.stream.peer_addr() {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The face of the connected socket; [`Connecting::deregister`] first, as the face
+    /// registers the socket itself.
+    pub fn into_face(
+        self,
+        id: FaceId,
+        persistency: Persistency,
+        config: &FaceConfig,
+    ) -> io::Result<Face> {
+        face(id, self.stream, persistency, config)
+    }
 }

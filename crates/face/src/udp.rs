@@ -8,16 +8,16 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
-use hashbrown::HashMap;
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::channel::ChannelStatus;
 use crate::counters::{ChannelCounters, FaceCounters};
-use crate::datagram::{flush_queue, no_padding, Arena, Datagram};
+use crate::datagram::{flush_queue, is_ndn_packet, no_padding, Arena, Datagram, Peers};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::framing::MAX_FRAME_LEN;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
@@ -31,7 +31,7 @@ use crate::uri::FaceUri;
 pub struct UdpChannel {
     socket: Arc<UdpSocket>,
     local: SocketAddr,
-    peers: HashMap<SocketAddr, FaceId>,
+    peers: Peers<SocketAddr>,
     batch: RecvBatch,
     arena: Arena,
     /// Reassembly of every face of the channel, in one budget.
@@ -84,7 +84,7 @@ impl UdpChannel {
         Ok(UdpChannel {
             socket: Arc::new(socket),
             local,
-            peers: HashMap::new(),
+            peers: Peers::new(config.udp_on_demand_limit),
             batch,
             segmenter,
             arena: Arena::default(),
@@ -135,20 +135,25 @@ impl UdpChannel {
 
     /// The face of `remote`, if one exists.
     pub fn face_of(&self, remote: SocketAddr) -> Option<FaceId> {
-        self.peers.get(&remote).copied()
+        self.peers.get(&remote)
     }
 
-    /// Reads one burst (one `recvmmsg`; a coalesced message is cut back into its datagrams).
-    /// Datagrams from known remotes go to `datagrams`; a new remote gets an on-demand face
-    /// (id from `ids`) pushed to `created`, and its datagrams go to `datagrams` as well. A
-    /// datagram longer than the largest frame is counted on the channel and makes no face;
-    /// from a known remote it also goes to that face as an empty frame, which the face counts
-    /// as malformed.
+    /// Reads one burst (one `recvmmsg`; a coalesced message is cut back into its datagrams)
+    /// at `now`. Datagrams from known remotes go to `datagrams`. A new remote whose datagram
+    /// is a well-formed NDN packet gets an on-demand face (id from `ids`) pushed to
+    /// `created`, and its datagrams go to `datagrams` as well; anything else from a new remote
+    /// is counted as malformed on the channel. When the channel already holds
+    /// [`FaceConfig::udp_on_demand_limit`] on-demand faces, the idlest is given up first and
+    /// its id pushed to `evicted`, for the caller to close. A datagram longer than the largest
+    /// frame is counted on the channel and makes no face; from a known remote it also goes to
+    /// that face as an empty frame, which the face counts as malformed.
     pub fn recv_burst(
         &mut self,
+        now: Instant,
         ids: &mut FaceIds,
         datagrams: &mut Vec<Datagram>,
         created: &mut Vec<Face>,
+        evicted: &mut Vec<FaceId>,
     ) -> io::Result<Progress> {
         let Some(n) = self.batch.recv_ready(self.socket.as_raw_fd())? else {
             return Ok(Progress::Drained);
@@ -166,25 +171,41 @@ impl UdpChannel {
                     pieces.len()
                 };
                 self.counters.n_truncated += cut as u64;
-                if let Some(&face) = self.peers.get(&from) {
+                if let Some(face) = self.peers.get(&from) {
                     datagrams.extend((0..cut).map(|_| Datagram::cut(face, Endpoint::Peer)));
                 }
                 continue;
             }
-            let face = match self.peers.get(&from) {
-                Some(&id) => id,
-                None => {
-                    let face = self.new_face(ids.next_id(), from, Persistency::OnDemand);
-                    let id = face.id();
-                    created.push(face);
-                    id
-                }
-            };
+            let mut face = self.peers.touch(&from, now);
             for d in self.batch.datagrams(i) {
+                let frame = self.arena.copy(d);
+                let face = match face {
+                    Some(id) => id,
+                    None if is_ndn_packet(&frame) => {
+                        evicted.extend(self.peers.make_room());
+                        let f = new_face(
+                            &self.socket,
+                            self.local,
+                            self.segmenter,
+                            &self.config,
+                            ids.next_id(),
+                            from,
+                            Persistency::OnDemand,
+                        );
+                        let id = f.id();
+                        self.peers.insert(from, id, true, now);
+                        created.push(f);
+                        *face.insert(id)
+                    }
+                    None => {
+                        self.counters.n_malformed += 1;
+                        continue;
+                    }
+                };
                 datagrams.push(Datagram {
                     face,
                     from: Endpoint::Peer,
-                    frame: self.arena.copy(d),
+                    frame,
                 });
             }
         }
@@ -203,34 +224,58 @@ impl UdpChannel {
         remote: SocketAddr,
         persistency: Persistency,
     ) -> Result<Face, FaceError> {
-        if let Some(&existing) = self.peers.get(&remote) {
+        if let Some(existing) = self.peers.get(&remote) {
             return Err(FaceError::Exists(existing));
         }
-        Ok(self.new_face(id, remote, persistency))
-    }
-
-    /// Forgets `remote`'s face once the caller closed it, so its next datagram creates a
-    /// new face.
-    pub fn forget(&mut self, remote: SocketAddr) {
-        self.peers.remove(&remote);
-    }
-
-    fn new_face(&mut self, id: FaceId, remote: SocketAddr, persistency: Persistency) -> Face {
-        self.peers.insert(remote, id);
-        let parts = FaceParts {
-            remote: FaceUri::Udp(remote),
-            local: FaceUri::Udp(self.local),
-            scope: FaceScope::NonLocal,
+        let on_demand = persistency == Persistency::OnDemand;
+        self.peers.insert(remote, id, on_demand, Instant::now());
+        Ok(new_face(
+            &self.socket,
+            self.local,
+            self.segmenter,
+            &self.config,
+            id,
+            remote,
             persistency,
-            link_type: LinkType::PointToPoint,
-            transport: Transport::Udp(UdpPeer {
-                socket: Arc::clone(&self.socket),
-                remote,
-                seg: self.segmenter,
-            }),
-        };
-        Face::new(id, parts, &self.config)
+        ))
     }
+
+    /// Forgets `remote`'s face `face` once the caller closed it, so its next datagram
+    /// creates a new face.
+    pub fn forget(&mut self, remote: SocketAddr, face: FaceId) {
+        self.peers.remove(&remote, face);
+    }
+
+    /// Notes that `remote`'s face `face` became (or stopped being) on-demand, which decides
+    /// whether it counts against [`FaceConfig::udp_on_demand_limit`].
+    pub fn set_on_demand(&mut self, remote: SocketAddr, face: FaceId, on_demand: bool) {
+        self.peers.set_on_demand(&remote, face, on_demand);
+    }
+}
+
+/// A unicast face toward `remote` through a channel's `socket` bound at `local`.
+fn new_face(
+    socket: &Arc<UdpSocket>,
+    local: SocketAddr,
+    seg: Segmenter,
+    config: &FaceConfig,
+    id: FaceId,
+    remote: SocketAddr,
+    persistency: Persistency,
+) -> Face {
+    let parts = FaceParts {
+        remote: FaceUri::Udp(remote),
+        local: FaceUri::Udp(local),
+        scope: FaceScope::NonLocal,
+        persistency,
+        link_type: LinkType::PointToPoint,
+        transport: Transport::Udp(UdpPeer {
+            socket: Arc::clone(socket),
+            remote,
+            seg,
+        }),
+    };
+    Face::new(id, parts, config)
 }
 
 /// A unicast UDP face's end: its channel's socket, the remote address, and what the path to

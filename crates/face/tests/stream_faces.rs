@@ -212,13 +212,10 @@ fn tcp_listener_and_outgoing_face_exchange_packets() {
     let FaceUri::Tcp(addr) = *ch.local_uri() else {
         panic!("not a TCP channel")
     };
-    let client = tcp::connect(
-        FaceId(300),
-        addr,
-        Persistency::Persistent,
-        &FaceConfig::default(),
-    )
-    .unwrap();
+    let client = connect(addr)
+        .unwrap()
+        .into_face(FaceId(300), Persistency::Persistent, &FaceConfig::default())
+        .unwrap();
     assert_eq!(client.remote_uri(), &FaceUri::Tcp(addr));
     assert_eq!(client.persistency(), Persistency::Persistent);
     let server = accept_one(&mut ch, &mut FaceIds::new());
@@ -236,4 +233,31 @@ fn tcp_listener_and_outgoing_face_exchange_packets() {
     let got = d.receive(1);
     assert_eq!(got[0].0, c);
     assert_eq!(d.faces[c].counters().n_in_data, 1);
+}
+
+/// Connects without blocking, waiting in a poll of its own; the connection or its error.
+fn connect(addr: SocketAddr) -> std::io::Result<tcp::Connecting> {
+    let mut poll = mio::Poll::new().unwrap();
+    let mut events = mio::Events::with_capacity(4);
+    let mut c = tcp::Connecting::start(addr)?;
+    c.register(poll.registry(), mio::Token(1))?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        poll.poll(&mut events, Some(Duration::from_millis(100)))
+            .unwrap();
+        if c.progress()? {
+            c.deregister(poll.registry())?;
+            return Ok(c);
+        }
+        assert!(Instant::now() < deadline, "no answer to connect");
+    }
+}
+
+#[test]
+fn an_outgoing_connection_to_a_closed_port_fails_without_blocking() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = closed.local_addr().unwrap();
+    drop(closed);
+    let e = connect(addr).expect_err("nothing listens");
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 }

@@ -30,7 +30,14 @@ fn recv(ch: &mut UdpChannel, ids: &mut FaceIds, n: usize) -> (Vec<Datagram>, Vec
     let (mut dgrams, mut created) = (Vec::new(), Vec::new());
     let deadline = Instant::now() + Duration::from_secs(5);
     while dgrams.len() < n && Instant::now() < deadline {
-        ch.recv_burst(ids, &mut dgrams, &mut created).unwrap();
+        ch.recv_burst(
+            Instant::now(),
+            ids,
+            &mut dgrams,
+            &mut created,
+            &mut Vec::new(),
+        )
+        .unwrap();
         std::thread::sleep(Duration::from_millis(1));
     }
     (dgrams, created)
@@ -177,7 +184,7 @@ fn idle_on_demand_faces_expire_and_a_returning_peer_gets_a_new_face() {
     assert!(!faces[0].idle_expired(now));
     assert!(faces[0].idle_expired(now + Duration::from_millis(60)));
     let old = faces[0].id();
-    ch.forget(a.local_addr().unwrap());
+    ch.forget(a.local_addr().unwrap(), old);
     a.send_to(&interest("/x"), ch.local_addr()).unwrap();
     let (_, again) = recv(&mut ch, &mut ids, 1);
     assert_eq!(again.len(), 1);

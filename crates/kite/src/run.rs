@@ -52,6 +52,14 @@ pub struct RunArgs {
     /// (root, or `setcap cap_net_raw+ep` on kite). None by default.
     #[arg(long, value_name = "IFNAME")]
     ether: Vec<String>,
+    /// On-demand faces each UDP listener keeps at most (1-1048576); a new sender beyond them
+    /// takes the place of the idlest. Default: 4096.
+    #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]
+    udp_on_demand_limit: Option<usize>,
+    /// On-demand faces each Ethernet interface keeps at most (1-1048576), likewise. Default:
+    /// 4096.
+    #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]
+    ether_on_demand_limit: Option<usize>,
     /// Serve only the unix socket (and any WebSocket and Ethernet): no UDP or TCP listeners.
     #[arg(long)]
     local_only: bool,

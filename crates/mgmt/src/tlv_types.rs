@@ -141,7 +141,8 @@ pub const KITE_N_IN_TOO_LARGE: u64 = 0x4B20;
 
 /// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
 pub const KITE_N_CHANNEL_TRUNCATED: u64 = 0x4B12;
-/// Frames whose link-layer envelope did not parse.
+/// Frames that did not parse: the link-layer envelope, or the NDN packet of a sender with no
+/// face.
 pub const KITE_N_CHANNEL_MALFORMED: u64 = 0x4B14;
 /// Frames for no face here (another host's or group's, this host's own).
 pub const KITE_N_CHANNEL_FOREIGN: u64 = 0x4B16;

@@ -25,15 +25,15 @@ pub mod netif;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
+use std::time::Instant;
 
-use hashbrown::HashMap;
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
 use crate::channel::ChannelStatus;
 use crate::counters::{ChannelCounters, FaceCounters};
-use crate::datagram::{flush_queue, Arena, Datagram};
+use crate::datagram::{flush_queue, is_ndn_packet, Arena, Datagram, Peers};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
@@ -111,7 +111,7 @@ pub struct EtherChannel {
     mac: MacAddr,
     link: LinkState,
     /// The face of each unicast peer, and the multicast face under [`NDN_MULTICAST`].
-    peers: HashMap<MacAddr, FaceId>,
+    peers: Peers<MacAddr>,
     batch: RecvBatch,
     arena: Arena,
     /// Reassembly of every face of the channel, in one budget.
@@ -170,7 +170,7 @@ impl EtherChannel {
                 up: info.running,
                 mtu: info.mtu,
             },
-            peers: HashMap::new(),
+            peers: Peers::new(config.ether_on_demand_limit),
             batch: RecvBatch::new(HEADER_LEN + info.mtu),
             arena: Arena::default(),
             reassembler: Reassembler::new(config.reassembly_limits()),
@@ -258,13 +258,13 @@ impl EtherChannel {
 
     /// The face of `remote` (a unicast peer, or [`NDN_MULTICAST`]), if one exists.
     pub fn face_of(&self, remote: MacAddr) -> Option<FaceId> {
-        self.peers.get(&remote).copied()
+        self.peers.get(&remote)
     }
 
     /// Creates the interface's multicast face: remote `ether://[01:00:5e:00:17:aa]`,
     /// permanent, multi-access.
     pub fn multicast_face(&mut self, id: FaceId) -> Result<Face, FaceError> {
-        if let Some(&existing) = self.peers.get(&NDN_MULTICAST) {
+        if let Some(existing) = self.peers.get(&NDN_MULTICAST) {
             return Err(FaceError::Exists(existing));
         }
         Ok(self.new_face(
@@ -286,28 +286,40 @@ impl EtherChannel {
         if remote.is_multicast() {
             return Err(FaceError::NotUnicast);
         }
-        if let Some(&existing) = self.peers.get(&remote) {
+        if let Some(existing) = self.peers.get(&remote) {
             return Err(FaceError::Exists(existing));
         }
         Ok(self.new_face(id, remote, persistency, LinkType::PointToPoint))
     }
 
-    /// Forgets `remote`'s face once the caller closed it: a unicast peer's next frame creates
-    /// a new face; frames to the group are dropped.
-    pub fn forget(&mut self, remote: MacAddr) {
-        self.peers.remove(&remote);
+    /// Forgets `remote`'s face `face` once the caller closed it: a unicast peer's next frame
+    /// creates a new face; frames to the group are dropped.
+    pub fn forget(&mut self, remote: MacAddr, face: FaceId) {
+        self.peers.remove(&remote, face);
     }
 
-    /// Reads one burst (one `recvmmsg`). Frames for known faces go to `datagrams`; a new
-    /// unicast sender gets an on-demand face (id from `ids`) pushed to `created`, and its
-    /// frames go to `datagrams` as well. Padding is cut off here. A frame longer than the MTU
-    /// is counted on the channel and makes no face; for a known face it also goes to that
-    /// face as an empty frame, which the face counts as malformed.
+    /// Notes that `remote`'s face `face` became (or stopped being) on-demand, which decides
+    /// whether it counts against [`FaceConfig::ether_on_demand_limit`].
+    pub fn set_on_demand(&mut self, remote: MacAddr, face: FaceId, on_demand: bool) {
+        self.peers.set_on_demand(&remote, face, on_demand);
+    }
+
+    /// Reads one burst (one `recvmmsg`) at `now`. Frames for known faces go to `datagrams`;
+    /// a new unicast sender whose frame is a well-formed NDN packet gets an on-demand face
+    /// (id from `ids`) pushed to `created`, and its frames go to `datagrams` as well; any
+    /// other frame from a new sender is counted as malformed on the channel. When the channel
+    /// already holds [`FaceConfig::ether_on_demand_limit`] on-demand faces, the idlest is
+    /// given up first and its id pushed to `evicted`, for the caller to close. Padding is cut
+    /// off here. A frame longer than the MTU is counted on the channel and makes no face; for
+    /// a known face it also goes to that face as an empty frame, which the face counts as
+    /// malformed.
     pub fn recv_burst(
         &mut self,
+        now: Instant,
         ids: &mut FaceIds,
         datagrams: &mut Vec<Datagram>,
         created: &mut Vec<Face>,
+        evicted: &mut Vec<FaceId>,
     ) -> io::Result<Progress> {
         let n = match self.batch.recv_ready(self.socket.raw_fd()) {
             Ok(Some(n)) => n,
@@ -323,13 +335,12 @@ impl EtherChannel {
             };
             let (known, from) = match destination(&h, self.mac) {
                 Destination::Group => (self.peers.get(&NDN_MULTICAST), Endpoint::Mac(h.src)),
-                Destination::Unicast => (self.peers.get(&h.src), Endpoint::Peer),
+                Destination::Unicast => (self.peers.touch(&h.src, now), Endpoint::Peer),
                 Destination::Foreign => {
                     self.counters.n_foreign += 1;
                     continue;
                 }
             };
-            let known = known.copied();
             if self.batch.truncated(i) {
                 self.counters.n_truncated += 1;
                 if let Some(face) = known {
@@ -337,11 +348,13 @@ impl EtherChannel {
                 }
                 continue;
             }
+            let frame = self.arena.copy(&payload[..frame::packet_len(payload)]);
             let face = match known {
                 Some(id) => id,
-                None if from == Endpoint::Peer => {
+                None if from == Endpoint::Peer && is_ndn_packet(&frame) => {
+                    evicted.extend(self.peers.make_room());
                     let id = ids.next_id();
-                    self.peers.insert(h.src, id);
+                    self.peers.insert(h.src, id, true, now);
                     created.push(self.face(
                         id,
                         h.src,
@@ -350,12 +363,15 @@ impl EtherChannel {
                     ));
                     id
                 }
+                None if from == Endpoint::Peer => {
+                    self.counters.n_malformed += 1;
+                    continue;
+                }
                 None => {
                     self.counters.n_no_face += 1;
                     continue;
                 }
             };
-            let frame = self.arena.copy(&payload[..frame::packet_len(payload)]);
             datagrams.push(Datagram { face, from, frame });
         }
         Ok(if n == BATCH {
@@ -372,7 +388,8 @@ impl EtherChannel {
         persistency: Persistency,
         link_type: LinkType,
     ) -> Face {
-        self.peers.insert(remote, id);
+        let on_demand = persistency == Persistency::OnDemand;
+        self.peers.insert(remote, id, on_demand, Instant::now());
         self.face(id, remote, persistency, link_type)
     }
 

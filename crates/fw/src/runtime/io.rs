@@ -18,7 +18,8 @@ use super::dispatch::Dispatcher;
 use super::park::{SleepFlag, Waker, SPIN_TIME};
 use super::worker::{Step, Worker};
 use super::{
-    FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand, RuntimeConfig,
+    CreateReply, FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand,
+    RuntimeConfig,
 };
 use crate::face::{FaceId, FaceScope};
 use crate::out::Out;
@@ -33,6 +34,39 @@ const LINK_TOKEN: Token = Token(1);
 const CHANNEL_TOKEN: usize = 16;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
+
+/// Outgoing TCP connections on their way at once: each holds a socket for up to
+/// `kite_face::tcp::CONNECT_TIMEOUT`, and any local application may ask for one unsigned.
+const MAX_CONNECTING: usize = 64;
+
+/// A `faces/create` waiting for its answer: what the face gets once made, and where the
+/// answer goes.
+struct CreateRequest {
+    persistency: Persistency,
+    options: FaceOptions,
+    tag: u64,
+    reply: CreateReply,
+}
+
+impl CreateRequest {
+    fn answer(self, r: Result<FaceStatus, FaceCommandError>) {
+        let _ = self.reply.send((self.tag, r));
+    }
+}
+
+/// An outgoing TCP connection on its way, under the id its face will get (its poll token).
+struct Connect {
+    conn: kite_face::tcp::Connecting,
+    remote: FaceUri,
+    deadline: Instant,
+    request: CreateRequest,
+}
+
+/// A face made at once, or a connection started for it.
+enum NewFace {
+    Ready(Box<Face>),
+    Connecting(FaceId, kite_face::tcp::Connecting),
+}
 
 /// A datagram channel by its index in `IoThread::udp` or `IoThread::ether`: both kinds are
 /// read and flushed the same way.
@@ -64,6 +98,10 @@ pub(crate) struct IoThread {
     received: Vec<Received>,
     datagrams: Vec<Datagram>,
     created: Vec<Face>,
+    /// On-demand faces a datagram channel gave up to make room for new senders.
+    evicted: Vec<FaceId>,
+    /// Outgoing connections `faces/create` started, by the id their face will get.
+    connecting: HashMap<FaceId, Connect>,
     header: Vec<u8>,
     dirty: Vec<FaceId>,
     /// (token, readable, peer closed, writable) of the events of one poll.
@@ -155,6 +193,8 @@ impl IoThread {
             received: Vec::with_capacity(256),
             datagrams: Vec::with_capacity(64),
             created: Vec::new(),
+            evicted: Vec::new(),
+            connecting: HashMap::new(),
             header: Vec::with_capacity(64),
             dirty: Vec::new(),
             ready: Vec::with_capacity(256),
@@ -195,6 +235,11 @@ impl IoThread {
                 self.shards
                     .iter()
                     .filter_map(Worker::timer_due_in)
+                    .chain(
+                        self.connecting
+                            .values()
+                            .map(|c| c.deadline.saturating_duration_since(t)),
+                    )
                     .fold(HOUSEKEEPING, Duration::min)
             });
             if !busy {
@@ -244,6 +289,9 @@ impl IoThread {
             if !self.handle_commands() {
                 return;
             }
+            if !self.connecting.is_empty() {
+                self.expire_connects(now);
+            }
             if now.duration_since(self.last_housekeeping) >= HOUSEKEEPING {
                 self.last_housekeeping = now;
                 self.housekeeping(now);
@@ -269,6 +317,10 @@ impl IoThread {
         }
         if t >= FaceId::FIRST_DYNAMIC.0 as usize {
             let id = FaceId(t as u64);
+            if self.connecting.contains_key(&id) {
+                self.connect_progress(id);
+                return;
+            }
             if writable {
                 self.flush_face(id);
             }
@@ -303,7 +355,7 @@ impl IoThread {
         };
         if readable {
             loop {
-                let progress = self.recv_datagrams(channel);
+                let progress = self.recv_datagrams(channel, now);
                 self.deliver_datagrams(channel, now);
                 if !matches!(progress, Ok(Progress::More)) {
                     break;
@@ -318,12 +370,25 @@ impl IoThread {
     }
 
     /// Reads one burst from a datagram channel into `self.datagrams` (new on-demand faces
-    /// into `self.created`).
-    fn recv_datagrams(&mut self, channel: DatagramChannel) -> std::io::Result<Progress> {
-        let (ids, datagrams, created) = (&mut self.ids, &mut self.datagrams, &mut self.created);
+    /// into `self.created`, those given up for them into `self.evicted`).
+    fn recv_datagrams(
+        &mut self,
+        channel: DatagramChannel,
+        now: Instant,
+    ) -> std::io::Result<Progress> {
+        let (ids, datagrams, created, evicted) = (
+            &mut self.ids,
+            &mut self.datagrams,
+            &mut self.created,
+            &mut self.evicted,
+        );
         match channel {
-            DatagramChannel::Udp(u) => self.udp[u].recv_burst(ids, datagrams, created),
-            DatagramChannel::Ether(e) => self.ether[e].recv_burst(ids, datagrams, created),
+            DatagramChannel::Udp(u) => {
+                self.udp[u].recv_burst(now, ids, datagrams, created, evicted)
+            }
+            DatagramChannel::Ether(e) => {
+                self.ether[e].recv_burst(now, ids, datagrams, created, evicted)
+            }
         }
     }
 
@@ -335,9 +400,13 @@ impl IoThread {
         }
     }
 
-    /// Adds the faces a datagram channel just created, then hands each datagram it read to its
+    /// Closes the on-demand faces a datagram channel gave up (their channel forgot them
+    /// already), adds the faces it just created, then hands each datagram it read to its
     /// face (fragments to the channel's reassembler, whose drops count on their faces).
     fn deliver_datagrams(&mut self, channel: DatagramChannel, now: Instant) {
+        while let Some(id) = self.evicted.pop() {
+            self.close_face(id);
+        }
         for face in core::mem::take(&mut self.created) {
             self.add_face(face);
         }
@@ -575,14 +644,37 @@ impl IoThread {
         if let Some(remote) = face.udp_remote() {
             for u in &mut self.udp {
                 if *face.local_uri() == u.local_uri() {
-                    u.forget(remote);
+                    u.forget(remote, face.id());
                 }
             }
         }
         if let Some(remote) = face.ether_remote() {
             for e in &mut self.ether {
                 if face.local_uri() == e.local_uri() {
-                    e.forget(remote);
+                    e.forget(remote, face.id());
+                }
+            }
+        }
+    }
+
+    /// Tells the datagram channel of face `id` whether the face is on-demand now (only those
+    /// count against the channel's bound, and only those are given up for new senders).
+    fn follow_persistency(&mut self, id: FaceId) {
+        let Some(face) = self.faces.get(&id) else {
+            return;
+        };
+        let on_demand = face.persistency() == Persistency::OnDemand;
+        if let Some(remote) = face.udp_remote() {
+            for u in &mut self.udp {
+                if *face.local_uri() == u.local_uri() {
+                    u.set_on_demand(remote, id, on_demand);
+                }
+            }
+        }
+        if let Some(remote) = face.ether_remote() {
+            for e in &mut self.ether {
+                if face.local_uri() == e.local_uri() {
+                    e.set_on_demand(remote, id, on_demand);
                 }
             }
         }
@@ -615,10 +707,16 @@ impl IoThread {
                     local,
                     persistency,
                     options,
+                    tag,
                     reply,
                 } => {
-                    let r = self.create(remote, local, persistency, options);
-                    let _ = reply.send(r);
+                    let request = CreateRequest {
+                        persistency,
+                        options,
+                        tag,
+                        reply,
+                    };
+                    self.create(remote, local, request);
                 }
                 IoCommand::Update {
                     id,
@@ -632,6 +730,7 @@ impl IoThread {
                             configure(face, persistency, options).map(|()| Self::status(face))
                         }
                     };
+                    self.follow_persistency(id);
                     let _ = reply.send(r);
                 }
                 IoCommand::Destroy { id, reply } => {
@@ -654,26 +753,118 @@ impl IoThread {
         true
     }
 
-    fn create(
+    /// Carries out `faces/create`: answers at once, or, for an outgoing TCP connection, once
+    /// it completes, fails or times out (see [`IoThread::connect_progress`]).
+    fn create(&mut self, remote: FaceUri, local: Option<FaceUri>, request: CreateRequest) {
+        match self.new_face(&remote, local, request.persistency) {
+            Ok(NewFace::Ready(face)) => {
+                let r = self.finish_create(*face, request.options);
+                request.answer(r);
+            }
+            Ok(NewFace::Connecting(id, mut conn)) => {
+                if let Err(e) = conn.register(self.poll.registry(), Token(id.0 as usize)) {
+                    return request.answer(Err(FaceCommandError::ConnectFailed(e.to_string())));
+                }
+                let deadline = Instant::now() + kite_face::tcp::CONNECT_TIMEOUT;
+                let c = Connect {
+                    conn,
+                    remote,
+                    deadline,
+                    request,
+                };
+                self.connecting.insert(id, c);
+            }
+            Err(e) => request.answer(Err(e)),
+        }
+    }
+
+    /// Configures a face `faces/create` made and adds it.
+    fn finish_create(
         &mut self,
-        remote: FaceUri,
-        local: Option<FaceUri>,
-        persistency: Persistency,
+        mut face: Face,
         options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
+        if let Err(e) = configure(&mut face, None, options) {
+            self.forget_in_channel(&face);
+            return Err(e);
+        }
+        Ok(self.add_face(face))
+    }
+
+    /// After an event on an outgoing connection: once it completed, its face is made and
+    /// `faces/create` answered; once it failed, the failure is the answer (NFD's 504).
+    fn connect_progress(&mut self, id: FaceId) {
+        let Some(c) = self.connecting.get_mut(&id) else {
+            return;
+        };
+        let done = match c.conn.progress() {
+            Ok(false) => return,
+            Ok(true) => Ok(()),
+            Err(e) => Err(e),
+        };
+        let Some(mut c) = self.connecting.remove(&id) else {
+            return;
+        };
+        let _ = c.conn.deregister(self.poll.registry());
+        let r = match done {
+            Ok(()) => {
+                let (persistency, options) = (c.request.persistency, c.request.options);
+                match c.conn.into_face(id, persistency, &self.config) {
+                    Ok(face) => self.finish_create(face, options),
+                    Err(e) => Err(FaceCommandError::ConnectFailed(e.to_string())),
+                }
+            }
+            Err(e) => {
+                tracing::info!(remote = %c.remote, error = %e, "connect failed");
+                Err(FaceCommandError::ConnectFailed(e.to_string()))
+            }
+        };
+        c.request.answer(r);
+    }
+
+    /// Gives up the outgoing connections whose time ran out, answering their `faces/create`.
+    fn expire_connects(&mut self, now: Instant) {
+        let late: Vec<FaceId> = self
+            .connecting
+            .iter()
+            .filter(|(_, c)| c.deadline <= now)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in late {
+            let Some(mut c) = self.connecting.remove(&id) else {
+                continue;
+            };
+            let _ = c.conn.deregister(self.poll.registry());
+            let t = kite_face::tcp::CONNECT_TIMEOUT;
+            tracing::info!(remote = %c.remote, "connect timed out after {t:?}");
+            let why = format!("no answer from {} within {t:?}", c.remote);
+            c.request.answer(Err(FaceCommandError::ConnectFailed(why)));
+        }
+    }
+
+    /// The face `faces/create` asks for, or the connection started for it.
+    fn new_face(
+        &mut self,
+        remote: &FaceUri,
+        local: Option<FaceUri>,
+        persistency: Persistency,
+    ) -> Result<NewFace, FaceCommandError> {
         let unsupported = |why: &str| Err(FaceCommandError::Unsupported(why.into()));
         let exists = |e| match e {
             kite_face::FaceError::Exists(id) => FaceCommandError::Exists(id),
             e => FaceCommandError::ConnectFailed(e.to_string()),
         };
         if !matches!(remote, FaceUri::Ether(_)) {
-            if let Some(existing) = self.faces.values().find(|f| *f.remote_uri() == remote) {
+            if let Some(existing) = self.faces.values().find(|f| f.remote_uri() == remote) {
                 return Err(FaceCommandError::Exists(existing.id()));
             }
         }
-        let mut face = match (&remote, &local) {
+        let face = match (remote, &local) {
             (FaceUri::Udp(_), Some(_)) => {
                 return unsupported("Unicast UDP faces cannot be created with a LocalUri")
+            }
+            (FaceUri::Udp(_), None) if persistency == Persistency::OnDemand => {
+                return unsupported("Outgoing UDP faces do not support on-demand persistency")
             }
             (FaceUri::Udp(addr), None) => {
                 let channel = self
@@ -696,8 +887,19 @@ impl IoThread {
                 return unsupported("Outgoing TCP faces do not support on-demand persistency")
             }
             (FaceUri::Tcp(addr), None) => {
-                kite_face::tcp::connect(self.ids.next_id(), *addr, persistency, &self.config)
-                    .map_err(|e| FaceCommandError::ConnectFailed(e.to_string()))?
+                if self.connecting.values().any(|c| c.remote == *remote) {
+                    return Err(FaceCommandError::ConnectFailed(format!(
+                        "a connection to {remote} is already on its way"
+                    )));
+                }
+                if self.connecting.len() >= MAX_CONNECTING {
+                    return Err(FaceCommandError::ConnectFailed(format!(
+                        "{MAX_CONNECTING} connections are already on their way"
+                    )));
+                }
+                let conn = kite_face::tcp::Connecting::start(*addr)
+                    .map_err(|e| FaceCommandError::ConnectFailed(e.to_string()))?;
+                return Ok(NewFace::Connecting(self.ids.next_id(), conn));
             }
             (FaceUri::Ether(mac), Some(FaceUri::Dev(iface))) => {
                 if persistency == Persistency::OnDemand {
@@ -733,11 +935,7 @@ impl IoThread {
                 )))
             }
         };
-        if let Err(e) = configure(&mut face, None, options) {
-            self.forget_in_channel(&face);
-            return Err(e);
-        }
-        Ok(self.add_face(face))
+        Ok(NewFace::Ready(Box::new(face)))
     }
 }
 

@@ -171,6 +171,11 @@ pub enum FaceCommandError {
     ConnectFailed(String),
 }
 
+/// Where the I/O thread answers a face creation, with the tag the request carried: at once,
+/// or once an outgoing connection completes, fails or times out (the I/O thread never waits
+/// on the network).
+pub type CreateReply = Sender<(u64, Result<FaceStatus, FaceCommandError>)>;
+
 /// A command for the I/O thread.
 #[derive(Debug)]
 pub(crate) enum IoCommand {
@@ -179,7 +184,8 @@ pub(crate) enum IoCommand {
         local: Option<FaceUri>,
         persistency: Persistency,
         options: FaceOptions,
-        reply: Sender<Result<FaceStatus, FaceCommandError>>,
+        tag: u64,
+        reply: CreateReply,
     },
     Update {
         id: FaceId,
@@ -454,7 +460,8 @@ impl RuntimeHandle {
     }
 
     /// Creates a face to `remote`, from `local` when given (NFD `faces/create`; Ethernet faces
-    /// name their interface as `dev://ifname`).
+    /// name their interface as `dev://ifname`), and waits for the outcome (an outgoing TCP
+    /// connection may take up to `kite_face::tcp::CONNECT_TIMEOUT`).
     pub fn create_face(
         &self,
         remote: FaceUri,
@@ -462,14 +469,38 @@ impl RuntimeHandle {
         persistency: Persistency,
         options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
-        self.io_request(|reply| IoCommand::Create {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.start_create_face(remote, local, persistency, options, 0, &tx);
+        rx.recv_timeout(COMMAND_TIMEOUT)
+            .map(|(_, r)| r)
+            .unwrap_or_else(|_| Err(FaceCommandError::ConnectFailed("forwarder stopping".into())))
+    }
+
+    /// Asks for a face as [`RuntimeHandle::create_face`] does, without waiting: the outcome
+    /// comes on `reply` with `tag`.
+    pub fn start_create_face(
+        &self,
+        remote: FaceUri,
+        local: Option<FaceUri>,
+        persistency: Persistency,
+        options: FaceOptions,
+        tag: u64,
+        reply: &CreateReply,
+    ) {
+        let cmd = IoCommand::Create {
             remote,
             local,
             persistency,
             options,
-            reply,
-        })
-        .unwrap_or_else(|| Err(FaceCommandError::ConnectFailed("forwarder stopping".into())))
+            tag,
+            reply: reply.clone(),
+        };
+        if self.io.send(cmd).is_err() {
+            let stopping = FaceCommandError::ConnectFailed("forwarder stopping".into());
+            let _ = reply.send((tag, Err(stopping)));
+            return;
+        }
+        let _ = self.io_waker.wake();
     }
 
     /// Changes a face's properties (NFD `faces/update`).

@@ -142,6 +142,10 @@ pub struct Udp {
     /// `idle_timeout`: seconds an on-demand UDP face lives without receiving.
     #[serde(deserialize_with = "idle_timeout")]
     pub idle_timeout: u64,
+    /// `on_demand_limit`: on-demand faces each listener keeps at most; a new sender beyond
+    /// them takes the place of the idlest.
+    #[serde(deserialize_with = "on_demand_limit")]
+    pub on_demand_limit: usize,
 }
 
 impl Default for Udp {
@@ -150,6 +154,7 @@ impl Default for Udp {
             listen: loopback_6363(),
             mtu: kite_face::DEFAULT_UDP_MTU,
             idle_timeout: kite_face::DEFAULT_IDLE_TIMEOUT.as_secs(),
+            on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
         }
     }
 }
@@ -179,12 +184,25 @@ pub struct WebSocket {
 }
 
 /// `[face_system.ether]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Ether {
     /// `interfaces`: Ethernet interfaces to forward on (a multicast face each, and on-demand
     /// unicast faces per sender); none by default. Needs CAP_NET_RAW.
     pub interfaces: Vec<String>,
+    /// `on_demand_limit`: on-demand faces each interface keeps at most; a new sender beyond
+    /// them takes the place of the idlest.
+    #[serde(deserialize_with = "on_demand_limit")]
+    pub on_demand_limit: usize,
+}
+
+impl Default for Ether {
+    fn default() -> Self {
+        Ether {
+            interfaces: Vec::new(),
+            on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+        }
+    }
 }
 
 /// `[tables]`.
@@ -348,6 +366,27 @@ pub fn check_max_packet_size(v: usize) -> Result<usize, String> {
 
 fn max_packet_size<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     check_max_packet_size(usize::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+/// The one rule for an on-demand face limit, shared by the configuration file and the
+/// `kite run` flags.
+fn check_on_demand_limit(n: usize) -> Result<usize, String> {
+    let (lo, hi) = kite_face::ON_DEMAND_LIMIT_RANGE;
+    if n < lo || n > hi {
+        return Err(format!(
+            "on_demand_limit must be between {lo} and {hi}, not {n}"
+        ));
+    }
+    Ok(n)
+}
+
+/// Parses a `--udp-on-demand-limit` or `--ether-on-demand-limit` value.
+pub fn parse_on_demand_limit(s: &str) -> Result<usize, String> {
+    check_on_demand_limit(s.parse().map_err(|e| format!("{e}"))?)
+}
+
+fn on_demand_limit<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    check_on_demand_limit(usize::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 fn idle_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {

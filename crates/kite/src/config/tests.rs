@@ -46,6 +46,7 @@ fn every_key() -> Config {
                 listen: vec!["0.0.0.0:6363".parse().unwrap()],
                 mtu: 1400,
                 idle_timeout: 30,
+                on_demand_limit: 100,
             },
             tcp: Tcp {
                 listen: vec!["0.0.0.0:6363".parse().unwrap()],
@@ -55,6 +56,7 @@ fn every_key() -> Config {
             },
             ether: Ether {
                 interfaces: vec!["eth1".into()],
+                on_demand_limit: 200,
             },
         },
         tables: Tables {
@@ -289,6 +291,16 @@ fn bad_values_are_refused_at_their_line() {
             "[face_system.udp]\nidle_timeout = 0\n",
             "2:16",
             "idle_timeout",
+        ),
+        (
+            "[face_system.udp]\non_demand_limit = 0\n",
+            "2:19",
+            "on_demand_limit must be between 1 and 1048576, not 0",
+        ),
+        (
+            "[face_system.ether]\non_demand_limit = 1048577\n",
+            "2:19",
+            "on_demand_limit must be between 1 and 1048576",
         ),
         (
             "[face_system.tcp]\nlisten = [\"nowhere\"]\n",

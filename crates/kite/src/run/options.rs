@@ -38,6 +38,12 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     }
     faces.local_only |= args.local_only;
     faces.max_packet_size = args.max_packet_size.unwrap_or(faces.max_packet_size);
+    if let Some(n) = args.udp_on_demand_limit {
+        faces.udp.on_demand_limit = n;
+    }
+    if let Some(n) = args.ether_on_demand_limit {
+        faces.ether.on_demand_limit = n;
+    }
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
@@ -96,6 +102,8 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.max_packet_size = fs.max_packet_size;
     r.face.idle_timeout = Duration::from_secs(fs.udp.idle_timeout);
     r.face.reassembly.max_bytes = fs.reassembly_bytes;
+    r.face.udp_on_demand_limit = fs.udp.on_demand_limit;
+    r.face.ether_on_demand_limit = fs.ether.on_demand_limit;
     let cs = &c.tables.cs;
     let f = &mut r.forwarder;
     f.pcct.cs_capacity = cs.capacity.div_ceil(usize::from(threads));

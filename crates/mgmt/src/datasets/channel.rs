@@ -23,7 +23,8 @@ const ORDER: [u64; 5] = [
 pub struct ChannelDrops {
     /// Datagrams longer than a receive slot.
     pub n_truncated: u64,
-    /// Frames whose link-layer envelope did not parse.
+    /// Frames that did not parse: the link-layer envelope, or the NDN packet of a sender with
+    /// no face.
     pub n_malformed: u64,
     /// Frames for no face here (another host's or group's, this host's own).
     pub n_foreign: u64,

@@ -61,21 +61,38 @@ fn face_options(p: &ControlParameters) -> FaceOptions {
     }
 }
 
+/// A face `faces/create` asks for, validated: the I/O thread makes it, at once or once its
+/// connection completes.
+pub(super) struct FaceRequest {
+    pub remote: FaceUri,
+    pub local: Option<FaceUri>,
+    pub persistency: Persistency,
+    pub options: FaceOptions,
+}
+
+/// What a command comes to: its answer, or a face to create first (answered when the I/O
+/// thread reports back, so that management never waits on the network).
+pub(super) enum Outcome {
+    Done(ControlResponse),
+    CreateFace(FaceRequest),
+}
+
+impl From<ControlResponse> for Outcome {
+    fn from(r: ControlResponse) -> Self {
+        Outcome::Done(r)
+    }
+}
+
 impl Manager {
     /// Authorizes, validates and executes `cmd`, which arrived on face `ingress`.
-    pub(super) fn execute(
-        &mut self,
-        mut cmd: Command,
-        ingress: FaceId,
-        now: u64,
-    ) -> ControlResponse {
+    pub(super) fn execute(&mut self, mut cmd: Command, ingress: FaceId, now: u64) -> Outcome {
         let rib_verb = matches!(
             cmd.verb,
             Verb::RibRegister | Verb::RibUnregister | Verb::RibAnnounce
         );
         // NFD's RIB validator requires a signed command even when it trusts any key.
         if rib_verb && cmd.signature == CommandSignature::Unsigned {
-            return response(code::FORBIDDEN, "authorization rejected");
+            return response(code::FORBIDDEN, "authorization rejected").into();
         }
         if cmd.signature != CommandSignature::Unsigned {
             let anonymous: Name = ANONYMOUS_KEY.parse().expect("valid name");
@@ -85,11 +102,11 @@ impl Manager {
                 .admit(&key, cmd.signature.timestamp(), unix_ms())
                 .is_err()
             {
-                return response(code::FORBIDDEN, "authorization rejected");
+                return response(code::FORBIDDEN, "authorization rejected").into();
             }
         }
         if let Err(rejection) = cmd.validate() {
-            return rejection.response();
+            return rejection.response().into();
         }
         cmd.resolve_self_face(ingress.0);
         self.perform(cmd, ingress, now)
@@ -110,14 +127,22 @@ impl Manager {
             return rejection.response();
         }
         let now = self.now_ms();
-        self.perform(cmd, FaceId::INTERNAL, now)
+        match self.perform(cmd, FaceId::INTERNAL, now) {
+            Outcome::Done(r) => r,
+            Outcome::CreateFace(f) => {
+                let r = self
+                    .runtime
+                    .create_face(f.remote, f.local, f.persistency, f.options);
+                self.face_created(r)
+            }
+        }
     }
 
     /// Carries out a validated command.
-    fn perform(&mut self, cmd: Command, ingress: FaceId, now: u64) -> ControlResponse {
+    fn perform(&mut self, cmd: Command, ingress: FaceId, now: u64) -> Outcome {
         let p = cmd.params.clone();
-        match cmd.verb {
-            Verb::FacesCreate => self.faces_create(p),
+        Outcome::Done(match cmd.verb {
+            Verb::FacesCreate => return self.faces_create(p),
             Verb::FacesUpdate => self.faces_update(p),
             Verb::FacesDestroy => self.faces_destroy(p),
             Verb::FibAddNextHop => self.fib_add(p),
@@ -149,24 +174,33 @@ impl Manager {
             Verb::CsErase => self.cs_erase(p),
             Verb::StrategyLoad => self.strategy_load(p),
             Verb::StrategyUnload => self.strategy_unload(p),
-        }
+        })
     }
 
-    fn faces_create(&mut self, p: ControlParameters) -> ControlResponse {
+    fn faces_create(&mut self, p: ControlParameters) -> Outcome {
         let uri = p.uri.as_deref().unwrap_or_default();
         let remote: FaceUri = match uri.parse() {
             Ok(u) => u,
-            Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI"),
+            Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI").into(),
         };
         let local: Option<FaceUri> = match p.local_uri.as_deref().map(str::parse).transpose() {
             Ok(u) => u,
-            Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI"),
+            Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI").into(),
         };
-        let persistency = persistency_from(p.face_persistency.unwrap_or_default());
-        match self
-            .runtime
-            .create_face(remote, local, persistency, face_options(&p))
-        {
+        Outcome::CreateFace(FaceRequest {
+            remote,
+            local,
+            persistency: persistency_from(p.face_persistency.unwrap_or_default()),
+            options: face_options(&p),
+        })
+    }
+
+    /// The answer to `faces/create` once the I/O thread made the face or gave up.
+    pub(super) fn face_created(
+        &mut self,
+        r: Result<FaceStatus, FaceCommandError>,
+    ) -> ControlResponse {
+        match r {
             Ok(s) => {
                 self.faces.insert(s.id, s.clone());
                 ControlResponse::success(&face_parameters(&s))

@@ -13,12 +13,14 @@ pub use strategy_load::StrategyLoader;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::select;
+use crossbeam_channel::{select, Receiver};
 use kite_fw::face::FaceId;
 use kite_fw::fib::FibWriter;
-use kite_fw::runtime::{FaceEvent, InternalInterest, RuntimeHandle};
+use kite_fw::runtime::{
+    CreateReply, FaceCommandError, FaceEvent, FaceStatus, InternalInterest, RuntimeHandle,
+};
 use kite_fw::strategy::StrategyTable;
-use kite_packet::{DataView, Interest, Name, PitToken};
+use kite_packet::{DataView, Interest, Name, OwnedComponent, PitToken};
 
 use crate::dataset::{self, DatasetRequest, NotificationStream};
 use crate::replay::ReplayGuard;
@@ -26,6 +28,7 @@ use crate::rib::Rib;
 use crate::storage::Storage;
 use crate::tlv_types::FaceEventKind;
 use crate::{parse_command, FaceEventNotification, Tlv};
+use commands::Outcome;
 
 /// The management thread's state.
 pub struct Manager {
@@ -40,6 +43,16 @@ pub struct Manager {
     events: NotificationStream,
     /// Faces known from face events, with their last status.
     faces: std::collections::HashMap<FaceId, kite_fw::runtime::FaceStatus>,
+    /// Where the I/O thread answers `faces/create`, tagged.
+    created_tx: CreateReply,
+    created_rx: Receiver<(u64, Result<FaceStatus, FaceCommandError>)>,
+    /// The `faces/create` commands waiting for the I/O thread, by tag: the command's name
+    /// and the token to answer with. At most the I/O thread's connections in progress wait
+    /// (it answers every other request at once), and each for a bounded time.
+    creating: std::collections::HashMap<u64, (Name, PitToken)>,
+    next_tag: u64,
+    /// The last dataset version published.
+    last_version: u64,
     start_unix_ms: u64,
 }
 
@@ -63,6 +76,7 @@ impl Manager {
 
     /// Takes over the FIB writer, which [`Manager::route_internal_face`] has prepared.
     pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
+        let (created_tx, created_rx) = crossbeam_channel::unbounded();
         Manager {
             runtime,
             fib,
@@ -73,6 +87,11 @@ impl Manager {
             storage: Storage::new(),
             events: NotificationStream::face_events(),
             faces: std::collections::HashMap::new(),
+            created_tx,
+            created_rx,
+            creating: std::collections::HashMap::new(),
+            next_tag: 0,
+            last_version: 0,
             start_unix_ms: unix_ms(),
         }
     }
@@ -87,6 +106,7 @@ impl Manager {
     pub fn run(mut self) {
         let internal = self.runtime.internal_packets().clone();
         let events = self.runtime.face_events().clone();
+        let created = self.created_rx.clone();
         loop {
             let timeout = self
                 .rib
@@ -102,6 +122,11 @@ impl Manager {
                 recv(events) -> e => match e {
                     Ok(e) => self.on_face_event(e),
                     Err(_) => return,
+                },
+                recv(created) -> c => {
+                    if let Ok((tag, r)) = c {
+                        self.on_face_created(tag, r);
+                    }
                 },
                 default(timeout) => {}
             }
@@ -127,13 +152,25 @@ impl Manager {
             match request {
                 DatasetRequest::Generate(ds) => {
                     let payload = self.dataset(&ds);
-                    let segments = dataset::segments(&name, unix_ms(), &payload);
-                    for s in &segments {
-                        if let Ok(d) = DataView::decode(s.clone()) {
-                            self.storage.insert(d.name.clone(), s.clone(), now);
-                        }
-                    }
-                    if let Some(first) = segments.into_iter().next() {
+                    // NFD's version is the wall clock in ms; two versions never share one.
+                    let version = unix_ms().max(self.last_version + 1);
+                    self.last_version = version;
+                    let segments = dataset::segments(&name, version, &payload);
+                    let first = segments.first().cloned();
+                    // Named as `segments` names them: no need to decode each again.
+                    let base = name
+                        .clone()
+                        .append(OwnedComponent::version(version).as_ref());
+                    let named = segments
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, s)| {
+                            let seg = OwnedComponent::segment(i as u64);
+                            (base.clone().append(seg.as_ref()), s)
+                        })
+                        .collect();
+                    self.storage.insert_version(named, now);
+                    if let Some(first) = first {
                         self.reply(first, token);
                     }
                 }
@@ -155,8 +192,30 @@ impl Manager {
         let Ok(cmd) = parse_command(&interest) else {
             return;
         };
-        let resp = self.execute(cmd, ingress, now);
-        self.reply(dataset::response_data(&name, &resp), token);
+        match self.execute(cmd, ingress, now) {
+            Outcome::Done(resp) => self.reply(dataset::response_data(&name, &resp), token),
+            Outcome::CreateFace(f) => {
+                let tag = self.next_tag;
+                self.next_tag += 1;
+                self.creating.insert(tag, (name, token));
+                self.runtime.start_create_face(
+                    f.remote,
+                    f.local,
+                    f.persistency,
+                    f.options,
+                    tag,
+                    &self.created_tx,
+                );
+            }
+        }
+    }
+
+    /// Answers the `faces/create` tagged `tag` now that the I/O thread reported back.
+    fn on_face_created(&mut self, tag: u64, r: Result<FaceStatus, FaceCommandError>) {
+        let resp = self.face_created(r);
+        if let Some((name, token)) = self.creating.remove(&tag) {
+            self.reply(dataset::response_data(&name, &resp), token);
+        }
     }
 
     fn reply(&self, wire: bytes::Bytes, token: PitToken) {
@@ -192,7 +251,8 @@ impl Manager {
         let n = FaceEventNotification::for_face(kind, &status::face_status(&status));
         let wire = self.events.post(&n.encode());
         if let Ok(d) = DataView::decode(wire.clone()) {
-            self.storage.insert(d.name.clone(), wire, self.now_ms());
+            self.storage
+                .insert_notification(d.name.clone(), wire, self.now_ms());
             self.runtime.send_internal_data(d, None);
         }
     }

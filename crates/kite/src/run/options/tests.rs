@@ -32,12 +32,14 @@ path = "/file/nfd.sock"
 listen = ["127.0.0.1:7001"]
 mtu = 1400
 idle_timeout = 30
+on_demand_limit = 50
 [face_system.tcp]
 listen = ["127.0.0.1:7002"]
 [face_system.websocket]
 listen = ["127.0.0.1:7003"]
 [face_system.ether]
 interfaces = ["file0"]
+on_demand_limit = 60
 [tables]
 network_region = ["/region"]
 [tables.cs]
@@ -86,6 +88,10 @@ fn every_flag_overrides_the_file() {
         "0",
         "--max-packet-size",
         "2000",
+        "--udp-on-demand-limit",
+        "70",
+        "--ether-on-demand-limit",
+        "80",
     ]);
     apply(&mut c, &flags, Some("trace")).unwrap();
     let fs = &c.face_system;
@@ -102,6 +108,8 @@ fn every_flag_overrides_the_file() {
     assert_eq!(fs.ether.interfaces, ["flag0"]);
     assert!(fs.local_only);
     assert_eq!(fs.max_packet_size, 2000);
+    assert_eq!(fs.udp.on_demand_limit, 70);
+    assert_eq!(fs.ether.on_demand_limit, 80);
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.forwarder.inline, Some(false));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
@@ -160,6 +168,19 @@ fn thread_counts_outside_1_to_64_are_refused_on_the_command_line() {
 }
 
 #[test]
+fn on_demand_limits_follow_the_configuration_files_rule_on_the_command_line() {
+    for flag in ["--udp-on-demand-limit", "--ether-on-demand-limit"] {
+        for n in ["0", "1048577", "many"] {
+            assert!(
+                Cli::try_parse_from(["kite", flag, n]).is_err(),
+                "{flag} {n}"
+            );
+        }
+        assert!(Cli::try_parse_from(["kite", flag, "1048576"]).is_ok());
+    }
+}
+
+#[test]
 fn resolving_fills_threads_socket_and_log_filter() {
     let mut c = Config::default();
     c.face_system.unix.path = Some("/x/nfd.sock".into());
@@ -192,6 +213,8 @@ fn the_runtime_starts_with_the_file_values() {
     assert_eq!(r.face.udp_mtu, 1400);
     assert_eq!(r.face.max_packet_size, 4000);
     assert_eq!(r.face.idle_timeout, Duration::from_secs(30));
+    assert_eq!(r.face.udp_on_demand_limit, 50);
+    assert_eq!(r.face.ether_on_demand_limit, 60);
     let f = &r.forwarder;
     assert_eq!(f.pcct.cs_capacity, 250, "1000 packets over 4 threads");
     assert!(!f.cs_admit && f.cs_serve);

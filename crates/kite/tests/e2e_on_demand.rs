@@ -1,0 +1,118 @@
+//! On-demand UDP faces are bounded against `kite run` over loopback: only a datagram that
+//! decodes as an NDN packet makes a face (junk from new senders is counted on the channel),
+//! and a listener keeps at most `on_demand_limit` on-demand faces, giving up the idlest for a
+//! new sender.
+
+mod common;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use common::peer::{self, interest};
+use common::{eventually, free_udp_port, Daemon};
+use kite_mgmt::tlv_types::FacePersistency;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn daemon(udp: u16, extra: &[&str]) -> Daemon {
+    let mut args = vec![
+        "--udp".to_string(),
+        format!("127.0.0.1:{udp}"),
+        "--tcp".to_string(),
+        format!("127.0.0.1:{}", common::free_tcp_port()),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    Daemon::start(&[], &args)
+}
+
+fn sender() -> UdpSocket {
+    UdpSocket::bind("127.0.0.1:0").expect("bind a UDP socket")
+}
+
+fn uri(s: &UdpSocket) -> String {
+    format!("udp4://{}", s.local_addr().unwrap())
+}
+
+/// Remote URIs of the daemon's on-demand UDP faces.
+fn on_demand_udp(socket: &str) -> Vec<String> {
+    peer::faces(socket)
+        .into_iter()
+        .filter(|f| {
+            f.uri.starts_with("udp4://") && f.face_persistency == FacePersistency::ON_DEMAND
+        })
+        .map(|f| f.uri)
+        .collect()
+}
+
+#[test]
+fn junk_from_new_senders_makes_no_face_and_is_counted_on_the_channel() {
+    let udp = free_udp_port();
+    let kite = daemon(udp, &[]);
+    let to: SocketAddr = format!("127.0.0.1:{udp}").parse().unwrap();
+    let local = format!("udp4://{to}");
+    let malformed = || {
+        peer::channels(kite.socket())
+            .into_iter()
+            .find(|c| c.local_uri == local)
+            .expect("the UDP channel is listed")
+            .drops
+            .n_malformed
+    };
+    let junk: Vec<UdpSocket> = (0..40).map(|_| sender()).collect();
+    let cut = {
+        let mut i = interest("/junk", 4000).to_vec();
+        i.truncate(i.len() - 3);
+        i
+    };
+    for (n, s) in junk.iter().enumerate() {
+        // One junk octet, or an Interest cut short: neither decodes.
+        let octets: &[u8] = if n % 2 == 0 { &[0x42] } else { &cut };
+        s.send_to(octets, to).unwrap();
+    }
+    eventually(WAIT, || (malformed() == 40).then_some(()))
+        .unwrap_or_else(|| panic!("40 junk datagrams counted, got {}", malformed()));
+    let faces = on_demand_udp(kite.socket());
+    assert!(faces.is_empty(), "junk made faces: {faces:?}");
+
+    // The same sender's next datagram, a well-formed Interest, makes its face.
+    junk[0].send_to(&interest("/ok", 4000), to).unwrap();
+    let want = uri(&junk[0]);
+    eventually(WAIT, || {
+        on_demand_udp(kite.socket()).contains(&want).then_some(())
+    })
+    .expect("a face for the well-formed Interest's sender");
+}
+
+#[test]
+fn a_full_listener_gives_up_its_idlest_on_demand_face_for_a_new_sender() {
+    let udp = free_udp_port();
+    let kite = daemon(udp, &["--udp-on-demand-limit", "4"]);
+    let to: SocketAddr = format!("127.0.0.1:{udp}").parse().unwrap();
+    // `busy` sends again after each new sender, so it is never the idlest.
+    let busy = sender();
+    let others: Vec<UdpSocket> = (0..10).map(|_| sender()).collect();
+    busy.send_to(&interest("/busy/0", 4000), to).unwrap();
+    for (n, s) in others.iter().enumerate() {
+        std::thread::sleep(Duration::from_millis(20));
+        s.send_to(&interest(&format!("/other/{n}"), 4000), to)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        busy.send_to(&interest(&format!("/busy/{}", n + 1), 4000), to)
+            .unwrap();
+    }
+    let mut want: Vec<String> = [&busy, &others[7], &others[8], &others[9]]
+        .into_iter()
+        .map(uri)
+        .collect();
+    want.sort();
+    let got = eventually(WAIT, || {
+        let mut got = on_demand_udp(kite.socket());
+        got.sort();
+        (got == want).then_some(got)
+    });
+    assert!(
+        got.is_some(),
+        "the busy sender and the three newest kept, got {:?}",
+        on_demand_udp(kite.socket())
+    );
+}
