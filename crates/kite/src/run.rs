@@ -66,6 +66,10 @@ pub struct RunArgs {
     /// cores or fewer.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     inline: Option<bool>,
+    /// Milliseconds an Interest stays pending at most, whatever InterestLifetime it asks for
+    /// (100-3600000): bounds how long a flood's Interests hold the PIT. Default: 120000.
+    #[arg(long, value_name = "MS", value_parser = max_interest_lifetime)]
+    max_interest_lifetime: Option<u64>,
     /// Content Store capacity in packets (split over the forwarding threads). Default: 65536.
     #[arg(long, value_name = "PACKETS")]
     cs_capacity: Option<usize>,
@@ -77,6 +81,12 @@ pub struct RunArgs {
     /// Default: 2.
     #[arg(long, value_name = "K")]
     dispatch_prefix: Option<usize>,
+}
+
+/// Parses `--max-interest-lifetime` with the configuration file's rule.
+fn max_interest_lifetime(s: &str) -> Result<u64, String> {
+    let ms = s.parse::<u64>().map_err(|e| e.to_string())?;
+    crate::config::check_max_interest_lifetime(ms)
 }
 
 /// Runs the forwarder until a signal asks it to stop (or prints the configuration).

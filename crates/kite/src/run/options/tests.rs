@@ -23,6 +23,7 @@ threads = 4
 inline = true
 dispatch_prefix = 3
 default_hop_limit = 16
+max_interest_lifetime = 30000
 [face_system]
 local_only = false
 [face_system.unix]
@@ -83,6 +84,8 @@ fn every_flag_overrides_the_file() {
         "debug",
         "--dispatch-prefix",
         "0",
+        "--max-interest-lifetime",
+        "5000",
     ]);
     apply(&mut c, &flags, Some("trace")).unwrap();
     let fs = &c.face_system;
@@ -101,6 +104,7 @@ fn every_flag_overrides_the_file() {
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.forwarder.inline, Some(false));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
+    assert_eq!(c.forwarder.max_interest_lifetime, 5000);
     assert_eq!(c.tables.cs.capacity, 50);
     assert_eq!(c.log.filter, Some(LogFilter("debug".into())));
     // what no flag sets stays as the file has it
@@ -133,6 +137,22 @@ fn thread_counts_outside_1_to_64_are_refused_on_the_command_line() {
     for n in ["0", "65"] {
         assert!(Cli::try_parse_from(["kite", "--threads", n]).is_err());
     }
+}
+
+#[test]
+fn max_interest_lifetimes_outside_the_files_range_are_refused_on_the_command_line() {
+    for bad in ["99", "3600001", "-1", "x"] {
+        let r = Cli::try_parse_from(["kite", "--max-interest-lifetime", bad]);
+        assert!(r.is_err(), "--max-interest-lifetime {bad} accepted");
+    }
+    let file = "[forwarder]\nmax_interest_lifetime = 99\n";
+    let e = Config::parse(file, "t.toml").expect_err("99 ms refused in the file");
+    let Err(flag) = Cli::try_parse_from(["kite", "--max-interest-lifetime", "99"]) else {
+        panic!("--max-interest-lifetime 99 accepted");
+    };
+    let rule = crate::config::check_max_interest_lifetime(99).unwrap_err();
+    assert!(e.to_string().contains(&rule), "{e}");
+    assert!(flag.to_string().contains(&rule), "{flag}");
 }
 
 #[test]
@@ -172,6 +192,7 @@ fn the_runtime_starts_with_the_file_values() {
     assert!(!f.cs_admit && f.cs_serve);
     assert_eq!(f.unsolicited, UnsolicitedPolicy::AdmitNetwork);
     assert_eq!(f.default_hop_limit, 16);
+    assert_eq!(f.max_interest_lifetime, Duration::from_secs(30));
     assert_eq!(f.network_region, ["/region".parse().unwrap()]);
 }
 
