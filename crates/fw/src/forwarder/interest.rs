@@ -1,6 +1,5 @@
 //! The Interest pipeline.
 
-
 use kite_packet::{tt, InterestView, NackReason, Name, Nonce, PitToken};
 
 use super::{Counters, DropReason, InInterest, Invocation, State};

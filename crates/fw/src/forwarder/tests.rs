@@ -575,7 +575,11 @@ fn interest_lifetime_is_capped_by_the_configured_maximum() {
     short.lifetime = Some(500);
     h.interest(APP, short, None);
     h.advance(600);
-    assert_eq!(h.fwd.pcct().pit_len(), 1, "the 500 ms Interest keeps its lifetime");
+    assert_eq!(
+        h.fwd.pcct().pit_len(),
+        1,
+        "the 500 ms Interest keeps its lifetime"
+    );
     h.advance(500);
     assert_eq!((h.fwd.pcct().pit_len(), h.fwd.pcct().len()), (0, 0));
     assert_eq!(h.fwd.pit_held(APP), 0);

@@ -8,9 +8,11 @@
 //! drains first, so `kite status` or a prefix registration still gets through while a flood
 //! keeps the Interest ring full.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use hashbrown::HashMap;
 use kite_face::{Received, RxPacket};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
@@ -45,10 +47,78 @@ pub(crate) struct Overflowed {
     pub nacks: AtomicBool,
 }
 
+/// Each face's share of one Interest ring, kept by the dispatcher alone (no atomics, no lock):
+/// the ingress face of every Interest it queued, in ring order, and how many each face has
+/// queued. The ring is FIFO, so once the forwarding thread has taken `k` Interests (the
+/// ring's occupancy says how many remain) the first `k` faces here are theirs.
+///
+/// The rule (a dynamic threshold, as shared-buffer switches share memory among ports): a face
+/// may queue one more Interest only while it has fewer queued than the ring has free slots.
+/// One face alone fills at most half the ring; n faces flooding at once settle at 1/(n+1) of
+/// it each with 1/(n+1) left free, so a face with fewer Interests queued always finds room.
+struct Share {
+    /// Ingress faces of the queued Interests, oldest first (never longer than the ring).
+    queued: VecDeque<FaceId>,
+    /// Interests queued per face; only faces with some have a key (at most the ring's
+    /// capacity of them).
+    per_face: HashMap<FaceId, u32>,
+    capacity: usize,
+}
+
+impl Share {
+    fn new(capacity: usize) -> Self {
+        Share {
+            queued: VecDeque::with_capacity(capacity),
+            per_face: HashMap::with_capacity(capacity),
+            capacity,
+        }
+    }
+
+    /// Forgets the Interests the forwarding thread has taken, given how many remain queued.
+    fn settle(&mut self, occupied: usize) {
+        while self.queued.len() > occupied {
+            let Some(face) = self.queued.pop_front() else {
+                return;
+            };
+            if let Some(n) = self.per_face.get_mut(&face) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_face.remove(&face);
+                }
+            }
+        }
+    }
+
+    fn held(&self, face: FaceId) -> usize {
+        self.per_face.get(&face).map_or(0, |&n| n as usize)
+    }
+
+    /// Free slots, counting every Interest not yet known to be taken.
+    fn free(&self) -> usize {
+        self.capacity - self.queued.len()
+    }
+
+    fn admits(&self, face: FaceId) -> bool {
+        self.held(face) < self.free()
+    }
+
+    /// How many Interests in a row `face` may queue now: the admissions `admits` would grant
+    /// one after another (each takes a slot and adds to the face's count).
+    fn room(&self, face: FaceId) -> usize {
+        (self.free().saturating_sub(self.held(face)) + 1) / 2
+    }
+
+    fn queue(&mut self, face: FaceId) {
+        self.queued.push_back(face);
+        *self.per_face.entry(face).or_insert(0) += 1;
+    }
+}
+
 /// The producing ends of one forwarding thread's input rings.
 pub(crate) struct Inputs {
     local: Producer<Stamped<InInterest>>,
     interests: Producer<Stamped<InInterest>>,
+    share: Share,
     data: Producer<Stamped<InData>>,
     nacks: Producer<Stamped<InNack>>,
     overflowed: Arc<Overflowed>,
@@ -56,13 +126,43 @@ pub(crate) struct Inputs {
 
 impl Inputs {
     /// Queues an Interest: `/localhost` ones from local faces on the local ring, the rest on
-    /// the CoDel-managed Interest ring. False when the ring is full.
+    /// the CoDel-managed Interest ring if its face is within its share. False when refused.
     fn push_interest(&mut self, s: Stamped<InInterest>, local: bool) -> bool {
         if local {
-            self.local.push(s).is_ok()
-        } else {
-            push_managed(&mut self.interests, &self.overflowed.interests, s)
+            return self.local.push(s).is_ok();
         }
+        let face = s.pkt.face;
+        if !self.share.admits(face) {
+            self.overflowed.interests.store(true, Ordering::Relaxed);
+            return false;
+        }
+        let ok = push_managed(&mut self.interests, &self.overflowed.interests, s);
+        if ok {
+            self.share.queue(face);
+        }
+        ok
+    }
+
+    /// Brings the Interest ring's share up to date with what the forwarding thread took.
+    fn settle(&mut self) {
+        let occupied = self.share.capacity - self.interests.slots();
+        self.share.settle(occupied);
+    }
+
+    /// How many packets `face` (local or not) may hand this thread now with none refused:
+    /// its room in the Interest ring, and the free slots of the other rings.
+    /// A face left without room in the Interest ring waits, so the ring counts as having
+    /// refused it (CoDel then treats the queue as standing, as for a refused packet).
+    fn room(&self, face: FaceId, local: bool) -> usize {
+        let interests = self.share.room(face);
+        if interests == 0 {
+            self.overflowed.interests.store(true, Ordering::Relaxed);
+        }
+        let mut room = interests.min(self.data.slots()).min(self.nacks.slots());
+        if local {
+            room = room.min(self.local.slots());
+        }
+        room
     }
 
     /// Queues a Data; false when the ring is full.
@@ -121,6 +221,7 @@ pub(crate) fn rings(capacity: usize) -> (Inputs, InputRings) {
         Inputs {
             local: lp,
             interests: ip,
+            share: Share::new(capacity),
             data: dp,
             nacks: np,
             overflowed: overflowed.clone(),
@@ -174,6 +275,21 @@ impl Dispatcher {
         self.dropped.drain(..)
     }
 
+    /// How many packets `face` may hand over now with none refused for want of room (its
+    /// share of each thread's Interest ring, and the other rings' free slots): a face that
+    /// can push back reads no more than this. `local`: the face has local scope (its
+    /// `/localhost` Interests take the local ring).
+    pub fn room(&mut self, face: FaceId, local: bool) -> usize {
+        self.inputs
+            .iter_mut()
+            .map(|i| {
+                i.settle();
+                i.room(face, local)
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
     /// The thread a Kite token names, if it is one and the thread exists.
     fn token_thread(&self, token: Option<&PitToken>) -> Option<usize> {
         let t = usize::from(Pcct::token_thread(token?)?);
@@ -190,6 +306,9 @@ impl Dispatcher {
     ) {
         if received.is_empty() {
             return;
+        }
+        for i in &mut self.inputs {
+            i.settle();
         }
         let at = self.clock.now();
         for r in received.drain(..) {

@@ -74,6 +74,11 @@ pub(crate) struct IoThread {
     /// The faces `unread` held at the start of this turn's reads (swapped with it, so
     /// neither list reallocates from turn to turn).
     rereading: Vec<(FaceId, bool)>,
+    /// Datagram channels (by poll token) with more to read than one burst took: read again
+    /// next turn, like `unread`.
+    unread_channels: Vec<Token>,
+    /// The channels `unread_channels` held at the start of this turn's reads.
+    rereading_channels: Vec<Token>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
 }
@@ -160,6 +165,8 @@ impl IoThread {
             ready: Vec::with_capacity(256),
             unread: Vec::new(),
             rereading: Vec::new(),
+            unread_channels: Vec::new(),
+            rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
         };
@@ -183,8 +190,9 @@ impl IoThread {
             }
             // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
             // the inline shards' next timer, unless work slipped in after the announcement.
-            let busy = self.spin_when_idle || t < spin_until || !self.unread.is_empty();
-            if busy && !worked && !self.spin_when_idle && self.unread.is_empty() {
+            let unread = !self.unread.is_empty() || !self.unread_channels.is_empty();
+            let busy = self.spin_when_idle || t < spin_until || unread;
+            if busy && !worked && !self.spin_when_idle && !unread {
                 // An empty spin: let a thread waiting for this core (an application, the
                 // forwarder's other threads) run first; on an idle core this returns at once.
                 std::thread::yield_now();
@@ -236,7 +244,12 @@ impl IoThread {
                 self.read_face(id, now, hangup);
             }
             self.rereading.clear();
-            self.dispatch();
+            core::mem::swap(&mut self.unread_channels, &mut self.rereading_channels);
+            for i in 0..self.rereading_channels.len() {
+                let token = self.rereading_channels[i];
+                self.read_channel(token, now);
+            }
+            self.rereading_channels.clear();
             if !self.handle_commands() {
                 return;
             }
@@ -289,27 +302,44 @@ impl IoThread {
             }
             return;
         }
-        let d = i - self.channels.len();
-        let channel = if d < self.udp.len() {
-            DatagramChannel::Udp(d)
-        } else if d - self.udp.len() < self.ether.len() {
-            DatagramChannel::Ether(d - self.udp.len())
-        } else {
+        let Some(channel) = self.datagram_channel(token) else {
             return;
         };
         if readable {
-            loop {
-                let progress = self.recv_datagrams(channel);
-                self.deliver_datagrams(now);
-                if !matches!(progress, Ok(Progress::More)) {
-                    break;
-                }
-            }
+            self.read_channel(token, now);
         }
         if writable {
             for id in self.waiting_on(&self.datagram_local_uri(channel)) {
                 self.flush_face(id);
             }
+        }
+    }
+
+    /// The datagram channel of a poll token, if it names one.
+    fn datagram_channel(&self, token: Token) -> Option<DatagramChannel> {
+        let d = token.0.checked_sub(CHANNEL_TOKEN + self.channels.len())?;
+        if d < self.udp.len() {
+            Some(DatagramChannel::Udp(d))
+        } else if d - self.udp.len() < self.ether.len() {
+            Some(DatagramChannel::Ether(d - self.udp.len()))
+        } else {
+            None
+        }
+    }
+
+    /// Reads one burst (one `recvmmsg`) from the datagram channel of `token` and dispatches
+    /// it; a channel with more to read is read again next turn, after every other face and
+    /// channel had its burst, so one sender's stream of datagrams cannot fill the forwarding
+    /// threads' rings ahead of the others.
+    fn read_channel(&mut self, token: Token, now: Instant) {
+        let Some(channel) = self.datagram_channel(token) else {
+            return;
+        };
+        let progress = self.recv_datagrams(channel);
+        self.deliver_datagrams(now);
+        self.dispatch();
+        if matches!(progress, Ok(Progress::More)) && !self.unread_channels.contains(&token) {
+            self.unread_channels.push(token);
         }
     }
 
@@ -394,11 +424,28 @@ impl IoThread {
         }
     }
 
+    /// Reads one burst from a face's own socket and dispatches it. A face that can push back
+    /// (a stream) reads only as many packets as the forwarding threads have room for from
+    /// it; with none, it is not read (its sender's socket fills and the kernel slows it)
+    /// until the rings drain. A face with more to read is read again next turn.
     fn read_face(&mut self, id: FaceId, now: Instant, hangup: bool) {
-        let Some(face) = self.faces.get_mut(&id) else {
+        let Some(face) = self.faces.get(&id) else {
             return;
         };
-        match face.recv_burst(now, hangup, &mut self.received) {
+        let budget = match face.pushes_back() {
+            true => self.dispatcher.room(id, face.scope() == FaceScope::Local),
+            false => usize::MAX,
+        };
+        let result = match budget {
+            0 => Ok(Progress::More),
+            _ => {
+                let face = self.faces.get_mut(&id).expect("looked up above");
+                let r = face.recv_burst(now, hangup, budget, &mut self.received);
+                self.dispatch();
+                r
+            }
+        };
+        match result {
             Ok(Progress::More) => {
                 if !self.unread.contains(&(id, hangup)) {
                     self.unread.push((id, hangup));
@@ -409,7 +456,11 @@ impl IoThread {
             Err(FaceError::Closed) => {}
             Err(e) => tracing::info!(face = id.0, error = %e, "receive failed"),
         }
-        if face.persistency() != Persistency::Permanent {
+        if self
+            .faces
+            .get(&id)
+            .is_some_and(|f| f.persistency() != Persistency::Permanent)
+        {
             self.close_face(id);
         }
     }
