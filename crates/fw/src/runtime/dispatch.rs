@@ -105,7 +105,7 @@ impl Share {
     /// How many Interests in a row `face` may queue now: the admissions `admits` would grant
     /// one after another (each takes a slot and adds to the face's count).
     fn room(&self, face: FaceId) -> usize {
-        (self.free().saturating_sub(self.held(face)) + 1) / 2
+        self.free().saturating_sub(self.held(face)).div_ceil(2)
     }
 
     fn queue(&mut self, face: FaceId) {
@@ -398,5 +398,33 @@ impl Dispatcher {
             p &= p - 1;
         }
         self.pending = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_face_queues_while_it_has_fewer_queued_than_the_ring_has_free() {
+        let (a, b) = (FaceId(300), FaceId(301));
+        let mut s = Share::new(8);
+        assert_eq!(s.room(a), 4);
+        let mut queued = 0;
+        while s.admits(a) {
+            s.queue(a);
+            queued += 1;
+        }
+        assert_eq!(queued, 4, "alone, a face fills half the ring");
+        assert_eq!(s.room(b), 2, "another face gets half of what is left");
+        s.queue(b);
+        s.queue(b);
+        assert!(!s.admits(a) && !s.admits(b));
+        // The forwarding thread took three (three remain): the first three queued, all a's.
+        s.settle(3);
+        assert_eq!((s.held(a), s.held(b), s.free()), (1, 2, 5));
+        assert!(s.admits(a));
+        s.settle(0);
+        assert!(s.per_face.is_empty() && s.queued.is_empty());
     }
 }
