@@ -98,14 +98,20 @@ impl Share {
         self.capacity - self.queued.len()
     }
 
-    fn admits(&self, face: FaceId) -> bool {
-        self.held(face) < self.free()
+    /// Whether `face` may queue one more Interest, holding at most `cap` queued.
+    fn admits(&self, face: FaceId, cap: usize) -> bool {
+        let held = self.held(face);
+        held < self.free() && held < cap
     }
 
     /// How many Interests in a row `face` may queue now: the admissions `admits` would grant
     /// one after another (each takes a slot and adds to the face's count).
-    fn room(&self, face: FaceId) -> usize {
-        self.free().saturating_sub(self.held(face)).div_ceil(2)
+    fn room(&self, face: FaceId, cap: usize) -> usize {
+        let held = self.held(face);
+        self.free()
+            .saturating_sub(held)
+            .div_ceil(2)
+            .min(cap.saturating_sub(held))
     }
 
     fn queue(&mut self, face: FaceId) {
@@ -127,12 +133,12 @@ pub(crate) struct Inputs {
 impl Inputs {
     /// Queues an Interest: `/localhost` ones from local faces on the local ring, the rest on
     /// the CoDel-managed Interest ring if its face is within its share. False when refused.
-    fn push_interest(&mut self, s: Stamped<InInterest>, local: bool) -> bool {
+    fn push_interest(&mut self, s: Stamped<InInterest>, local: bool, cap: usize) -> bool {
         if local {
             return self.local.push(s).is_ok();
         }
         let face = s.pkt.face;
-        if !self.share.admits(face) {
+        if !self.share.admits(face, cap) {
             self.overflowed.interests.store(true, Ordering::Relaxed);
             return false;
         }
@@ -152,10 +158,11 @@ impl Inputs {
     /// How many packets `face` (local or not) may hand this thread now with none refused:
     /// its room in the Interest ring, and the free slots of the other rings.
     /// A face left without room in the Interest ring waits, so the ring counts as having
-    /// refused it (CoDel then treats the queue as standing, as for a refused packet).
-    fn room(&self, face: FaceId, local: bool) -> usize {
-        let interests = self.share.room(face);
-        if interests == 0 {
+    /// refused it (CoDel then treats the queue as standing, as for a refused packet); a
+    /// restrained face that waits for its cap alone does not.
+    fn room(&self, face: FaceId, local: bool, cap: usize) -> usize {
+        let interests = self.share.room(face, cap);
+        if interests == 0 && self.share.room(face, usize::MAX) == 0 {
             self.overflowed.interests.store(true, Ordering::Relaxed);
         }
         let mut room = interests.min(self.data.slots()).min(self.nacks.slots());
@@ -248,7 +255,23 @@ pub(crate) struct Dispatcher {
     /// The ingress face of each packet dropped because its ring was full, since the last
     /// [`Dispatcher::take_dropped`] (its capacity is kept, so counting allocates nothing).
     dropped: Vec<FaceId>,
+    /// Faces the forwarder refused room (a Congestion Nack went back to them), and until
+    /// when they are restrained to [`RESTRAINED_QUEUE`] Interests queued per thread. Only
+    /// faces refused in the last [`RESTRAINT`] have a key.
+    restrained: HashMap<FaceId, Time>,
 }
+
+/// How long a face the forwarder refused room stays restrained.
+const RESTRAINT: core::time::Duration = core::time::Duration::from_millis(100);
+
+/// Interests a restrained face may have queued in each thread's ring. A face past its share
+/// of the PIT has its new Interests Nacked; each still costs a turn of the pipelines (table
+/// lookups, the Nack), so a flooder left at its full share of the ring would keep most of the
+/// forwarder's time. Restrained, a stream flooder is read a few frames a turn (its socket
+/// fills and its writes wait) and a datagram flooder's excess is dropped before the
+/// pipelines. A consumer within its share is never Nacked for want of room, so never
+/// restrained; one whose upstreams Nack it with Congestion is slowed for as long.
+const RESTRAINED_QUEUE: usize = 4;
 
 impl Dispatcher {
     pub fn new(
@@ -266,6 +289,30 @@ impl Dispatcher {
             pending: 0,
             clock,
             dropped: Vec::new(),
+            restrained: HashMap::new(),
+        }
+    }
+
+    /// Restrains `face` for [`RESTRAINT`]: the forwarder refused it room.
+    pub fn restrain(&mut self, face: FaceId) {
+        let until = self.clock.now() + RESTRAINT;
+        self.restrained.insert(face, until);
+    }
+
+    /// Forgets restraints that ended (and those of faces gone).
+    pub fn forget_restraints(&mut self) {
+        let now = self.clock.now();
+        self.restrained.retain(|_, until| *until > now);
+    }
+
+    /// The most Interests `face` may have queued in a thread's ring at `now`.
+    fn cap(&self, face: FaceId, now: Time) -> usize {
+        if self.restrained.is_empty() {
+            return usize::MAX;
+        }
+        match self.restrained.get(&face) {
+            Some(&until) if until > now => RESTRAINED_QUEUE,
+            _ => usize::MAX,
         }
     }
 
@@ -280,11 +327,12 @@ impl Dispatcher {
     /// can push back reads no more than this. `local`: the face has local scope (its
     /// `/localhost` Interests take the local ring).
     pub fn room(&mut self, face: FaceId, local: bool) -> usize {
+        let cap = self.cap(face, self.clock.now());
         self.inputs
             .iter_mut()
             .map(|i| {
                 i.settle();
-                i.room(face, local)
+                i.room(face, local, cap)
             })
             .min()
             .unwrap_or(0)
@@ -333,7 +381,8 @@ impl Dispatcher {
                 };
                 let local =
                     NameScope::of(&pkt.interest.name) == NameScope::Localhost && is_local(r.face);
-                let ok = self.inputs[t].push_interest(Stamped { at, pkt }, local);
+                let cap = self.cap(r.face, at);
+                let ok = self.inputs[t].push_interest(Stamped { at, pkt }, local, cap);
                 self.counted(t, ok, r.face);
             }
             RxPacket::Data(data) => {
@@ -409,21 +458,23 @@ mod tests {
     fn a_face_queues_while_it_has_fewer_queued_than_the_ring_has_free() {
         let (a, b) = (FaceId(300), FaceId(301));
         let mut s = Share::new(8);
-        assert_eq!(s.room(a), 4);
+        let all = usize::MAX;
+        assert_eq!(s.room(a, all), 4);
+        assert_eq!(s.room(a, 3), 3, "a restrained face has a smaller cap");
         let mut queued = 0;
-        while s.admits(a) {
+        while s.admits(a, all) {
             s.queue(a);
             queued += 1;
         }
         assert_eq!(queued, 4, "alone, a face fills half the ring");
-        assert_eq!(s.room(b), 2, "another face gets half of what is left");
+        assert_eq!(s.room(b, all), 2, "another face gets half of what is left");
         s.queue(b);
         s.queue(b);
-        assert!(!s.admits(a) && !s.admits(b));
+        assert!(!s.admits(a, all) && !s.admits(b, all));
         // The forwarding thread took three (three remain): the first three queued, all a's.
         s.settle(3);
         assert_eq!((s.held(a), s.held(b), s.free()), (1, 2, 5));
-        assert!(s.admits(a));
+        assert!(s.admits(a, all) && !s.admits(b, 2));
         s.settle(0);
         assert!(s.per_face.is_empty() && s.queued.is_empty());
     }

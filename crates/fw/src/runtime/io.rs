@@ -11,6 +11,7 @@ use kite_face::{
     Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
     LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
 };
+use kite_packet::NackReason;
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
@@ -31,6 +32,11 @@ const LINK_TOKEN: Token = Token(1);
 /// Tokens of stream listeners start here; UDP channels, then Ethernet channels follow. Face
 /// tokens are their ids (at least 256), so the two ranges never meet.
 const CHANNEL_TOKEN: usize = 16;
+/// Frames a face that can push back (a stream) hands over per turn at most, so a face
+/// flooding as fast as its socket allows takes no more of a turn's forwarding than an ordinary
+/// consumer keeping a window of 64 Interests, whose packets it would otherwise delay. It costs
+/// such a face nothing but turns: what it sent waits in its socket.
+const STREAM_QUANTUM: usize = 64;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
@@ -433,7 +439,7 @@ impl IoThread {
             return;
         };
         let budget = match face.pushes_back() {
-            true => self.dispatcher.room(id, face.scope() == FaceScope::Local),
+            true => STREAM_QUANTUM.min(self.dispatcher.room(id, face.scope() == FaceScope::Local)),
             false => usize::MAX,
         };
         let result = match budget {
@@ -527,7 +533,12 @@ impl IoThread {
                 let kind = match &o {
                     Out::Interest { .. } => PacketKind::Interest,
                     Out::Data { .. } => PacketKind::Data,
-                    Out::Nack { .. } => PacketKind::Nack,
+                    Out::Nack { reason, .. } => {
+                        if *reason == NackReason::CONGESTION {
+                            self.dispatcher.restrain(id);
+                        }
+                        PacketKind::Nack
+                    }
                 };
                 let mark = face.congestion_mark(now);
                 let packet = o.encode_frame(&mut self.header, face.local_fields(), mark);
@@ -631,6 +642,7 @@ impl IoThread {
     }
 
     fn housekeeping(&mut self, now: Instant) {
+        self.dispatcher.forget_restraints();
         let mut idle = Vec::new();
         for (id, face) in &mut self.faces {
             face.expire(now);
