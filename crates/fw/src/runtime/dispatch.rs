@@ -305,6 +305,11 @@ impl Dispatcher {
         self.restrained.retain(|_, until| *until > now);
     }
 
+    /// Whether `face` is restrained now (it was refused room in the last [`RESTRAINT`]).
+    pub fn is_restrained(&self, face: FaceId) -> bool {
+        !self.restrained.is_empty() && self.cap(face, self.clock.now()) != usize::MAX
+    }
+
     /// The most Interests `face` may have queued in a thread's ring at `now`.
     fn cap(&self, face: FaceId, now: Time) -> usize {
         if self.restrained.is_empty() {

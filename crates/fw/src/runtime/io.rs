@@ -11,7 +11,7 @@ use kite_face::{
     Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
     LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
 };
-use kite_packet::NackReason;
+use kite_packet::{tt, NackReason};
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
@@ -80,6 +80,9 @@ pub(crate) struct IoThread {
     /// The faces `unread` held at the start of this turn's reads (swapped with it, so
     /// neither list reallocates from turn to turn).
     rereading: Vec<(FaceId, bool)>,
+    /// Restrained faces met in one datagram burst and the bare Interests each may still hand
+    /// over in it (kept across bursts, so it does not reallocate).
+    restrained_room: Vec<(FaceId, usize)>,
     /// Datagram channels (by poll token) with more to read than one burst took: read again
     /// next turn, like `unread`.
     unread_channels: Vec<Token>,
@@ -172,6 +175,7 @@ impl IoThread {
             unread: Vec::new(),
             rereading: Vec::new(),
             unread_channels: Vec::new(),
+            restrained_room: Vec::new(),
             rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
@@ -374,10 +378,32 @@ impl IoThread {
             self.add_face(face);
         }
         for d in self.datagrams.drain(..) {
-            if let Some(face) = self.faces.get_mut(&d.face) {
-                face.receive_frame(d.from, d.frame, now, &mut self.received);
+            let Some(face) = self.faces.get_mut(&d.face) else {
+                continue;
+            };
+            // A restrained face's bare Interests beyond its room are dropped before they are
+            // decoded: a datagram flooder cannot be slowed, only made cheap.
+            if d.frame.first() == Some(&(tt::INTEREST as u8))
+                && self.dispatcher.is_restrained(d.face)
+            {
+                let i = match self.restrained_room.iter().position(|(f, _)| *f == d.face) {
+                    Some(i) => i,
+                    None => {
+                        let room = self.dispatcher.room(d.face, false);
+                        self.restrained_room.push((d.face, room));
+                        self.restrained_room.len() - 1
+                    }
+                };
+                let room = &mut self.restrained_room[i].1;
+                if *room == 0 {
+                    face.count_in_queue_full();
+                    continue;
+                }
+                *room -= 1;
             }
+            face.receive_frame(d.from, d.frame, now, &mut self.received);
         }
+        self.restrained_room.clear();
     }
 
     /// The faces with pending output that send through the channel at `local`, to flush when
