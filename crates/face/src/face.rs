@@ -348,6 +348,14 @@ impl Face {
         }
     }
 
+    /// Whether the face can push back on its sender: a stream (Unix, TCP, WebSocket) that is
+    /// not read stops its sender once the kernel's buffers fill, so it is read only as far as
+    /// the forwarder has room ([`Face::recv_burst`]'s budget). A datagram face cannot: what
+    /// it is not read is lost in the kernel, so it is read and its drops are counted.
+    pub fn pushes_back(&self) -> bool {
+        matches!(self.transport, Transport::Stream(_) | Transport::Ws(_))
+    }
+
     /// The file descriptor readiness is reported on; `None` for UDP unicast and Ethernet
     /// faces, whose channel's socket carries their readiness (the caller flushes them on its
     /// events).
@@ -387,16 +395,19 @@ impl Face {
     /// to the end instead of stopping at a short read. An error means the face is unusable:
     /// the caller closes it (or, for a permanent face, keeps it). UDP unicast and Ethernet
     /// faces read nothing here: their channel reads and calls [`Face::receive_frame`].
+    /// `budget`: the most frames a stream or WebSocket face reads (each makes at most one
+    /// packet); the rest waits, unread, for a later burst (see [`Face::pushes_back`]).
     pub fn recv_burst(
         &mut self,
         now: Instant,
         hangup: bool,
+        budget: usize,
         out: &mut Vec<Received>,
     ) -> Result<Progress, FaceError> {
         let (id, link, c) = (self.id, &mut self.link, &mut self.counters);
         let mut got = false;
         let progress = match &mut self.transport {
-            Transport::Stream(s) => s.recv_burst(hangup, |frame| {
+            Transport::Stream(s) => s.recv_burst(hangup, budget, |frame| {
                 got = true;
                 link.receive(id, Endpoint::Peer, frame, now, c, out)
             }),
@@ -404,7 +415,7 @@ impl Face {
                 got = true;
                 link.receive(id, Endpoint::Ip(from), frame, now, c, out)
             }),
-            Transport::Ws(w) => w.recv_burst(|frame| {
+            Transport::Ws(w) => w.recv_burst(budget, |frame| {
                 got = true;
                 link.receive(id, Endpoint::Peer, frame, now, c, out)
             }),

@@ -58,15 +58,24 @@ impl StreamIo {
         self.conn.as_fd().as_raw_fd()
     }
 
-    /// Reads up to [`READS_PER_BURST`] times and hands each complete element to `deliver`.
-    /// A read shorter than asked means the socket is drained (readiness fires again on new
-    /// data), unless `hangup` says the peer already closed: its end of stream raises no new
-    /// readiness, so the stream is then read until the read that returns 0.
+    /// Hands at most `budget` complete elements to `deliver`: first those a previous burst
+    /// read but had no budget for, then from up to [`READS_PER_BURST`] reads. A read shorter
+    /// than asked means the socket is drained (readiness fires again on new data), unless
+    /// `hangup` says the peer already closed: its end of stream raises no new readiness, so
+    /// the stream is then read until the read that returns 0. Elements beyond the budget stay
+    /// in the receive buffer (bounded like any partial element) and the socket is not read
+    /// while they wait: that is how a face whose packets the forwarder has no room for pushes
+    /// back on its sender (`Progress::More`: call again, with a budget, later).
     pub fn recv_burst(
         &mut self,
         hangup: bool,
+        budget: usize,
         mut deliver: impl FnMut(Bytes),
     ) -> Result<Progress, FaceError> {
+        let mut left = budget;
+        if !deliver_buffered(&mut self.framer, &mut left, &mut deliver)? {
+            return Ok(Progress::More);
+        }
         let fd = self.conn.as_fd();
         for _ in 0..READS_PER_BURST {
             let filled = match self.framer.read_from(fd) {
@@ -76,8 +85,8 @@ impl StreamIo {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             };
-            while let Some(frame) = self.framer.next_frame()? {
-                deliver(frame);
+            if !deliver_buffered(&mut self.framer, &mut left, &mut deliver)? {
+                return Ok(Progress::More);
             }
             if filled.read < filled.asked && !hangup {
                 return Ok(Progress::Drained);
@@ -128,6 +137,25 @@ impl StreamIo {
     }
 }
 
+/// Delivers complete elements from the receive buffer while `left` allows; false when the
+/// budget ran out (elements may remain).
+fn deliver_buffered(
+    framer: &mut Framer,
+    left: &mut usize,
+    deliver: &mut impl FnMut(Bytes),
+) -> Result<bool, FaceError> {
+    while *left > 0 {
+        match framer.next_frame()? {
+            Some(frame) => {
+                deliver(frame);
+                *left -= 1;
+            }
+            None => return Ok(true),
+        }
+    }
+    Ok(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,7 +171,7 @@ mod tests {
         let mut kept: Vec<Bytes> = Vec::new();
         for _ in 0..100 {
             peer.write_all(&frame).unwrap();
-            let progress = io.recv_burst(false, |f| kept.push(f)).unwrap();
+            let progress = io.recv_burst(false, usize::MAX, |f| kept.push(f)).unwrap();
             assert_eq!(progress, Progress::Drained);
         }
         assert_eq!(kept.len(), 100);
@@ -153,5 +181,40 @@ mod tests {
             .count();
         assert_eq!(contiguous, 99, "each packet follows the last in one buffer");
         assert!(kept.iter().all(|f| f[..] == frame[..]));
+    }
+
+    /// Elements beyond the budget wait in the receive buffer, and the socket is not read again
+    /// until they are delivered: what the peer sends meanwhile stays in the kernel.
+    #[test]
+    fn a_burst_delivers_no_more_than_its_budget_and_keeps_the_rest() {
+        let (mut peer, ours) = std::os::unix::net::UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let mut io = StreamIo::new(Conn::Unix(mio::net::UnixStream::from_std(ours)));
+        let frame = |k: u8| [6u8, 2, 0xab, k];
+        for k in 0..5 {
+            peer.write_all(&frame(k)).unwrap();
+        }
+        let mut got: Vec<Bytes> = Vec::new();
+        assert_eq!(
+            io.recv_burst(false, 2, |f| got.push(f)).unwrap(),
+            Progress::More
+        );
+        assert_eq!(got.len(), 2);
+        peer.write_all(&frame(5)).unwrap();
+        assert_eq!(
+            io.recv_burst(false, 3, |f| got.push(f)).unwrap(),
+            Progress::More
+        );
+        assert_eq!(got.len(), 5, "the buffered elements first");
+        assert_eq!(
+            io.recv_burst(false, 0, |f| got.push(f)).unwrap(),
+            Progress::More
+        );
+        assert_eq!(
+            io.recv_burst(false, 10, |f| got.push(f)).unwrap(),
+            Progress::Drained
+        );
+        let order: Vec<u8> = got.iter().map(|f| f[3]).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5], "nothing lost or reordered");
     }
 }

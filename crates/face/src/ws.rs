@@ -82,14 +82,21 @@ impl WsIo {
         Ok(true)
     }
 
-    pub fn recv_burst(&mut self, mut deliver: impl FnMut(Bytes)) -> Result<Progress, FaceError> {
+    /// Reads up to [`MESSAGES_PER_BURST`] messages, and no more than `budget`: a message
+    /// not read stays in the socket (or in the WebSocket reader's buffer), so a face the
+    /// forwarder has no room for pushes back on its sender.
+    pub fn recv_burst(
+        &mut self,
+        budget: usize,
+        mut deliver: impl FnMut(Bytes),
+    ) -> Result<Progress, FaceError> {
         if !self.open()? {
             return Ok(Progress::Drained);
         }
         let WsState::Open(ws) = &mut self.state else {
             return Err(FaceError::Closed);
         };
-        for _ in 0..MESSAGES_PER_BURST {
+        for _ in 0..MESSAGES_PER_BURST.min(budget) {
             match ws.read() {
                 Ok(Message::Binary(b)) => deliver(b),
                 Ok(_) => {} // text, ping, pong, close: tungstenite answers control frames

@@ -25,7 +25,8 @@ fn multicast_members_hear_each_other() {
     let mut out = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(5);
     while out.is_empty() && Instant::now() < deadline {
-        b.recv_burst(Instant::now(), false, &mut out).unwrap();
+        b.recv_burst(Instant::now(), false, usize::MAX, &mut out)
+            .unwrap();
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(name_of(&out[0]), "/mc");

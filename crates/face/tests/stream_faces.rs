@@ -114,7 +114,7 @@ fn oversize_or_malformed_elements_close_the_face() {
         raw.write_all(&ok).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let mut out = Vec::new();
-        let res = face.recv_burst(Instant::now(), false, &mut out);
+        let res = face.recv_burst(Instant::now(), false, usize::MAX, &mut out);
         assert!(
             matches!(res, Err(FaceError::Framing(_))),
             "{bad:?}: {res:?}"
@@ -129,7 +129,7 @@ fn peer_close_is_reported() {
     let (raw, mut face, _ch) = raw_unix_pair();
     drop(raw);
     std::thread::sleep(Duration::from_millis(10));
-    let res = face.recv_burst(Instant::now(), false, &mut Vec::new());
+    let res = face.recv_burst(Instant::now(), false, usize::MAX, &mut Vec::new());
     assert!(matches!(res, Err(FaceError::Closed)), "{res:?}");
 }
 
@@ -148,7 +148,7 @@ fn a_close_right_after_data_is_seen_in_the_same_burst() {
     let ev = events.iter().next().expect("a readiness event");
     assert!(ev.is_read_closed(), "{ev:?}");
     let mut out = Vec::new();
-    let res = face.recv_burst(Instant::now(), ev.is_read_closed(), &mut out);
+    let res = face.recv_burst(Instant::now(), ev.is_read_closed(), usize::MAX, &mut out);
     assert_eq!(out.len(), 1, "the last packet is delivered");
     assert!(matches!(res, Err(FaceError::Closed)), "{res:?}");
 }

@@ -19,6 +19,12 @@ pub enum BenchCommand {
     /// The whole forwarder in-process (I/O and forwarding threads, rings, parking), loaded
     /// through unix sockets by a windowed consumer and a producer. Reports exchanges/s.
     Daemon(crate::bench_daemon::DaemonArgs),
+    /// A hostile face: floods a running forwarder (its unix socket, or --udp) with Interests
+    /// nobody answers, each for a new name with the longest lifetime, as fast as the socket
+    /// takes them, under a prefix it registers to a producer that never answers. Run it
+    /// beside `kite perf client` to measure what a flood costs an ordinary consumer
+    /// (bench/flood.sh).
+    Flood(crate::bench_daemon::flood::FloodArgs),
 }
 
 /// Parameters of `kite bench fwd`.
@@ -72,6 +78,7 @@ pub fn run(cmd: BenchCommand) -> Result<String> {
     match cmd {
         BenchCommand::Fwd(a) => fwd(a),
         BenchCommand::Daemon(a) => crate::bench_daemon::run(a),
+        BenchCommand::Flood(a) => crate::bench_daemon::flood::run(a),
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod answer;
 mod attach;
+pub mod flood;
 mod link;
 mod window;
 

@@ -4,7 +4,8 @@
 //! Nack, NDNLPv2 frame) field by field, `kite encode` builds packets from the command line —
 //! `kite run`, the forwarder daemon, the control commands that manage a running forwarder
 //! (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`: Kite's nfdc), and `kite bench`
-//! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets),
+//! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets;
+//! `flood`: a hostile face's load on a running forwarder),
 //! the application tools `kite ping`, `kite get`, `kite put`, `kite key` (signing keys) and
 //! `kite perf` (NDNperf's signing server and windowed client).
 

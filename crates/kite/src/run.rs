@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// (`kite face show`: in-too-large). Default: 8800, NFD's MAX_NDN_PACKET_SIZE.
     #[arg(long, value_name = "OCTETS", value_parser = parse_max_packet_size)]
     max_packet_size: Option<usize>,
+    /// Milliseconds an Interest stays pending at most, whatever InterestLifetime it asks for
+    /// (100-3600000): bounds how long a flood's Interests hold the PIT. Default: 120000.
+    #[arg(long, value_name = "MS", value_parser = max_interest_lifetime)]
+    max_interest_lifetime: Option<u64>,
     /// Content Store capacity in packets (split over the forwarding threads). Default: 65536.
     #[arg(long, value_name = "PACKETS")]
     cs_capacity: Option<usize>,
@@ -100,6 +104,12 @@ pub struct RunArgs {
     /// Default: 2.
     #[arg(long, value_name = "K")]
     dispatch_prefix: Option<usize>,
+}
+
+/// Parses `--max-interest-lifetime` with the configuration file's rule.
+fn max_interest_lifetime(s: &str) -> Result<u64, String> {
+    let ms = s.parse::<u64>().map_err(|e| e.to_string())?;
+    crate::config::check_max_interest_lifetime(ms)
 }
 
 /// Runs the forwarder until a signal asks it to stop (or prints the configuration).

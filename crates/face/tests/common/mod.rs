@@ -61,7 +61,9 @@ impl Driver {
             let mut out = Vec::new();
             let face = &mut self.faces[i];
             let hangup = ev.is_read_closed();
-            while let Ok(Progress::More) = face.recv_burst(Instant::now(), hangup, &mut out) {}
+            while let Ok(Progress::More) =
+                face.recv_burst(Instant::now(), hangup, usize::MAX, &mut out)
+            {}
             face.flush().unwrap();
             self.inbox.extend(out.into_iter().map(|r| (i, r)));
         }

@@ -105,6 +105,14 @@ impl State {
                 self.dnl.add(hash, u.nonce, now);
             }
         }
+        for d in &pit.downstreams {
+            if let Some(n) = self.pit_held.get_mut(&d.face) {
+                *n -= 1;
+                if *n == 0 {
+                    self.pit_held.remove(&d.face);
+                }
+            }
+        }
         self.pcct.pit_discard(slot, must_be_fresh);
     }
 

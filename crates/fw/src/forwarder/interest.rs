@@ -1,7 +1,5 @@
 //! The Interest pipeline.
 
-use core::time::Duration;
-
 use kite_packet::{tt, InterestView, NackReason, Name, Nonce, PitToken};
 
 use super::{Counters, DropReason, InInterest, Invocation, State};
@@ -86,7 +84,7 @@ impl State {
         }
 
         // The PIT entry takes the Interest (the latest one received is what goes upstream).
-        let lifetime = Duration::from_millis(pkt.interest.lifetime_ms());
+        let lifetime = super::lifetime(&pkt.interest, self.config.max_interest_lifetime);
         let to = (pkt.face, pkt.token);
         let down = DownRecord {
             face: pkt.face,
@@ -105,6 +103,11 @@ impl State {
             pit.interest = interest;
         } else {
             self.counters.cs_misses += 1;
+            // A face past its share of the PIT is refused before it takes a new entry.
+            if NameScope::of(name) != NameScope::Localhost && !self.admits(pkt.face) {
+                self.pcct.remove_if_unused(slot);
+                return table_full(&mut self.counters, to, &pkt.interest, nonce, out);
+            }
             let id = self.next_pit_id;
             self.next_pit_id += 1;
             let pit = PitEntry::new(id, pkt.interest, crate::strategy::StrategyTable::DEFAULT);
@@ -116,8 +119,13 @@ impl State {
 
         // Downstream record and expiry timer.
         let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        let new_downstream = pit.downstream(pkt.face).is_none();
         pit.add_downstream(down);
         let (pit_id, expiry) = (pit.id, pit.expiry);
+        if new_downstream {
+            self.hold(pkt.face);
+        }
+        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
         let scheduled = match pit.timer {
             Some(t) => self.timers.reschedule(t, expiry),
             None => match self.timers.schedule(
@@ -279,7 +287,7 @@ impl State {
     ) {
         let token = self.pcct.token(a.slot, a.mbf);
         let pit = self.pcct.pit_mut(a.slot, a.mbf).expect("PIT entry exists");
-        let expiry = now + Duration::from_millis(pit.interest.lifetime_ms());
+        let expiry = now + super::lifetime(&pit.interest, self.config.max_interest_lifetime);
         pit.add_upstream(next_hop, a.nonce, now, expiry);
         out.push(Out::Interest {
             face: next_hop,

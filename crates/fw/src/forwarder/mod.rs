@@ -20,6 +20,7 @@ mod nack;
 
 use core::time::Duration;
 
+use hashbrown::HashMap;
 use kite_packet::{DataView, InterestView, NackReason, Name, Nonce, PitToken};
 
 pub use counters::{Counters, DropReason};
@@ -68,7 +69,16 @@ pub struct ForwarderConfig {
     pub cs_admit: bool,
     /// Whether Interests are answered from the CS (NFD's CS "serve" flag).
     pub cs_serve: bool,
+    /// The longest an Interest stays pending, whatever InterestLifetime it asks for: a flood
+    /// of Interests asking for years would otherwise hold its PIT entries forever.
+    pub max_interest_lifetime: Duration,
 }
+
+/// Default of [`ForwarderConfig::max_interest_lifetime`]: two minutes, well above the
+/// lifetimes consumers and sync protocols use (NDN's default is 4 s; sync Interests are
+/// re-expressed every few seconds), and short enough that a flood's entries leave the PIT
+/// soon after it stops (docs/forwarding.md).
+pub const DEFAULT_MAX_INTEREST_LIFETIME: Duration = Duration::from_secs(120);
 
 impl Default for ForwarderConfig {
     fn default() -> Self {
@@ -81,6 +91,7 @@ impl Default for ForwarderConfig {
             default_hop_limit: 0,
             cs_admit: true,
             cs_serve: true,
+            max_interest_lifetime: DEFAULT_MAX_INTEREST_LIFETIME,
         }
     }
 }
@@ -157,6 +168,9 @@ struct State {
     faces: FaceTable,
     hasher: NameHasher,
     counters: Counters,
+    /// PIT entries of this thread that each face has a downstream record in (its share of the
+    /// PIT, see [`State::admits`]). Only faces holding entries have a key.
+    pit_held: HashMap<FaceId, u32>,
     next_pit_id: u64,
     rng: u64,
     last_now: Time,
@@ -187,6 +201,7 @@ impl Forwarder {
                 faces: FaceTable::default(),
                 hasher,
                 counters: Counters::default(),
+                pit_held: HashMap::new(),
                 next_pit_id: 1,
                 last_now: now,
                 rng: 0x9E37_79B9_7F4A_7C15 ^ (u64::from(thread) << 32 | now.0),
@@ -286,6 +301,12 @@ impl Forwarder {
     pub fn remove_face(&mut self, face: FaceId) {
         self.state.faces.remove(&face);
         self.state.purge_face(face);
+        self.state.pit_held.remove(&face);
+    }
+
+    /// PIT entries in which `face` has a downstream record (its share of this thread's PIT).
+    pub fn pit_held(&self, face: FaceId) -> usize {
+        self.state.pit_held.get(&face).map_or(0, |&n| n as usize)
     }
 
     /// This thread's counters.
@@ -360,6 +381,22 @@ impl State {
         Nonce::from(x as u32)
     }
 
+    /// Whether `face` may open one more PIT entry: it must hold fewer entries than the PIT
+    /// has free (a dynamic threshold, as shared-buffer switches share their memory among
+    /// ports). Alone, a face fills at most half the PIT; n faces flooding at once hold at
+    /// most 1/(n+1) of it each, and the rest stays free, so a face holding fewer entries
+    /// than that is never refused. As the PIT fills, the face holding the most entries meets
+    /// the threshold first. O(1): one lookup of the face's count.
+    fn admits(&self, face: FaceId) -> bool {
+        let held = self.pit_held.get(&face).map_or(0, |&n| n as usize);
+        held < self.pcct.pit_free()
+    }
+
+    /// Counts one more PIT entry in which `face` has a downstream record.
+    fn hold(&mut self, face: FaceId) {
+        *self.pit_held.entry(face).or_insert(0) += 1;
+    }
+
     fn drop_packet(&mut self, reason: DropReason) {
         self.counters.drop(reason);
     }
@@ -427,6 +464,12 @@ impl State {
         let (id, seq) = reference?;
         fib.get(id).filter(|e| e.seq == seq)
     }
+}
+
+/// How long `interest` stays pending: its InterestLifetime, at most `max`
+/// ([`ForwarderConfig::max_interest_lifetime`]).
+fn lifetime(interest: &InterestView, max: Duration) -> Duration {
+    Duration::from_millis(interest.lifetime_ms()).min(max)
 }
 
 /// One strategy invocation: which strategy, over which PIT entry, triggered by what.

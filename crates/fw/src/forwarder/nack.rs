@@ -79,7 +79,7 @@ impl State {
         let nonce = self.random_nonce();
         let token = self.pcct.token(slot, mbf);
         let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
-        let expiry = now + core::time::Duration::from_millis(pit.interest.lifetime_ms());
+        let expiry = now + super::lifetime(&pit.interest, self.config.max_interest_lifetime);
         pit.add_upstream(pkt.face, nonce, now, expiry);
         let ingress = pit
             .downstreams

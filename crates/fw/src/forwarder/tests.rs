@@ -554,12 +554,101 @@ fn full_tables_nack_with_congestion() {
     });
     h.route("/a", UP1, 10);
     h.interest(APP, interest("/a/1", 1), None);
-    h.interest(APP, interest("/a/2", 2), None);
+    h.interest(APP2, interest("/a/2", 2), None);
     let out = h.interest(APP, interest("/a/3", 3), Some(tok(8)));
     assert_eq!(nack_reason(&out), Some(NackReason::CONGESTION), "{out:?}");
     assert_nack_carries(&out[0], APP, tok(8), "/a/3", 3);
     assert_eq!(h.fwd.counters().drops(DropReason::TableFull), 1);
     assert_eq!(h.fwd.pcct().pit_len(), 2);
+}
+
+#[test]
+fn interest_lifetime_is_capped_by_the_configured_maximum() {
+    let mut h = Harness::with_config(ForwarderConfig {
+        max_interest_lifetime: core::time::Duration::from_millis(1_000),
+        ..ForwarderConfig::default()
+    });
+    h.route("/a", UP1, 10);
+    let mut i = interest("/a/forever", 1);
+    i.lifetime = Some(u64::MAX);
+    assert_eq!(sent_interest(&h.interest(APP, i, None)).0, UP1);
+    let mut short = interest("/a/short", 2);
+    short.lifetime = Some(500);
+    h.interest(APP, short, None);
+    h.advance(600);
+    assert_eq!(
+        h.fwd.pcct().pit_len(),
+        1,
+        "the 500 ms Interest keeps its lifetime"
+    );
+    h.advance(500);
+    assert_eq!((h.fwd.pcct().pit_len(), h.fwd.pcct().len()), (0, 0));
+    assert_eq!(h.fwd.pit_held(APP), 0);
+    assert_eq!(h.fwd.timers_pending(), 0);
+}
+
+#[test]
+fn a_flooding_face_gets_at_most_half_the_pit_and_lighter_faces_still_get_in() {
+    let mut h = Harness::with_config(ForwarderConfig {
+        pcct: PcctConfig {
+            capacity: 256,
+            pit_capacity: 64,
+            cs_capacity: 16,
+            ..PcctConfig::default()
+        },
+        ..ForwarderConfig::default()
+    });
+    h.route("/a", UP1, 10);
+    h.route("/flood", UP1, 10);
+    h.route("/flood2", UP1, 10);
+    let mut nacked = 0;
+    for k in 0..100u32 {
+        let out = h.interest(APP, interest(&format!("/flood/{k}"), k), Some(tok(1)));
+        if nack_reason(&out) == Some(NackReason::CONGESTION) {
+            nacked += 1;
+        }
+    }
+    // It may hold entries only while it holds fewer than are free: 32 of 64.
+    assert_eq!(h.fwd.pit_held(APP), 32);
+    assert_eq!(nacked, 100 - 32, "each refused Interest is Nacked");
+    // A second flooding face meets the threshold lower (it shrinks as the PIT fills)...
+    for k in 0..100u32 {
+        h.interest(PRODUCER, interest(&format!("/flood2/{k}"), 1000 + k), None);
+    }
+    assert_eq!(h.fwd.pit_held(PRODUCER), 16);
+    // ...and a face holding fewer entries than are free is never refused: 16 are free, so
+    // a third face gets in until it holds 8 of them.
+    for k in 0..8u32 {
+        let out = h.interest(APP2, interest(&format!("/a/{k}"), 2000 + k), None);
+        assert_eq!(sent_interest(&out).0, UP1, "{out:?}");
+    }
+    assert_eq!(h.fwd.pit_held(APP2), 8);
+    // The flooders, past their share, are still refused.
+    let out = h.interest(APP, interest("/flood/more", 3000), Some(tok(2)));
+    assert_eq!(nack_reason(&out), Some(NackReason::CONGESTION));
+    // Counts follow the entries out: satisfied, and expired.
+    h.data(UP1, data("/a/0", 0), None);
+    assert_eq!(h.fwd.pit_held(APP2), 7);
+    h.advance(5_000);
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
+    for f in [APP, APP2, PRODUCER] {
+        assert_eq!(h.fwd.pit_held(f), 0);
+    }
+}
+
+#[test]
+fn an_aggregated_interest_counts_against_each_downstream_until_satisfied() {
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    h.interest(APP, interest("/a/1", 1), None);
+    h.interest(APP2, interest("/a/1", 2), None);
+    h.interest(APP2, interest("/a/1", 3), None);
+    assert_eq!((h.fwd.pit_held(APP), h.fwd.pit_held(APP2)), (1, 1));
+    h.data(UP1, data("/a/1", 0), None);
+    assert_eq!((h.fwd.pit_held(APP), h.fwd.pit_held(APP2)), (0, 0));
+    h.interest(APP, interest("/a/2", 4), None);
+    h.fwd.remove_face(APP);
+    assert_eq!(h.fwd.pit_held(APP), 0);
 }
 
 #[test]

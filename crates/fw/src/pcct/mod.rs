@@ -271,6 +271,12 @@ impl Pcct {
         self.pits.len()
     }
 
+    /// PIT entries that may still be made for names outside `/localhost`.
+    #[inline]
+    pub fn pit_free(&self) -> usize {
+        self.pit_capacity.saturating_sub(self.pits.len())
+    }
+
     /// CS entries in use (direct and indirect).
     pub fn cs_len(&self) -> usize {
         self.cs_len

@@ -8,9 +8,11 @@
 //! drains first, so `kite status` or a prefix registration still gets through while a flood
 //! keeps the Interest ring full.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use hashbrown::HashMap;
 use kite_face::{Received, RxPacket};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
@@ -45,10 +47,84 @@ pub(crate) struct Overflowed {
     pub nacks: AtomicBool,
 }
 
+/// Each face's share of one Interest ring, kept by the dispatcher alone (no atomics, no lock):
+/// the ingress face of every Interest it queued, in ring order, and how many each face has
+/// queued. The ring is FIFO, so once the forwarding thread has taken `k` Interests (the
+/// ring's occupancy says how many remain) the first `k` faces here are theirs.
+///
+/// The rule (a dynamic threshold, as shared-buffer switches share memory among ports): a face
+/// may queue one more Interest only while it has fewer queued than the ring has free slots.
+/// One face alone fills at most half the ring; n faces flooding at once settle at 1/(n+1) of
+/// it each with 1/(n+1) left free, so a face with fewer Interests queued always finds room.
+struct Share {
+    /// Ingress faces of the queued Interests, oldest first (never longer than the ring).
+    queued: VecDeque<FaceId>,
+    /// Interests queued per face; only faces with some have a key (at most the ring's
+    /// capacity of them).
+    per_face: HashMap<FaceId, u32>,
+    capacity: usize,
+}
+
+impl Share {
+    fn new(capacity: usize) -> Self {
+        Share {
+            queued: VecDeque::with_capacity(capacity),
+            per_face: HashMap::with_capacity(capacity),
+            capacity,
+        }
+    }
+
+    /// Forgets the Interests the forwarding thread has taken, given how many remain queued.
+    fn settle(&mut self, occupied: usize) {
+        while self.queued.len() > occupied {
+            let Some(face) = self.queued.pop_front() else {
+                return;
+            };
+            if let Some(n) = self.per_face.get_mut(&face) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_face.remove(&face);
+                }
+            }
+        }
+    }
+
+    fn held(&self, face: FaceId) -> usize {
+        self.per_face.get(&face).map_or(0, |&n| n as usize)
+    }
+
+    /// Free slots, counting every Interest not yet known to be taken.
+    fn free(&self) -> usize {
+        self.capacity - self.queued.len()
+    }
+
+    /// Whether `face` may queue one more Interest, holding at most `cap` queued.
+    fn admits(&self, face: FaceId, cap: usize) -> bool {
+        let held = self.held(face);
+        held < self.free() && held < cap
+    }
+
+    /// How many Interests in a row `face` may queue now: the admissions `admits` would grant
+    /// one after another (each takes a slot and adds to the face's count).
+    fn room(&self, face: FaceId, cap: usize) -> usize {
+        let held = self.held(face);
+        self.free()
+            .saturating_sub(held)
+            .div_ceil(2)
+            .min(cap.saturating_sub(held))
+    }
+
+    fn queue(&mut self, face: FaceId) {
+        self.queued.push_back(face);
+        *self.per_face.entry(face).or_insert(0) += 1;
+    }
+}
+
 /// The producing ends of one forwarding thread's input rings.
 pub(crate) struct Inputs {
     local: Producer<Stamped<InInterest>>,
     interests: Producer<Stamped<InInterest>>,
+    share: Share,
     data: Producer<Stamped<InData>>,
     nacks: Producer<Stamped<InNack>>,
     overflowed: Arc<Overflowed>,
@@ -56,13 +132,44 @@ pub(crate) struct Inputs {
 
 impl Inputs {
     /// Queues an Interest: `/localhost` ones from local faces on the local ring, the rest on
-    /// the CoDel-managed Interest ring. False when the ring is full.
-    fn push_interest(&mut self, s: Stamped<InInterest>, local: bool) -> bool {
+    /// the CoDel-managed Interest ring if its face is within its share. False when refused.
+    fn push_interest(&mut self, s: Stamped<InInterest>, local: bool, cap: usize) -> bool {
         if local {
-            self.local.push(s).is_ok()
-        } else {
-            push_managed(&mut self.interests, &self.overflowed.interests, s)
+            return self.local.push(s).is_ok();
         }
+        let face = s.pkt.face;
+        if !self.share.admits(face, cap) {
+            self.overflowed.interests.store(true, Ordering::Relaxed);
+            return false;
+        }
+        let ok = push_managed(&mut self.interests, &self.overflowed.interests, s);
+        if ok {
+            self.share.queue(face);
+        }
+        ok
+    }
+
+    /// Brings the Interest ring's share up to date with what the forwarding thread took.
+    fn settle(&mut self) {
+        let occupied = self.share.capacity - self.interests.slots();
+        self.share.settle(occupied);
+    }
+
+    /// How many packets `face` (local or not) may hand this thread now with none refused:
+    /// its room in the Interest ring, and the free slots of the other rings.
+    /// A face left without room in the Interest ring waits, so the ring counts as having
+    /// refused it (CoDel then treats the queue as standing, as for a refused packet); a
+    /// restrained face that waits for its cap alone does not.
+    fn room(&self, face: FaceId, local: bool, cap: usize) -> usize {
+        let interests = self.share.room(face, cap);
+        if interests == 0 && self.share.room(face, usize::MAX) == 0 {
+            self.overflowed.interests.store(true, Ordering::Relaxed);
+        }
+        let mut room = interests.min(self.data.slots()).min(self.nacks.slots());
+        if local {
+            room = room.min(self.local.slots());
+        }
+        room
     }
 
     /// Queues a Data; false when the ring is full.
@@ -121,6 +228,7 @@ pub(crate) fn rings(capacity: usize) -> (Inputs, InputRings) {
         Inputs {
             local: lp,
             interests: ip,
+            share: Share::new(capacity),
             data: dp,
             nacks: np,
             overflowed: overflowed.clone(),
@@ -147,7 +255,23 @@ pub(crate) struct Dispatcher {
     /// The ingress face of each packet dropped because its ring was full, since the last
     /// [`Dispatcher::take_dropped`] (its capacity is kept, so counting allocates nothing).
     dropped: Vec<FaceId>,
+    /// Faces the forwarder refused room (a Congestion Nack went back to them), and until
+    /// when they are restrained to [`RESTRAINED_QUEUE`] Interests queued per thread. Only
+    /// faces refused in the last [`RESTRAINT`] have a key.
+    restrained: HashMap<FaceId, Time>,
 }
+
+/// How long a face the forwarder refused room stays restrained.
+const RESTRAINT: core::time::Duration = core::time::Duration::from_millis(100);
+
+/// Interests a restrained face may have queued in each thread's ring. A face past its share
+/// of the PIT has its new Interests Nacked; each still costs a turn of the pipelines (table
+/// lookups, the Nack), so a flooder left at its full share of the ring would keep most of the
+/// forwarder's time. Restrained, a stream flooder is read a few frames a turn (its socket
+/// fills and its writes wait) and a datagram flooder's excess is dropped before the
+/// pipelines. A consumer within its share is never Nacked for want of room, so never
+/// restrained; one whose upstreams Nack it with Congestion is slowed for as long.
+const RESTRAINED_QUEUE: usize = 4;
 
 impl Dispatcher {
     pub fn new(
@@ -165,6 +289,35 @@ impl Dispatcher {
             pending: 0,
             clock,
             dropped: Vec::new(),
+            restrained: HashMap::new(),
+        }
+    }
+
+    /// Restrains `face` for [`RESTRAINT`]: the forwarder refused it room.
+    pub fn restrain(&mut self, face: FaceId) {
+        let until = self.clock.now() + RESTRAINT;
+        self.restrained.insert(face, until);
+    }
+
+    /// Forgets restraints that ended (and those of faces gone).
+    pub fn forget_restraints(&mut self) {
+        let now = self.clock.now();
+        self.restrained.retain(|_, until| *until > now);
+    }
+
+    /// Whether `face` is restrained now (it was refused room in the last [`RESTRAINT`]).
+    pub fn is_restrained(&self, face: FaceId) -> bool {
+        !self.restrained.is_empty() && self.cap(face, self.clock.now()) != usize::MAX
+    }
+
+    /// The most Interests `face` may have queued in a thread's ring at `now`.
+    fn cap(&self, face: FaceId, now: Time) -> usize {
+        if self.restrained.is_empty() {
+            return usize::MAX;
+        }
+        match self.restrained.get(&face) {
+            Some(&until) if until > now => RESTRAINED_QUEUE,
+            _ => usize::MAX,
         }
     }
 
@@ -172,6 +325,22 @@ impl Dispatcher {
     /// entry per packet, for the caller to count against each face; empty afterwards.
     pub fn take_dropped(&mut self) -> std::vec::Drain<'_, FaceId> {
         self.dropped.drain(..)
+    }
+
+    /// How many packets `face` may hand over now with none refused for want of room (its
+    /// share of each thread's Interest ring, and the other rings' free slots): a face that
+    /// can push back reads no more than this. `local`: the face has local scope (its
+    /// `/localhost` Interests take the local ring).
+    pub fn room(&mut self, face: FaceId, local: bool) -> usize {
+        let cap = self.cap(face, self.clock.now());
+        self.inputs
+            .iter_mut()
+            .map(|i| {
+                i.settle();
+                i.room(face, local, cap)
+            })
+            .min()
+            .unwrap_or(0)
     }
 
     /// The thread a Kite token names, if it is one and the thread exists.
@@ -190,6 +359,9 @@ impl Dispatcher {
     ) {
         if received.is_empty() {
             return;
+        }
+        for i in &mut self.inputs {
+            i.settle();
         }
         let at = self.clock.now();
         for r in received.drain(..) {
@@ -215,7 +387,8 @@ impl Dispatcher {
                 };
                 let local =
                     NameScope::of(&pkt.interest.name) == NameScope::Localhost && is_local(r.face);
-                let ok = self.inputs[t].push_interest(Stamped { at, pkt }, local);
+                let cap = self.cap(r.face, at);
+                let ok = self.inputs[t].push_interest(Stamped { at, pkt }, local, cap);
                 self.counted(t, ok, r.face);
             }
             RxPacket::Data(data) => {
@@ -280,5 +453,35 @@ impl Dispatcher {
             p &= p - 1;
         }
         self.pending = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_face_queues_while_it_has_fewer_queued_than_the_ring_has_free() {
+        let (a, b) = (FaceId(300), FaceId(301));
+        let mut s = Share::new(8);
+        let all = usize::MAX;
+        assert_eq!(s.room(a, all), 4);
+        assert_eq!(s.room(a, 3), 3, "a restrained face has a smaller cap");
+        let mut queued = 0;
+        while s.admits(a, all) {
+            s.queue(a);
+            queued += 1;
+        }
+        assert_eq!(queued, 4, "alone, a face fills half the ring");
+        assert_eq!(s.room(b, all), 2, "another face gets half of what is left");
+        s.queue(b);
+        s.queue(b);
+        assert!(!s.admits(a, all) && !s.admits(b, all));
+        // The forwarding thread took three (three remain): the first three queued, all a's.
+        s.settle(3);
+        assert_eq!((s.held(a), s.held(b), s.free()), (1, 2, 5));
+        assert!(s.admits(a, all) && !s.admits(b, 2));
+        s.settle(0);
+        assert!(s.per_face.is_empty() && s.queued.is_empty());
     }
 }

@@ -11,6 +11,7 @@ use kite_face::{
     Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
     LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
 };
+use kite_packet::{tt, NackReason};
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
@@ -32,6 +33,11 @@ const LINK_TOKEN: Token = Token(1);
 /// Tokens of stream listeners start here; UDP channels, then Ethernet channels follow. Face
 /// tokens are their ids (at least 256), so the two ranges never meet.
 const CHANNEL_TOKEN: usize = 16;
+/// Frames a face that can push back (a stream) hands over per turn at most, so a face
+/// flooding as fast as its socket allows takes no more of a turn's forwarding than an ordinary
+/// consumer keeping a window of 64 Interests, whose packets it would otherwise delay. It costs
+/// such a face nothing but turns: what it sent waits in its socket.
+const STREAM_QUANTUM: usize = 64;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
@@ -112,6 +118,14 @@ pub(crate) struct IoThread {
     /// The faces `unread` held at the start of this turn's reads (swapped with it, so
     /// neither list reallocates from turn to turn).
     rereading: Vec<(FaceId, bool)>,
+    /// Restrained faces met in one datagram burst and the bare Interests each may still hand
+    /// over in it (kept across bursts, so it does not reallocate).
+    restrained_room: Vec<(FaceId, usize)>,
+    /// Datagram channels (by poll token) with more to read than one burst took: read again
+    /// next turn, like `unread`.
+    unread_channels: Vec<Token>,
+    /// The channels `unread_channels` held at the start of this turn's reads.
+    rereading_channels: Vec<Token>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
 }
@@ -200,6 +214,9 @@ impl IoThread {
             ready: Vec::with_capacity(256),
             unread: Vec::new(),
             rereading: Vec::new(),
+            unread_channels: Vec::new(),
+            restrained_room: Vec::new(),
+            rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
         };
@@ -223,8 +240,9 @@ impl IoThread {
             }
             // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
             // the inline shards' next timer, unless work slipped in after the announcement.
-            let busy = self.spin_when_idle || t < spin_until || !self.unread.is_empty();
-            if busy && !worked && !self.spin_when_idle && self.unread.is_empty() {
+            let unread = !self.unread.is_empty() || !self.unread_channels.is_empty();
+            let busy = self.spin_when_idle || t < spin_until || unread;
+            if busy && !worked && !self.spin_when_idle && !unread {
                 // An empty spin: let a thread waiting for this core (an application, the
                 // forwarder's other threads) run first; on an idle core this returns at once.
                 std::thread::yield_now();
@@ -285,7 +303,12 @@ impl IoThread {
                 self.read_face(id, now, hangup);
             }
             self.rereading.clear();
-            self.dispatch();
+            core::mem::swap(&mut self.unread_channels, &mut self.rereading_channels);
+            for i in 0..self.rereading_channels.len() {
+                let token = self.rereading_channels[i];
+                self.read_channel(token, now);
+            }
+            self.rereading_channels.clear();
             if !self.handle_commands() {
                 return;
             }
@@ -345,27 +368,44 @@ impl IoThread {
             }
             return;
         }
-        let d = i - self.channels.len();
-        let channel = if d < self.udp.len() {
-            DatagramChannel::Udp(d)
-        } else if d - self.udp.len() < self.ether.len() {
-            DatagramChannel::Ether(d - self.udp.len())
-        } else {
+        let Some(channel) = self.datagram_channel(token) else {
             return;
         };
         if readable {
-            loop {
-                let progress = self.recv_datagrams(channel, now);
-                self.deliver_datagrams(channel, now);
-                if !matches!(progress, Ok(Progress::More)) {
-                    break;
-                }
-            }
+            self.read_channel(token, now);
         }
         if writable {
             for id in self.waiting_on(&self.datagram_local_uri(channel)) {
                 self.flush_face(id);
             }
+        }
+    }
+
+    /// The datagram channel of a poll token, if it names one.
+    fn datagram_channel(&self, token: Token) -> Option<DatagramChannel> {
+        let d = token.0.checked_sub(CHANNEL_TOKEN + self.channels.len())?;
+        if d < self.udp.len() {
+            Some(DatagramChannel::Udp(d))
+        } else if d - self.udp.len() < self.ether.len() {
+            Some(DatagramChannel::Ether(d - self.udp.len()))
+        } else {
+            None
+        }
+    }
+
+    /// Reads one burst (one `recvmmsg`) from the datagram channel of `token` and dispatches
+    /// it; a channel with more to read is read again next turn, after every other face and
+    /// channel had its burst, so one sender's stream of datagrams cannot fill the forwarding
+    /// threads' rings ahead of the others.
+    fn read_channel(&mut self, token: Token, now: Instant) {
+        let Some(channel) = self.datagram_channel(token) else {
+            return;
+        };
+        let progress = self.recv_datagrams(channel, now);
+        self.deliver_datagrams(channel, now);
+        self.dispatch();
+        if matches!(progress, Ok(Progress::More)) && !self.unread_channels.contains(&token) {
+            self.unread_channels.push(token);
         }
     }
 
@@ -415,11 +455,33 @@ impl IoThread {
             DatagramChannel::Ether(e) => self.ether[e].reassembler(),
         };
         for d in self.datagrams.drain(..) {
-            if let Some(face) = self.faces.get_mut(&d.face) {
-                face.receive_frame(d.from, d.frame, now, reassembler, &mut self.received);
+            let Some(face) = self.faces.get_mut(&d.face) else {
+                continue;
+            };
+            // A restrained face's bare Interests beyond its room are dropped before they are
+            // decoded: a datagram flooder cannot be slowed, only made cheap.
+            if d.frame.first() == Some(&(tt::INTEREST as u8))
+                && self.dispatcher.is_restrained(d.face)
+            {
+                let i = match self.restrained_room.iter().position(|(f, _)| *f == d.face) {
+                    Some(i) => i,
+                    None => {
+                        let room = self.dispatcher.room(d.face, false);
+                        self.restrained_room.push((d.face, room));
+                        self.restrained_room.len() - 1
+                    }
+                };
+                let room = &mut self.restrained_room[i].1;
+                if *room == 0 {
+                    face.count_in_queue_full();
+                    continue;
+                }
+                *room -= 1;
             }
+            face.receive_frame(d.from, d.frame, now, reassembler, &mut self.received);
         }
         count_reassembly_drops(reassembler, &mut self.faces);
+        self.restrained_room.clear();
     }
 
     /// The faces with pending output that send through the channel at `local`, to flush when
@@ -472,11 +534,28 @@ impl IoThread {
         }
     }
 
+    /// Reads one burst from a face's own socket and dispatches it. A face that can push back
+    /// (a stream) reads only as many packets as the forwarding threads have room for from
+    /// it; with none, it is not read (its sender's socket fills and the kernel slows it)
+    /// until the rings drain. A face with more to read is read again next turn.
     fn read_face(&mut self, id: FaceId, now: Instant, hangup: bool) {
-        let Some(face) = self.faces.get_mut(&id) else {
+        let Some(face) = self.faces.get(&id) else {
             return;
         };
-        match face.recv_burst(now, hangup, &mut self.received) {
+        let budget = match face.pushes_back() {
+            true => STREAM_QUANTUM.min(self.dispatcher.room(id, face.scope() == FaceScope::Local)),
+            false => usize::MAX,
+        };
+        let result = match budget {
+            0 => Ok(Progress::More),
+            _ => {
+                let face = self.faces.get_mut(&id).expect("looked up above");
+                let r = face.recv_burst(now, hangup, budget, &mut self.received);
+                self.dispatch();
+                r
+            }
+        };
+        match result {
             Ok(Progress::More) => {
                 if !self.unread.contains(&(id, hangup)) {
                     self.unread.push((id, hangup));
@@ -487,7 +566,11 @@ impl IoThread {
             Err(FaceError::Closed) => {}
             Err(e) => tracing::info!(face = id.0, error = %e, "receive failed"),
         }
-        if face.persistency() != Persistency::Permanent {
+        if self
+            .faces
+            .get(&id)
+            .is_some_and(|f| f.persistency() != Persistency::Permanent)
+        {
             self.close_face(id);
         }
     }
@@ -554,7 +637,12 @@ impl IoThread {
                 let kind = match &o {
                     Out::Interest { .. } => PacketKind::Interest,
                     Out::Data { .. } => PacketKind::Data,
-                    Out::Nack { .. } => PacketKind::Nack,
+                    Out::Nack { reason, .. } => {
+                        if *reason == NackReason::CONGESTION {
+                            self.dispatcher.restrain(id);
+                        }
+                        PacketKind::Nack
+                    }
                 };
                 let mark = face.congestion_mark(now);
                 let packet = o.encode_frame(&mut self.header, face.local_fields(), mark);
@@ -681,6 +769,7 @@ impl IoThread {
     }
 
     fn housekeeping(&mut self, now: Instant) {
+        self.dispatcher.forget_restraints();
         let channels = self.udp.iter_mut().map(UdpChannel::reassembler);
         for r in channels.chain(self.ether.iter_mut().map(EtherChannel::reassembler)) {
             r.expire(now);

@@ -61,6 +61,10 @@ pub struct Forwarder {
     pub dispatch_prefix: usize,
     /// `default_hop_limit`: HopLimit given to Interests arriving without one (0: none).
     pub default_hop_limit: u8,
+    /// `max_interest_lifetime`: milliseconds an Interest stays pending at most, whatever
+    /// InterestLifetime it asks for.
+    #[serde(deserialize_with = "max_interest_lifetime")]
+    pub max_interest_lifetime: u64,
 }
 
 impl Default for Forwarder {
@@ -70,6 +74,8 @@ impl Default for Forwarder {
             inline: None,
             dispatch_prefix: 2,
             default_hop_limit: 0,
+            max_interest_lifetime: kite_fw::forwarder::DEFAULT_MAX_INTEREST_LIFETIME.as_millis()
+                as u64,
         }
     }
 }
@@ -387,6 +393,27 @@ pub fn parse_on_demand_limit(s: &str) -> Result<usize, String> {
 
 fn on_demand_limit<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     check_on_demand_limit(usize::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+/// The range of `max_interest_lifetime` (and `kite run --max-interest-lifetime`), in ms: from
+/// a tenth of a second (shorter would expire ordinary Interests before their Data could come
+/// back) to an hour.
+pub const MAX_INTEREST_LIFETIME_RANGE: (u64, u64) = (100, 3_600_000);
+
+/// Checks a `max_interest_lifetime` in milliseconds: the one rule for the file and the flag.
+pub fn check_max_interest_lifetime(ms: u64) -> Result<u64, String> {
+    let (lo, hi) = MAX_INTEREST_LIFETIME_RANGE;
+    if (lo..=hi).contains(&ms) {
+        Ok(ms)
+    } else {
+        Err(format!(
+            "max_interest_lifetime must be between {lo} and {hi} ms, not {ms}"
+        ))
+    }
+}
+
+fn max_interest_lifetime<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    check_max_interest_lifetime(u64::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 fn idle_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {

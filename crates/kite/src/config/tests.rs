@@ -34,6 +34,7 @@ fn every_key() -> Config {
             inline: Some(false),
             dispatch_prefix: 1,
             default_hop_limit: 9,
+            max_interest_lifetime: 30_000,
         },
         face_system: FaceSystem {
             local_only: true,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 use bytes::Bytes;
 use clap::Args;
-use kite_packet::{Data, Interest, LpPacket, Name, NetPacketView, Nonce};
+use kite_packet::{Data, Interest, LpPacket, NackReason, Name, NetPacketView, Nonce};
 use kite_security::{KeyFile, SignatureKind, Verifier};
 use serde_json::json;
 
@@ -67,6 +67,8 @@ struct Counts {
     content_octets: u64,
     timeouts: u64,
     nacks: u64,
+    /// Those of `nacks` with reason Congestion (the forwarder had no room for the Interest).
+    congestion_nacks: u64,
     verified: u64,
     verify_failures: u64,
     payload_errors: u64,
@@ -233,6 +235,7 @@ pub fn run(a: ClientArgs) -> Result<String> {
         "received": counts.received,
         "timeouts": counts.timeouts,
         "nacks": counts.nacks,
+        "congestion_nacks": counts.congestion_nacks,
         "seconds": secs,
         "window": a.window,
     });
@@ -257,11 +260,12 @@ fn take(
 ) -> Option<Duration> {
     let lp = LpPacket::decode(frame).ok()?;
     let fragment = lp.fragment?;
-    if lp.header.nack.is_some() {
+    if let Some(reason) = lp.header.nack {
         if let Ok(NetPacketView::Interest(i)) = NetPacketView::decode(fragment) {
             let n = w.number(&i.name)?;
             w.pending.remove(&n)?;
             counts.nacks += 1;
+            counts.congestion_nacks += u64::from(reason == NackReason::CONGESTION);
         }
         return None;
     }

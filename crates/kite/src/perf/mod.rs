@@ -7,7 +7,7 @@
 mod client;
 mod cpu;
 mod histogram;
-mod link;
+pub(crate) mod link;
 mod server;
 
 use anyhow::Result;

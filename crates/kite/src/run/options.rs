@@ -48,6 +48,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
     fwd.dispatch_prefix = args.dispatch_prefix.unwrap_or(fwd.dispatch_prefix);
+    fwd.max_interest_lifetime = args
+        .max_interest_lifetime
+        .unwrap_or(fwd.max_interest_lifetime);
     if let Some(c) = args.cs_capacity {
         config.tables.cs.capacity = c;
     }
@@ -116,6 +119,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     f.cs_serve = cs.serve;
     f.unsolicited = cs.unsolicited_policy.into();
     f.default_hop_limit = c.forwarder.default_hop_limit;
+    f.max_interest_lifetime = Duration::from_millis(c.forwarder.max_interest_lifetime);
     f.network_region = c
         .tables
         .network_region

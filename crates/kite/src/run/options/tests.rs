@@ -23,6 +23,7 @@ threads = 4
 inline = true
 dispatch_prefix = 3
 default_hop_limit = 16
+max_interest_lifetime = 30000
 [face_system]
 local_only = false
 max_packet_size = 4000
@@ -92,6 +93,8 @@ fn every_flag_overrides_the_file() {
         "70",
         "--ether-on-demand-limit",
         "80",
+        "--max-interest-lifetime",
+        "5000",
     ]);
     apply(&mut c, &flags, Some("trace")).unwrap();
     let fs = &c.face_system;
@@ -113,6 +116,7 @@ fn every_flag_overrides_the_file() {
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.forwarder.inline, Some(false));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
+    assert_eq!(c.forwarder.max_interest_lifetime, 5000);
     assert_eq!(c.tables.cs.capacity, 50);
     assert_eq!(c.log.filter, Some(LogFilter("debug".into())));
     // what no flag sets stays as the file has it
@@ -181,6 +185,22 @@ fn on_demand_limits_follow_the_configuration_files_rule_on_the_command_line() {
 }
 
 #[test]
+fn max_interest_lifetimes_outside_the_files_range_are_refused_on_the_command_line() {
+    for bad in ["99", "3600001", "-1", "x"] {
+        let r = Cli::try_parse_from(["kite", "--max-interest-lifetime", bad]);
+        assert!(r.is_err(), "--max-interest-lifetime {bad} accepted");
+    }
+    let file = "[forwarder]\nmax_interest_lifetime = 99\n";
+    let e = Config::parse(file, "t.toml").expect_err("99 ms refused in the file");
+    let Err(flag) = Cli::try_parse_from(["kite", "--max-interest-lifetime", "99"]) else {
+        panic!("--max-interest-lifetime 99 accepted");
+    };
+    let rule = crate::config::check_max_interest_lifetime(99).unwrap_err();
+    assert!(e.to_string().contains(&rule), "{e}");
+    assert!(flag.to_string().contains(&rule), "{flag}");
+}
+
+#[test]
 fn resolving_fills_threads_socket_and_log_filter() {
     let mut c = Config::default();
     c.face_system.unix.path = Some("/x/nfd.sock".into());
@@ -220,6 +240,7 @@ fn the_runtime_starts_with_the_file_values() {
     assert!(!f.cs_admit && f.cs_serve);
     assert_eq!(f.unsolicited, UnsolicitedPolicy::AdmitNetwork);
     assert_eq!(f.default_hop_limit, 16);
+    assert_eq!(f.max_interest_lifetime, Duration::from_secs(30));
     assert_eq!(f.network_region, ["/region".parse().unwrap()]);
 }
 

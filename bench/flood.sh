@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# What a flood costs an ordinary consumer: `kite perf client` goodput through `kite run` alone,
+# then while one face floods (`kite bench flood`: Interests nobody answers, new names, the
+# longest InterestLifetime, as fast as the socket takes them, over unix or UDP), interleaved
+# round by round so every mode sees the same machine load. Reports the median Data/s of each
+# mode, the ratio flooded/alone, and the Nacks (Congestion: no room) the consumer got. The
+# daemon is restarted for each measurement, so no flood's PIT entries carry over.
+# Writes bench/results/flood-<commit>.csv.
+#   bench/flood.sh [SECONDS] [ROUNDS]
+# KITE=path uses that binary instead of building; FLOODS="unix udp" picks the flooded modes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10}
+rounds=${2:-5}
+if [[ -z ${KITE:-} ]]; then
+  cargo build --release --quiet -p kite
+  KITE=target/release/kite
+fi
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-dirty")
+out=bench/results/flood-$commit.csv
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+port=$((20000 + RANDOM % 20000))
+
+# One measurement: mode is "alone" or the flood's transport.
+measure() {
+  local mode=$1
+  "$KITE" run --socket "$tmp/nfd.sock" --udp "127.0.0.1:$port" --tcp "127.0.0.1:$((port + 1))" \
+    2>"$tmp/kite.log" &
+  local daemon=$!
+  pids+=("$daemon")
+  for _ in $(seq 100); do [[ -S $tmp/nfd.sock ]] && break; sleep 0.1; done
+  "$KITE" perf server /perf --payload 1000 --threads 0 --sign digest-sha256 \
+    --socket "$tmp/nfd.sock" >/dev/null 2>"$tmp/server.err" &
+  local server=$!
+  pids+=("$server")
+  for _ in $(seq 300); do grep -q "kite perf server:" "$tmp/server.err" && break; sleep 0.1; done
+  local flood=""
+  if [[ $mode != alone ]]; then
+    local via=()
+    [[ $mode == udp ]] && via=(--udp "udp://127.0.0.1:$port")
+    "$KITE" bench flood --socket "$tmp/nfd.sock" "${via[@]}" --duration "$((secs + 3))s" --json \
+      >"$tmp/flood.out" 2>&1 &
+    flood=$!
+    pids+=("$flood")
+    sleep 1 # the flood reaches its share of the PIT and the rings before the consumer starts
+  fi
+  local json
+  json=$("$KITE" perf client /perf --window 64 --duration "${secs}s" --socket "$tmp/nfd.sock" \
+    --json 2>/dev/null | tail -1)
+  [[ -n $flood ]] && { wait "$flood" || true; }
+  kill "$server" "$daemon" 2>/dev/null || true
+  wait "$server" "$daemon" 2>/dev/null || true
+  local flooded=0
+  [[ -n $flood ]] && flooded=$(tail -1 "$tmp/flood.out" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["interests_per_sec"]))')
+  python3 - "$r" "$mode" "$json" "$flooded" <<'PY' | tee -a "$out"
+import json, sys
+r, mode, j, flood = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+print(f"{r},{mode},{j['data_per_sec']:.0f},{j['nacks']},{j['congestion_nacks']},{j['timeouts']},{flood}")
+PY
+}
+
+{
+  echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores"
+  echo "# command: bench/flood.sh $secs $rounds (kite run defaults; perf server /perf --payload 1000 --threads 0; perf client --window 64 --duration ${secs}s; kite bench flood, lifetime 2^64-1 ms)"
+  echo "round,mode,data_per_sec,nacks,congestion_nacks,timeouts,flood_interests_per_sec"
+} > "$out"
+modes="alone ${FLOODS:-unix udp}"
+for r in $(seq 1 "$rounds"); do
+  for mode in $modes; do
+    measure "$mode"
+  done
+done
+python3 - "$out" $modes <<'PY'
+import csv, statistics, sys
+src, *modes = sys.argv[1:]
+rows = list(csv.DictReader(line for line in open(src) if not line.startswith("#")))
+med = {m: statistics.median(int(r["data_per_sec"]) for r in rows if r["mode"] == m) for m in modes}
+for m in modes:
+    rs = [r for r in rows if r["mode"] == m]
+    line = f"{m}: median {med[m]:.0f} Data/s"
+    if m != "alone":
+        line += (f" = x{med[m] / med['alone']:.2f} of alone; flood median "
+                 f"{statistics.median(int(r['flood_interests_per_sec']) for r in rs):.0f} Interests/s")
+    line += (f"; consumer Nacks {sum(int(r['nacks']) for r in rs)} "
+             f"(Congestion {sum(int(r['congestion_nacks']) for r in rs)}), "
+             f"timeouts {sum(int(r['timeouts']) for r in rs)} over {len(rs)} rounds")
+    print(line)
+PY
+echo "wrote $out" >&2

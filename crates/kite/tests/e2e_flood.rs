@@ -1,0 +1,285 @@
+//! Floods from one face through a real `kite run`, over real sockets: a face sending
+//! Interests that are never answered, as fast as it can and asking to stay pending for
+//! 2^64-1 ms, takes at most its share of the PIT and of the input rings, so other faces'
+//! Interests still get through and get their Data; its entries leave by
+//! `--max-interest-lifetime`; and a stream face whose Interests the forwarder has no room for
+//! is read more slowly (its socket pushes back) instead of losing them.
+//!
+//! Nothing here measures a rate: floods run until the forwarder refuses them (a Congestion
+//! Nack back to the flooder), and deadlines only guard against hangs.
+
+mod common;
+
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::peer::{self, interest, Conn, Got, Producer};
+use common::{free_tcp_port, free_udp_port, Daemon};
+use kite_packet::{NackReason, NetPacket};
+
+/// The longest InterestLifetime an Interest can ask for.
+const FOREVER: u64 = u64::MAX;
+/// Hang guard for floods and waits.
+const GUARD: Duration = Duration::from_secs(120);
+/// Interests per write (stream) or per round of datagrams (UDP).
+const BATCH: usize = 256;
+
+/// Floods run one at a time: two on two cores would starve each other's forwarder.
+static ONE_FLOOD: Mutex<()> = Mutex::new(());
+
+fn one_flood_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_FLOOD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A daemon with unix, UDP and TCP listeners, the flood's prefix `/flood` routed to a
+/// producer that never answers, and `/ok` to one that answers everything.
+struct Setup {
+    kite: Daemon,
+    udp: u16,
+    _silent: Producer,
+    _answering: Producer,
+}
+
+impl Setup {
+    fn start(extra: &[&str]) -> Setup {
+        let udp = free_udp_port();
+        let mut args = vec![
+            "--udp".to_string(),
+            format!("127.0.0.1:{udp}"),
+            "--tcp".to_string(),
+            format!("127.0.0.1:{}", free_tcp_port()),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let kite = Daemon::start(&[], &args);
+        let s = kite.socket().to_string();
+        let silent = Producer::start(&s, "/flood", Box::new(|_| None));
+        let answering = Producer::start(&s, "/ok", Box::new(|_| Some(Bytes::from_static(b"ok"))));
+        Setup {
+            kite,
+            udp,
+            _silent: silent,
+            _answering: answering,
+        }
+    }
+
+    fn socket(&self) -> &str {
+        self.kite.socket()
+    }
+}
+
+/// A flood of never-answered Interests under `/flood/<tag>/` with the longest lifetime, from
+/// one UDP socket or one unix connection, until stopped; counts the Congestion Nacks that
+/// come back (the forwarder refusing it room).
+struct Flood {
+    stop: Arc<AtomicBool>,
+    congestion_nacks: Arc<AtomicU64>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Flood {
+    fn udp(port: u16, tag: &'static str) -> Flood {
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP socket");
+        sock.connect(("127.0.0.1", port))
+            .expect("connect the UDP socket");
+        sock.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("read timeout");
+        let reader = sock.try_clone().expect("clone the UDP socket");
+        Flood::start(
+            move |batch: &[Bytes]| {
+                for i in batch {
+                    // A full socket buffer drops datagrams, as a network would.
+                    let _ = sock.send(i);
+                }
+                // Leave the forwarder's socket room for the datagrams of the other faces.
+                std::thread::yield_now();
+                true
+            },
+            move || {
+                let mut buf = [0u8; 9000];
+                match reader.recv(&mut buf) {
+                    Ok(n) => Got::Frame(Bytes::copy_from_slice(&buf[..n])),
+                    Err(_) => Got::Nothing,
+                }
+            },
+            tag,
+        )
+    }
+
+    fn unix(socket: &str, tag: &'static str) -> Flood {
+        let mut writer = Conn::unix(socket);
+        let mut reader = writer.try_clone();
+        Flood::start(
+            move |batch: &[Bytes]| writer.try_send(&batch.concat()).is_ok(),
+            move || reader.recv(Duration::from_millis(100)),
+            tag,
+        )
+    }
+
+    fn start(
+        mut send: impl FnMut(&[Bytes]) -> bool + Send + 'static,
+        mut recv: impl FnMut() -> Got + Send + 'static,
+        tag: &'static str,
+    ) -> Flood {
+        let stop = Arc::new(AtomicBool::new(false));
+        let congestion_nacks = Arc::new(AtomicU64::new(0));
+        let (stop_w, stop_r, nacks) = (stop.clone(), stop.clone(), congestion_nacks.clone());
+        let writer = std::thread::spawn(move || {
+            let mut seq = 0u64;
+            let mut batch = Vec::with_capacity(BATCH);
+            while !stop_w.load(Ordering::Relaxed) {
+                batch.clear();
+                for _ in 0..BATCH {
+                    batch.push(interest(&format!("/flood/{tag}/{seq}"), FOREVER));
+                    seq += 1;
+                }
+                if !send(&batch) {
+                    return;
+                }
+            }
+        });
+        let reader = std::thread::spawn(move || {
+            while !stop_r.load(Ordering::Relaxed) {
+                let Got::Frame(f) = recv() else { continue };
+                if let Ok((_, NetPacket::Nack(n))) = NetPacket::decode_frame(f) {
+                    if n.reason == NackReason::CONGESTION {
+                        nacks.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+        Flood {
+            stop,
+            congestion_nacks,
+            threads: vec![writer, reader],
+        }
+    }
+
+    /// Waits until the forwarder has refused the flood room (a Congestion Nack came back).
+    fn wait_refused(&self) {
+        let refused = common::eventually(GUARD, || {
+            (self.congestion_nacks.load(Ordering::Relaxed) > 0).then_some(())
+        });
+        assert!(
+            refused.is_some(),
+            "the flood was never refused room within {GUARD:?}"
+        );
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            // A writer blocked on a full socket ends when the daemon is dropped.
+            if t.is_finished() {
+                t.join().expect("a flood thread");
+            }
+        }
+    }
+}
+
+/// Sends one Interest under `/ok` from `conn` and returns what came back: Data, or a Nack's
+/// reason. A generous deadline only guards against a hang.
+fn exchange(conn: &mut Conn, name: &str) -> Result<(), String> {
+    conn.send(&interest(name, 10_000));
+    match conn.recv(Duration::from_secs(20)) {
+        Got::Frame(f) => match NetPacket::decode_frame(f).expect("a packet").1 {
+            NetPacket::Data(d) if d.name.to_string() == name => Ok(()),
+            NetPacket::Nack(n) => Err(format!("{name}: Nack {:?}", n.reason)),
+            other => Err(format!("{name}: {other:?}")),
+        },
+        other => Err(format!("{name}: {other:?}")),
+    }
+}
+
+#[test]
+fn a_huge_lifetime_udp_flood_neither_locks_out_other_faces_nor_outlives_the_cap() {
+    let _one = one_flood_at_a_time();
+    let setup = Setup::start(&["--max-interest-lifetime", "30000"]);
+    let s = setup.socket().to_string();
+
+    // The flood goes on until the forwarder refuses it room in the PIT, and after.
+    let flood = Flood::udp(setup.udp, "udp");
+    flood.wait_refused();
+    // Another face still exchanges while the flood goes on: the flood holds at most its share.
+    let mut consumer = Conn::unix(&s);
+    for k in 0..20 {
+        exchange(&mut consumer, &format!("/ok/during/{k}"))
+            .unwrap_or_else(|e| panic!("during the flood: {e}"));
+    }
+    flood.stop();
+
+    // The flood asked to stay pending for ever; its entries leave by the 30 s cap (the
+    // status request itself is the one entry left).
+    let emptied = common::eventually(GUARD, || {
+        (peer::general(&s).n_pit_entries <= 1).then_some(())
+    });
+    assert!(
+        emptied.is_some(),
+        "the flood's PIT entries outlived --max-interest-lifetime: {} left",
+        peer::general(&s).n_pit_entries
+    );
+    exchange(&mut consumer, "/ok/after").expect("after the flood");
+}
+
+#[test]
+fn a_consumer_gets_its_data_while_a_unix_and_a_udp_face_flood() {
+    let _one = one_flood_at_a_time();
+    let setup = Setup::start(&[]);
+    let s = setup.socket().to_string();
+    let unix = Flood::unix(&s, "unix");
+    let udp = Flood::udp(setup.udp, "udp");
+    unix.wait_refused();
+    udp.wait_refused();
+
+    // Both flooders are past their share and still sending; an ordinary consumer on a third
+    // face gets every Data, and never a Nack for want of room.
+    let mut consumer = Conn::unix(&s);
+    for k in 0..200 {
+        exchange(&mut consumer, &format!("/ok/{k}")).unwrap_or_else(|e| panic!("{e}"));
+    }
+    unix.stop();
+    udp.stop();
+}
+
+#[test]
+fn a_burst_over_unix_is_read_as_the_forwarder_takes_it_and_nothing_is_lost() {
+    let _one = one_flood_at_a_time();
+    let kite = Daemon::local(&[]);
+    let s = kite.socket().to_string();
+    const N: usize = 20_000;
+    // No route: every Interest the forwarder takes is answered with a Nack (NoRoute).
+    let mut writer = Conn::unix(&s);
+    let mut reader = writer.try_clone();
+    let counter = std::thread::spawn(move || {
+        let mut answered = 0;
+        let until = Instant::now() + GUARD;
+        while answered < N && Instant::now() < until {
+            match reader.recv(Duration::from_secs(5)) {
+                Got::Frame(f) => match NetPacket::decode_frame(f).expect("a packet").1 {
+                    NetPacket::Nack(n) if n.reason == NackReason::NO_ROUTE => answered += 1,
+                    other => panic!("a Nack~NoRoute expected: {other:?}"),
+                },
+                Got::Nothing => break,
+                Got::Closed => panic!("Kite closed the connection"),
+            }
+        }
+        answered
+    });
+    let burst: Vec<u8> = (0..N)
+        .flat_map(|k| interest(&format!("/burst/{k}"), 60_000).to_vec())
+        .collect();
+    writer.send(&burst);
+    let answered = counter.join().expect("the reader");
+    let me = peer::faces(&s)
+        .into_iter()
+        .max_by_key(|f| f.counters.n_in_interests)
+        .expect("the burst's face");
+    assert_eq!(
+        (answered, me.drops.n_in_queue_full),
+        (N, 0),
+        "every Interest of the burst is answered, none dropped for a full ring"
+    );
+}
