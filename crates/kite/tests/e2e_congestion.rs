@@ -31,10 +31,12 @@ const GUARD: Duration = Duration::from_secs(60);
 
 /// Consumers writing Interests for `/flood/<c>/<seq>` as fast as the socket takes them, each
 /// with a reader counting the Data that come back and those marked, until stopped (or, with
-/// `stop_on_mark`, until the first marked Data; only Data may come back before that).
+/// `stop_on_mark`, until the first marked Data; only Data and Congestion Nacks may come back).
 struct Flood {
     stop: Arc<AtomicBool>,
     marked: Arc<AtomicU64>,
+    /// Congestion Nacks: the flooding faces' share of the PIT is full.
+    nacked: Arc<AtomicU64>,
     received: Arc<AtomicU64>,
     threads: Vec<std::thread::JoinHandle<()>>,
 }
@@ -44,12 +46,14 @@ impl Flood {
         let stop = Arc::new(AtomicBool::new(false));
         let marked = Arc::new(AtomicU64::new(0));
         let received = Arc::new(AtomicU64::new(0));
+        let nacked = Arc::new(AtomicU64::new(0));
         let mut threads = Vec::new();
         for c in 0..CONSUMERS {
             let mut writer = Conn::unix(socket);
             let mut reader = writer.try_clone();
             let (stop_w, stop_r) = (stop.clone(), stop.clone());
             let (marked, received) = (marked.clone(), received.clone());
+            let nacked = nacked.clone();
             threads.push(std::thread::spawn(move || {
                 let mut seq = 0u64;
                 let mut batch = Vec::new();
@@ -83,9 +87,12 @@ impl Flood {
                                 }
                             }
                         }
-                        // A long flood fills the PIT, which then Nacks new Interests.
-                        NetPacket::Nack(n)
-                            if !stop_on_mark && n.reason == NackReason::CONGESTION => {}
+                        // A flood that outruns the producer fills each flooding face's share of
+                        // the PIT, which then Nacks the face's new Interests with Congestion;
+                        // that may come before CoDel's first mark, which the flood waits for.
+                        NetPacket::Nack(n) if n.reason == NackReason::CONGESTION => {
+                            nacked.fetch_add(1, Ordering::Relaxed);
+                        }
                         other => panic!("only Data may come back: {other:?}"),
                     }
                 }
@@ -94,6 +101,7 @@ impl Flood {
         Flood {
             stop,
             marked,
+            nacked,
             received,
             threads,
         }
@@ -202,15 +210,17 @@ fn management_answers_during_a_flood(inline: bool) {
     let _producer = Producer::start(&s, "/flood", Box::new(|_| Some(Bytes::from_static(b"d"))));
     let flood = Flood::start(&s, false);
 
-    // The flood overloads the Interest ring: the flooding faces, past their share of it,
-    // are held back (their sockets left unread), which CoDel counts as a standing queue and
-    // marks. Until then a read may time out (the dataset Interest is not what is tested yet).
+    // The flood overloads the forwarder: the flooding faces, past their share of the Interest
+    // ring, are held back (their sockets left unread), which CoDel counts as a standing queue
+    // and marks; past their share of the PIT, they are Nacked with Congestion. Either shows the
+    // overload. Until then a read may time out (the dataset Interest is not what is tested yet).
     let overloaded = common::eventually(GUARD, || {
-        (flood.marked.load(Ordering::Relaxed) > 0).then_some(())
+        let signals = flood.marked.load(Ordering::Relaxed) + flood.nacked.load(Ordering::Relaxed);
+        (signals > 0).then_some(())
     });
     assert!(
         overloaded.is_some(),
-        "the flood overloads the forwarding thread's Interest ring"
+        "the flood overloads the forwarding thread"
     );
 
     // While it goes on, every management request is answered in time: its /localhost
