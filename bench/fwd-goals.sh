@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue #3's goals as ratios taken within one run: each round runs every scenario once, one
-# after the other, so slow and fast spells of this shared machine fall on all of them alike.
+# One forwarding thread's goals (FIB size, prefix vs exact CS match) as ratios taken within one
+# run: each round runs every scenario once, one after the other, so slow and fast spells of this
+# shared machine fall on all of them alike.
 # Prints each scenario's rates and median, then each goal's ratio (median of the per-round
 # ratios, and ratio of the medians), and writes both to bench/results/fwd-goals-<commit>.txt.
 # The "floor" scenario is `--passthrough`: the exchange without the tables, i.e. the most any

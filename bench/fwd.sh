@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs `kite bench fwd` over the parameter matrix of issue #3 (name length, FIB size, CS hit
+# Runs `kite bench fwd` over the one-forwarding-thread matrix (name length, FIB size, CS hit
 # ratio exact/prefix, payload), each scenario RUNS times (the machine is shared and noisy), and
 # records one CSV row per scenario — the run with the median rate, plus every run's rate — with
 # the commit and command, in bench/results/fwd-<commit>.csv, plus an SVG bar chart beside it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #6's side-by-side: the same tools through `kite run` and through NDNd v1.5.3 (one
+# Kite's tools side by side: the same tools through `kite run` and through NDNd v1.5.3 (one
 # forwarding thread each), forwarders alternating round by round:
 # - `kite perf server` (DigestSha256, payload P, signing in its reading thread: --threads 0,
 #   no hand-off between threads on a machine of two cores) and `kite perf client`

@@ -1,5 +1,5 @@
-//! `kite-bpf`: forwarding strategies as eBPF programs loaded at run time (papers/002
-//! section 6).
+//! `kite-bpf`: forwarding strategies as eBPF programs loaded at run time (section 6 of
+//! "NDN-DPDK: NDN Forwarding at 100 Gbps on Commodity Hardware").
 //!
 //! A program is C compiled with `clang -O2 -target bpf -c` (see `strategies/`). [`load`] reads
 //! it from the ELF object ([`elf`]), proves it safe ([`verifier`]), JIT-compiles it ([`vm`])

@@ -1,5 +1,5 @@
 //! FIB longest-prefix match: time per lookup of a 4-component name as the FIB grows from 10^4
-//! to 10^6 entries (papers/002 section 7.3 varies the FIB size the same way).
+//! to 10^6 entries (the NDN-DPDK paper, section 7.3, varies the FIB size the same way).
 //! `cargo bench -p kite-fw --bench fib`.
 //!
 //! Entries are 2-component prefixes `/a<i mod 97>/b<i>`; a hit looks up

@@ -1,8 +1,9 @@
 //! The Dead Nonce List of one forwarding thread: loop detection after the PIT entry is gone.
 //!
 //! When a PIT entry is erased, the (name, nonce) pairs it saw are recorded here, so an Interest
-//! that comes back around a loop after its PIT entry expired is still caught (NFD semantics,
-//! NFD-COMPAT.md "Tables"; one list per forwarding thread as in papers/003 sections 2 and 3.2.2).
+//! that comes back around a loop after its PIT entry expired is still caught (NFD semantics, as
+//! the NFD Developer's Guide describes its Dead Nonce List; one list per forwarding thread as in
+//! the YaNFD paper, sections 2 and 3.2.2).
 //!
 //! The list is probabilistic: it keeps a 64-bit fingerprint of the name hash mixed with the
 //! nonce, not the name. Fingerprints sit in a ring buffer in insertion order (eviction is FIFO)

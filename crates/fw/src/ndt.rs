@@ -1,4 +1,4 @@
-//! The Name Dispatch Table (papers/002 section 3.2): which forwarding thread handles an
+//! The Name Dispatch Table (NDN-DPDK paper, section 3.2): which forwarding thread handles an
 //! Interest, from the hash of its first k name components.
 //!
 //! A flat vector of 2^b thread ids indexed by the low b bits of the prefix hash: one load, no

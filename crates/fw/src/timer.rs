@@ -1,9 +1,10 @@
 //! A hierarchical timer wheel: each forwarding thread's PIT entry expiry and strategy timers.
 //!
-//! NDN-DPDK gives each forwarding thread private, lock-free tables (papers/002 sections 2.2 and
-//! 5) and lets strategies set timers (section 6.1); this module is that thread's timer store. Schedule, cancel and reschedule are O(1) and
-//! allocate nothing: every node lives in one slab allocated up front, linked by `u32` indices
-//! into a free list or into one doubly-linked list per wheel slot.
+//! NDN-DPDK gives each forwarding thread private, lock-free tables (NDN-DPDK paper, sections 2.2
+//! and 5) and lets strategies set timers (section 6.1); this module is that thread's timer store.
+//! Schedule, cancel and reschedule are O(1) and allocate nothing: every node lives in one slab
+//! allocated up front, linked by `u32` indices into a free list or into one doubly-linked list
+//! per wheel slot.
 //!
 //! Geometry: 11 levels of 64 slots. A slot at level `L` spans `64^L` ticks, and `64^11 > 2^64`,
 //! so every representable deadline has a slot and nothing needs clamping or wrap-around.

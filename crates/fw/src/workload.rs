@@ -1,5 +1,5 @@
-//! The in-process forwarding benchmark behind `kite bench fwd` (papers/002 section 7, on one
-//! forwarding thread, without sockets).
+//! The in-process forwarding benchmark behind `kite bench fwd` (the NDN-DPDK paper's section 7
+//! method, on one forwarding thread, without sockets).
 //!
 //! A virtual consumer sends Interest frames (NDNLPv2 with its PIT token), the thread does the
 //! whole per-packet work it does in the daemon — frame and forwarder-view decode, prefix

@@ -1,6 +1,6 @@
 //! An idle `kite run` uses (almost) no CPU: with unix, UDP and TCP listeners open and one
 //! python-ndn app connected, its threads park instead of polling. A short, loose check
-//! (3% of a core over 3 s); `bench/idle.sh` measures the target (< 0.5% over 30 s).
+//! (3% of a core over 3 s); `bench/idle.sh` measures against the target (< 0.5% over 30 s).
 //! Ignored by a plain `cargo test`; `scripts/test.sh` runs it.
 
 mod common;

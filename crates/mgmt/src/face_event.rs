@@ -107,7 +107,8 @@ mod tests {
 
     #[test]
     fn the_live_nfd_example_round_trips_with_exact_bytes() {
-        // NFD-COMPAT: seq=45 = CREATED, FaceId 280, fd://20, local, on-demand, p2p, Flags 4.
+        // Seen from a live NFD: seq=45 = CREATED, FaceId 280, fd://20, local, on-demand, p2p,
+        // Flags 4.
         let e = FaceEventNotification {
             kind: FaceEventKind::CREATED,
             face_id: 280,

@@ -9,7 +9,7 @@
 //! - **forwarder view** ([`InterestView`], [`DataView`]) for the data plane: only what
 //!   forwarding reads (name, flags, nonce, lifetime, hop limit, forwarding hint; for Data the
 //!   name, freshness and where Content starts), stopping before ApplicationParameters or
-//!   Content, as NDN-DPDK's decoder does (papers/002, section 3).
+//!   Content, as NDN-DPDK's decoder does (NDN-DPDK paper, section 3).
 //!
 //! Decoding is zero-copy: values are slices of the received `Bytes`, and a name of up to 16
 //! components decodes with no allocation. Encoding writes exact-size buffers, and an NDNLPv2

@@ -1,5 +1,6 @@
 //! The Forwarding Information Base: name prefixes, their nexthops and their strategy, shared by
-//! every forwarding thread and written by the management thread (papers/002 sections 4 and 6.2).
+//! every forwarding thread and written by the management thread (NDN-DPDK paper, sections 4
+//! and 6.2).
 //!
 //! **Read side** ([`FibReader`], [`FibGuard`]): a hash table keyed by prefix hash over a slab of
 //! entries, searched with the 2-stage longest-prefix match: the lookup starts at depth M
@@ -21,7 +22,8 @@
 //! Invariants: exactly one slot per materialised prefix; entry ids are slab indexes, stable
 //! while the entry exists; `seq` is globally increasing, so `(id, seq)` names one version of
 //! one entry and a PIT entry revalidates it with [`FibGuard::get`] instead of holding a
-//! reference (papers/002 section 6.2: a changed entry sends returning packets to the fallback).
+//! reference (NDN-DPDK paper, section 6.2: a changed entry sends returning packets to the
+//! fallback).
 
 mod table;
 mod writer;
@@ -49,7 +51,7 @@ pub struct NextHop {
 }
 
 /// Which forwarding strategy handles Interests under an entry: an index into the strategy
-/// registry, so an entry names its strategy without holding it (papers/002 section 6.2).
+/// registry, so an entry names its strategy without holding it (NDN-DPDK paper, section 6.2).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct StrategyId(pub u16);
 
@@ -78,7 +80,7 @@ pub struct FibConfig {
 }
 
 impl Default for FibConfig {
-    /// M = 8, NDN-DPDK's default (papers/002 section 7).
+    /// M = 8, NDN-DPDK's default (NDN-DPDK paper, section 7).
     fn default() -> Self {
         FibConfig {
             max_depth_stage1: 8,

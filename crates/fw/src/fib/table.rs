@@ -1,4 +1,4 @@
-//! The read-side table and its 2-stage longest-prefix match (papers/002 section 4).
+//! The read-side table and its 2-stage longest-prefix match (NDN-DPDK paper, section 4).
 //!
 //! A slab of slots, one per materialised prefix (a real entry, or a virtual marker at depth M),
 //! indexed by a [`BucketIndex`] of slot ids keyed by the prefix hash, whose buckets a burst

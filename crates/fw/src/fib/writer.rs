@@ -1,5 +1,6 @@
 //! The write side: authoritative routes and strategy choices, and their materialisation into
-//! read-side entries and virtual markers (papers/002 sections 4 and 6.2, with NFD semantics).
+//! read-side entries and virtual markers (NDN-DPDK paper, sections 4 and 6.2, with NFD
+//! semantics).
 //!
 //! A change at prefix P rewrites P's entry and those below P whose nexthops or strategy come
 //! from P or above (names under P are contiguous in canonical order), and the virtual marker of

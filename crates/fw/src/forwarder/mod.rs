@@ -1,5 +1,5 @@
 //! One forwarding thread: its tables, its timers, and NFD's forwarding pipelines adapted to
-//! sharded tables (papers/003 section 3.1; papers/002 sections 2.3–2.4, 5).
+//! sharded tables (YaNFD paper, section 3.1; NDN-DPDK paper, sections 2.3–2.4 and 5).
 //!
 //! The input stage hands over decoded packets with the name hashes it computed; the forwarder
 //! reads the FIB once per burst (the RCU quiescent state is between bursts), takes Data and
@@ -241,7 +241,7 @@ impl Forwarder {
         }
         // Three prefetch passes, then the lookups: the FIB, PCCT and Dead Nonce List buckets
         // of every Interest, the FIB slots they point at, the prefix octets in those slots,
-        // so the burst's cache misses overlap (papers/002 section 4).
+        // so the burst's cache misses overlap (NDN-DPDK paper, section 4).
         for i in interests.iter() {
             fib.prefetch(&i.hashes);
             s.pcct.prefetch(i.hashes.full());

@@ -1,4 +1,4 @@
-//! The PIT-CS Composite Table (PCCT) of one forwarding thread (papers/002 section 5).
+//! The PIT-CS Composite Table (PCCT) of one forwarding thread (NDN-DPDK paper, section 5).
 //!
 //! An entry is keyed by (name, chosen forwarding hint) and holds up to two PIT entries — one for
 //! Interests without MustBeFresh, one with (they cannot be aggregated; CanBePrefix differences

@@ -1,5 +1,5 @@
-//! CoDel on a forwarding thread's input queue, marking instead of dropping (papers/002 section
-//! 3: NDN-DPDK sets the NDNLPv2 CongestionMark on the packet CoDel would have dropped, so
+//! CoDel on a forwarding thread's input queue, marking instead of dropping (NDN-DPDK paper,
+//! section 3: NDN-DPDK sets the NDNLPv2 CongestionMark on the packet CoDel would have dropped, so
 //! consumers slow down and nothing is lost).
 //!
 //! The control law is RFC 8289's: once the queue's sojourn time has stayed above `target` for a

@@ -1,5 +1,5 @@
 //! The input stage's dispatch: a received packet, already decoded by the face's link service,
-//! gets its name hashes and goes to the forwarding thread that owns it (papers/002 section 2):
+//! gets its name hashes and goes to the forwarding thread that owns it (NDN-DPDK paper, section 2):
 //! Interests by the Name Dispatch Table, Data and Nacks by the thread inside Kite's PIT token,
 //! or, without one, to each thread the NDT names for the Data name's prefixes 0..=k.
 //!

@@ -1,5 +1,5 @@
 //! The forwarder's threads: I/O threads that own the faces' sockets and forwarding threads that
-//! own the tables (papers/002 sections 2–3, papers/003 section 3.2), joined by bounded
+//! own the tables (NDN-DPDK paper, sections 2–3; YaNFD paper, section 3.2), joined by bounded
 //! single-producer rings, with zero CPU use when idle.
 //!
 //! - An I/O thread reads its faces in bursts, runs the link service, decodes the forwarder view,

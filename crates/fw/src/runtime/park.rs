@@ -1,9 +1,10 @@
 //! Parking an idle thread without missing a wake-up, and waking it only when it sleeps.
 //!
 //! Waking a parked thread costs ≈48 µs of round trip here and an unpark call a syscall, while
-//! reading a flag costs ≈2 ns (FACTS.md): a producer checks the consumer's `sleeping` flag after
-//! each burst it hands over and calls `unpark` only when it is set. The consumer spins over
-//! empty polls for a while before it parks, so a busy thread never sleeps between bursts.
+//! reading a flag costs ≈2 ns (both measured on this machine): a producer checks the consumer's
+//! `sleeping` flag after each burst it hands over and calls `unpark` only when it is set. The
+//! consumer spins over empty polls for a while before it parks, so a busy thread never sleeps
+//! between bursts.
 
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::time::Duration;
 pub const SPIN_POLLS: u32 = 256;
 
 /// How long the I/O thread keeps polling without blocking (yielding its core between empty
-/// polls) after its last work: about what a wake-up costs here (≈48 µs, FACTS.md), the
+/// polls) after its last work: about what a wake-up costs here (≈48 µs measured), the
 /// spin-then-block rule that wastes at most as much CPU as sleeping at once would have cost
 /// in latency. Measured (docs/performance.md, "Inline forwarding"): sleeping at once lost a
 /// fifth of the throughput to spinning forever.

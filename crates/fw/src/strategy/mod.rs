@@ -1,4 +1,4 @@
-//! Forwarding strategies (papers/002 section 6; NFD's strategy API).
+//! Forwarding strategies (NDN-DPDK paper, section 6; NFD's strategy API).
 //!
 //! A strategy decides where an Interest goes and reacts to Data, Nacks and its own timers. It
 //! keeps no state of its own (`&self`): what it must remember lives in the two scratch areas

@@ -6,8 +6,8 @@
 //! up at their next burst. With Flags bit REPLACE an existing strategy of that name is
 //! reloaded: the new program gets a new id, every prefix using the old one moves to it (the
 //! FIB entries change, so their scratch areas start empty, and Interests pending under the
-//! old program finish without it, as papers/002 section 6.2 describes), then the old one is
-//! removed. Unload refuses while any prefix uses the strategy.
+//! old program finish without it, as the NDN-DPDK paper's section 6.2 describes), then the old
+//! one is removed. Unload refuses while any prefix uses the strategy.
 
 use std::path::Path;
 use std::sync::Arc;
