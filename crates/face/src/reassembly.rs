@@ -107,6 +107,11 @@ impl Reassembler {
         self.partials.len()
     }
 
+    /// Octets of fragments held (at most [`ReassemblyLimits::max_bytes`]).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// Adds one fragment (`lp.is_fragmented()`); returns the header of the first fragment and
     /// the whole packet once every fragment arrived.
     pub fn add(

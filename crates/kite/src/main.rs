@@ -10,7 +10,6 @@
 
 mod bench;
 mod bench_daemon;
-mod config;
 mod ctl;
 mod describe;
 mod encode;
@@ -22,6 +21,7 @@ mod run;
 mod sign_args;
 mod tools;
 
+use kite::config;
 use std::io::Write;
 use std::process::ExitCode;
 
