@@ -717,6 +717,29 @@ fn forwarder_seeds() {
             },
         ],
     );
+    p(
+        "max-length-names",
+        0,
+        &[
+            interest(face::APP, &[A, 0xc0], 31),
+            interest(face::APP, &longest_name(), 32),
+            Op::Data {
+                face: face::UP1,
+                name: longest_name(),
+                freshness: None,
+                content: 0,
+                lp: Lp::NONE,
+            },
+        ],
+    );
+}
+
+/// Selectors of a name whose value is 65531 octets: a digest component no longer fits.
+fn longest_name() -> Vec<u8> {
+    let mut n = vec![long(5); 7];
+    n.extend([long(4), long(3), long(2), long(1), long(0)]);
+    n.extend([sized(55), sized(55), sized(55), sized(30)]);
+    n
 }
 
 fn main() {

@@ -1,6 +1,7 @@
 //! Names drawn from fuzz input: a small pool of components (so Interests, Data, routes and
 //! PIT entries meet each other), one-octet and numbered components, digest components, and
-//! components up to 8 KiB (so names approach the maximum name length).
+//! components of 0 to 55 and of 256 to 8192 octets (so names reach the maximum name length,
+//! to the octet).
 
 use kite_packet::{tt, Name, OwnedComponent};
 
@@ -10,12 +11,12 @@ use crate::input::{Input, Writer};
 const POOL: [&str; 8] = ["a", "b", "c", "d", "localhost", "nfd", "localhop", "x"];
 
 /// Most components in a name read from input.
-pub const MAX_COMPONENTS: u8 = 8;
+pub const MAX_COMPONENTS: u8 = 16;
 
 /// Selector octets: `0x00..=0x3f` a pool component, `0x40..=0x7f` a one-octet generic
 /// component, `0x80..=0xbf` a segment number, `0xc0` an implicit digest, `0xc1` a parameters
 /// digest, `0xc2..=0xc7` a generic component of 2^(selector − 0xc2 + 8) octets (256 to 8192),
-/// above that a version number.
+/// above that a generic component of selector − 0xc8 octets (0 to 55).
 pub fn component(s: u8) -> OwnedComponent {
     match s {
         0x00..=0x3f => OwnedComponent::generic(POOL[usize::from(s % 8)].as_bytes().to_vec()),
@@ -26,7 +27,7 @@ pub fn component(s: u8) -> OwnedComponent {
         0xc1 => OwnedComponent::new(tt::PARAMETERS_SHA256_DIGEST_COMPONENT, vec![0xc1; 32])
             .expect("32 octets make a digest"),
         0xc2..=0xc7 => OwnedComponent::generic(vec![b'L'; 1 << (s - 0xc2 + 8)]),
-        _ => OwnedComponent::version(u64::from(s)),
+        _ => OwnedComponent::generic(vec![b'S'; usize::from(s - 0xc8)]),
     }
 }
 
@@ -37,8 +38,10 @@ pub fn read(inp: &mut Input<'_>) -> Name {
     let mut name = Name::root();
     for _ in 0..n {
         let c = component(inp.u8());
-        if name.encoded_len() + c.as_ref().value().len() + 8 > kite_packet::name::MAX_NAME_VALUE_LEN
-        {
+        let len = c.as_ref().value().len();
+        // Component types are below 253: one octet of TLV-TYPE, one or three of TLV-LENGTH.
+        let encoded = 1 + if len < 253 { 1 } else { 3 } + len;
+        if name.value().len() + encoded > kite_packet::name::MAX_NAME_VALUE_LEN {
             continue;
         }
         name.push(c.as_ref());
@@ -78,5 +81,9 @@ pub mod sel {
     /// A generic component of 2^(8 + k) octets (k ≤ 5).
     pub const fn long(k: u8) -> u8 {
         0xc2 + k
+    }
+    /// A generic component of `n` octets (n ≤ 55).
+    pub const fn sized(n: u8) -> u8 {
+        0xc8 + n
     }
 }
