@@ -94,6 +94,11 @@ impl LinkService {
         }
     }
 
+    /// The reassembly state (datagram faces only), to read its bounds.
+    pub fn reassembler(&self) -> Option<&Reassembler> {
+        self.reassembler.as_ref()
+    }
+
     /// The MTU fragmentation cuts to (`None`: never fragment).
     pub fn mtu(&self) -> Option<usize> {
         self.mtu

@@ -11,7 +11,6 @@
 
 mod bench;
 mod bench_daemon;
-mod config;
 mod ctl;
 mod describe;
 mod encode;
@@ -23,6 +22,7 @@ mod run;
 mod sign_args;
 mod tools;
 
+use kite::config;
 use std::io::Write;
 use std::process::ExitCode;
 

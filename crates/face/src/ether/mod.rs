@@ -78,27 +78,49 @@ pub enum EtherError {
     },
 }
 
-/// Where a received frame goes, by its addresses.
+/// What a channel does with one received frame, decided from its octets alone (no socket, no
+/// face table), so the demultiplexing can be tested and fuzzed on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Destination {
-    /// NDN's multicast group: the multicast face.
-    Group,
-    /// This host: the sender's unicast face.
-    Unicast,
-    /// Not for any face here.
+pub enum Arrival<'a> {
+    /// Shorter than an Ethernet header, or another EtherType: counted as malformed.
+    Malformed,
+    /// Not for any face here (another group, broadcast, another host's frame seen in
+    /// promiscuous mode, this host's own frames, a group source): counted as foreign.
     Foreign,
+    /// For the face of `remote` ([`NDN_MULTICAST`] for a frame to the group, else the
+    /// sender), received from `from` (the sender's address on the multi-access group face,
+    /// the only peer on a unicast face), whose NDNLPv2 frame is `frame` (padding cut off).
+    Face {
+        /// The key of the face in the channel's table.
+        remote: MacAddr,
+        /// Who sent it, as reassembly keys fragments.
+        from: Endpoint,
+        /// The NDNLPv2 frame: the payload's first TLV element (see [`frame::packet_len`]).
+        frame: &'a [u8],
+    },
 }
 
-/// Classifies a frame with header `h` received on an interface whose address is `local`.
-fn destination(h: &EtherHeader, local: MacAddr) -> Destination {
+/// Demultiplexes a frame received on an interface whose address is `local`: a frame to NDN's
+/// group goes to the group face, one to `local` to its sender's face; anything else is
+/// foreign, and a frame from `local` or from a group address is never taken.
+pub fn demultiplex(frame: &[u8], local: MacAddr) -> Arrival<'_> {
+    let Ok((h, payload)) = EtherHeader::parse(frame) else {
+        return Arrival::Malformed;
+    };
     if h.src == local || h.src.is_multicast() {
-        Destination::Foreign
-    } else if h.dst == NDN_MULTICAST {
-        Destination::Group
+        return Arrival::Foreign;
+    }
+    let (remote, from) = if h.dst == NDN_MULTICAST {
+        (NDN_MULTICAST, Endpoint::Mac(h.src))
     } else if h.dst == local {
-        Destination::Unicast
+        (h.src, Endpoint::Peer)
     } else {
-        Destination::Foreign
+        return Arrival::Foreign;
+    };
+    Arrival::Face {
+        remote,
+        from,
+        frame: &payload[..frame::packet_len(payload)],
     }
 }
 
@@ -329,17 +351,24 @@ impl EtherChannel {
             Err(e) => return Err(e),
         };
         for i in 0..n {
-            let Ok((h, payload)) = EtherHeader::parse(self.batch.head(i)) else {
-                self.counters.n_malformed += 1;
-                continue;
-            };
-            let (known, from) = match destination(&h, self.mac) {
-                Destination::Group => (self.peers.get(&NDN_MULTICAST), Endpoint::Mac(h.src)),
-                Destination::Unicast => (self.peers.touch(&h.src, now), Endpoint::Peer),
-                Destination::Foreign => {
+            let (remote, from, frame) = match demultiplex(self.batch.head(i), self.mac) {
+                Arrival::Malformed => {
+                    self.counters.n_malformed += 1;
+                    continue;
+                }
+                Arrival::Foreign => {
                     self.counters.n_foreign += 1;
                     continue;
                 }
+                Arrival::Face {
+                    remote,
+                    from,
+                    frame,
+                } => (remote, from, frame),
+            };
+            let known = match from {
+                Endpoint::Peer => self.peers.touch(&remote, now),
+                _ => self.peers.get(&remote),
             };
             if self.batch.truncated(i) {
                 self.counters.n_truncated += 1;
@@ -348,16 +377,16 @@ impl EtherChannel {
                 }
                 continue;
             }
-            let frame = self.arena.copy(&payload[..frame::packet_len(payload)]);
+            let frame = self.arena.copy(frame);
             let face = match known {
                 Some(id) => id,
                 None if from == Endpoint::Peer && is_ndn_packet(&frame) => {
                     evicted.extend(self.peers.make_room());
                     let id = ids.next_id();
-                    self.peers.insert(h.src, id, true, now);
+                    self.peers.insert(remote, id, true, now);
                     created.push(self.face(
                         id,
-                        h.src,
+                        remote,
                         Persistency::OnDemand,
                         LinkType::PointToPoint,
                     ));
@@ -486,14 +515,33 @@ mod tests {
     const LOCAL: MacAddr = MacAddr([0x02, 0, 0, 0, 0, 1]);
     const PEER: MacAddr = MacAddr([0x02, 0, 0, 0, 0, 2]);
 
-    fn dest(dst: MacAddr, src: MacAddr) -> Destination {
-        destination(&EtherHeader::ndn(dst, src), LOCAL)
+    /// Where a frame from `src` to `dst` with an empty LpPacket and padding goes: the face's
+    /// key and the sender as reassembly sees it, or `None` when it is foreign.
+    fn dest(dst: MacAddr, src: MacAddr) -> Option<(MacAddr, Endpoint)> {
+        let mut f = EtherHeader::ndn(dst, src).encode().to_vec();
+        f.extend_from_slice(&[100, 0]);
+        f.extend_from_slice(frame::padding(2));
+        match demultiplex(&f, LOCAL) {
+            Arrival::Face {
+                remote,
+                from,
+                frame,
+            } => {
+                assert_eq!(frame, &[100, 0], "padding cut off");
+                Some((remote, from))
+            }
+            Arrival::Foreign => None,
+            Arrival::Malformed => panic!("a well-formed header"),
+        }
     }
 
     #[test]
     fn frames_go_to_the_group_face_or_the_senders_face() {
-        assert_eq!(dest(NDN_MULTICAST, PEER), Destination::Group);
-        assert_eq!(dest(LOCAL, PEER), Destination::Unicast);
+        assert_eq!(
+            dest(NDN_MULTICAST, PEER),
+            Some((NDN_MULTICAST, Endpoint::Mac(PEER)))
+        );
+        assert_eq!(dest(LOCAL, PEER), Some((PEER, Endpoint::Peer)));
     }
 
     #[test]
@@ -501,15 +549,19 @@ mod tests {
         let other_group = MacAddr([0x01, 0, 0x5e, 0, 0, 1]);
         let broadcast = MacAddr([0xff; 6]);
         let other_host = MacAddr([0x02, 0, 0, 0, 0, 3]);
-        assert_eq!(dest(other_group, PEER), Destination::Foreign);
-        assert_eq!(dest(broadcast, PEER), Destination::Foreign);
-        assert_eq!(dest(other_host, PEER), Destination::Foreign, "promiscuous");
-        assert_eq!(dest(NDN_MULTICAST, LOCAL), Destination::Foreign, "our own");
-        assert_eq!(
-            dest(LOCAL, NDN_MULTICAST),
-            Destination::Foreign,
-            "group source"
-        );
+        assert_eq!(dest(other_group, PEER), None);
+        assert_eq!(dest(broadcast, PEER), None);
+        assert_eq!(dest(other_host, PEER), None, "promiscuous");
+        assert_eq!(dest(NDN_MULTICAST, LOCAL), None, "our own");
+        assert_eq!(dest(LOCAL, NDN_MULTICAST), None, "group source");
+    }
+
+    #[test]
+    fn short_and_foreign_protocol_frames_are_malformed() {
+        assert_eq!(demultiplex(&[0; 13], LOCAL), Arrival::Malformed);
+        let mut ipv4 = EtherHeader::ndn(LOCAL, PEER).encode();
+        ipv4[12..].copy_from_slice(&[0x08, 0x00]);
+        assert_eq!(demultiplex(&ipv4, LOCAL), Arrival::Malformed);
     }
 
     #[test]

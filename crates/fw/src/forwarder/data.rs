@@ -99,7 +99,7 @@ impl State {
         self.cache(slot, how, pkt, now);
         for (mbf, matched) in [false, true].into_iter().zip(matches) {
             if matched {
-                self.satisfy_pit(fib, slot, mbf, pkt, now, out);
+                self.satisfy_pit(fib, slot, mbf, how, pkt, now, out);
             }
         }
         self.pcct.remove_if_unused(slot);
@@ -137,12 +137,15 @@ impl State {
         satisfied
     }
 
-    /// Sends the Data to every downstream of one PIT entry and retires the entry.
+    /// Sends the Data to every downstream of one PIT entry whose Interest it matches (`how`),
+    /// and retires the entry.
+    #[allow(clippy::too_many_arguments)]
     fn satisfy_pit(
         &mut self,
         fib: &FibGuard<'_>,
         slot: u32,
         mbf: bool,
+        how: NameMatch,
         pkt: &InData,
         now: Time,
         out: &mut Vec<Out>,
@@ -153,10 +156,12 @@ impl State {
             .is_some_and(|f| f.link_type == LinkType::AdHoc);
         let pit = self.pcct.pit(slot, mbf).expect("checked by the caller");
         for d in &pit.downstreams {
-            // Not back where it came from (unless ad hoc), not to a face that is gone, and not
-            // to a downstream whose own Interest has expired (it has given up waiting).
+            // Not back where it came from (unless ad hoc), not to a face that is gone, not to
+            // a downstream whose own Interest has expired (it has given up waiting), and a
+            // longer name only to the CanBePrefix Interests the entry aggregated.
             let same_face = d.face == pkt.face && !ingress_ad_hoc;
-            if same_face || d.expiry < now || !self.faces.contains_key(&d.face) {
+            let unmatched = how == NameMatch::Prefix && !d.can_be_prefix;
+            if same_face || unmatched || d.expiry < now || !self.faces.contains_key(&d.face) {
                 continue;
             }
             out.push(Out::Data {

@@ -885,3 +885,22 @@ fn cs_erase_removes_data_under_a_prefix_up_to_the_limit() {
         [Out::Interest { face: UP1, .. }]
     ));
 }
+
+#[test]
+fn a_longer_data_goes_only_to_the_can_be_prefix_downstreams_of_an_entry() {
+    // One PIT entry aggregates a CanBePrefix Interest and an exact one for the same name; a
+    // Data with a longer name answers the first only.
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let mut prefix = interest("/a/x", 1);
+    prefix.can_be_prefix = true;
+    let (_, token) = sent_interest(&h.interest(APP, prefix, Some(tok(1))));
+    assert!(
+        h.interest(APP2, interest("/a/x", 2), Some(tok(2)))
+            .is_empty(),
+        "aggregated into the same entry"
+    );
+    let out = h.data(UP1, data("/a/x/1", 100), Some(token));
+    let got: Vec<_> = out.iter().map(sent_data).collect();
+    assert_eq!(got, vec![(APP, Some(tok(1)))], "{out:?}");
+}

@@ -7,11 +7,12 @@ pub mod channel;
 pub mod cs;
 pub mod face;
 pub mod fib;
-pub(crate) mod format;
 pub mod route;
 pub mod status;
 pub mod strategy;
 mod table;
+
+pub use kite::ctl::format;
 
 use std::time::Duration;
 

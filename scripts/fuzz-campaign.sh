@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# A long fuzzing campaign: every target (or those named) to a number of executions, from the
+# committed seed corpus plus what earlier campaigns found, with per-target figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'USAGE'
+Usage: scripts/fuzz-campaign.sh [OPTIONS] [TARGET...]
+       scripts/fuzz-campaign.sh --report [--out DIR]
+
+Runs each fuzz target (default: all of `cargo fuzz list`) to --runs executions with libFuzzer
+(stable toolchain, no sanitizer, as scripts/fuzz.sh), --jobs targets at a time, then prints a
+table of per-target figures, also written to DIR/summary.tsv:
+
+  target  execs  exec/s  cov  ft  corpus_units  corpus_bytes  crashes  status
+
+execs and exec/s are libFuzzer's final stats (stat::number_of_executed_units,
+stat::average_exec_per_sec), or its last status line while a target still runs; cov (edges)
+and ft (features) come from its last status line; corpus is what DIR/corpus/TARGET holds;
+crashes counts inputs libFuzzer saved (crash-, timeout-, oom-, leak-) in DIR/artifacts/TARGET.
+status is "done" when the target reached --runs, "stopped" when --max-time or a signal ended
+it first, "crash" when it found a failing input, "running" while it runs.
+
+New inputs go to DIR/corpus/TARGET (the committed fuzz/corpus/TARGET is read, never written),
+so a later campaign with the same DIR continues from what this one found.
+
+Options:
+  --runs N        executions per target (default 100000000, libFuzzer's -runs=)
+  --jobs J        targets fuzzed at once (default 1; the machine is shared)
+  --max-time S    stop each target after S seconds even short of --runs (default: no limit)
+  --out DIR       where logs, corpora, crashes and the summary go (default fuzz/campaign)
+  --report        print the table for DIR from its logs (also while a campaign runs)
+  -h, --help      this text
+
+Example: scripts/fuzz-campaign.sh --jobs 1 --max-time 3600 lp name mgmt
+USAGE
+}
+
+runs=100000000
+jobs=1
+max_time=0
+out=fuzz/campaign
+report_only=false
+targets=()
+while (( $# > 0 )); do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --max-time) max_time=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --report) report_only=true; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) echo "fuzz-campaign.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+for v in runs jobs max_time; do
+  if ! [[ ${!v} =~ ^[0-9]+$ ]]; then
+    echo "fuzz-campaign.sh: --${v/_/-} takes a whole number, not '${!v}'" >&2
+    exit 2
+  fi
+done
+if (( jobs < 1 )); then
+  echo "fuzz-campaign.sh: --jobs must be at least 1" >&2
+  exit 2
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# The figures of one target from its log and directories, as one tab-separated line.
+figures() {
+  local t=$1 log="$out/logs/$t.log"
+  local execs="-" rate="-" cov="-" ft="-" status="-" units=0 bytes=0 crashes=0 last
+  if [[ -f $log ]]; then
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+    if [[ -n $last ]]; then
+      execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"$last")
+      cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+      ft=$(grep -oE 'ft: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+      rate=$(grep -oE 'exec/s: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+    fi
+    local n r
+    n=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+    r=$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
+    [[ -n $n ]] && execs=$n
+    [[ -n $r ]] && rate=$r
+    if [[ -f "$out/logs/$t.status" ]]; then
+      status=$(cat "$out/logs/$t.status")
+    else
+      status=running
+    fi
+  fi
+  if [[ -d "$out/corpus/$t" ]]; then
+    units=$(find "$out/corpus/$t" -type f | wc -l)
+    bytes=$(find "$out/corpus/$t" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+  fi
+  if [[ -d "$out/artifacts/$t" ]]; then
+    crashes=$(find "$out/artifacts/$t" -type f \( -name 'crash-*' -o -name 'timeout-*' \
+      -o -name 'oom-*' -o -name 'leak-*' \) | wc -l)
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$execs" "$rate" "${cov:--}" "${ft:--}" \
+    "$units" "$bytes" "$crashes" "$status"
+}
+
+report() {
+  local ts=()
+  if (( ${#targets[@]} > 0 )); then
+    ts=("${targets[@]}")
+  elif [[ -d "$out/logs" ]]; then
+    mapfile -t ts < <(find "$out/logs" -name '*.log' -printf '%f\n' | sed 's/\.log$//' | sort)
+  fi
+  {
+    printf 'target\texecs\texec/s\tcov\tft\tcorpus_units\tcorpus_bytes\tcrashes\tstatus\n'
+    for t in "${ts[@]}"; do figures "$t"; done
+  } >"$out/summary.tsv"
+  column -t -s $'\t' "$out/summary.tsv"
+}
+
+if $report_only; then
+  report
+  exit 0
+fi
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "==> installing cargo-fuzz"
+  cargo install --locked cargo-fuzz
+fi
+if (( ${#targets[@]} == 0 )); then
+  mapfile -t targets < <(cd fuzz && cargo fuzz list)
+fi
+(cd fuzz && cargo fuzz build -s none)
+bin=$(pwd)/fuzz/target/x86_64-unknown-linux-gnu/release
+mkdir -p "$out/logs"
+
+# One target: libFuzzer to --runs executions; the status file says how it ended.
+run_target() {
+  local t=$1
+  mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
+  rm -f "$out/logs/$t.status"
+  local args=(-runs="$runs" -rss_limit_mb=2048 -print_final_stats=1
+    -artifact_prefix="$out/artifacts/$t/")
+  (( max_time > 0 )) && args+=(-max_total_time="$max_time")
+  local rc=0
+  "$bin/$t" "${args[@]}" "$out/corpus/$t" "fuzz/corpus/$t" >"$out/logs/$t.log" 2>&1 || rc=$?
+  local n
+  n=$(grep -E '^stat::number_of_executed_units' "$out/logs/$t.log" | awk '{print $2}' || true)
+  if (( rc != 0 )); then
+    echo crash >"$out/logs/$t.status"
+  elif [[ -n $n ]] && (( n >= runs )); then
+    echo done >"$out/logs/$t.status"
+  else
+    echo stopped >"$out/logs/$t.status"
+  fi
+  echo "==> $t: $(cat "$out/logs/$t.status") after ${n:-?} executions"
+}
+
+echo "==> fuzzing ${#targets[@]} targets to $runs executions, $jobs at a time, into $out"
+for t in "${targets[@]}"; do
+  while (( $(jobs -rp | wc -l) >= jobs )); do
+    wait -n || true
+  done
+  run_target "$t" &
+done
+wait
+report
