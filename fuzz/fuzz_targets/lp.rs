@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(lp) = LpPacket::decode(frame) else {
         return;
     };
-    assert_eq!(LpPacket::decode(lp.encode()).expect("re-encoded frame decodes"), lp);
+    assert_eq!(
+        LpPacket::decode(lp.encode()).expect("re-encoded frame decodes"),
+        lp
+    );
     if let Some(fragment) = lp.fragment {
         let _ = NetPacketView::decode(fragment);
     }

@@ -41,6 +41,7 @@ pub const LIMITS: ReassemblyLimits = ReassemblyLimits {
     max_partials: 3,
     max_bytes: 8192,
     timeout: Duration::from_millis(500),
+    max_packet: kite_face::framing::MAX_NDN_PACKET_SIZE,
 };
 
 /// Destination choices of a built frame: the group, this host, broadcast, another group,
@@ -138,11 +139,12 @@ impl Channel {
         if !self.faces.contains_key(&remote) && self.faces.len() > MAX_FACES {
             return None;
         }
-        Some(
-            self.faces
-                .entry(remote)
-                .or_insert_with(|| (LinkService::new(Some(MTU), LIMITS), FaceCounters::default())),
-        )
+        Some(self.faces.entry(remote).or_insert_with(|| {
+            (
+                LinkService::new(Some(MTU), Some(LIMITS), LIMITS.max_packet),
+                FaceCounters::default(),
+            )
+        }))
     }
 
     fn check(&self) {

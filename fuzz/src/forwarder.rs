@@ -134,6 +134,7 @@ pub fn config(flags: u8) -> ForwarderConfig {
             capacity: 48,
             pit_capacity: 24,
             cs_capacity: 16,
+            ..PcctConfig::default()
         },
         dnl: DnlConfig {
             lifetime: Duration::from_millis(200),
@@ -157,6 +158,7 @@ pub fn config(flags: u8) -> ForwarderConfig {
         default_hop_limit: if flags & 8 != 0 { 4 } else { 0 },
         cs_admit: flags & 0x20 == 0,
         cs_serve: flags & 0x40 == 0,
+        ..ForwarderConfig::default()
     }
 }
 
@@ -172,6 +174,7 @@ pub const LIMITS: ReassemblyLimits = ReassemblyLimits {
     max_partials: 4,
     max_bytes: 24 * 1024,
     timeout: Duration::from_millis(500),
+    max_packet: kite_face::framing::MAX_NDN_PACKET_SIZE,
 };
 
 /// How a packet's PIT token is chosen.
@@ -857,7 +860,7 @@ impl Driver {
         let links = SPECS
             .iter()
             .map(|s| {
-                let mut l = LinkService::new(s.mtu, LIMITS);
+                let mut l = LinkService::new(s.mtu, Some(LIMITS), usize::MAX);
                 l.set_local_fields(s.local_fields);
                 l
             })
@@ -1169,12 +1172,6 @@ impl Driver {
                         congestion_mark: r.congestion_mark,
                     });
                 }
-                // Temporary: a Data whose name cannot take its implicit digest (the name's
-                // value plus the 34-octet digest component exceeds the maximum name length)
-                // panics in the forwarder's lookup by full name while a digest-named PIT
-                // entry exists. Delete this arm once that lookup refuses such names.
-                RxPacket::Data(data)
-                    if data.name.value().len() + 34 > kite_packet::name::MAX_NAME_VALUE_LEN => {}
                 RxPacket::Data(data) => {
                     // As the input stage does for Data it dispatches by name: hashes given
                     // only without a token.

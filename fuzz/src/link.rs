@@ -3,7 +3,7 @@
 //! sender fragments, and clock advances, all from up to four senders.
 //!
 //! Checks after every step: reassembly holds at most `max_partials` packets and `max_bytes`
-//! octets; every packet delivered is counted once as an Interest, Data or Nack; a packet
+//! octets; no packet over the largest size (`max_packet`) is delivered; every packet delivered is counted once as an Interest, Data or Nack; a packet
 //! the sender fragments comes out of a fresh receiver whole and the same, whatever order
 //! its fragments arrive in; every fragment fits the MTU.
 
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_face::counters::FaceCounters;
+use kite_face::framing::MAX_NDN_PACKET_SIZE;
 use kite_face::link::{LinkService, Received, RxPacket};
 use kite_face::queue::{OutFrame, OutQueue};
 use kite_face::reassembly::{Endpoint, ReassemblyLimits};
@@ -46,6 +47,13 @@ impl Setup {
         let max_partials = 1 + usize::from(inp.u8() % 8);
         let max_bytes = 64 + usize::from(inp.u16());
         let timeout = Duration::from_millis(1 + u64::from(inp.u16() % 2000));
+        // Flag 8: a largest packet below NDN's, from 1024 octets up (no octet of its own, so
+        // the committed seeds keep their meaning).
+        let max_packet = if flags & 8 != 0 {
+            1024 + max_bytes % (MAX_NDN_PACKET_SIZE - 1024)
+        } else {
+            MAX_NDN_PACKET_SIZE
+        };
         Setup {
             mtu: (flags & 1 != 0).then_some(mtu.clamp(64, 9000)),
             local_fields: flags & 2 != 0,
@@ -54,6 +62,7 @@ impl Setup {
                 max_partials,
                 max_bytes,
                 timeout,
+                max_packet,
             },
         }
     }
@@ -139,6 +148,14 @@ impl Face {
             "every packet delivered is counted once"
         );
         for r in &self.out[before..] {
+            let len = match &r.packet {
+                RxPacket::Interest(i) | RxPacket::Nack(_, i) => i.wire().len(),
+                RxPacket::Data(d) => d.wire().len(),
+            };
+            assert!(
+                len <= self.limits.max_packet,
+                "a packet over the largest size"
+            );
             if r.next_hop_face_id.is_some() {
                 assert!(
                     self.link.local_fields() && matches!(r.packet, RxPacket::Interest(_)),
@@ -171,7 +188,11 @@ impl Face {
 pub fn run(data: &[u8]) {
     let mut inp = Input::new(data);
     let setup = Setup::read(&mut inp);
-    let mut link = LinkService::new(setup.mtu.map(usize::from), setup.limits);
+    let mut link = LinkService::new(
+        setup.mtu.map(usize::from),
+        Some(setup.limits),
+        setup.limits.max_packet,
+    );
     link.set_local_fields(setup.local_fields);
     let mut face = Face {
         link,
@@ -179,7 +200,7 @@ pub fn run(data: &[u8]) {
         limits: setup.limits,
         out: Vec::new(),
     };
-    let mut sender = LinkService::new(Some(1500), ReassemblyLimits::default());
+    let mut sender = LinkService::new(Some(1500), Some(ReassemblyLimits::default()), usize::MAX);
     let mut queue = OutQueue::new(512);
     let origin = Instant::now();
     let mut now = origin;
@@ -239,7 +260,11 @@ pub fn run(data: &[u8]) {
                 let n = frames.len();
                 frames.rotate_left(rotate % n);
                 let mut fresh = Face {
-                    link: LinkService::new(Some(mtu), ReassemblyLimits::default()),
+                    link: LinkService::new(
+                        Some(mtu),
+                        Some(ReassemblyLimits::default()),
+                        MAX_NDN_PACKET_SIZE,
+                    ),
                     c: FaceCounters::default(),
                     limits: ReassemblyLimits::default(),
                     out: Vec::new(),
