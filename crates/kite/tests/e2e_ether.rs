@@ -17,11 +17,11 @@
 
 mod common;
 
-use std::io::Write;
 use std::process::{Command, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::netns::{ip, ip_ok, say};
 use common::{py, py_one, Daemon, Producer};
 use kite_mgmt::tlv_types::FaceEventKind;
 use kite_mgmt::{FaceEventNotification, Tlv};
@@ -31,27 +31,6 @@ use serde_json::Value;
 const MAC_A: &str = "02:00:00:00:00:0a";
 const MAC_B: &str = "02:00:00:00:00:0b";
 const GROUP: &str = "ether://[01:00:5e:00:17:aa]";
-
-/// Writes past the harness's capture, so a skip shows in every run.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-fn ip(args: &[&str]) -> Output {
-    Command::new("ip")
-        .args(args)
-        .output()
-        .expect("run ip (iproute2)")
-}
-
-fn ip_ok(args: &[&str]) {
-    let out = ip(args);
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// Two network namespaces joined by a veth pair (`veth0` in A with [`MAC_A`], `veth1` in B
 /// with [`MAC_B`]); both namespaces, and with them the pair, are deleted on drop.

@@ -10,13 +10,12 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use common::netns::{ip, ip_ok, say};
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::{ctl, Daemon};
 use kite_mgmt::tlv_types::status;
@@ -25,26 +24,6 @@ use kite_packet::NetPacket;
 
 /// Where SYNs go unanswered, inside the namespace.
 const SILENT: &str = "10.9.9.2";
-
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-fn ip(args: &[&str]) -> Output {
-    Command::new("ip")
-        .args(args)
-        .output()
-        .expect("run ip (iproute2)")
-}
-
-fn ip_ok(args: &[&str]) {
-    let out = ip(args);
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A namespace in which [`SILENT`] swallows every packet sent to it; deleted on drop.
 struct Silent {

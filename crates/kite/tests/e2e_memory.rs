@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::peer::{self, data, interest, register_command, registered_face, Conn, Producer};
-use common::{eventually, free_udp_port, Daemon};
+use common::{eventually, free_tcp_port, free_udp_port, Daemon};
 use kite_fw::pcct::{Pcct, KEPT_OVERHEAD};
 use kite_packet::kept::footprint;
 use kite_packet::{LpHeader, LpPacket, Name, NetPacket};
@@ -120,7 +120,15 @@ fn pending_interests_from_a_stream_do_not_keep_its_read_buffers() {
 #[test]
 fn pending_interests_from_udp_do_not_keep_the_channels_arena() {
     let port = free_udp_port();
-    let kite = Daemon::start(&[], &["--udp".into(), at(port).to_string()]);
+    let kite = Daemon::start(
+        &[],
+        &[
+            "--udp".into(),
+            at(port).to_string(),
+            "--tcp".into(),
+            at(free_tcp_port()).to_string(),
+        ],
+    );
     let producer = Producer::start(kite.socket(), "/pin", Box::new(|_| None));
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
     let junk = junk();
@@ -163,6 +171,8 @@ fn the_cs_stays_within_its_octet_capacity_whatever_shared_its_datagrams() {
         &[
             "--udp".into(),
             at(port).to_string(),
+            "--tcp".into(),
+            at(free_tcp_port()).to_string(),
             "--config".into(),
             config.display().to_string(),
             "--cs-capacity-bytes".into(),
@@ -217,6 +227,8 @@ fn partial_packets_from_many_ports_stay_within_the_channels_reassembly_budget() 
         &[
             "--udp".into(),
             at(port).to_string(),
+            "--tcp".into(),
+            at(free_tcp_port()).to_string(),
             "--reassembly-bytes".into(),
             BUDGET.to_string(),
         ],

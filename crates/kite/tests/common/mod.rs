@@ -20,6 +20,7 @@ const STARTUP: Duration = Duration::from_secs(15);
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
 pub mod ctl;
+pub mod netns;
 pub mod peer;
 #[path = "../../../../tests/support/pyndn.rs"]
 mod pyndn;
