@@ -427,7 +427,7 @@ fn get_over_udp_reassembles_segments_the_forwarder_fragments() {
 }
 
 #[test]
-fn a_udp_client_fragments_a_packet_larger_than_a_datagram() {
+fn a_udp_client_fragments_what_exceeds_a_datagram_and_kite_forwards_nothing_over_the_largest() {
     let dir = tempfile::tempdir().unwrap();
     let (d, udp) = daemon_with_small_udp_mtu(dir.path());
     let producer = common::peer::Producer::start(
@@ -436,20 +436,41 @@ fn a_udp_client_fragments_a_packet_larger_than_a_datagram() {
         Box::new(|i| i.app_params.clone()),
     );
     let mut client = kite_app::Client::connect(&kite_app::Endpoint::parse(&udp).unwrap()).unwrap();
-    // Above the client's 8800-octet datagram budget, within what a stream face accepts.
-    let params: bytes::Bytes = (0..8800u32).map(|i| (i % 251) as u8).collect();
-    let mut interest = kite_packet::Interest::new("/e2e/udpout/big".parse().unwrap());
+    let octets = |n: u32| -> bytes::Bytes { (0..n).map(|i| (i % 251) as u8).collect() };
+
+    // Over the largest packet (8800 octets), so over the client's 8800-octet datagram: the
+    // client sends it in fragments, and Kite reassembles no more than the largest packet,
+    // drops it and counts it on the client's face.
+    let mut big = kite_packet::Interest::new("/e2e/udpout/big".parse().unwrap());
+    big.app_params = Some(octets(8800));
+    assert!(big.encode().len() > 8800);
+    assert!(client.express(&big, Duration::from_secs(2)).is_err());
+    let too_large = |faces: &serde_json::Value| -> u64 {
+        let all = faces.as_array().expect("a list of faces");
+        all.iter()
+            .filter_map(|f| f["drops"]["in_too_large"].as_u64())
+            .sum()
+    };
+    let counted = common::eventually(Duration::from_secs(10), || {
+        let n = too_large(&common::ctl::json(d.socket(), &["face", "list"]));
+        (n >= 1).then_some(n)
+    });
+    assert_eq!(counted, Some(1), "dropped and counted once, not forwarded");
+
+    // Within it: the Data echoing the parameters comes back in fragments over the face's
+    // small MTU, reassembled whole by the client.
+    let params = octets(8600);
+    let mut interest = kite_packet::Interest::new("/e2e/udpout/fits".parse().unwrap());
     interest.app_params = Some(params.clone());
-    assert!(interest.encode().len() > 8800);
-    // The Data echoes the parameters: 8800 octets of content come back in fragments too.
     let data = client.express(&interest, Duration::from_secs(10)).unwrap();
     assert_eq!(data.content, Some(params.clone()));
     let asked = producer.interests(1, Duration::from_secs(5));
     assert_eq!(
-        asked[0].app_params,
-        Some(params),
-        "reassembled whole by Kite"
+        asked.len(),
+        1,
+        "only the Interest within the largest size arrived"
     );
+    assert_eq!(asked[0].app_params, Some(params));
 }
 
 #[test]
