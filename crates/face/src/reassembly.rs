@@ -297,16 +297,24 @@ impl Reassembler {
         if self.partials.is_empty() {
             return 0;
         }
-        let expired: Vec<Key> = self
-            .partials
-            .iter()
-            .filter(|(_, p)| p.deadline <= now)
-            .map(|(k, _)| *k)
-            .collect();
-        for k in &expired {
-            self.drop_partial(k);
-        }
-        expired.len()
+        // In place, as `drop_partial` does for one: the link service calls this for every
+        // frame it receives, so it must not allocate.
+        let (age, drops, bytes) = (&mut self.age, &mut self.drops, &mut self.bytes);
+        let mut expired = 0;
+        self.partials.retain(|key, p| {
+            if p.deadline > now {
+                return true;
+            }
+            age.remove(&p.born);
+            *bytes -= p.charged;
+            // One dropped for its size was reported when it was.
+            if !p.too_large {
+                *drops.entry(key.0).or_default() += 1;
+            }
+            expired += 1;
+            false
+        });
+        expired
     }
 
     /// The partial packets dropped (timed out, or dropped to make room) since the last call,
