@@ -195,14 +195,7 @@ impl Daemon {
     /// Sends `sig` (e.g. "TERM", "INT") and waits up to `limit` for the exit status.
     pub fn stop(&mut self, sig: &str, limit: Duration) -> Option<std::process::ExitStatus> {
         signal(self.child.id(), sig);
-        let until = Instant::now() + limit;
-        while Instant::now() < until {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                return Some(s);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        self.exited(limit)
     }
 
     /// The daemon's temp dir (for files a test puts beside it).
