@@ -54,7 +54,8 @@ impl Vm {
     fn run_jit(&self, mem: &mut [u8; CTX_LEN]) -> Result<u64, String> {
         // SAFETY: the program passed `verifier::verify` before it was compiled: every load and
         // store is through r1 (this CTX_LEN-octet block) or r10 (the JIT's 512-octet stack)
-        // at constant offsets proved in bounds, jumps only go forward inside the program, and
+        // at constant offsets proved in bounds, every jump lands on an instruction of the program
+        // and no path comes back to one (backward jumps pass only when they close no loop), and
         // calls reach only the helpers registered above, which take plain numbers. So the
         // machine code touches no memory but `mem` and its own stack, and always returns.
         unsafe { self.vm.execute_program_jit(mem) }.map_err(|e| e.to_string())

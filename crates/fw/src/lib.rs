@@ -1,4 +1,4 @@
-//! `kite-fw`: Kite's forwarding plane, as a library independent of sockets.
+//! `kite-fw`: Kite's forwarding plane, and the daemon's threads that run it.
 //!
 //! One [`Forwarder`](forwarder::Forwarder) is one forwarding thread (NDN-DPDK's forwarding
 //! stage, sections 2, 4, 5 and 6 of "NDN-DPDK: NDN Forwarding at 100 Gbps on Commodity
@@ -10,7 +10,9 @@
 //! Modules: `face` and `time` (small shared types), `hash` (name hashes computed once per
 //! packet), `index` (the prefetchable bucket index the FIB and PCCT find entries through), `timer` (O(1) timer wheel), `dnl` (Dead Nonce List), `fib` (2-stage LPM under
 //! RCU, with strategy choice merged in), `pcct` (PIT and CS in one table with a token index),
-//! `strategy` (the strategy API and built-ins), and `forwarder` (the pipelines).
+//! `strategy` (the strategy API and built-ins), `forwarder` (the pipelines, which touch no
+//! socket), and `runtime` (the I/O thread that owns every socket, the forwarding threads, and
+//! the rings between them).
 
 pub mod dnl;
 pub mod face;

@@ -1,8 +1,8 @@
-//! The forwarder's threads: I/O threads that own the faces' sockets and forwarding threads that
-//! own the tables (NDN-DPDK paper, sections 2–3; YaNFD paper, section 3.2), joined by bounded
+//! The forwarder's threads: the I/O thread that owns the faces' sockets and forwarding threads
+//! that own the tables (NDN-DPDK paper, sections 2–3; YaNFD paper, section 3.2), joined by bounded
 //! single-producer rings, with zero CPU use when idle.
 //!
-//! - An I/O thread reads its faces in bursts, runs the link service, decodes the forwarder view,
+//! - The I/O thread reads its faces in bursts, runs the link service, decodes the forwarder view,
 //!   hashes the name once and dispatches: Interests by the Name Dispatch Table, Data and Nacks
 //!   by the thread id inside Kite's PIT token (or, without one, to every thread the NDT names
 //!   for the Data name's short prefixes). It is also the output stage: it encodes what the
@@ -17,7 +17,7 @@
 //!   that create and destroy faces, read counters, and carry the internal face's packets.
 //!
 //! Every thread spins briefly on empty polls, then parks (a futex for forwarding threads,
-//! `epoll_wait` for I/O threads) after announcing it sleeps; producers wake a thread only when
+//! `epoll_wait` for the I/O thread) after announcing it sleeps; producers wake a thread only when
 //! it announced that. See docs/architecture.md for the measurements behind these choices.
 
 pub mod codel;
