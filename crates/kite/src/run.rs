@@ -16,7 +16,7 @@ use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
-use kite_mgmt::server::Manager;
+use kite_manager::server::Manager;
 
 use crate::config::Config;
 

@@ -9,7 +9,7 @@ use kite_packet::tlv::Reader;
 use kite_packet::{tt, ContentType, Data, DecodeError, Name, ValidityPeriod};
 use thiserror::Error;
 
-use crate::tlv_types::{self as t, route_flags, RouteOrigin};
+use crate::tlv_types::{self as t};
 
 /// Cost NFD gives routes made from a prefix announcement.
 pub const PREFIX_ANNOUNCEMENT_ROUTE_COST: u64 = 2048;
@@ -96,18 +96,6 @@ impl PrefixAnnouncement {
         }
         self.expiration_period.min(end - now_unix_ms)
     }
-
-    /// The route an announcement installs for `face_id`, expiring `lifetime_ms(now_unix_ms)`
-    /// after `now_ms` on the RIB's clock.
-    pub fn route(&self, face_id: u64, now_ms: u64, now_unix_ms: u64) -> crate::RibRoute {
-        crate::RibRoute {
-            face_id,
-            origin: RouteOrigin::PREFIXANN,
-            cost: PREFIX_ANNOUNCEMENT_ROUTE_COST,
-            flags: route_flags::CHILD_INHERIT,
-            expires_at: Some(now_ms.saturating_add(self.lifetime_ms(now_unix_ms))),
-        }
-    }
 }
 
 fn decode_validity(el: &kite_packet::tlv::Element<'_>) -> Result<ValidityPeriod, DecodeError> {
@@ -192,11 +180,6 @@ mod tests {
         assert_eq!(pa.lifetime_ms(start + 4_000), 6_000);
         assert_eq!(pa.lifetime_ms(start + 20_000), 0);
         assert_eq!(pa.lifetime_ms(start - 1), 0);
-        let r = pa.route(300, 50, start);
-        assert_eq!(
-            (r.origin, r.cost, r.flags, r.expires_at),
-            (RouteOrigin::PREFIXANN, 2048, 1, Some(10_050))
-        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 use kite_fw::runtime::RuntimeHandle;
-use kite_mgmt::server::Manager;
+use kite_manager::server::Manager;
 use kite_mgmt::tlv_types::{route_flags, status};
 use kite_mgmt::{ControlParameters, ControlResponse, Verb};
 

@@ -22,13 +22,13 @@ use kite_fw::runtime::{
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{DataView, Interest, Name, OwnedComponent, PitToken};
 
-use crate::dataset::{self, DatasetRequest, NotificationStream};
 use crate::replay::ReplayGuard;
 use crate::rib::Rib;
 use crate::storage::Storage;
-use crate::tlv_types::FaceEventKind;
-use crate::{parse_command, FaceEventNotification, Tlv};
 use commands::Outcome;
+use kite_mgmt::dataset::{self, DatasetRequest, NotificationStream};
+use kite_mgmt::tlv_types::FaceEventKind;
+use kite_mgmt::{parse_command, FaceEventNotification, Tlv};
 
 /// The management thread's state.
 pub struct Manager {

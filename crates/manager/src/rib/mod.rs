@@ -14,11 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use kite_packet::Name;
 use thiserror::Error;
 
-use crate::control_parameters::ControlParameters;
-use crate::datasets::{RibEntry, Route};
-use crate::tlv_types::{route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
+use kite_mgmt::announce::{PrefixAnnouncement, PREFIX_ANNOUNCEMENT_ROUTE_COST};
+use kite_mgmt::control_parameters::ControlParameters;
+use kite_mgmt::datasets::{RibEntry, Route};
+use kite_mgmt::tlv_types::{route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
 
-pub use crate::datasets::NextHopRecord as NextHop;
+pub use kite_mgmt::datasets::NextHopRecord as NextHop;
 
 /// ExpirationPeriod values at or above this mean "never" (ndn-cxx's `milliseconds::max()`).
 const NEVER_MS: u64 = i64::MAX as u64;
@@ -39,6 +40,23 @@ pub struct RibRoute {
 }
 
 impl RibRoute {
+    /// The route a prefix announcement installs for `face_id`, expiring
+    /// `lifetime_ms(now_unix_ms)` after `now_ms` on the RIB's clock.
+    pub fn from_announcement(
+        a: &PrefixAnnouncement,
+        face_id: u64,
+        now_ms: u64,
+        now_unix_ms: u64,
+    ) -> Self {
+        RibRoute {
+            face_id,
+            origin: RouteOrigin::PREFIXANN,
+            cost: PREFIX_ANNOUNCEMENT_ROUTE_COST,
+            flags: route_flags::CHILD_INHERIT,
+            expires_at: Some(now_ms.saturating_add(a.lifetime_ms(now_unix_ms))),
+        }
+    }
+
     /// The route a validated `rib/register` asks for (defaults already filled, FaceId already
     /// resolved from IncomingFaceId), registered at `now_ms`.
     pub fn from_parameters(p: &ControlParameters, now_ms: u64) -> Self {

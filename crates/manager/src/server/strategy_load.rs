@@ -17,8 +17,8 @@ use kite_packet::Name;
 
 use super::commands::response;
 use super::Manager;
-use crate::tlv_types::{status as code, strategy_load_flag};
-use crate::{ControlParameters, ControlResponse};
+use kite_mgmt::tlv_types::{status as code, strategy_load_flag};
+use kite_mgmt::{ControlParameters, ControlResponse};
 
 /// Where loaded strategies are named.
 const PREFIX: &str = "/localhost/kite/strategy";

@@ -5,13 +5,13 @@ use kite_fw::face::FaceScope;
 use kite_fw::runtime::{FaceStatus as RtFace, ThreadCounters};
 
 use super::{unix_ms, Manager};
-use crate::dataset::Dataset;
-use crate::datasets::{
+use kite_mgmt::dataset::Dataset;
+use kite_mgmt::datasets::{
     ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus, FibEntry,
     ForwarderStatus, NextHopRecord, StrategyChoice,
 };
-use crate::tlv_types::{self as t, FacePersistency};
-use crate::{encode_items, Tlv};
+use kite_mgmt::tlv_types::{self as t, FacePersistency};
+use kite_mgmt::{encode_items, Tlv};
 
 /// The forwarder's version string in `status/general`.
 pub const VERSION: &str = concat!("kite-", env!("CARGO_PKG_VERSION"));

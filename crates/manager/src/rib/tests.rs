@@ -352,3 +352,21 @@ mod prop {
         }
     }
 }
+
+#[test]
+fn an_announcement_installs_a_prefixann_route_that_ends_with_its_validity() {
+    let validity =
+        kite_packet::signature::ValidityPeriod::new("20240101T000000", "20240101T000010");
+    let a = PrefixAnnouncement {
+        announced_name: n("/app/x"),
+        expiration_period: 3_600_000,
+        validity,
+        data: kite_packet::Data::new(n("/app/x/32=PA/v=1/seg=0"), Vec::new()),
+    };
+    let start = 1_704_067_200_000; // 2024-01-01T00:00:00Z
+    let r = RibRoute::from_announcement(&a, 300, 50, start);
+    assert_eq!(
+        (r.face_id, r.origin, r.cost, r.flags, r.expires_at),
+        (300, RouteOrigin::PREFIXANN, 2048, CI, Some(10_050))
+    );
+}

@@ -9,10 +9,10 @@ use kite_fw::runtime::{FaceCommandError, FaceOptions, FaceStatus};
 use kite_packet::Name;
 
 use super::{status, unix_ms, Manager};
-use crate::command::{CommandSignature, TopPrefix, Verb};
 use crate::rib::{FibChange, RibRoute};
-use crate::tlv_types::{cs_flag_bit, face_flag_bit, status as code, FacePersistency};
-use crate::{Command, ControlParameters, ControlResponse};
+use kite_mgmt::command::{CommandSignature, TopPrefix, Verb};
+use kite_mgmt::tlv_types::{cs_flag_bit, face_flag_bit, status as code, FacePersistency};
+use kite_mgmt::{Command, ControlParameters, ControlResponse};
 
 /// Key under which unsigned-by-key commands (DigestSha256, as python-ndn sends) are checked
 /// for replays: they have no KeyLocator to tell signers apart.
@@ -154,7 +154,7 @@ impl Manager {
             Verb::RibUnregister => self.rib_unregister(p),
             Verb::RibAnnounce => match cmd.announcement {
                 Some(a) => {
-                    let route = a.route(ingress.0, now, unix_ms());
+                    let route = RibRoute::from_announcement(&a, ingress.0, now, unix_ms());
                     let p = ControlParameters {
                         name: Some(a.announced_name.clone()),
                         face_id: Some(ingress.0),
