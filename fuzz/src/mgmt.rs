@@ -11,8 +11,9 @@ use kite_mgmt::datasets::{
 };
 use kite_mgmt::{
     dataset, decode_items, encode_items, parse_command, ControlParameters, ControlResponse,
-    FaceEventNotification, PrefixAnnouncement, ReplayGuard, Tlv,
+    FaceEventNotification, PrefixAnnouncement, Tlv,
 };
+use kite_manager::{ReplayGuard, RibRoute};
 use kite_packet::Interest;
 
 /// What the input after the first octet is (the first octet modulo [`KINDS`]).
@@ -108,7 +109,7 @@ pub fn run(data: &[u8]) {
         kind::PREFIX_ANNOUNCEMENT => {
             if let Ok(pa) = PrefixAnnouncement::decode(wire) {
                 let _ = pa.lifetime_ms(1_800_000_000_000);
-                let _ = pa.route(300, 0, 1_800_000_000_000);
+                let _ = RibRoute::from_announcement(&pa, 300, 0, 1_800_000_000_000);
             }
         }
         _ => interest(wire),

@@ -15,9 +15,9 @@ use common::{load_object, name};
 use kite_app::framing::FrameReader;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
-use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{Data, Interest, LpHeader, LpPacket, NetPacketView, Nonce};
+use kite_runtime::{Runtime, RuntimeConfig};
 
 fn interest(k: u32) -> Bytes {
     let mut i = Interest::new(name(&format!("/p/{k}")));

@@ -16,7 +16,7 @@ const TRIGGER: &[u8] = b"kite-fault-panic";
 
 /// Panics when `name` is the trigger and `stage` is the one the environment names.
 #[cfg(debug_assertions)]
-pub(crate) fn panic_if_asked(stage: &str, name: &Name) {
+pub fn panic_if_asked(stage: &str, name: &Name) {
     let triggered = name.get(0).is_some_and(|c| c.value() == TRIGGER);
     if triggered && std::env::var(VAR).is_ok_and(|v| v == stage) {
         panic!("fault injected in the {stage} stage ({VAR})");
@@ -26,4 +26,4 @@ pub(crate) fn panic_if_asked(stage: &str, name: &Name) {
 /// Release builds: nothing.
 #[cfg(not(debug_assertions))]
 #[inline(always)]
-pub(crate) fn panic_if_asked(_stage: &str, _name: &Name) {}
+pub fn panic_if_asked(_stage: &str, _name: &Name) {}

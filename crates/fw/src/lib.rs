@@ -1,4 +1,5 @@
-//! `kite-fw`: Kite's forwarding plane, and the daemon's threads that run it.
+//! `kite-fw`: Kite's forwarding plane, as a library that touches no socket; `kite-runtime` runs
+//! it in the daemon's threads.
 //!
 //! One [`Forwarder`](forwarder::Forwarder) is one forwarding thread (NDN-DPDK's forwarding
 //! stage, sections 2, 4, 5 and 6 of "NDN-DPDK: NDN Forwarding at 100 Gbps on Commodity
@@ -8,15 +9,16 @@
 //! stage has decoded and hashed. Time comes from the caller, so tests drive a virtual clock.
 //!
 //! Modules: `face` and `time` (small shared types), `hash` (name hashes computed once per
-//! packet), `index` (the prefetchable bucket index the FIB and PCCT find entries through), `timer` (O(1) timer wheel), `dnl` (Dead Nonce List), `fib` (2-stage LPM under
-//! RCU, with strategy choice merged in), `pcct` (PIT and CS in one table with a token index),
-//! `strategy` (the strategy API and built-ins), `forwarder` (the pipelines, which touch no
-//! socket), and `runtime` (the I/O thread that owns every socket, the forwarding threads, and
-//! the rings between them).
+//! packet), `index` (the prefetchable bucket index the FIB and PCCT find entries through),
+//! `timer` (O(1) timer wheel), `dnl` (Dead Nonce List), `fib` (2-stage LPM under RCU, with
+//! strategy choice merged in), `pcct` (PIT and CS in one table with a token index),
+//! `strategy` (the strategy API and built-ins), `forwarder` (the pipelines), `ndt` (the Name
+//! Dispatch Table the input stage routes by), `out` (what a forwarding turn sends), and
+//! `fault` (fault injection for the end-to-end tests, debug builds only).
 
 pub mod dnl;
 pub mod face;
-mod fault;
+pub mod fault;
 pub mod fib;
 pub mod forwarder;
 pub mod hash;
@@ -24,9 +26,7 @@ mod index;
 pub mod ndt;
 pub mod out;
 pub mod pcct;
-pub mod runtime;
 mod slab;
 pub mod strategy;
 pub mod time;
 pub mod timer;
-pub mod workload;

@@ -5,8 +5,8 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
 use kite_fw::strategy::{Strategy, StrategyTable};
-use kite_fw::workload::{self, WorkloadConfig};
 use kite_packet::Name;
+use kite_workload::{self as workload, WorkloadConfig};
 use serde_json::json;
 
 /// Which benchmark.

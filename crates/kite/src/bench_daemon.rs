@@ -22,9 +22,9 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
-use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{LpHeader, LpPacket, Name, NetPacketView};
+use kite_runtime::{Runtime, RuntimeConfig};
 use serde_json::json;
 
 use answer::Answer;

@@ -14,9 +14,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
-use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
 use kite_manager::server::Manager;
+use kite_runtime::{Runtime, RuntimeConfig};
 
 use crate::config::Config;
 
@@ -97,7 +97,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
     reassembly_bytes: Option<usize>,
     /// Log filter: a level (error, warn, info, debug, trace) or per-module directives such as
-    /// `info,kite_fw::runtime=debug`. Default: $KITE_LOG, else the file's, else info.
+    /// `info,kite_runtime=debug`. Default: $KITE_LOG, else the file's, else info.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
     /// Name components hashed to choose an Interest's forwarding thread (0: whole name).

@@ -161,7 +161,7 @@ fn an_overloaded_inline_shard_signals_congestion() {
 }
 
 /// A flood past what one shard forwards is told so: CoDel marks the Data of a standing Interest
-/// ring (`crates/fw/src/runtime/codel.rs` tests the control law), or the flooding faces, past
+/// ring (`crates/runtime/src/codel.rs` tests the control law), or the flooding faces, past
 /// their share of the PIT, are Nacked with Congestion; which comes first depends on whether the
 /// forwarder or the producer falls behind first.
 fn overload_signals_congestion(inline: bool) {

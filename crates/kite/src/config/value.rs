@@ -114,7 +114,7 @@ impl fmt::Display for Uri {
     }
 }
 
-/// A `tracing` filter: a level or per-module directives (`info,kite_fw::runtime=debug`).
+/// A `tracing` filter: a level or per-module directives (`info,kite_runtime=debug`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct LogFilter(pub String);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
-use kite_fw::runtime::RuntimeConfig;
+use kite_runtime::RuntimeConfig;
 
 use super::RunArgs;
 use crate::config::{Config, LogFilter};

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use anyhow::{bail, Result};
-use kite_fw::runtime::RuntimeHandle;
 use kite_manager::server::Manager;
 use kite_mgmt::tlv_types::{route_flags, status};
 use kite_mgmt::{ControlParameters, ControlResponse, Verb};
+use kite_runtime::RuntimeHandle;
 
 use crate::config::{Config, FaceRef};
 

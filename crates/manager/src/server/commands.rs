@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use kite_face::{FaceUri, Persistency};
 use kite_fw::face::FaceId;
-use kite_fw::runtime::{FaceCommandError, FaceOptions, FaceStatus};
 use kite_packet::Name;
+use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 
 use super::{status, unix_ms, Manager};
 use crate::rib::{FibChange, RibRoute};

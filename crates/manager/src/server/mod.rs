@@ -16,11 +16,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{select, Receiver};
 use kite_fw::face::FaceId;
 use kite_fw::fib::FibWriter;
-use kite_fw::runtime::{
-    CreateReply, FaceCommandError, FaceEvent, FaceStatus, InternalInterest, RuntimeHandle,
-};
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{DataView, Interest, Name, OwnedComponent, PitToken};
+use kite_runtime::{
+    CreateReply, FaceCommandError, FaceEvent, FaceStatus, InternalInterest, RuntimeHandle,
+};
 
 use crate::replay::ReplayGuard;
 use crate::rib::Rib;
@@ -42,7 +42,7 @@ pub struct Manager {
     storage: Storage,
     events: NotificationStream,
     /// Faces known from face events, with their last status.
-    faces: std::collections::HashMap<FaceId, kite_fw::runtime::FaceStatus>,
+    faces: std::collections::HashMap<FaceId, kite_runtime::FaceStatus>,
     /// Where the I/O thread answers `faces/create`, tagged.
     created_tx: CreateReply,
     created_rx: Receiver<(u64, Result<FaceStatus, FaceCommandError>)>,

@@ -2,7 +2,7 @@
 
 use kite_face::{LinkType, Persistency};
 use kite_fw::face::FaceScope;
-use kite_fw::runtime::{FaceStatus as RtFace, ThreadCounters};
+use kite_runtime::{FaceStatus as RtFace, ThreadCounters};
 
 use super::{unix_ms, Manager};
 use kite_mgmt::dataset::Dataset;
@@ -106,7 +106,7 @@ fn builtin_faces() -> Vec<FaceStatus> {
 }
 
 /// Every face, built-in ones first, in id order.
-fn all_faces(runtime: &kite_fw::runtime::RuntimeHandle) -> Vec<FaceStatus> {
+fn all_faces(runtime: &kite_runtime::RuntimeHandle) -> Vec<FaceStatus> {
     let mut faces = builtin_faces();
     faces.extend(runtime.faces().iter().map(face_status));
     faces

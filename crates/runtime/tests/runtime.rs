@@ -10,9 +10,9 @@ use bytes::Bytes;
 use kite_fw::face::FaceId;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
-use kite_fw::runtime::{Runtime, RuntimeConfig};
 use kite_fw::strategy::StrategyTable;
 use kite_packet::{Data, Interest, LpHeader, LpPacket, Name, NetPacketView, Nonce};
+use kite_runtime::{Runtime, RuntimeConfig};
 
 /// Reads one whole top-level TLV element (type and length are single octets or 0xFD forms).
 fn read_element(s: &mut UnixStream) -> Bytes {
@@ -226,7 +226,7 @@ fn a_closed_app_face_is_removed_and_reported() {
     let events: Vec<_> = handle.face_events().try_iter().collect();
     assert!(matches!(
         events.last(),
-        Some(kite_fw::runtime::FaceEvent::Destroyed(_))
+        Some(kite_runtime::FaceEvent::Destroyed(_))
     ));
 }
 

@@ -1,6 +1,6 @@
-//! The forwarder's threads: the I/O thread that owns the faces' sockets and forwarding threads
-//! that own the tables (NDN-DPDK paper, sections 2–3; YaNFD paper, section 3.2), joined by bounded
-//! single-producer rings, with zero CPU use when idle.
+//! `kite-runtime`: the daemon's threads: the I/O thread that owns the faces' sockets and the
+//! forwarding threads that own the tables (NDN-DPDK paper, sections 2–3; YaNFD paper, section
+//! 3.2), joined by bounded single-producer rings, with zero CPU use when idle.
 //!
 //! - The I/O thread reads its faces in bursts, runs the link service, decodes the forwarder view,
 //!   hashes the name once and dispatches: Interests by the Name Dispatch Table, Data and Nacks
@@ -35,14 +35,14 @@ use crossbeam_channel::{Receiver, Sender};
 use kite_face::{FaceConfig, FaceCounters, FaceUri, MarkingConfig, Persistency};
 use kite_packet::{DataView, InterestView, PitToken};
 
-use crate::face::{FaceId, FaceScope, LinkType};
-use crate::fib::FibReaderFactory;
-use crate::forwarder::{Counters, ForwarderConfig};
-use crate::hash::NameHasher;
-use crate::ndt::Ndt;
-use crate::strategy::StrategyTable;
-use crate::time::{MonotonicClock, Time};
 use codel::CoDelConfig;
+use kite_fw::face::{FaceId, FaceScope, LinkType};
+use kite_fw::fib::FibReaderFactory;
+use kite_fw::forwarder::{Counters, ForwarderConfig};
+use kite_fw::hash::NameHasher;
+use kite_fw::ndt::Ndt;
+use kite_fw::strategy::StrategyTable;
+use kite_fw::time::{MonotonicClock, Time};
 
 /// Everything the threads are started with.
 #[derive(Debug, Clone)]
@@ -208,7 +208,7 @@ pub(crate) enum IoCommand {
 
 /// A command for a forwarding thread.
 pub(crate) enum FwCommand {
-    AddFace(FaceId, crate::strategy::FaceInfo),
+    AddFace(FaceId, kite_fw::strategy::FaceInfo),
     RemoveFace(FaceId),
     /// A Data management sends out of the internal face, with the token it echoes.
     InternalData(DataView, Option<PitToken>),
@@ -598,7 +598,7 @@ impl RuntimeHandle {
     pub fn send_internal_data(&self, data: DataView, token: Option<PitToken>) {
         let threads: Vec<usize> = match token
             .as_ref()
-            .and_then(crate::pcct::Pcct::token_thread)
+            .and_then(kite_fw::pcct::Pcct::token_thread)
             .map(usize::from)
             .filter(|&t| t < self.fwd.len())
         {
@@ -621,7 +621,7 @@ impl RuntimeHandle {
 
     /// The forwarder's clock (for management's timestamps and expiry).
     pub fn now(&self) -> Time {
-        use crate::time::Clock;
+        use kite_fw::time::Clock;
         self.clock.now()
     }
 }

@@ -1,12 +1,12 @@
 //! One forwarding thread's exchange rate, in-process (the criterion counterpart of
 //! `kite bench fwd`): bursts of 32 Interest/Data exchanges, each doing the decode, dispatch,
-//! pipelines and LP encoding the daemon's thread does. `cargo bench -p kite-fw --bench fwd`.
+//! pipelines and LP encoding the daemon's thread does. `cargo bench -p kite-workload --bench fwd`.
 
 // criterion_group! generates a public function without a doc comment.
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kite_fw::workload::{Workload, WorkloadConfig};
+use kite_workload::{Workload, WorkloadConfig};
 
 fn scenario(c: &mut Criterion, group: &str, configs: Vec<(String, WorkloadConfig)>) {
     let mut g = c.benchmark_group(group);

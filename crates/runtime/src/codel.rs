@@ -8,7 +8,7 @@
 
 use core::time::Duration;
 
-use crate::time::Time;
+use kite_fw::time::Time;
 
 /// CoDel's two settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,9 +22,9 @@ use super::{
     CreateReply, FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand,
     RuntimeConfig,
 };
-use crate::face::{FaceId, FaceScope};
-use crate::out::Out;
-use crate::strategy::FaceInfo;
+use kite_fw::face::{FaceId, FaceScope};
+use kite_fw::out::Out;
+use kite_fw::strategy::FaceInfo;
 
 /// The token of the waker forwarding threads and management use.
 pub(crate) const WAKE_TOKEN: Token = Token(0);

@@ -17,13 +17,13 @@ use super::codel::CoDel;
 use super::dispatch::{InputRings, Stamped};
 use super::park::{Waker, SPIN_POLLS};
 use super::{FwCommand, InternalInterest, RuntimeConfig, ThreadCounters};
-use crate::face::{FaceId, FaceScope, LinkType};
-use crate::fib::FibReader;
-use crate::forwarder::{Forwarder, InData, InInterest, InNack};
-use crate::hash::NameHasher;
-use crate::out::Out;
-use crate::strategy::{FaceInfo, StrategyTable};
-use crate::time::{Clock, MonotonicClock, Time};
+use kite_fw::face::{FaceId, FaceScope, LinkType};
+use kite_fw::fib::FibReader;
+use kite_fw::forwarder::{Forwarder, InData, InInterest, InNack};
+use kite_fw::hash::NameHasher;
+use kite_fw::out::Out;
+use kite_fw::strategy::{FaceInfo, StrategyTable};
+use kite_fw::time::{Clock, MonotonicClock, Time};
 
 /// How the forwarding thread wakes the I/O thread (an eventfd write, only when it sleeps).
 pub(crate) struct IoWake {
@@ -439,7 +439,7 @@ impl Marked for InNack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::codel::CoDelConfig;
+    use crate::codel::CoDelConfig;
 
     /// A packet that records its mark.
     #[derive(Default)]

@@ -18,15 +18,15 @@ use kite_packet::{
     LpPacket, Name, Nonce, PitToken, SignatureInfo, SignatureType,
 };
 
-use crate::face::{FaceId, FaceScope, LinkType};
-use crate::fib::{FibConfig, FibWriter};
-use crate::forwarder::{Forwarder, ForwarderConfig, InData, InInterest};
-use crate::hash::NameHasher;
-use crate::ndt::Ndt;
-use crate::out::Out;
-use crate::pcct::{Pcct, PcctConfig};
-use crate::strategy::{FaceInfo, StrategyTable};
-use crate::time::{Clock, MonotonicClock};
+use kite_fw::face::{FaceId, FaceScope, LinkType};
+use kite_fw::fib::{FibConfig, FibWriter};
+use kite_fw::forwarder::{Forwarder, ForwarderConfig, InData, InInterest};
+use kite_fw::hash::NameHasher;
+use kite_fw::ndt::Ndt;
+use kite_fw::out::Out;
+use kite_fw::pcct::{Pcct, PcctConfig};
+use kite_fw::strategy::{FaceInfo, StrategyTable};
+use kite_fw::time::{Clock, MonotonicClock};
 
 const CONSUMER: FaceId = FaceId(300);
 const PRODUCER: FaceId = FaceId(400);
@@ -489,7 +489,7 @@ fn input_data(frame: Bytes, queue: &mut Vec<InData>) -> Result<(), String> {
     let _thread = lp
         .header
         .pit_token
-        .and_then(|t| crate::pcct::Pcct::token_thread(&t));
+        .and_then(|t| kite_fw::pcct::Pcct::token_thread(&t));
     queue.push(InData {
         data,
         hashes: None,

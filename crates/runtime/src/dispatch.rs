@@ -17,12 +17,12 @@ use kite_face::{Received, RxPacket};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
 
-use crate::face::FaceId;
-use crate::forwarder::{InData, InInterest, InNack};
-use crate::hash::NameHasher;
-use crate::ndt::Ndt;
-use crate::pcct::{NameScope, Pcct};
-use crate::time::{Clock, MonotonicClock, Time};
+use kite_fw::face::FaceId;
+use kite_fw::forwarder::{InData, InInterest, InNack};
+use kite_fw::hash::NameHasher;
+use kite_fw::ndt::Ndt;
+use kite_fw::pcct::{NameScope, Pcct};
+use kite_fw::time::{Clock, MonotonicClock, Time};
 
 use super::park::Waker;
 
@@ -374,7 +374,7 @@ impl Dispatcher {
     fn dispatch(&mut self, r: Received, at: Time, is_local: impl Fn(FaceId) -> bool) {
         match r.packet {
             RxPacket::Interest(interest) => {
-                crate::fault::panic_if_asked("io", &interest.name);
+                kite_fw::fault::panic_if_asked("io", &interest.name);
                 let hashes = self.hasher.prefix_hashes(&interest.name);
                 let t = usize::from(self.ndt.thread_for(&hashes));
                 let pkt = InInterest {
@@ -382,7 +382,7 @@ impl Dispatcher {
                     hashes,
                     face: r.face,
                     token: r.pit_token,
-                    next_hop: r.next_hop_face_id.map(crate::face::FaceId),
+                    next_hop: r.next_hop_face_id.map(kite_fw::face::FaceId),
                     congestion_mark: r.congestion_mark,
                 };
                 let local =
