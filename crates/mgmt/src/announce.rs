@@ -71,7 +71,7 @@ impl PrefixAnnouncement {
         while let Some(el) = r.next_element() {
             let el = el?;
             if el.typ == tt::VALIDITY_PERIOD && validity.is_none() {
-                validity = Some(decode_validity(&el)?);
+                validity = Some(ValidityPeriod::decode(&el)?);
             } else {
                 el.skip_unknown()?;
             }
@@ -96,17 +96,6 @@ impl PrefixAnnouncement {
         }
         self.expiration_period.min(end - now_unix_ms)
     }
-}
-
-fn decode_validity(el: &kite_packet::tlv::Element<'_>) -> Result<ValidityPeriod, DecodeError> {
-    let mut r = el.children();
-    let nb = r.expect(tt::NOT_BEFORE)?;
-    let na = r.expect(tt::NOT_AFTER)?;
-    let text = |v| core::str::from_utf8(v).unwrap_or("");
-    ValidityPeriod::new(text(nb.value), text(na.value)).ok_or(DecodeError::InvalidValue {
-        typ: tt::VALIDITY_PERIOD,
-        reason: "timestamp is not YYYYMMDDThhmmss",
-    })
 }
 
 /// Milliseconds since the Unix epoch of a `YYYYMMDDThhmmss` UTC timestamp (0 before 1970).

@@ -178,12 +178,10 @@ impl DataView {
         })
     }
 
-    /// Copies the packet into a buffer of its own ([`crate::kept`]): a view kept past the burst
-    /// it was read in (in a table, a queue) must not keep the receive buffer its octets were
-    /// sliced from, which may be 64 KiB shared with packets long gone.
+    /// Copies the packet into a buffer of its own, so that keeping the view does not keep the
+    /// receive buffer it was read into.
     pub fn detach(&mut self) {
-        let copy = crate::kept::copy(self.wire());
-        self.name = self.name.rebased(copy);
+        self.name.detach_backing();
     }
 
     /// The whole Data element, as received.

@@ -98,7 +98,9 @@ impl ValidityPeriod {
         })
     }
 
-    fn decode(el: &Element<'_>) -> Result<Self> {
+    /// Decodes a ValidityPeriod element (in SignatureInfo, or in a prefix announcement's
+    /// Content); unknown non-critical elements after NotAfter are skipped.
+    pub fn decode(el: &Element<'_>) -> Result<Self> {
         let mut r = el.children();
         let nb = r.expect(tt::NOT_BEFORE)?;
         let na = r.expect(tt::NOT_AFTER)?;

@@ -216,20 +216,12 @@ impl Name {
         self.start = 0;
     }
 
-    /// The same name held by `buf`, a buffer with the same octets as the one it lives in now
-    /// (a copy of its packet, say): offsets are kept, so nothing is scanned again.
-    ///
-    /// # Panics
-    /// When `buf` is shorter than the name's buffer.
-    pub fn rebased(&self, buf: Bytes) -> Name {
-        assert!(buf.len() >= self.buf.len(), "rebased onto a shorter buffer");
-        debug_assert_eq!(buf[..self.buf.len()], self.buf[..]);
-        Name {
-            buf,
-            start: self.start,
-            len: self.len,
-            starts: Offsets::from_slice(&self.starts),
-        }
+    /// Copies the whole buffer the name lives in (for a name a forwarder view decoded, its
+    /// packet) into a buffer of its own ([`crate::kept`]), keeping offsets: a view kept past
+    /// the burst it was read in (in a table, a queue) must not keep the receive buffer its
+    /// octets were sliced from, which may be 64 KiB shared with packets long gone.
+    pub(crate) fn detach_backing(&mut self) {
+        self.buf = crate::kept::copy(&self.buf);
     }
 
     /// Octets of the buffer the name keeps alive (the view of it this name holds: its value,
