@@ -243,6 +243,14 @@ pub(crate) fn rings(capacity: usize) -> (Inputs, InputRings) {
     )
 }
 
+/// The forwarding thread of `threads` that a Kite PIT token names, if it is one and that
+/// thread exists. A Data or Nack goes there; without one, a Data goes to every thread the
+/// NDT names for its name's short prefixes, a Nack to the thread the NDT gives its Interest.
+pub(crate) fn token_thread(token: Option<&PitToken>, threads: usize) -> Option<usize> {
+    let t = usize::from(Pcct::token_thread(token?)?);
+    (t < threads).then_some(t)
+}
+
 /// Routes received packets to forwarding threads.
 pub(crate) struct Dispatcher {
     hasher: NameHasher,
@@ -343,10 +351,8 @@ impl Dispatcher {
             .unwrap_or(0)
     }
 
-    /// The thread a Kite token names, if it is one and the thread exists.
     fn token_thread(&self, token: Option<&PitToken>) -> Option<usize> {
-        let t = usize::from(Pcct::token_thread(token?)?);
-        (t < self.inputs.len()).then_some(t)
+        token_thread(token, self.inputs.len())
     }
 
     /// Queues a burst of received packets (`received` is left empty), stamped with one

@@ -593,15 +593,10 @@ impl RuntimeHandle {
         &self.events
     }
 
-    /// Sends a Data out of the internal face (management's answer): to the thread the token
-    /// names, or to every thread that may hold the Interest.
+    /// Sends a Data out of the internal face (management's answer) by the rule the I/O thread
+    /// dispatches Data by (`dispatch::token_thread`).
     pub fn send_internal_data(&self, data: DataView, token: Option<PitToken>) {
-        let threads: Vec<usize> = match token
-            .as_ref()
-            .and_then(kite_fw::pcct::Pcct::token_thread)
-            .map(usize::from)
-            .filter(|&t| t < self.fwd.len())
-        {
+        let threads: Vec<usize> = match dispatch::token_thread(token.as_ref(), self.fwd.len()) {
             Some(t) => vec![t],
             None => {
                 let hashes = self.hasher.prefix_hashes(&data.name);
