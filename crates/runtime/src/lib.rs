@@ -31,9 +31,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
 use kite_face::{FaceConfig, FaceCounters, FaceUri, MarkingConfig, Persistency};
-use kite_packet::{DataView, InterestView, PitToken};
+use kite_packet::{DataView, PitToken};
 
 use codel::CoDelConfig;
 use kite_fw::face::{FaceId, FaceScope, LinkType};
@@ -226,8 +227,9 @@ pub(crate) enum FwCommand {
 /// the answer and the face it came from (for FaceId 0 in commands).
 #[derive(Debug, Clone)]
 pub struct InternalInterest {
-    /// The Interest.
-    pub interest: InterestView,
+    /// The Interest's octets as forwarded, decoded once, by management, off the forwarding
+    /// threads.
+    pub wire: Bytes,
     /// The token to echo on the answer.
     pub token: PitToken,
     /// The face it arrived on.

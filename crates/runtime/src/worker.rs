@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
-use kite_packet::InterestView;
 use rtrb::{Consumer, Producer, PushError};
 
 use super::codel::CoDel;
@@ -344,18 +343,11 @@ impl Worker {
                         ..
                     } = o
                     {
-                        // Decoded again from its octets: management needs the whole
-                        // Interest, and commands are few.
-                        match InterestView::decode(interest.encode()) {
-                            Ok(interest) => {
-                                let _ = self.internal.send(InternalInterest {
-                                    interest,
-                                    token,
-                                    ingress,
-                                });
-                            }
-                            Err(_) => self.out_dropped += 1,
-                        }
+                        let _ = self.internal.send(InternalInterest {
+                            wire: interest.encode(),
+                            token,
+                            ingress,
+                        });
                     }
                 }
                 None => self.out_dropped += 1,

@@ -142,11 +142,14 @@ impl Manager {
 
     fn on_interest(&mut self, request: InternalInterest) {
         let InternalInterest {
-            interest: view,
+            wire,
             token,
             ingress,
         } = request;
-        let name = view.name.clone();
+        let Ok(interest) = Interest::decode(wire) else {
+            return;
+        };
+        let name = interest.name.clone();
         let now = self.now_ms();
         if let Some(request) = dataset::parse_dataset_request(&name) {
             match request {
@@ -179,16 +182,13 @@ impl Manager {
             return;
         }
         // Versioned segments of a published dataset, and posted notifications.
-        if let Some(wire) = self.storage.find(&name, view.can_be_prefix, now) {
+        if let Some(wire) = self.storage.find(&name, interest.can_be_prefix, now) {
             return self.reply(wire, token);
         }
         if self.events.prefix().is_prefix_of(&name) {
             // Served when the next event is posted (the Interest waits in the PIT).
             return;
         }
-        let Ok(interest) = Interest::from_view(view) else {
-            return;
-        };
         let Ok(cmd) = parse_command(&interest) else {
             return;
         };
