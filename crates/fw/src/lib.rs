@@ -19,6 +19,7 @@ pub mod fib;
 pub mod forwarder;
 pub mod hash;
 mod index;
+pub mod lograte;
 pub mod ndt;
 pub mod out;
 pub mod pcct;

@@ -22,7 +22,9 @@
 
 pub mod codel;
 mod dispatch;
+mod fwdlog;
 mod io;
+mod iolog;
 pub mod park;
 mod worker;
 

@@ -21,6 +21,7 @@ use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::FibReader;
 use crate::forwarder::{Forwarder, InData, InInterest, InNack};
 use crate::hash::NameHasher;
+use crate::lograte::DROP_CHECK_INTERVAL;
 use crate::out::Out;
 use crate::strategy::{FaceInfo, StrategyTable};
 use crate::time::{Clock, MonotonicClock, Time};
@@ -69,6 +70,7 @@ pub(crate) struct Worker {
     out_dropped: u64,
     thread: u8,
     spin_when_idle: bool,
+    log: super::fwdlog::FwdLog,
 }
 
 impl Worker {
@@ -124,6 +126,7 @@ impl Worker {
             out_dropped: 0,
             thread,
             spin_when_idle: config.spin_when_idle,
+            log: super::fwdlog::FwdLog::new(thread),
         }
     }
 
@@ -169,6 +172,8 @@ impl Worker {
         // queued, so any packet taken here has its face known once commands are applied.
         let took = self.take_burst(now);
         self.apply_commands()?;
+        // Drop lines at most once a second: one comparison per step, not per packet.
+        (self.log).check(self.fwd.counters(), self.out_dropped, now);
         let due = self.fwd.next_deadline().is_some_and(|t| t <= now);
         if took || !self.data.is_empty() || due {
             self.fwd.process_burst(
@@ -191,11 +196,16 @@ impl Worker {
     }
 
     /// How long until the next timer (PIT expiry, strategy timer) is due, at least 100 µs;
-    /// `None` when none is set.
+    /// `None` when none is set. Drops not yet logged count as a timer due within a second.
     pub fn timer_due_in(&self) -> Option<Duration> {
-        self.fwd
+        let timer = self
+            .fwd
             .next_deadline()
-            .map(|t| t.since(self.clock.now()).max(Duration::from_micros(100)))
+            .map(|t| t.since(self.clock.now()).max(Duration::from_micros(100)));
+        match self.log.owes(self.fwd.counters(), self.out_dropped) {
+            true => Some(timer.map_or(DROP_CHECK_INTERVAL, |t| t.min(DROP_CHECK_INTERVAL))),
+            false => timer,
+        }
     }
 
     /// Whether a packet or a command waits (checked before the I/O thread sleeps).
