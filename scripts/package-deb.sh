@@ -2,8 +2,8 @@
 # Builds the Debian package of Kite with dpkg-deb alone (no debhelper, no cargo-deb):
 #   /usr/bin/kite                                 the binary, stripped of debug information
 #   /usr/lib/systemd/system/kite.service          from dist/systemd/kite.service, when present
-#   /etc/kite/kite.toml                           conffile: docs/kite.example.toml with its
-#                                                 example [[face]] and [[route]] commented out
+#   /etc/kite/kite.toml                           conffile: scripts/default-config.sh (the
+#                                                 example, its faces and routes commented out)
 #   /usr/share/man/man1/kite*.1.gz                written by `kite man`
 #   /usr/share/bash-completion/completions/kite   and the zsh and fish completions, written by
 #   /usr/share/zsh/vendor-completions/_kite       `kite completions`
@@ -61,19 +61,7 @@ else
     echo "package-deb.sh: warning: $unit is absent; the package has no systemd unit" >&2
 fi
 
-# The example configuration, minus the faces and routes to its documentation addresses
-# (192.0.2.0/24): a default that starts on any host.
-{
-    echo "# Kite's configuration (kite run --config /etc/kite/kite.toml); docs in"
-    echo "# /usr/share/doc/kite/config.md. Edit freely: package upgrades keep your changes."
-    echo
-    awk '
-        /^\[\[(face|route)\]\]/ { array = 1 }
-        /^\[[^[]/ { array = 0 }
-        array && /^[^#]/ { print "# " $0; next }
-        { print }
-    ' "$root/docs/kite.example.toml"
-} > "$pkg/etc/kite/kite.toml"
+"$root/scripts/default-config.sh" > "$pkg/etc/kite/kite.toml"
 chmod 0644 "$pkg/etc/kite/kite.toml"
 "$pkg/usr/bin/kite" run --config "$pkg/etc/kite/kite.toml" --print-config >/dev/null
 
