@@ -445,13 +445,22 @@ impl IoThread {
 
     /// Closes the on-demand faces a datagram channel gave up (their channel forgot them
     /// already), adds the faces it just created, then hands each datagram it read to its
-    /// face (fragments to the channel's reassembler, whose drops count on their faces).
+    /// face (fragments to the channel's reassembler, whose drops count on their faces). A
+    /// face created and given up within the same burst is never added: the channel forgot
+    /// it, so added it would outlive the channel's on-demand limit until its idle timeout.
     fn deliver_datagrams(&mut self, channel: DatagramChannel, now: Instant) {
+        for face in core::mem::take(&mut self.created) {
+            match self.evicted.iter().position(|&id| id == face.id()) {
+                Some(i) => {
+                    self.evicted.swap_remove(i);
+                }
+                None => {
+                    self.add_face(face);
+                }
+            }
+        }
         while let Some(id) = self.evicted.pop() {
             self.close_face(id, CloseReason::Evicted);
-        }
-        for face in core::mem::take(&mut self.created) {
-            self.add_face(face);
         }
         let reassembler = match channel {
             DatagramChannel::Udp(u) => self.udp[u].reassembler(),
