@@ -257,3 +257,55 @@ fn drops_are_logged_by_reason_with_their_count_in_few_lines() {
         .sum();
     assert_eq!(counted, sent, "the counts add up to the drops: {lines:#?}");
 }
+
+#[test]
+fn face_lines_from_a_crowd_of_senders_stay_within_their_budget() {
+    let udp = free_udp_port();
+    let d = Daemon::start(
+        &[],
+        &[
+            "--udp".into(),
+            format!("127.0.0.1:{udp}"),
+            "--udp-on-demand-limit".into(),
+            "2".into(),
+        ],
+    );
+    // Each sender gets an on-demand face, and beyond two each new one evicts another: two
+    // face lines per datagram wanted, far over the budget of 20 a second. Sent a few
+    // milliseconds apart, so that each datagram is a receive burst of its own.
+    let senders = 120;
+    let sockets: Vec<UdpSocket> = (0..senders)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let started = std::time::Instant::now();
+    for (i, s) in sockets.iter().enumerate() {
+        let mut interest = Interest::new(format!("/crowd/{i}").parse().unwrap());
+        interest.nonce = Some(Nonce((i as u32).to_be_bytes()));
+        s.send_to(&interest.encode(), ("127.0.0.1", udp)).unwrap();
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    let evicted = wait_for_line(&d, &["face closed: evicted", "reason=evicted"]);
+    assert!(evicted.contains(" WARN "), "{evicted}");
+    wait_for_line(&d, &["face lines not written", "count="]);
+    let seconds = started.elapsed().as_secs() + 2;
+    let log = d.log_text();
+    let written = lines_with(&log, &["kite_fw::runtime::iolog: face "]).len() as u64;
+    let suppressed: u64 = log
+        .lines()
+        .filter(|l| l.contains("kite_fw::runtime::iolog"))
+        .filter_map(|l| {
+            l.split_whitespace()
+                .find_map(|w| w.strip_prefix("suppressed=").or(w.strip_prefix("count=")))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .sum();
+    assert!(suppressed > 0, "{log}");
+    assert!(
+        written <= 20 * seconds,
+        "at most 20 face lines a second: {written} in {seconds} s:\n{log}"
+    );
+    assert!(
+        written + suppressed >= senders as u64,
+        "every face created was written or counted: {written} + {suppressed}:\n{log}"
+    );
+}
