@@ -227,7 +227,15 @@ fn faces_commands_and_datasets_are_logged_with_fields() {
 #[test]
 fn drops_are_logged_by_reason_with_their_count_in_few_lines() {
     let udp = free_udp_port();
-    let d = Daemon::start(&[], &["--udp".into(), format!("127.0.0.1:{udp}")]);
+    let d = Daemon::start(
+        &[],
+        &[
+            "--udp".into(),
+            format!("127.0.0.1:{udp}"),
+            "--tcp".into(),
+            format!("127.0.0.1:{}", free_tcp_port()),
+        ],
+    );
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     // Not an NDN frame, from a sender with no face: the channel drops each one.
     let sent = 200;
@@ -266,6 +274,8 @@ fn face_lines_from_a_crowd_of_senders_stay_within_their_budget() {
         &[
             "--udp".into(),
             format!("127.0.0.1:{udp}"),
+            "--tcp".into(),
+            format!("127.0.0.1:{}", free_tcp_port()),
             "--udp-on-demand-limit".into(),
             "2".into(),
         ],
