@@ -126,14 +126,24 @@ impl<const N: usize> DropReport<N> {
     /// [`DROP_LOG_INTERVAL`] old, with the count since that line; `totals` are in the order
     /// of the kinds and never decrease.
     pub fn report(&mut self, totals: &[u64; N], now: Instant) {
+        self.write(totals, now, false);
+    }
+
+    /// Writes a line for every reason whose total grew, however recent its last line: what
+    /// a thread says as it stops, so that no drop goes unsaid.
+    pub fn flush(&mut self, totals: &[u64; N], now: Instant) {
+        self.write(totals, now, true);
+    }
+
+    fn write(&mut self, totals: &[u64; N], now: Instant, all: bool) {
         self.next_check = Some(now + DROP_CHECK_INTERVAL);
         for ((kind, r), &total) in self.kinds.iter().zip(&mut self.reported).zip(totals) {
             if total <= r.total {
                 continue;
             }
-            if r.at
-                .is_some_and(|at| now.saturating_duration_since(at) < DROP_LOG_INTERVAL)
-            {
+            let recent =
+                r.at.is_some_and(|at| now.saturating_duration_since(at) < DROP_LOG_INTERVAL);
+            if recent && !all {
                 continue;
             }
             let count = total - r.total;
@@ -218,5 +228,8 @@ mod tests {
         r.report(&[9, 1], t0 + DROP_LOG_INTERVAL);
         assert!(!r.owes(&[9, 1]), "the count since the last line is written");
         assert_eq!(r.reported[0].at, Some(t0 + DROP_LOG_INTERVAL));
+        // stopping: what grew is written at once
+        r.flush(&[10, 1], t0 + DROP_LOG_INTERVAL + Duration::from_secs(1));
+        assert!(!r.owes(&[10, 1]));
     }
 }

@@ -264,6 +264,27 @@ fn drops_are_logged_by_reason_with_their_count_in_few_lines() {
         })
         .sum();
     assert_eq!(counted, sent, "the counts add up to the drops: {lines:#?}");
+
+    // More drops within the 10 s after that line wait for the next; a daemon that stops says
+    // them at once.
+    let mut d = d;
+    for _ in 0..50 {
+        sock.send_to(&[0xff, 0x01, 0x00], ("127.0.0.1", udp))
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let total = format!("total={}", sent + 50);
+    assert!(
+        lines_with(&d.log_text(), &["reason=channel-malformed", &total]).is_empty(),
+        "one line per reason per 10 s: {}",
+        d.log_text()
+    );
+    assert!(d
+        .stop("TERM", Duration::from_secs(10))
+        .is_some_and(|s| s.success()));
+    let line = lines_with(&d.log_text(), &["reason=channel-malformed", &total]);
+    assert_eq!(line.len(), 1, "{}", d.log_text());
+    assert!(line[0].contains("count=50"), "{}", line[0]);
 }
 
 #[test]

@@ -305,10 +305,10 @@ impl Dispatcher {
         self.restrained.retain(|_, until| *until > now);
     }
 
-    /// How many faces are restrained (some may have ended since the last
+    /// The faces restrained (some may have ended since the last
     /// [`Dispatcher::forget_restraints`]).
-    pub fn restrained_faces(&self) -> usize {
-        self.restrained.len()
+    pub fn restrained_faces(&self) -> impl ExactSizeIterator<Item = FaceId> + '_ {
+        self.restrained.keys().copied()
     }
 
     /// Whether `face` is restrained now (it was refused room in the last [`RESTRAINT`]).

@@ -105,6 +105,12 @@ impl FwdLog {
         self.report.report(&totals, Instant::now());
     }
 
+    /// Writes every drop not yet said (the thread is stopping).
+    pub fn flush(&mut self, counters: &Counters, out_dropped: u64) {
+        let totals = Self::totals(counters, out_dropped);
+        self.report.flush(&totals, Instant::now());
+    }
+
     /// Whether drops wait to be reported (so an idle thread wakes once more to say them).
     pub fn owes(&self, counters: &Counters, out_dropped: u64) -> bool {
         self.report.owes(&Self::totals(counters, out_dropped))

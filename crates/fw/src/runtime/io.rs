@@ -313,6 +313,7 @@ impl IoThread {
             }
             self.rereading_channels.clear();
             if !self.handle_commands() {
+                (self.log).flush(&self.faces, &self.udp, &self.ether);
                 return;
             }
             if !self.connecting.is_empty() {

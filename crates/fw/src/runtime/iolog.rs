@@ -214,14 +214,14 @@ impl IoLog {
     }
 
     /// Once a second or so: the drop lines due, the count of face lines not written, and a
-    /// warning while faces are restrained.
+    /// warning while faces are restrained (naming a few).
     pub fn housekeeping(
         &mut self,
         now: Instant,
         faces: &HashMap<FaceId, Face>,
         udp: &[UdpChannel],
         ether: &[EtherChannel],
-        restrained: usize,
+        restrained: impl ExactSizeIterator<Item = FaceId>,
     ) {
         let suppressed = self.faces.take_suppressed(now);
         if suppressed > 0 {
@@ -230,16 +230,41 @@ impl IoLog {
                 "face lines not written (more than {FACE_LINES} a second)"
             );
         }
-        if restrained > 0 && self.restrained.allow(now).is_some() {
+        let n = restrained.len();
+        if n > 0 && self.restrained.allow(now).is_some() {
+            let some: Vec<String> = restrained.take(8).map(|id| id.0.to_string()).collect();
+            let some = some.join(",");
             tracing::warn!(
-                faces = restrained,
+                faces = n,
+                %some,
                 "faces restrained: the forwarding threads refused them room or their \
                  upstreams Nacked them with Congestion; their Interests are limited"
             );
         }
-        if !self.drops.due(now) {
-            return;
+        if self.drops.due(now) {
+            let totals = self.totals(faces, udp, ether);
+            self.drops.report(&totals, now);
         }
+    }
+
+    /// Writes every drop not yet said (the thread is stopping).
+    pub fn flush(
+        &mut self,
+        faces: &HashMap<FaceId, Face>,
+        udp: &[UdpChannel],
+        ether: &[EtherChannel],
+    ) {
+        let totals = self.totals(faces, udp, ether);
+        self.drops.flush(&totals, Instant::now());
+    }
+
+    /// The drop totals: closed faces', live faces', then the channels'.
+    fn totals(
+        &self,
+        faces: &HashMap<FaceId, Face>,
+        udp: &[UdpChannel],
+        ether: &[EtherChannel],
+    ) -> [u64; IO_DROP_KINDS] {
         let mut totals = [0u64; IO_DROP_KINDS];
         let mut sum = self.closed;
         for f in faces.values() {
@@ -258,6 +283,6 @@ impl IoLog {
             totals[11] += c.n_no_face;
             totals[12] += c.n_foreign;
         }
-        self.drops.report(&totals, now);
+        totals
     }
 }

@@ -293,7 +293,10 @@ impl Worker {
                 FwCommand::CsErase(prefix, limit, reply) => {
                     let _ = reply.send(self.fwd.cs_erase(&prefix, limit));
                 }
-                FwCommand::Shutdown => return Err(Stop),
+                FwCommand::Shutdown => {
+                    (self.log).flush(self.fwd.counters(), self.out_dropped);
+                    return Err(Stop);
+                }
             }
         }
         Ok(())
