@@ -267,6 +267,20 @@ fn drops_are_logged_by_reason_with_their_count_in_few_lines() {
 
     // More drops within the 10 s after that line wait for the next; a daemon that stops says
     // them at once.
+    // A forwarding thread's drops likewise: /localhost from a non-local face.
+    let mut localhost = Interest::new("/localhost/nfd/status/general".parse().unwrap());
+    localhost.nonce = Some(Nonce([1, 2, 3, 4]));
+    // (from another socket: this one's junk must stay a sender with no face)
+    let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+    other
+        .send_to(&localhost.encode(), ("127.0.0.1", udp))
+        .unwrap();
+    let line = wait_for_line(&d, &["reason=scope-violation", "thread=fwd0"]);
+    assert!(
+        line.contains(" INFO ") && line.contains("count=1"),
+        "{line}"
+    );
+
     let mut d = d;
     for _ in 0..50 {
         sock.send_to(&[0xff, 0x01, 0x00], ("127.0.0.1", udp))
