@@ -1,7 +1,8 @@
 //! `scripts/package-deb.sh` builds a Debian package of the test build of `kite`: it holds the
 //! binary, the default configuration as a conffile, a manual page per subcommand and the
 //! completions (and the systemd unit when `dist/systemd/kite.service` exists); unpacked into
-//! a throwaway root, its binary runs and its configuration checks.
+//! a throwaway root (and, as root, installed there by dpkg), its binary runs and its
+//! configuration checks.
 
 use std::path::Path;
 use std::process::Command;
@@ -107,6 +108,32 @@ fn the_package_holds_binary_config_pages_and_completions_and_runs() {
         .arg(&config));
     assert!(!effective.contains("[[face]]"), "{effective}");
     assert!(effective.contains("[face_system.udp]"), "{effective}");
+    // As root, dpkg installs it into another throwaway root (its scripts run outside it: the
+    // root holds no shell), with the configuration registered as a conffile.
+    let uid = run(Command::new("id").arg("-u"));
+    if uid.trim() == "0" {
+        let target = tempfile::tempdir().unwrap();
+        let db = target.path().join("var/lib/dpkg");
+        std::fs::create_dir_all(db.join("info")).unwrap();
+        std::fs::create_dir_all(db.join("updates")).unwrap();
+        std::fs::write(db.join("status"), "").unwrap();
+        let dpkg_root = format!("--root={}", target.path().display());
+        run(Command::new("dpkg").args([
+            &dpkg_root,
+            "--force-depends",
+            "--force-script-chrootless",
+            "-i",
+            &deb,
+        ]));
+        let status = run(Command::new("dpkg").args([&dpkg_root, "-s", "kite"]));
+        assert!(status.contains("Status: install ok installed"), "{status}");
+        assert!(
+            status.contains(" /etc/kite/kite.toml "),
+            "a conffile: {status}"
+        );
+        let printed = run(Command::new(target.path().join("usr/bin/kite")).arg("--version"));
+        assert_eq!(printed.trim(), format!("kite {version}"));
+    }
     let page = root.path().join("usr/share/man/man1/kite-run.1.gz");
     let text = run(Command::new("gzip").arg("-dc").arg(&page));
     assert!(text.contains(".TH kite-run 1"), "{text}");
