@@ -36,6 +36,11 @@ command -v make >/dev/null || need_apt make
 # The NDNd interop test runs both forwarders in a private network namespace.
 command -v ip >/dev/null || need_apt iproute2
 command -v nsenter >/dev/null || need_apt util-linux
+# The manual pages are rendered with groff and man; the Debian package is built with dpkg-deb
+# and strip.
+command -v groff >/dev/null || need_apt groff-base
+command -v man >/dev/null || need_apt man-db
+command -v strip >/dev/null || need_apt binutils
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
 
 step "python-ndn (PyPI) in .venv, for the cross-implementation tests"

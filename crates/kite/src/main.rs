@@ -17,6 +17,7 @@ mod encode;
 mod frames;
 mod input;
 mod key;
+mod manual;
 mod perf;
 mod run;
 mod sign_args;
@@ -26,7 +27,7 @@ use kite::config;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Kite: a Named Data Networking forwarder and its tools.
 #[derive(Parser)]
@@ -78,6 +79,10 @@ enum Command {
     /// NDNperf: a producer that signs every Data (server) and a windowed consumer (client).
     #[command(subcommand)]
     Perf(perf::PerfCommand),
+    /// Write the manual pages (kite.1 and one per subcommand) into a directory.
+    Man(manual::ManArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(manual::CompletionsArgs),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +104,8 @@ fn main() -> ExitCode {
         Command::Put(args) => tools::put::run(args),
         Command::Key(cmd) => key::run(cmd),
         Command::Perf(cmd) => perf::run(cmd),
+        Command::Man(args) => manual::man(&args, Cli::command()),
+        Command::Completions(args) => manual::completions(&args, Cli::command()),
     };
     match result {
         Ok(text) => {

@@ -96,8 +96,9 @@ pub struct RunArgs {
     /// beyond it. At least 65536. Default: 4194304 (4 MiB).
     #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
     reassembly_bytes: Option<usize>,
-    /// Log filter: a level (error, warn, info, debug, trace) or per-module directives such as
-    /// `info,kite_runtime=debug`. Default: $KITE_LOG, else the file's, else info.
+    /// Log filter: a level (off, error, warn, info, debug, trace) or TARGET=LEVEL directives
+    /// such as `info,kite_runtime=debug`; any other word is an error. Default: $KITE_LOG,
+    /// else the file's, else info.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
     /// Name components hashed to choose an Interest's forwarding thread (0: whole name).

@@ -116,3 +116,28 @@ fn a_full_listener_gives_up_its_idlest_on_demand_face_for_a_new_sender() {
         on_demand_udp(kite.socket())
     );
 }
+
+#[test]
+fn new_senders_within_one_burst_stay_within_the_limit() {
+    let udp = free_udp_port();
+    let kite = daemon(udp, &["--udp-on-demand-limit", "2"]);
+    let to: SocketAddr = format!("127.0.0.1:{udp}").parse().unwrap();
+    // Sent back to back, so that one receive burst holds many new senders: each one beyond
+    // the limit gives up a face made earlier in the same burst.
+    let senders: Vec<UdpSocket> = (0..60).map(|_| sender()).collect();
+    for (n, s) in senders.iter().enumerate() {
+        s.send_to(&interest(&format!("/crowd/{n}"), 4000), to)
+            .unwrap();
+    }
+    let last = uri(&senders[59]);
+    eventually(WAIT, || {
+        on_demand_udp(kite.socket()).contains(&last).then_some(())
+    })
+    .expect("the newest sender has a face");
+    let faces = on_demand_udp(kite.socket());
+    assert!(
+        faces.len() <= 2,
+        "{} on-demand faces: {faces:?}",
+        faces.len()
+    );
+}

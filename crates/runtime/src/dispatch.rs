@@ -313,6 +313,12 @@ impl Dispatcher {
         self.restrained.retain(|_, until| *until > now);
     }
 
+    /// The faces restrained (some may have ended since the last
+    /// [`Dispatcher::forget_restraints`]).
+    pub fn restrained_faces(&self) -> impl ExactSizeIterator<Item = FaceId> + '_ {
+        self.restrained.keys().copied()
+    }
+
     /// Whether `face` is restrained now (it was refused room in the last [`RESTRAINT`]).
     pub fn is_restrained(&self, face: FaceId) -> bool {
         !self.restrained.is_empty() && self.cap(face, self.clock.now()) != usize::MAX

@@ -16,6 +16,7 @@ use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
 use super::dispatch::Dispatcher;
+use super::iolog::{CloseReason, IoLog};
 use super::park::{SleepFlag, Waker, SPIN_TIME};
 use super::worker::{Step, Worker};
 use super::{
@@ -128,6 +129,7 @@ pub(crate) struct IoThread {
     rereading_channels: Vec<Token>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
+    log: IoLog,
 }
 
 impl IoThread {
@@ -219,6 +221,7 @@ impl IoThread {
             rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
+            log: IoLog::new(),
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -310,6 +313,7 @@ impl IoThread {
             }
             self.rereading_channels.clear();
             if !self.handle_commands() {
+                (self.log).flush(&self.faces, &self.udp, &self.ether);
                 return;
             }
             if !self.connecting.is_empty() {
@@ -442,13 +446,22 @@ impl IoThread {
 
     /// Closes the on-demand faces a datagram channel gave up (their channel forgot them
     /// already), adds the faces it just created, then hands each datagram it read to its
-    /// face (fragments to the channel's reassembler, whose drops count on their faces).
+    /// face (fragments to the channel's reassembler, whose drops count on their faces). A
+    /// face created and given up within the same burst is never added: the channel forgot
+    /// it, so added it would outlive the channel's on-demand limit until its idle timeout.
     fn deliver_datagrams(&mut self, channel: DatagramChannel, now: Instant) {
-        while let Some(id) = self.evicted.pop() {
-            self.close_face(id);
-        }
         for face in core::mem::take(&mut self.created) {
-            self.add_face(face);
+            match self.evicted.iter().position(|&id| id == face.id()) {
+                Some(i) => {
+                    self.evicted.swap_remove(i);
+                }
+                None => {
+                    self.add_face(face);
+                }
+            }
+        }
+        while let Some(id) = self.evicted.pop() {
+            self.close_face(id, CloseReason::Evicted);
         }
         let reassembler = match channel {
             DatagramChannel::Udp(u) => self.udp[u].reassembler(),
@@ -555,7 +568,7 @@ impl IoThread {
                 r
             }
         };
-        match result {
+        let why = match result {
             Ok(Progress::More) => {
                 if !self.unread.contains(&(id, hangup)) {
                     self.unread.push((id, hangup));
@@ -563,15 +576,15 @@ impl IoThread {
                 return;
             }
             Ok(Progress::Drained) => return,
-            Err(FaceError::Closed) => {}
-            Err(e) => tracing::info!(face = id.0, error = %e, "receive failed"),
-        }
+            Err(FaceError::Closed) => CloseReason::PeerClosed,
+            Err(e) => CloseReason::Error(format!("receive failed: {e}")),
+        };
         if self
             .faces
             .get(&id)
             .is_some_and(|f| f.persistency() != Persistency::Permanent)
         {
-            self.close_face(id);
+            self.close_face(id, why);
         }
     }
 
@@ -582,8 +595,8 @@ impl IoThread {
         match face.flush() {
             Ok(Flushed::Done) | Ok(Flushed::Blocked) => {}
             Err(_) if face.persistency() == Persistency::Permanent => {}
-            Err(_) => {
-                self.close_face(id);
+            Err(e) => {
+                self.close_face(id, CloseReason::Error(format!("send failed: {e}")));
             }
         }
     }
@@ -707,13 +720,13 @@ impl IoThread {
             w.wake();
         }
         let status = Self::status(&face);
-        tracing::info!(face = id.0, remote = %status.remote, local = %status.local, "face created");
+        self.log.created(&status, Instant::now());
         let _ = self.face_events.send(FaceEvent::Created(status.clone()));
         self.faces.insert(id, face);
         status
     }
 
-    fn close_face(&mut self, id: FaceId) -> Option<FaceStatus> {
+    fn close_face(&mut self, id: FaceId, why: CloseReason) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
         let _ = face.deregister(self.poll.registry());
         self.forget_in_channel(&face);
@@ -722,7 +735,7 @@ impl IoThread {
             w.wake();
         }
         let status = Self::status(&face);
-        tracing::info!(face = id.0, remote = %status.remote, "face destroyed");
+        self.log.closed(&status, &why, Instant::now());
         let _ = self.face_events.send(FaceEvent::Destroyed(status.clone()));
         Some(status)
     }
@@ -769,6 +782,8 @@ impl IoThread {
     }
 
     fn housekeeping(&mut self, now: Instant) {
+        let restrained = self.dispatcher.restrained_faces();
+        (self.log).housekeeping(now, &self.faces, &self.udp, &self.ether, restrained);
         self.dispatcher.forget_restraints();
         let channels = self.udp.iter_mut().map(UdpChannel::reassembler);
         for r in channels.chain(self.ether.iter_mut().map(EtherChannel::reassembler)) {
@@ -783,7 +798,7 @@ impl IoThread {
             }
         }
         for id in idle {
-            self.close_face(id);
+            self.close_face(id, CloseReason::Idle);
         }
     }
 
@@ -823,7 +838,7 @@ impl IoThread {
                     let _ = reply.send(r);
                 }
                 IoCommand::Destroy { id, reply } => {
-                    let _ = reply.send(self.close_face(id));
+                    let _ = reply.send(self.close_face(id, CloseReason::Command));
                 }
                 IoCommand::List { reply } => {
                     let mut all: Vec<FaceStatus> = self.faces.values().map(Self::status).collect();

@@ -22,7 +22,10 @@
 
 pub mod codel;
 mod dispatch;
+mod fwdlog;
 mod io;
+mod iolog;
+pub mod lograte;
 pub mod park;
 mod worker;
 

@@ -16,6 +16,7 @@ use super::codel::CoDel;
 use super::dispatch::{InputRings, Stamped};
 use super::park::{Waker, SPIN_POLLS};
 use super::{FwCommand, InternalInterest, RuntimeConfig, ThreadCounters};
+use crate::lograte::DROP_CHECK_INTERVAL;
 use kite_fw::face::{FaceId, FaceScope, LinkType};
 use kite_fw::fib::FibReader;
 use kite_fw::forwarder::{Forwarder, InData, InInterest, InNack};
@@ -68,6 +69,7 @@ pub(crate) struct Worker {
     out_dropped: u64,
     thread: u8,
     spin_when_idle: bool,
+    log: super::fwdlog::FwdLog,
 }
 
 impl Worker {
@@ -123,6 +125,7 @@ impl Worker {
             out_dropped: 0,
             thread,
             spin_when_idle: config.spin_when_idle,
+            log: super::fwdlog::FwdLog::new(thread),
         }
     }
 
@@ -168,6 +171,8 @@ impl Worker {
         // queued, so any packet taken here has its face known once commands are applied.
         let took = self.take_burst(now);
         self.apply_commands()?;
+        // Drop lines at most once a second: one comparison per step, not per packet.
+        (self.log).check(self.fwd.counters(), self.out_dropped, now);
         let due = self.fwd.next_deadline().is_some_and(|t| t <= now);
         if took || !self.data.is_empty() || due {
             self.fwd.process_burst(
@@ -190,11 +195,16 @@ impl Worker {
     }
 
     /// How long until the next timer (PIT expiry, strategy timer) is due, at least 100 µs;
-    /// `None` when none is set.
+    /// `None` when none is set. Drops not yet logged count as a timer due within a second.
     pub fn timer_due_in(&self) -> Option<Duration> {
-        self.fwd
+        let timer = self
+            .fwd
             .next_deadline()
-            .map(|t| t.since(self.clock.now()).max(Duration::from_micros(100)))
+            .map(|t| t.since(self.clock.now()).max(Duration::from_micros(100)));
+        match self.log.owes(self.fwd.counters(), self.out_dropped) {
+            true => Some(timer.map_or(DROP_CHECK_INTERVAL, |t| t.min(DROP_CHECK_INTERVAL))),
+            false => timer,
+        }
     }
 
     /// Whether a packet or a command waits (checked before the I/O thread sleeps).
@@ -282,7 +292,10 @@ impl Worker {
                 FwCommand::CsErase(prefix, limit, reply) => {
                     let _ = reply.send(self.fwd.cs_erase(&prefix, limit));
                 }
-                FwCommand::Shutdown => return Err(Stop),
+                FwCommand::Shutdown => {
+                    (self.log).flush(self.fwd.counters(), self.out_dropped);
+                    return Err(Stop);
+                }
             }
         }
         Ok(())

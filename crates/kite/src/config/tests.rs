@@ -310,6 +310,26 @@ fn bad_values_are_refused_at_their_line() {
         ),
         ("[log]\nfilter = \"a=b=c\"\n", "2:10", "is not a log filter"),
         (
+            "[log]\nfilter = \"verbose\"\n",
+            "2:10",
+            "unknown level \"verbose\"",
+        ),
+        (
+            "[log]\nfilter = \"kite=debg\"\n",
+            "2:10",
+            "unknown level \"debg\"",
+        ),
+        (
+            "[log]\nfilter = \"info,kit=debug\"\n",
+            "2:10",
+            "unknown target \"kit\"",
+        ),
+        (
+            "[log]\nfilter = \"info,\"\n",
+            "2:10",
+            "a directive has no level",
+        ),
+        (
             "[tables.cs]\nunsolicited_policy = \"some\"\n",
             "2:22",
             "unknown variant `some`",
@@ -380,4 +400,31 @@ fn routes_name_declared_faces_and_faces_are_declared_once() {
 fn an_unreadable_file_names_the_path() {
     let e = Config::load(std::path::Path::new("/nonexistent/kite.toml")).unwrap_err();
     assert_eq!(e.to_string(), "cannot read /nonexistent/kite.toml");
+}
+
+#[test]
+fn log_filters_take_levels_and_kite_targets_only() {
+    for ok in [
+        "info",
+        "OFF",
+        "trace",
+        "info,kite_runtime=debug",
+        "kite=trace",
+        " warn , kite_mgmt=info ",
+    ] {
+        assert!(LogFilter::parse(ok).is_ok(), "{ok:?}");
+    }
+    for bad in [
+        "",
+        "inf",
+        "verbose",
+        "1",
+        "kite=debg",
+        "kit=debug",
+        "kite::=info",
+        "=info",
+    ] {
+        let e = LogFilter::parse(bad).unwrap_err();
+        assert!(e.contains("is not a log filter"), "{bad:?}: {e}");
+    }
 }

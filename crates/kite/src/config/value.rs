@@ -114,18 +114,78 @@ impl fmt::Display for Uri {
     }
 }
 
-/// A `tracing` filter: a level or per-module directives (`info,kite_runtime=debug`).
+/// A log filter: comma-separated directives, each a level (`info`) or `TARGET=LEVEL`
+/// (`kite_runtime=debug`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct LogFilter(pub String);
 
+/// The levels a directive may name, quietest first.
+const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+
 impl LogFilter {
-    /// Checks the directives.
+    /// Checks the directives strictly. `tracing`'s own parser takes a word it does not know
+    /// as a target (`inf`, `verbose`) and so silently logs nothing; here a level must be one
+    /// of off, error, warn, info, debug, trace (any case), and a target a module path under
+    /// Kite's crates (`kite`, `kite_*`).
     pub fn parse(s: &str) -> Result<LogFilter, String> {
-        tracing_subscriber::EnvFilter::try_new(s)
-            .map(|_| LogFilter(s.to_owned()))
-            .map_err(|e| format!("{s:?} is not a log filter: {e}"))
+        let bad = |why: String| format!("{s:?} is not a log filter: {why}");
+        if s.trim().is_empty() {
+            return Err(bad(
+                "it is empty (levels: off, error, warn, info, debug, trace)".into(),
+            ));
+        }
+        let mut directives = Vec::new();
+        for directive in s.split(',') {
+            let directive = match directive.split_once('=') {
+                None => check_level(directive.trim()).map(|()| directive.trim().to_owned()),
+                Some((target, level)) => {
+                    let (target, level) = (target.trim(), level.trim());
+                    check_target(target)
+                        .and_then(|()| check_level(level))
+                        .map(|()| format!("{target}={level}"))
+                }
+            };
+            directives.push(directive.map_err(bad)?);
+        }
+        // Spaces around the directives are dropped, as `tracing` takes none.
+        let filter = directives.join(",");
+        tracing_subscriber::EnvFilter::try_new(&filter)
+            .map(|_| LogFilter(filter))
+            .map_err(|e| bad(e.to_string()))
     }
+}
+
+fn check_level(level: &str) -> Result<(), String> {
+    if LOG_LEVELS.iter().any(|l| l.eq_ignore_ascii_case(level)) {
+        return Ok(());
+    }
+    let what = if level.is_empty() {
+        "a directive has no level".to_owned()
+    } else {
+        format!("unknown level {level:?}")
+    };
+    Err(format!(
+        "{what} (levels: {}; or TARGET=LEVEL, e.g. kite_fw=debug)",
+        LOG_LEVELS.join(", ")
+    ))
+}
+
+fn check_target(target: &str) -> Result<(), String> {
+    let ident = |p: &str| {
+        let mut c = p.chars();
+        c.next()
+            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+            && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+    };
+    let root = target.split("::").next().unwrap_or_default();
+    if target.split("::").all(ident) && (root == "kite" || root.starts_with("kite_")) {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown target {target:?} (a module path under kite, kite_fw, kite_face, \
+         kite_mgmt, ...: e.g. kite_runtime=debug)"
+    ))
 }
 
 impl<'de> Deserialize<'de> for LogFilter {

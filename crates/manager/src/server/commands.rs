@@ -8,7 +8,7 @@ use kite_fw::face::FaceId;
 use kite_packet::Name;
 use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 
-use super::{status, unix_ms, Manager};
+use super::{log, status, unix_ms, Manager};
 use crate::rib::{FibChange, RibRoute};
 use kite_mgmt::command::{CommandSignature, TopPrefix, Verb};
 use kite_mgmt::tlv_types::{cs_flag_bit, face_flag_bit, status as code, FacePersistency};
@@ -90,8 +90,11 @@ impl Manager {
             cmd.verb,
             Verb::RibRegister | Verb::RibUnregister | Verb::RibAnnounce
         );
+        let face = ingress.0;
         // NFD's RIB validator requires a signed command even when it trusts any key.
         if rib_verb && cmd.signature == CommandSignature::Unsigned {
+            let why = "unsigned: rib commands must be signed";
+            log::refused(&mut self.log, &cmd, face, code::FORBIDDEN, why);
             return response(code::FORBIDDEN, "authorization rejected").into();
         }
         if cmd.signature != CommandSignature::Unsigned {
@@ -102,10 +105,14 @@ impl Manager {
                 .admit(&key, cmd.signature.timestamp(), unix_ms())
                 .is_err()
             {
+                let why = "unauthorized: replayed or out-of-order signature time";
+                log::refused(&mut self.log, &cmd, face, code::FORBIDDEN, why);
                 return response(code::FORBIDDEN, "authorization rejected").into();
             }
         }
         if let Err(rejection) = cmd.validate() {
+            let why = format!("invalid: {}", rejection.detail);
+            log::refused(&mut self.log, &cmd, face, rejection.code, &why);
             return rejection.response().into();
         }
         cmd.resolve_self_face(ingress.0);
@@ -127,19 +134,39 @@ impl Manager {
             return rejection.response();
         }
         let now = self.now_ms();
+        let params = log::parameters(&cmd.params);
         match self.perform(cmd, FaceId::INTERNAL, now) {
             Outcome::Done(r) => r,
             Outcome::CreateFace(f) => {
                 let r = self
                     .runtime
                     .create_face(f.remote, f.local, f.persistency, f.options);
-                self.face_created(r)
+                let r = self.face_created(r);
+                log::executed(
+                    &mut self.log,
+                    "faces/create",
+                    &params,
+                    FaceId::INTERNAL.0,
+                    &r,
+                );
+                r
             }
         }
     }
 
-    /// Carries out a validated command.
+    /// Carries out a validated command and logs what it came to (`faces/create` is logged
+    /// once the I/O thread answers).
     fn perform(&mut self, cmd: Command, ingress: FaceId, now: u64) -> Outcome {
+        let command = format!("{}/{}", cmd.verb.module(), cmd.verb.verb());
+        let params = log::parameters(&cmd.params);
+        let outcome = self.carry_out(cmd, ingress, now);
+        if let Outcome::Done(resp) = &outcome {
+            log::executed(&mut self.log, &command, &params, ingress.0, resp);
+        }
+        outcome
+    }
+
+    fn carry_out(&mut self, cmd: Command, ingress: FaceId, now: u64) -> Outcome {
         let p = cmd.params.clone();
         Outcome::Done(match cmd.verb {
             Verb::FacesCreate => return self.faces_create(p),

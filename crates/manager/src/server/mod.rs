@@ -6,6 +6,7 @@
 //! NFD's default configuration (`authorize certfile any`) does for local apps.
 
 mod commands;
+mod log;
 mod status;
 mod strategy_load;
 
@@ -49,11 +50,23 @@ pub struct Manager {
     /// The `faces/create` commands waiting for the I/O thread, by tag: the command's name
     /// and the token to answer with. At most the I/O thread's connections in progress wait
     /// (it answers every other request at once), and each for a bounded time.
-    creating: std::collections::HashMap<u64, (Name, PitToken)>,
+    creating: std::collections::HashMap<u64, Creating>,
     next_tag: u64,
     /// The last dataset version published.
     last_version: u64,
     start_unix_ms: u64,
+    /// The budget of command log lines (a local application may send commands at will).
+    log: kite_runtime::lograte::LineBudget,
+}
+
+/// A `faces/create` waiting for the I/O thread: what to answer and what to log.
+struct Creating {
+    name: Name,
+    token: PitToken,
+    /// The command's parameters, for its log line.
+    params: String,
+    /// The face it came from.
+    ingress: FaceId,
 }
 
 /// Milliseconds since the Unix epoch (NFD's timestamps and command-Interest times).
@@ -93,6 +106,7 @@ impl Manager {
             next_tag: 0,
             last_version: 0,
             start_unix_ms: unix_ms(),
+            log: log::budget(),
         }
     }
 
@@ -131,7 +145,11 @@ impl Manager {
                 default(timeout) => {}
             }
             let expired = self.rib.expire(self.now_ms());
+            for (prefix, r) in &expired.routes {
+                tracing::info!(%prefix, face = r.face_id, origin = r.origin.0, "route expired");
+            }
             self.apply(expired.changes);
+            log::summary(&mut self.log);
         }
     }
 
@@ -173,11 +191,16 @@ impl Manager {
                         })
                         .collect();
                     self.storage.insert_version(named, now);
+                    tracing::debug!(%name, version, octets = payload.len(), "dataset published");
                     if let Some(first) = first {
                         self.reply(first, token);
                     }
                 }
-                DatasetRequest::Reject(resp) => self.reply(dataset::nack_data(&name, &resp), token),
+                DatasetRequest::Reject(resp) => {
+                    let (status, text) = (resp.status_code, resp.status_text.as_str());
+                    tracing::debug!(%name, status, %text, "dataset request refused");
+                    self.reply(dataset::nack_data(&name, &resp), token)
+                }
             }
             return;
         }
@@ -189,15 +212,30 @@ impl Manager {
             // Served when the next event is posted (the Interest waits in the PIT).
             return;
         }
-        let Ok(cmd) = parse_command(&interest) else {
+        if name
+            .last()
+            .is_some_and(|c| c.as_version().is_some() || c.as_segment().is_some())
+        {
+            tracing::debug!(%name, "dataset segment not found (expired or never published)");
             return;
+        }
+        let cmd = match parse_command(&interest) {
+            Ok(cmd) => cmd,
+            Err(e) => return log::malformed(&mut self.log, &name, ingress.0, &e.to_string()),
         };
+        let params = log::parameters(&cmd.params);
         match self.execute(cmd, ingress, now) {
             Outcome::Done(resp) => self.reply(dataset::response_data(&name, &resp), token),
             Outcome::CreateFace(f) => {
                 let tag = self.next_tag;
                 self.next_tag += 1;
-                self.creating.insert(tag, (name, token));
+                let creating = Creating {
+                    name,
+                    token,
+                    params,
+                    ingress,
+                };
+                self.creating.insert(tag, creating);
                 self.runtime.start_create_face(
                     f.remote,
                     f.local,
@@ -213,8 +251,9 @@ impl Manager {
     /// Answers the `faces/create` tagged `tag` now that the I/O thread reported back.
     fn on_face_created(&mut self, tag: u64, r: Result<FaceStatus, FaceCommandError>) {
         let resp = self.face_created(r);
-        if let Some((name, token)) = self.creating.remove(&tag) {
-            self.reply(dataset::response_data(&name, &resp), token);
+        if let Some(c) = self.creating.remove(&tag) {
+            log::executed(&mut self.log, "faces/create", &c.params, c.ingress.0, &resp);
+            self.reply(dataset::response_data(&c.name, &resp), c.token);
         }
     }
 
@@ -233,6 +272,10 @@ impl Manager {
             FaceEvent::Destroyed(s) => {
                 self.faces.remove(&s.id);
                 let changes = self.rib.remove_face(s.id.0);
+                if !changes.is_empty() {
+                    let prefixes = changes.len();
+                    tracing::info!(face = s.id.0, prefixes, "routes of a closed face removed");
+                }
                 self.apply(changes);
                 if self.fib.remove_face(s.id) > 0 {
                     self.fib.publish();

@@ -1,0 +1,288 @@
+//! What the I/O thread logs: faces created and closed (with why), and its drops by reason.
+//!
+//! Face lines go through a [`LineBudget`] ([`FACE_LINES`] a second): one UDP sender per
+//! spoofed source address makes a face per datagram, and its log must not grow with it.
+//! Drops are summed from the faces' and channels' counters once a second ([`DropReport`]),
+//! never logged where they happen.
+
+use std::time::{Duration, Instant};
+
+use hashbrown::HashMap;
+use kite_face::{EtherChannel, Face, FaceCounters, Persistency, UdpChannel};
+use tracing::Level;
+
+use super::FaceStatus;
+use crate::lograte::{DropKind, DropReport, LineBudget};
+use kite_fw::face::{FaceId, FaceScope};
+
+/// Face lines written per second at most; the rest are counted and the count said.
+pub(super) const FACE_LINES: u32 = 20;
+
+/// Why a face was closed.
+pub(super) enum CloseReason {
+    /// The peer closed its end (a stream's EOF or hang-up).
+    PeerClosed,
+    /// Reading or writing failed (the error), or the stream broke its framing.
+    Error(String),
+    /// A datagram face that received nothing for the idle timeout.
+    Idle,
+    /// Given up to make room for a new sender: its channel had its on-demand limit.
+    Evicted,
+    /// `faces/destroy`.
+    Command,
+}
+
+impl CloseReason {
+    /// The `reason` field: one word to grep.
+    fn token(&self) -> &'static str {
+        match self {
+            CloseReason::PeerClosed => "peer-closed",
+            CloseReason::Error(_) => "error",
+            CloseReason::Idle => "idle",
+            CloseReason::Evicted => "evicted",
+            CloseReason::Command => "destroyed",
+        }
+    }
+
+    /// The `error` field: the error's text, empty for the other reasons.
+    fn error(&self) -> &str {
+        match self {
+            CloseReason::Error(e) => e,
+            _ => "",
+        }
+    }
+}
+
+fn scope(s: FaceScope) -> &'static str {
+    match s {
+        FaceScope::Local => "local",
+        FaceScope::NonLocal => "non-local",
+    }
+}
+
+fn persistency(p: Persistency) -> &'static str {
+    match p {
+        Persistency::Persistent => "persistent",
+        Persistency::OnDemand => "on-demand",
+        Persistency::Permanent => "permanent",
+    }
+}
+
+/// The I/O thread's drops, in the order of [`IO_DROPS`]: faces' counters, then channels'.
+const IO_DROP_KINDS: usize = 13;
+
+static IO_DROPS: [DropKind; IO_DROP_KINDS] = [
+    DropKind {
+        reason: "in-queue-full",
+        level: Level::WARN,
+        what: "packets dropped: a forwarding thread's input queue was full or their face is restrained",
+    },
+    DropKind {
+        reason: "out-queue-full",
+        level: Level::WARN,
+        what: "frames dropped: a face's output queue was full",
+    },
+    DropKind {
+        reason: "in-malformed",
+        level: Level::INFO,
+        what: "frames dropped: they did not decode",
+    },
+    DropKind {
+        reason: "in-lp-dropped",
+        level: Level::INFO,
+        what: "packets dropped: an NDNLPv2 field they may not carry",
+    },
+    DropKind {
+        reason: "reassembly-dropped",
+        level: Level::INFO,
+        what: "fragments dropped by reassembly (bounds, duplicates, timeout)",
+    },
+    DropKind {
+        reason: "framing-error",
+        level: Level::INFO,
+        what: "stream faces closed: an element broke the TLV framing",
+    },
+    DropKind {
+        reason: "in-too-large",
+        level: Level::INFO,
+        what: "packets dropped: larger than max_packet_size",
+    },
+    DropKind {
+        reason: "out-too-large",
+        level: Level::INFO,
+        what: "frames dropped: could not be fragmented to the MTU",
+    },
+    DropKind {
+        reason: "out-link-down",
+        level: Level::INFO,
+        what: "frames dropped: the face's link is down",
+    },
+    DropKind {
+        reason: "channel-truncated",
+        level: Level::INFO,
+        what: "datagrams dropped by a channel: longer than a receive slot",
+    },
+    DropKind {
+        reason: "channel-malformed",
+        level: Level::INFO,
+        what: "datagrams dropped by a channel: not an NDN frame, from a sender with no face",
+    },
+    DropKind {
+        reason: "channel-no-face",
+        level: Level::DEBUG,
+        what: "datagrams dropped by a channel: no face for them",
+    },
+    DropKind {
+        reason: "channel-foreign",
+        level: Level::TRACE,
+        what: "datagrams ignored by a channel: for another host or group",
+    },
+];
+
+fn face_drops(c: &FaceCounters) -> [u64; 9] {
+    [
+        c.n_in_queue_full,
+        c.n_out_queue_full,
+        c.n_in_malformed,
+        c.n_in_lp_dropped,
+        c.n_reassembly_dropped,
+        c.n_framing_errors,
+        c.n_in_too_large,
+        c.n_out_too_large,
+        c.n_out_link_down,
+    ]
+}
+
+/// The I/O thread's log state.
+pub(super) struct IoLog {
+    faces: LineBudget,
+    drops: DropReport<IO_DROP_KINDS>,
+    /// Drop counters of the faces already closed (theirs are gone with them).
+    closed: [u64; 9],
+    restrained: LineBudget,
+}
+
+impl IoLog {
+    pub fn new() -> Self {
+        IoLog {
+            faces: LineBudget::new(FACE_LINES, Duration::from_secs(1)),
+            drops: DropReport::new("io", &IO_DROPS),
+            closed: [0; 9],
+            restrained: LineBudget::new(1, crate::lograte::DROP_LOG_INTERVAL),
+        }
+    }
+
+    /// `face created` (info), within the face lines' budget.
+    pub fn created(&mut self, s: &FaceStatus, now: Instant) {
+        let Some(suppressed) = self.faces.allow(now) else {
+            return;
+        };
+        tracing::info!(
+            face = s.id.0,
+            remote = %s.remote,
+            local = %s.local,
+            scope = %scope(s.scope),
+            persistency = %persistency(s.persistency),
+            suppressed,
+            "face created"
+        );
+    }
+
+    /// `face closed` with why (info; warn for an eviction, a sign of too many senders),
+    /// within the face lines' budget; keeps the face's drop counters for the totals.
+    pub fn closed(&mut self, s: &FaceStatus, why: &CloseReason, now: Instant) {
+        for (t, d) in self.closed.iter_mut().zip(face_drops(&s.counters)) {
+            *t += d;
+        }
+        let Some(suppressed) = self.faces.allow(now) else {
+            return;
+        };
+        let (face, remote, local) = (s.id.0, &s.remote, &s.local);
+        let p = persistency(s.persistency);
+        let (reason, error) = (why.token(), why.error());
+        if matches!(why, CloseReason::Evicted) {
+            tracing::warn!(
+                face, %remote, %local, persistency = %p, %reason, suppressed,
+                "face closed: evicted for a new sender, its channel has its on-demand limit"
+            );
+        } else {
+            tracing::info!(
+                face, %remote, %local, persistency = %p, %reason, %error, suppressed,
+                "face closed"
+            );
+        }
+    }
+
+    /// Once a second or so: the drop lines due, the count of face lines not written, and a
+    /// warning while faces are restrained (naming a few).
+    pub fn housekeeping(
+        &mut self,
+        now: Instant,
+        faces: &HashMap<FaceId, Face>,
+        udp: &[UdpChannel],
+        ether: &[EtherChannel],
+        restrained: impl ExactSizeIterator<Item = FaceId>,
+    ) {
+        let suppressed = self.faces.take_suppressed(now);
+        if suppressed > 0 {
+            tracing::info!(
+                count = suppressed,
+                "face lines not written (more than {FACE_LINES} a second)"
+            );
+        }
+        let n = restrained.len();
+        if n > 0 && self.restrained.allow(now).is_some() {
+            let some: Vec<String> = restrained.take(8).map(|id| id.0.to_string()).collect();
+            let some = some.join(",");
+            tracing::warn!(
+                faces = n,
+                %some,
+                "faces restrained: the forwarding threads refused them room or their \
+                 upstreams Nacked them with Congestion; their Interests are limited"
+            );
+        }
+        if self.drops.due(now) {
+            let totals = self.totals(faces, udp, ether);
+            self.drops.report(&totals, now);
+        }
+    }
+
+    /// Writes every drop not yet said (the thread is stopping).
+    pub fn flush(
+        &mut self,
+        faces: &HashMap<FaceId, Face>,
+        udp: &[UdpChannel],
+        ether: &[EtherChannel],
+    ) {
+        let totals = self.totals(faces, udp, ether);
+        self.drops.flush(&totals, Instant::now());
+    }
+
+    /// The drop totals: closed faces', live faces', then the channels'.
+    fn totals(
+        &self,
+        faces: &HashMap<FaceId, Face>,
+        udp: &[UdpChannel],
+        ether: &[EtherChannel],
+    ) -> [u64; IO_DROP_KINDS] {
+        let mut totals = [0u64; IO_DROP_KINDS];
+        let mut sum = self.closed;
+        for f in faces.values() {
+            for (t, d) in sum.iter_mut().zip(face_drops(f.counters())) {
+                *t += d;
+            }
+        }
+        totals[..9].copy_from_slice(&sum);
+        let channels = udp
+            .iter()
+            .map(UdpChannel::counters)
+            .chain(ether.iter().map(EtherChannel::counters));
+        for c in channels {
+            totals[9] += c.n_truncated;
+            totals[10] += c.n_malformed;
+            totals[11] += c.n_no_face;
+            totals[12] += c.n_foreign;
+        }
+        totals
+    }
+}
