@@ -139,8 +139,11 @@ pub struct FaceStatus {
     pub local_fields: bool,
     /// Congestion marking of its output.
     pub marking: MarkingConfig,
-    /// Whether its link is up (false for an Ethernet face whose interface is down).
+    /// Whether its link is up (false for an Ethernet face whose interface is down, and for a
+    /// TCP face whose connection is lost).
     pub up: bool,
+    /// Whether it is dialing its peer again (a lost TCP face, permanent or configured).
+    pub reconnecting: bool,
     /// Counters.
     pub counters: FaceCounters,
 }
@@ -184,6 +187,9 @@ pub(crate) enum IoCommand {
         local: Option<FaceUri>,
         persistency: Persistency,
         options: FaceOptions,
+        /// Made at once, its connection (TCP) dialed in the background and redialed while
+        /// the face is permanent: for the configuration file's faces.
+        background: bool,
         tag: u64,
         reply: CreateReply,
     },
@@ -476,6 +482,38 @@ impl RuntimeHandle {
             .unwrap_or_else(|_| Err(FaceCommandError::ConnectFailed("forwarder stopping".into())))
     }
 
+    /// Creates a face as [`RuntimeHandle::create_face`] does, but answers at once: a TCP face
+    /// starts down and dials its peer in the background (a permanent one dials again, with
+    /// backoff, whenever its connection is lost; a persistent one is destroyed when its first
+    /// dial fails). The configuration file's faces are made so, so that a peer that is down
+    /// neither fails nor delays the daemon's start or reload.
+    pub fn create_face_in_background(
+        &self,
+        remote: FaceUri,
+        local: Option<FaceUri>,
+        persistency: Persistency,
+        options: FaceOptions,
+    ) -> Result<FaceStatus, FaceCommandError> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let cmd = IoCommand::Create {
+            remote,
+            local,
+            persistency,
+            options,
+            background: true,
+            tag: 0,
+            reply: tx,
+        };
+        let stopping = || Err(FaceCommandError::ConnectFailed("forwarder stopping".into()));
+        if self.io.send(cmd).is_err() {
+            return stopping();
+        }
+        let _ = self.io_waker.wake();
+        rx.recv_timeout(COMMAND_TIMEOUT)
+            .map(|(_, r)| r)
+            .unwrap_or_else(|_| stopping())
+    }
+
     /// Asks for a face as [`RuntimeHandle::create_face`] does, without waiting: the outcome
     /// comes on `reply` with `tag`.
     pub fn start_create_face(
@@ -492,6 +530,7 @@ impl RuntimeHandle {
             local,
             persistency,
             options,
+            background: false,
             tag,
             reply: reply.clone(),
         };
