@@ -223,6 +223,11 @@ pub(crate) enum FwCommand {
         admit: Option<bool>,
         serve: Option<bool>,
     },
+    /// A configuration reload's CS settings that `cs/config` does not carry.
+    SetCsPolicy {
+        bytes: Option<usize>,
+        unsolicited: Option<crate::forwarder::UnsolicitedPolicy>,
+    },
     Counters(Sender<ThreadCounters>),
     CsErase(kite_packet::Name, usize, Sender<usize>),
     Shutdown,
@@ -597,6 +602,23 @@ impl RuntimeHandle {
                 capacity: capacity.map(|c| c.div_ceil(n)),
                 admit,
                 serve,
+            });
+            w.wake();
+        }
+    }
+
+    /// Sets the CS capacity in octets (split evenly over the threads) and the unsolicited-Data
+    /// policy, which NFD's `cs/config` does not carry (a configuration reload).
+    pub fn set_cs_policy(
+        &self,
+        bytes: Option<usize>,
+        unsolicited: Option<crate::forwarder::UnsolicitedPolicy>,
+    ) {
+        let n = self.fwd.len();
+        for (tx, w) in &self.fwd {
+            let _ = tx.send(FwCommand::SetCsPolicy {
+                bytes: bytes.map(|b| b.div_ceil(n)),
+                unsolicited,
             });
             w.wake();
         }

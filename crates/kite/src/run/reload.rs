@@ -1,9 +1,10 @@
 //! SIGHUP: `kite run` reads its configuration file again and applies what changed, as a diff
 //! against what runs: faces created and destroyed, routes registered and unregistered,
-//! strategy choices set and unset, the Content Store's capacity and flags, and the log filter.
+//! strategy choices set and unset, the Content Store's settings (`[tables.cs]`), and the log
+//! filter.
 //! A file that does not parse or check is refused with the same file:line:col message as at
 //! start, logged, and everything stays as it was. Settings fixed at start (listeners, threads,
-//! packet and table budgets) are logged as needing a restart and keep their running values.
+//! packet and reassembly budgets) are logged as needing a restart and keep their running values.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -115,8 +116,6 @@ impl Reloader {
         new.forwarder = self.running.forwarder.clone();
         new.face_system = self.running.face_system.clone();
         new.tables.network_region = self.running.tables.network_region.clone();
-        new.tables.cs.capacity_bytes = self.running.tables.cs.capacity_bytes;
-        new.tables.cs.unsolicited_policy = self.running.tables.cs.unsolicited_policy;
         self.running = new;
         tracing::info!(failures = failures.len(), "configuration reloaded");
     }
@@ -159,14 +158,6 @@ fn restart_only(old: &Config, new: &Config) -> Vec<&'static str> {
         (
             "tables.network_region",
             c.network_region != d.network_region,
-        ),
-        (
-            "tables.cs.capacity_bytes",
-            c.cs.capacity_bytes != d.cs.capacity_bytes,
-        ),
-        (
-            "tables.cs.unsolicited_policy",
-            c.cs.unsolicited_policy != d.cs.unsolicited_policy,
         ),
     ]
     .into_iter()
@@ -289,6 +280,14 @@ fn apply(
             admit = nc.admit,
             serve = nc.serve,
             "Content Store settings changed"
+        );
+    }
+    if (oc.capacity_bytes, oc.unsolicited_policy) != (nc.capacity_bytes, nc.unsolicited_policy) {
+        runtime.set_cs_policy(Some(nc.capacity_bytes), Some(nc.unsolicited_policy.into()));
+        tracing::info!(
+            capacity_bytes = nc.capacity_bytes,
+            unsolicited_policy = ?nc.unsolicited_policy,
+            "Content Store limits changed"
         );
     }
     (faces, failures)
