@@ -322,6 +322,40 @@ fn a_configured_peer_that_is_down_does_not_delay_the_start() {
     assert!(routes(d.socket()).contains(&("/far".into(), id, 0)));
 }
 
+#[test]
+fn a_reload_makes_again_a_persistent_face_whose_peer_was_down() {
+    let port = free_tcp_port();
+    let uri = format!("tcp4://127.0.0.1:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("kite.toml");
+    std::fs::write(
+        &file,
+        format!("[[face]]\nuri = \"{uri}\"\n\n[[route]]\nprefix = \"/p\"\nface = \"{uri}\"\n"),
+    )
+    .unwrap();
+    let d = daemon_with_config(&file, &[], &[]);
+    let s = d.socket().to_string();
+    // Its first dial is refused: a persistent face is destroyed, with its route.
+    let gone = eventually(Duration::from_secs(10), || {
+        face_id(&s, &uri).is_none().then_some(())
+    });
+    assert!(gone.is_some(), "{}", d.log_text());
+    assert!(routes(&s).iter().all(|r| r.0 != "/p"));
+
+    let _peer = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    signal(d.pid(), "HUP");
+    let id = eventually(Duration::from_secs(10), || face_id(&s, &uri)).expect("made again");
+    let up = eventually(Duration::from_secs(10), || {
+        (face_state(&s, id) == "up").then_some(())
+    });
+    assert!(up.is_some(), "{}", d.log_text());
+    assert!(
+        routes(&s).contains(&("/p".into(), id, 0)),
+        "{:?}",
+        routes(&s)
+    );
+}
+
 /// Fetches `name` through `socket`, retrying for up to `limit` (a route may still point at a
 /// face that is reconnecting).
 fn fetch_eventually(socket: &str, name: &str, limit: Duration) -> bool {

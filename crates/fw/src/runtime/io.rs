@@ -365,7 +365,10 @@ impl IoThread {
                 self.connect_progress(id);
                 return;
             }
-            if self.redials.contains_key(&id) && !self.redial_progress(id, now) {
+            if !self.redials.is_empty()
+                && self.redials.contains_key(&id)
+                && !self.redial_progress(id, now)
+            {
                 return;
             }
             if writable {

@@ -175,6 +175,10 @@ fn apply(
     new: &Config,
     mut faces: FaceIds,
 ) -> Applied {
+    // A `[[face]]` destroyed meanwhile (a persistent face whose peer was down, or by a
+    // command) counts as absent: it is made again, with its routes.
+    let alive: Vec<u64> = runtime.faces().iter().map(|f| f.id.0).collect();
+    faces.retain(|_, id| alive.contains(id));
     let old_faces = faces.clone();
     let mut failures = Vec::new();
     let mut fail = |r: anyhow::Result<()>| {
