@@ -297,7 +297,8 @@ fn a_configured_peer_that_is_down_does_not_delay_the_start() {
     std::fs::write(
         &file,
         format!(
-            "[[face]]\nuri = \"{uri}\"\npersistency = \"permanent\"\n\n\
+            "[face_system.tcp]\nreconnect_initial = 1\nreconnect_max = 2\n\n\
+             [[face]]\nuri = \"{uri}\"\npersistency = \"permanent\"\n\n\
              [[route]]\nprefix = \"/far\"\nface = \"{uri}\"\n"
         ),
     )
@@ -320,6 +321,32 @@ fn a_configured_peer_that_is_down_does_not_delay_the_start() {
         "{text}"
     );
     assert!(routes(d.socket()).contains(&("/far".into(), id, 0)));
+
+    // Each refused dial doubles the wait, up to reconnect_max: 1 s, 2 s, 2 s.
+    let waits = |log: &str| -> Vec<String> {
+        log.lines()
+            .filter(|l| l.contains("connect failed; dialing again in"))
+            .map(|l| {
+                l.split("dialing again in ")
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let three = eventually(Duration::from_secs(10), || {
+        let w = waits(&d.log_text());
+        (w.len() >= 3).then_some(w)
+    });
+    assert_eq!(
+        three.as_deref().map(|w| &w[..3]),
+        Some(&["1s".to_string(), "2s".into(), "2s".into()][..]),
+        "{}",
+        d.log_text()
+    );
 }
 
 #[test]

@@ -120,6 +120,9 @@ pub(crate) struct IoThread {
     /// TCP faces without their connection, dialing their peer again. Bounded by the faces
     /// (one entry per face, dropped with it).
     redials: HashMap<FaceId, Redial>,
+    /// No redial is due before this (it may be earlier than the earliest, never later), so
+    /// that a turn of the loop looks at `redials` only when one is due.
+    redial_next: Instant,
     header: Vec<u8>,
     dirty: Vec<FaceId>,
     /// (token, readable, peer closed, writable) of the events of one poll.
@@ -222,6 +225,7 @@ impl IoThread {
             evicted: Vec::new(),
             connecting: HashMap::new(),
             redials: HashMap::new(),
+            redial_next: Instant::now(),
             header: Vec::with_capacity(64),
             dirty: Vec::new(),
             ready: Vec::with_capacity(256),
@@ -272,9 +276,8 @@ impl IoThread {
                             .map(|c| c.deadline.saturating_duration_since(t)),
                     )
                     .chain(
-                        self.redials
-                            .values()
-                            .map(|r| r.deadline.unwrap_or(r.at).saturating_duration_since(t)),
+                        (!self.redials.is_empty())
+                            .then(|| self.redial_next.saturating_duration_since(t)),
                     )
                     .fold(HOUSEKEEPING, Duration::min)
             });
@@ -333,7 +336,7 @@ impl IoThread {
             if !self.connecting.is_empty() {
                 self.expire_connects(now);
             }
-            if !self.redials.is_empty() {
+            if !self.redials.is_empty() && now >= self.redial_next {
                 self.redial_due(now);
             }
             if now.duration_since(self.last_housekeeping) >= HOUSEKEEPING {
@@ -611,14 +614,7 @@ impl IoThread {
             let backoff = self.config.redial_initial;
             tracing::warn!(face = id.0, remote = %face.remote_uri(), "connection lost; dialing again in {backoff:?}");
             let _ = self.face_events.send(FaceEvent::Down(Self::status(face)));
-            self.redials.insert(
-                id,
-                Redial {
-                    at: now + backoff,
-                    backoff,
-                    deadline: None,
-                },
-            );
+            self.schedule_redial(id, now + backoff);
         }
     }
 
@@ -651,6 +647,24 @@ impl IoThread {
                 Err(e) => self.redial_failed(id, now, &e.to_string()),
             }
         }
+        let next = self
+            .redials
+            .values()
+            .map(|r| r.deadline.unwrap_or(r.at))
+            .min();
+        self.redial_next = next.unwrap_or(now);
+    }
+
+    /// Makes face `id` dial its peer at `at`, after the initial backoff.
+    fn schedule_redial(&mut self, id: FaceId, at: Instant) {
+        let backoff = self.config.redial_initial;
+        let r = Redial {
+            at,
+            backoff,
+            deadline: None,
+        };
+        self.redials.insert(id, r);
+        self.redial_next = self.redial_next.min(at);
     }
 
     /// After an event on a face that is dialing again: once connected, it is up (announced,
@@ -696,6 +710,7 @@ impl IoThread {
         r.at = now + wait;
         r.deadline = None;
         r.backoff = (wait * 2).min(max);
+        self.redial_next = self.redial_next.min(r.at);
         tracing::info!(face = id.0, remote = %face.remote_uri(), error = why, "connect failed; dialing again in {wait:?}");
     }
 
@@ -1010,16 +1025,7 @@ impl IoThread {
         let face = kite_face::tcp::unconnected_face(id, addr, request.persistency, &self.config);
         let r = self.finish_create(face, request.options);
         if r.is_ok() {
-            let backoff = self.config.redial_initial;
-            let at = Instant::now();
-            self.redials.insert(
-                id,
-                Redial {
-                    at,
-                    backoff,
-                    deadline: None,
-                },
-            );
+            self.schedule_redial(id, Instant::now());
         }
         request.answer(r);
     }
