@@ -349,6 +349,52 @@ fn a_configured_peer_that_is_down_does_not_delay_the_start() {
     );
 }
 
+/// A loopback listener whose accept queue is full, so the kernel drops new SYNs: a dial to
+/// it gets no answer. Returns it with the connections that fill it.
+fn silent_listener() -> (socket2::Socket, Vec<std::net::TcpStream>) {
+    use socket2::{Domain, Socket, Type};
+    let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    l.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    l.listen(0).unwrap();
+    let addr = l.local_addr().unwrap().as_socket().unwrap();
+    let fill = (0..4)
+        .filter_map(|_| {
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()
+        })
+        .collect();
+    (l, fill)
+}
+
+#[test]
+fn a_dial_without_answer_shows_reconnecting_and_is_given_up_after_3_s() {
+    let (listener, _fill) = silent_listener();
+    let addr = listener.local_addr().unwrap().as_socket().unwrap();
+    let uri = format!("tcp4://{addr}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("kite.toml");
+    std::fs::write(
+        &file,
+        format!("[[face]]\nuri = \"{uri}\"\npersistency = \"permanent\"\n"),
+    )
+    .unwrap();
+    let d = daemon_with_config(&file, &[], &[]);
+    let s = d.socket().to_string();
+    let id = face_id(&s, &uri).expect("the face");
+    assert_eq!(face_state(&s, id), "reconnecting");
+    let text = ok(&s, &["face", "list"]);
+    assert!(
+        text.lines()
+            .any(|l| l.contains(&uri) && l.contains("reconnecting")),
+        "{text}"
+    );
+    let given_up = eventually(Duration::from_secs(10), || {
+        d.log_text().contains("no answer within 3s").then_some(())
+    });
+    assert!(given_up.is_some(), "{}", d.log_text());
+    ok(&s, &["status"]);
+}
+
 #[test]
 fn a_reload_makes_again_a_persistent_face_whose_peer_was_down() {
     let port = free_tcp_port();
