@@ -24,9 +24,22 @@ if ! .venv/bin/python -c 'import ndn' 2>/dev/null; then
 fi
 
 log=$(mktemp)
+# Job control puts kite in a process group of its own, so a Ctrl-C reaches this script
+# alone, which passes exactly one signal on: kite takes a second signal as "exit now,
+# without cleaning up".
+set -m
 "$kite" run "$@" 2> >(tee "$log" >&2) &
 pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -f "$log"' EXIT INT TERM
+set +m
+stop() {
+  trap - EXIT INT TERM
+  kill "-$1" "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  rm -f "$log"
+}
+trap 'stop INT; exit 130' INT
+trap 'stop TERM; exit 143' TERM
+trap 'stop TERM' EXIT
 
 # The socket path is the one kite run announces ("forwarding ... on unix://PATH, ...").
 socket=""

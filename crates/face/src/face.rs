@@ -19,7 +19,8 @@ use crate::link::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
-use crate::stream::StreamIo;
+use crate::stream::{Conn, StreamIo};
+use crate::tcp::Connecting;
 use crate::udp::{MulticastIo, UdpPeer};
 use crate::uri::{FaceUri, MacAddr};
 use crate::ws::WsIo;
@@ -60,6 +61,11 @@ pub struct FaceConfig {
     /// [`MAX_NDN_PACKET_SIZE`], which every transport's frame limit is built on); a larger
     /// one is dropped and counted in [`FaceCounters::n_in_too_large`].
     pub max_packet_size: usize,
+    /// Pause before a permanent TCP face whose connection was lost dials again; it doubles
+    /// after each failed dial, up to [`FaceConfig::redial_max`].
+    pub redial_initial: Duration,
+    /// The longest pause between two dials of a lost permanent TCP face.
+    pub redial_max: Duration,
 }
 
 impl FaceConfig {
@@ -84,6 +90,8 @@ impl Default for FaceConfig {
             reassembly: ReassemblyLimits::default(),
             marking: MarkingConfig::default(),
             max_packet_size: MAX_NDN_PACKET_SIZE,
+            redial_initial: crate::tcp::DEFAULT_REDIAL_INITIAL,
+            redial_max: crate::tcp::DEFAULT_REDIAL_MAX,
         }
     }
 }
@@ -146,6 +154,10 @@ pub(crate) enum Transport {
     Ws(WsIo),
     /// An Ethernet peer or group reached through its channel's shared socket.
     Ether(EtherPeer),
+    /// An outgoing TCP connection that was lost (or not yet made): waiting to dial again
+    /// (`None`) or dialing (a connection on its way). The face keeps its id, routes and
+    /// counters meanwhile and drops what it would send.
+    Redial(Option<Connecting>),
 }
 
 /// Everything a transport constructor tells [`Face::new`].
@@ -181,7 +193,7 @@ impl Face {
         let mtu = match parts.transport {
             Transport::Udp(_) | Transport::Multicast(_) => Some(config.udp_mtu),
             Transport::Ether(ref e) => Some(e.mtu()),
-            Transport::Stream(_) | Transport::Ws(_) => None,
+            Transport::Stream(_) | Transport::Ws(_) | Transport::Redial(_) => None,
         };
         Face {
             id,
@@ -259,13 +271,74 @@ impl Face {
         self.link.set_mtu(mtu);
     }
 
-    /// Whether the face's link is up: false only for an Ethernet face whose interface is down
-    /// or has lost its carrier (NFD's transport state DOWN).
+    /// Whether the face's link is up: false for an Ethernet face whose interface is down or
+    /// has lost its carrier, and for a TCP face whose connection is lost (NFD's transport
+    /// state DOWN).
     pub fn is_up(&self) -> bool {
         match &self.transport {
             Transport::Ether(e) => e.is_up(),
+            Transport::Redial(_) => false,
             _ => true,
         }
+    }
+
+    /// Whether this TCP face lost its connection (or has yet to make it) and waits to dial.
+    pub fn is_lost(&self) -> bool {
+        matches!(self.transport, Transport::Redial(_))
+    }
+
+    /// Whether this TCP face is dialing its peer again (a connection on its way).
+    pub fn is_redialing(&self) -> bool {
+        matches!(self.transport, Transport::Redial(Some(_)))
+    }
+
+    /// Drops this outgoing TCP face's connection (lost, or a dial given up), keeping the face:
+    /// its socket leaves `registry` and closes, and what waits in its queue is dropped. Other
+    /// faces are left alone (`false`): only a TCP face can dial its peer again.
+    pub fn lose_connection(&mut self, registry: &Registry) -> bool {
+        if !matches!(self.remote, FaceUri::Tcp(_)) {
+            return false;
+        }
+        let _ = self.deregister(registry);
+        self.transport = Transport::Redial(None);
+        self.drop_queue();
+        true
+    }
+
+    /// Starts dialing this lost TCP face's peer again, without blocking: the connection is
+    /// watched under `token` in `registry`, and [`Face::redial_progress`] follows it.
+    pub fn redial(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        let FaceUri::Tcp(addr) = self.remote else {
+            return Err(io::Error::other("only TCP faces dial again"));
+        };
+        let mut conn = Connecting::start(addr)?;
+        conn.register_all(registry, token)?;
+        self.transport = Transport::Redial(Some(conn));
+        Ok(())
+    }
+
+    /// After an event on a dialing face: `Ok(true)` once connected (the face carries packets
+    /// again, on the same registration), `Ok(false)` while still dialing, the error once the
+    /// dial failed (the caller then calls [`Face::lose_connection`]).
+    pub fn redial_progress(&mut self) -> io::Result<bool> {
+        let Transport::Redial(Some(conn)) = &mut self.transport else {
+            return Ok(false);
+        };
+        if !conn.progress()? {
+            return Ok(false);
+        }
+        let Transport::Redial(Some(conn)) =
+            core::mem::replace(&mut self.transport, Transport::Redial(None))
+        else {
+            unreachable!("matched above");
+        };
+        let stream = conn.into_stream();
+        stream.set_nodelay(true)?;
+        if let Ok(local) = stream.local_addr() {
+            self.local = FaceUri::Tcp(local);
+        }
+        self.transport = Transport::Stream(StreamIo::new(Conn::Tcp(stream)));
+        Ok(true)
     }
 
     /// Makes an Ethernet face follow its interface's new state (ignored by other faces): the
@@ -365,6 +438,7 @@ impl Face {
             Transport::Udp(_) | Transport::Ether(_) => None,
             Transport::Multicast(m) => Some(m.raw_fd()),
             Transport::Ws(w) => Some(w.raw_fd()),
+            Transport::Redial(c) => c.as_ref().map(Connecting::raw_fd),
         }
     }
 
@@ -419,7 +493,7 @@ impl Face {
                 got = true;
                 link.receive(id, Endpoint::Peer, frame, now, c, out)
             }),
-            Transport::Udp(_) | Transport::Ether(_) => Ok(Progress::Drained),
+            Transport::Udp(_) | Transport::Ether(_) | Transport::Redial(_) => Ok(Progress::Drained),
         };
         if got {
             self.last_rx = now;
@@ -511,6 +585,7 @@ impl Face {
             Transport::Multicast(m) => m.flush(&mut self.queue, c),
             Transport::Ws(w) => w.flush(&mut self.queue, c),
             Transport::Ether(e) => e.flush(&mut self.queue, c),
+            Transport::Redial(_) => Ok(Flushed::Done),
         };
         // What the socket did not take waits past its burst: it must not pin receive buffers.
         self.queue.detach_waiting();

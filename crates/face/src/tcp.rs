@@ -18,6 +18,13 @@ use crate::uri::{is_loopback, FaceUri};
 /// and 3 s leave room for the first SYN and its retransmission after Linux's 1 s initial RTO.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// Default pause before a lost permanent TCP face dials its peer again (doubling after each
+/// failure up to [`DEFAULT_REDIAL_MAX`]).
+pub const DEFAULT_REDIAL_INITIAL: Duration = Duration::from_secs(1);
+
+/// Default longest pause between two dials of a lost permanent TCP face.
+pub const DEFAULT_REDIAL_MAX: Duration = Duration::from_secs(60);
+
 /// Local when both ends are loopback.
 pub(crate) fn scope_of(local: SocketAddr, remote: SocketAddr) -> FaceScope {
     if is_loopback(local.ip()) && is_loopback(remote.ip()) {
@@ -48,6 +55,31 @@ pub(crate) fn face(
     Ok(Face::new(id, parts, config))
 }
 
+/// An outgoing TCP face that has no connection yet: it dials its peer in the background
+/// ([`Face::redial`]) and drops what it would send until connected. A face the configuration
+/// file asks for starts so, so that a peer that is down delays nothing.
+pub fn unconnected_face(
+    id: FaceId,
+    remote: SocketAddr,
+    persistency: Persistency,
+    config: &FaceConfig,
+) -> Face {
+    let unspecified = match remote {
+        SocketAddr::V4(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
+        SocketAddr::V6(_) => SocketAddr::from(([0u16; 8], 0)),
+    };
+    let parts = FaceParts {
+        remote: FaceUri::Tcp(remote),
+        local: FaceUri::Tcp(unspecified),
+        // The local end will be on the interface toward the peer: loopback for a loopback peer.
+        scope: scope_of(remote, remote),
+        persistency,
+        link_type: LinkType::PointToPoint,
+        transport: Transport::Redial(None),
+    };
+    Face::new(id, parts, config)
+}
+
 /// An outgoing TCP connection on its way (`faces/create tcp4://…`): started without
 /// blocking, watched for writability in the caller's `mio::Poll`, then turned into a face.
 /// The caller bounds how long it waits ([`CONNECT_TIMEOUT`]) and drops it to give up.
@@ -67,6 +99,26 @@ impl Connecting {
     /// Registers for the writable event that tells the connection completed or failed.
     pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
         registry.register(&mut self.stream, token, Interest::WRITABLE)
+    }
+
+    /// Registers for read and write readiness, as the face that takes the socket over once
+    /// connected needs ([`Face::redial`]).
+    pub(crate) fn register_all(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(
+            &mut self.stream,
+            token,
+            Interest::READABLE | Interest::WRITABLE,
+        )
+    }
+
+    /// The socket's descriptor.
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.stream)
+    }
+
+    /// The connected socket.
+    pub(crate) fn into_stream(self) -> TcpStream {
+        self.stream
     }
 
     /// Stops watching (before the face takes over the socket, or when giving up).

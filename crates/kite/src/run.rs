@@ -1,10 +1,14 @@
 //! `kite run`: the forwarder daemon. Opens the listeners NFD opens (unix socket, UDP and TCP
 //! on port 6363, optionally WebSocket and Ethernet), starts the I/O and forwarding threads, creates the
 //! faces, routes and strategy choices of the configuration file, and serves NFD's management
-//! protocol, until SIGINT or SIGTERM.
+//! protocol, until SIGINT or SIGTERM; SIGHUP reads the configuration file again. Under
+//! systemd (`$NOTIFY_SOCKET`), it tells its service manager when it is ready, reloading and
+//! stopping (dist/systemd/kite.service).
 
+mod notify;
 mod options;
 pub(crate) use options::default_inline;
+mod reload;
 mod startup;
 
 use std::net::SocketAddr;
@@ -17,6 +21,7 @@ use kite_fw::hash::NameHasher;
 use kite_fw::strategy::StrategyTable;
 use kite_manager::server::Manager;
 use kite_runtime::{Runtime, RuntimeConfig};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::config::Config;
 
@@ -60,6 +65,15 @@ pub struct RunArgs {
     /// 4096.
     #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]
     ether_on_demand_limit: Option<usize>,
+    /// Seconds a permanent TCP face whose connection was lost (or whose peer was down at
+    /// start) waits before dialing again, doubling after each failed dial (1-3600).
+    /// Default: 1.
+    #[arg(long, value_name = "SECS", value_parser = parse_reconnect)]
+    reconnect_initial: Option<u64>,
+    /// The longest wait in seconds between two dials of a lost permanent TCP face (1-3600,
+    /// at least --reconnect-initial). Default: 60.
+    #[arg(long, value_name = "SECS", value_parser = parse_reconnect)]
+    reconnect_max: Option<u64>,
     /// Serve only the unix socket (and any WebSocket and Ethernet): no UDP or TCP listeners.
     #[arg(long)]
     local_only: bool,
@@ -124,13 +138,12 @@ pub fn run(args: RunArgs) -> Result<String> {
     if args.print_config {
         return Ok(config.to_toml());
     }
-    let filter = config.log.filter.as_ref().map_or("info", |f| f.0.as_str());
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let log = init_logging(&config);
     exit_on_panic();
+    let notifier = notify::Notifier::from_env();
+    // Registered before anything starts: a SIGHUP or SIGTERM during the start is then
+    // handled once the daemon is up, instead of killing it with its socket left behind.
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     let runtime_config = options::runtime_config(&config);
     let socket = runtime_config.unix_socket.clone().unwrap_or_default();
     let threads = runtime_config.forwarding_threads;
@@ -148,13 +161,25 @@ pub fn run(args: RunArgs) -> Result<String> {
         .context("cannot start the forwarder")?;
     let mut manager = Manager::new(runtime.handle(), fib, strategies);
     manager.set_strategy_loader(Box::new(load_strategy));
-    if let Err(e) = startup::apply(&mut manager, &runtime.handle(), &config) {
-        drop(manager);
-        runtime.shutdown();
-        let _ = std::fs::remove_file(&socket);
-        let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
-        return Err(e.context(format!("configuration {}", file.display())));
-    }
+    let existing: Vec<u64> = runtime.handle().faces().iter().map(|f| f.id.0).collect();
+    let faces = match startup::apply(&mut manager, &existing, &config) {
+        Ok(faces) => faces,
+        Err(e) => {
+            drop(manager);
+            runtime.shutdown();
+            let _ = std::fs::remove_file(&socket);
+            let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
+            return Err(e.context(format!("configuration {}", file.display())));
+        }
+    };
+    let mut reloader = reload::Reloader::new(
+        args.config.clone(),
+        config,
+        faces,
+        manager.jobs(),
+        log,
+        runtime.handle(),
+    );
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;
@@ -164,17 +189,22 @@ pub fn run(args: RunArgs) -> Result<String> {
         format!("{threads} forwarding thread(s)")
     };
     eprintln!("kite: forwarding with {shards} on {listeners}");
-    eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C");
+    eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C, reload with SIGHUP");
+    notifier.ready();
 
-    let mut signals = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-    ])?;
-    if let Some(sig) = signals.forever().next() {
-        eprintln!("kite: signal {sig}, stopping (a second signal forces exit)");
+    for sig in signals.forever() {
+        if sig != SIGHUP {
+            eprintln!("kite: signal {sig}, stopping (a second signal forces exit)");
+            break;
+        }
+        notifier.reloading();
+        reloader.reload(&args);
+        notifier.ready();
     }
+    notifier.stopping();
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        fault_slow_shutdown();
         runtime.shutdown();
         let _ = done_tx.send(());
     });
@@ -185,14 +215,53 @@ pub fn run(args: RunArgs) -> Result<String> {
         {
             break;
         }
-        if signals.pending().next().is_some() {
+        // SIGHUP while stopping is not a second request to stop.
+        if signals.pending().any(|s| s != SIGHUP) {
             eprintln!("kite: second signal, exiting now");
             let _ = std::fs::remove_file(&socket);
-            std::process::exit(130);
+            std::process::exit(FORCED_EXIT_STATUS);
         }
     }
     let _ = std::fs::remove_file(&socket);
     Ok(String::new())
+}
+
+/// The exit status when a second SIGINT or SIGTERM cuts a shutdown short: the shell's for
+/// a process ended by SIGINT.
+const FORCED_EXIT_STATUS: i32 = 130;
+
+/// Logging on stderr with the configuration's filter, behind a handle a reload changes it
+/// through.
+fn init_logging(
+    config: &Config,
+) -> tracing_subscriber::reload::Handle<tracing_subscriber::EnvFilter, tracing_subscriber::Registry>
+{
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = config.log.filter.as_ref().map_or("info", |f| f.0.as_str());
+    let (filter, handle) =
+        tracing_subscriber::reload::Layer::new(tracing_subscriber::EnvFilter::new(filter));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+        )
+        .init();
+    handle
+}
+
+/// Debug builds only: `KITE_FAULT_SLOW_SHUTDOWN=MS` holds the shutdown that long, so the
+/// end-to-end tests can send a second signal while it is on its way.
+fn fault_slow_shutdown() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("KITE_FAULT_SLOW_SHUTDOWN")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// The exit status after a panic: Rust's own for a panicking `main`.
@@ -226,6 +295,12 @@ fn exit_on_panic() {
         standard(info);
         std::process::exit(PANIC_EXIT_STATUS);
     }));
+}
+
+/// `--reconnect-initial` and `--reconnect-max`: the configuration file's rule.
+fn parse_reconnect(s: &str) -> Result<u64, String> {
+    let v = s.parse::<u64>().map_err(|e| format!("{s:?}: {e}"))?;
+    crate::config::check_reconnect_seconds(v)
 }
 
 /// `--max-packet-size`: the configuration file's rule.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{free_tcp_port, free_udp_port, reap, Daemon};
+use common::{free_udp_port, reap, Daemon};
 use kite_app::Client;
 use kite_packet::signature::DigestSha256;
 use kite_packet::{Data, Interest, LpHeader, LpPacket, Name};
@@ -221,12 +221,13 @@ fn a_bad_file_stops_the_start_naming_file_line_and_key() {
 #[test]
 fn a_face_that_cannot_be_created_stops_the_start() {
     let dir = tempfile::tempdir().unwrap();
-    // Nothing listens there: the connection is refused.
-    let closed = free_tcp_port();
+    // Without UDP listeners (local_only) there is no channel a UDP face could use. (A TCP
+    // peer that is down does not stop the start: e2e_service.)
+    let port = free_udp_port();
     let config = write_config(
         dir.path(),
         &format!(
-            "[face_system]\nlocal_only = true\n\n[[face]]\nuri = \"tcp4://127.0.0.1:{closed}\"\n"
+            "[face_system]\nlocal_only = true\n\n[[face]]\nuri = \"udp4://127.0.0.1:{port}\"\n"
         ),
     );
     let socket = dir.path().join("nfd.sock");
@@ -240,7 +241,7 @@ fn a_face_that_cannot_be_created_stops_the_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!(
-            "face tcp4://127.0.0.1:{closed}: faces/create answered 504"
+            "face udp4://127.0.0.1:{port}: faces/create answered 406"
         )),
         "{err}"
     );

@@ -309,6 +309,9 @@ open_enum!(
         /// The link is down (an Ethernet interface down or without carrier): the face drops
         /// what it would send.
         DOWN = 1,
+        /// The face's connection is lost and it is dialing its peer again (a TCP face, Kite's
+        /// own: NFD has no such state): it drops what it would send until connected.
+        RECONNECTING = 2,
     }
 );
 

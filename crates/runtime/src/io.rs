@@ -69,6 +69,15 @@ struct Connect {
     request: CreateRequest,
 }
 
+/// A TCP face without its connection (lost, or not made yet) that dials its peer again:
+/// at `at`, then, while dialing, until `deadline`; after a failed dial it waits `backoff`,
+/// which doubles up to `FaceConfig::redial_max`.
+struct Redial {
+    at: Instant,
+    backoff: Duration,
+    deadline: Option<Instant>,
+}
+
 /// A face made at once, or a connection started for it.
 enum NewFace {
     Ready(Box<Face>),
@@ -109,6 +118,12 @@ pub(crate) struct IoThread {
     evicted: Vec<FaceId>,
     /// Outgoing connections `faces/create` started, by the id their face will get.
     connecting: HashMap<FaceId, Connect>,
+    /// TCP faces without their connection, dialing their peer again. Bounded by the faces
+    /// (one entry per face, dropped with it).
+    redials: HashMap<FaceId, Redial>,
+    /// No redial is due before this (it may be earlier than the earliest, never later), so
+    /// that a turn of the loop looks at `redials` only when one is due.
+    redial_next: Instant,
     header: Vec<u8>,
     dirty: Vec<FaceId>,
     /// (token, readable, peer closed, writable) of the events of one poll.
@@ -211,6 +226,8 @@ impl IoThread {
             created: Vec::new(),
             evicted: Vec::new(),
             connecting: HashMap::new(),
+            redials: HashMap::new(),
+            redial_next: Instant::now(),
             header: Vec::with_capacity(64),
             dirty: Vec::new(),
             ready: Vec::with_capacity(256),
@@ -260,6 +277,10 @@ impl IoThread {
                         self.connecting
                             .values()
                             .map(|c| c.deadline.saturating_duration_since(t)),
+                    )
+                    .chain(
+                        (!self.redials.is_empty())
+                            .then(|| self.redial_next.saturating_duration_since(t)),
                     )
                     .fold(HOUSEKEEPING, Duration::min)
             });
@@ -319,6 +340,9 @@ impl IoThread {
             if !self.connecting.is_empty() {
                 self.expire_connects(now);
             }
+            if !self.redials.is_empty() && now >= self.redial_next {
+                self.redial_due(now);
+            }
             if now.duration_since(self.last_housekeeping) >= HOUSEKEEPING {
                 self.last_housekeeping = now;
                 self.housekeeping(now);
@@ -346,6 +370,12 @@ impl IoThread {
             let id = FaceId(t as u64);
             if self.connecting.contains_key(&id) {
                 self.connect_progress(id);
+                return;
+            }
+            if !self.redials.is_empty()
+                && self.redials.contains_key(&id)
+                && !self.redial_progress(id, now)
+            {
                 return;
             }
             if writable {
@@ -579,13 +609,121 @@ impl IoThread {
             Err(FaceError::Closed) => CloseReason::PeerClosed,
             Err(e) => CloseReason::Error(format!("receive failed: {e}")),
         };
-        if self
-            .faces
-            .get(&id)
-            .is_some_and(|f| f.persistency() != Persistency::Permanent)
-        {
+        self.transport_failed(id, why, now);
+    }
+
+    /// A face's socket failed or its peer closed: a permanent TCP face keeps its id and
+    /// routes and dials its peer again; another permanent face stays as it is; any other face
+    /// is closed, for `why`.
+    fn transport_failed(&mut self, id: FaceId, why: CloseReason, now: Instant) {
+        let Some(face) = self.faces.get_mut(&id) else {
+            return;
+        };
+        if face.persistency() != Persistency::Permanent {
             self.close_face(id, why);
+            return;
         }
+        if face.lose_connection(self.poll.registry()) {
+            let backoff = self.config.redial_initial;
+            tracing::warn!(face = id.0, remote = %face.remote_uri(), "connection lost; dialing again in {backoff:?}");
+            let _ = self.face_events.send(FaceEvent::Down(Self::status(face)));
+            self.schedule_redial(id, now + backoff);
+        }
+    }
+
+    /// Dials the lost faces whose pause is over, and gives up the dials that took longer than
+    /// `kite_face::tcp::CONNECT_TIMEOUT`.
+    fn redial_due(&mut self, now: Instant) {
+        let due: Vec<FaceId> = self
+            .redials
+            .iter()
+            .filter(|(_, r)| r.deadline.unwrap_or(r.at) <= now)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in due {
+            let Some(face) = self.faces.get_mut(&id) else {
+                self.redials.remove(&id);
+                continue;
+            };
+            if face.is_redialing() {
+                let t = kite_face::tcp::CONNECT_TIMEOUT;
+                self.redial_failed(id, now, &format!("no answer within {t:?}"));
+                continue;
+            }
+            match face.redial(self.poll.registry(), Token(id.0 as usize)) {
+                Ok(()) => {
+                    tracing::debug!(face = id.0, remote = %face.remote_uri(), "dialing");
+                    if let Some(r) = self.redials.get_mut(&id) {
+                        r.deadline = Some(now + kite_face::tcp::CONNECT_TIMEOUT);
+                    }
+                }
+                Err(e) => self.redial_failed(id, now, &e.to_string()),
+            }
+        }
+        let next = self
+            .redials
+            .values()
+            .map(|r| r.deadline.unwrap_or(r.at))
+            .min();
+        self.redial_next = next.unwrap_or(now);
+    }
+
+    /// Makes face `id` dial its peer at `at`, after the initial backoff.
+    fn schedule_redial(&mut self, id: FaceId, at: Instant) {
+        let backoff = self.config.redial_initial;
+        let r = Redial {
+            at,
+            backoff,
+            deadline: None,
+        };
+        self.redials.insert(id, r);
+        self.redial_next = self.redial_next.min(at);
+    }
+
+    /// After an event on a face that is dialing again: once connected, it is up (announced,
+    /// and the event goes on to its reads and writes: `true`); once the dial failed, it waits
+    /// for the next.
+    fn redial_progress(&mut self, id: FaceId, now: Instant) -> bool {
+        let Some(face) = self.faces.get_mut(&id) else {
+            return false;
+        };
+        match face.redial_progress() {
+            Ok(false) => false,
+            Ok(true) => {
+                self.redials.remove(&id);
+                tracing::info!(face = id.0, remote = %face.remote_uri(), local = %face.local_uri(), "connected");
+                let _ = self.face_events.send(FaceEvent::Up(Self::status(face)));
+                true
+            }
+            Err(e) => {
+                self.redial_failed(id, now, &e.to_string());
+                false
+            }
+        }
+    }
+
+    /// A dial failed: a permanent face waits its backoff (then doubled, up to
+    /// `FaceConfig::redial_max`) and dials again; any other is destroyed.
+    fn redial_failed(&mut self, id: FaceId, now: Instant, why: &str) {
+        let Some(face) = self.faces.get_mut(&id) else {
+            self.redials.remove(&id);
+            return;
+        };
+        face.lose_connection(self.poll.registry());
+        if face.persistency() != Persistency::Permanent {
+            self.close_face(id, CloseReason::Error(format!("connect failed: {why}")));
+            return;
+        }
+        let max = self.config.redial_max;
+        let Some(r) = self.redials.get_mut(&id) else {
+            return;
+        };
+        let wait = r.backoff;
+        r.at = now + wait;
+        r.deadline = None;
+        r.backoff = (wait * 2).min(max);
+        self.redial_next = self.redial_next.min(r.at);
+        tracing::info!(face = id.0, remote = %face.remote_uri(), error = why, "connect failed; dialing again in {wait:?}");
     }
 
     fn flush_face(&mut self, id: FaceId) {
@@ -594,10 +732,11 @@ impl IoThread {
         };
         match face.flush() {
             Ok(Flushed::Done) | Ok(Flushed::Blocked) => {}
-            Err(_) if face.persistency() == Persistency::Permanent => {}
-            Err(e) => {
-                self.close_face(id, CloseReason::Error(format!("send failed: {e}")));
-            }
+            Err(e) => self.transport_failed(
+                id,
+                CloseReason::Error(format!("send failed: {e}")),
+                Instant::now(),
+            ),
         }
     }
 
@@ -686,6 +825,7 @@ impl IoThread {
             local_fields: face.local_fields(),
             marking: face.congestion_marking(),
             up: face.is_up(),
+            reconnecting: face.is_redialing(),
             counters: *face.counters(),
         }
     }
@@ -728,6 +868,7 @@ impl IoThread {
 
     fn close_face(&mut self, id: FaceId, why: CloseReason) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
+        self.redials.remove(&id);
         let _ = face.deregister(self.poll.registry());
         self.forget_in_channel(&face);
         for (tx, w) in &self.fwd {
@@ -811,6 +952,7 @@ impl IoThread {
                     local,
                     persistency,
                     options,
+                    background,
                     tag,
                     reply,
                 } => {
@@ -820,7 +962,15 @@ impl IoThread {
                         tag,
                         reply,
                     };
-                    self.create(remote, local, request);
+                    match (background, &remote, &local) {
+                        (true, FaceUri::Tcp(addr), None)
+                            if persistency != Persistency::OnDemand =>
+                        {
+                            let addr = *addr;
+                            self.create_unconnected(addr, request);
+                        }
+                        _ => self.create(remote, local, request),
+                    }
                 }
                 IoCommand::Update {
                     id,
@@ -880,6 +1030,22 @@ impl IoThread {
             }
             Err(e) => request.answer(Err(e)),
         }
+    }
+
+    /// Makes a TCP face at once, without its connection, and dials its peer in the background
+    /// (now, then as [`IoThread::redial_failed`] schedules).
+    fn create_unconnected(&mut self, addr: std::net::SocketAddr, request: CreateRequest) {
+        let remote = FaceUri::Tcp(addr);
+        if let Some(existing) = self.faces.values().find(|f| *f.remote_uri() == remote) {
+            return request.answer(Err(FaceCommandError::Exists(existing.id())));
+        }
+        let id = self.ids.next_id();
+        let face = kite_face::tcp::unconnected_face(id, addr, request.persistency, &self.config);
+        let r = self.finish_create(face, request.options);
+        if r.is_ok() {
+            self.schedule_redial(id, Instant::now());
+        }
+        request.answer(r);
     }
 
     /// Configures a face `faces/create` made and adds it.

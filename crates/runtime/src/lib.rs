@@ -143,8 +143,11 @@ pub struct FaceStatus {
     pub local_fields: bool,
     /// Congestion marking of its output.
     pub marking: MarkingConfig,
-    /// Whether its link is up (false for an Ethernet face whose interface is down).
+    /// Whether its link is up (false for an Ethernet face whose interface is down, and for a
+    /// TCP face whose connection is lost).
     pub up: bool,
+    /// Whether it is dialing its peer again (a lost TCP face, permanent or configured).
+    pub reconnecting: bool,
     /// Counters.
     pub counters: FaceCounters,
 }
@@ -188,6 +191,9 @@ pub(crate) enum IoCommand {
         local: Option<FaceUri>,
         persistency: Persistency,
         options: FaceOptions,
+        /// Made at once, its connection (TCP) dialed in the background and redialed while
+        /// the face is permanent: for the configuration file's faces.
+        background: bool,
         tag: u64,
         reply: CreateReply,
     },
@@ -220,6 +226,11 @@ pub(crate) enum FwCommand {
         capacity: Option<usize>,
         admit: Option<bool>,
         serve: Option<bool>,
+    },
+    /// A configuration reload's CS settings that `cs/config` does not carry.
+    SetCsPolicy {
+        bytes: Option<usize>,
+        unsolicited: Option<kite_fw::forwarder::UnsolicitedPolicy>,
     },
     Counters(Sender<ThreadCounters>),
     CsErase(kite_packet::Name, usize, Sender<usize>),
@@ -481,6 +492,38 @@ impl RuntimeHandle {
             .unwrap_or_else(|_| Err(FaceCommandError::ConnectFailed("forwarder stopping".into())))
     }
 
+    /// Creates a face as [`RuntimeHandle::create_face`] does, but answers at once: a TCP face
+    /// starts down and dials its peer in the background (a permanent one dials again, with
+    /// backoff, whenever its connection is lost; a persistent one is destroyed when its first
+    /// dial fails). The configuration file's faces are made so, so that a peer that is down
+    /// neither fails nor delays the daemon's start or reload.
+    pub fn create_face_in_background(
+        &self,
+        remote: FaceUri,
+        local: Option<FaceUri>,
+        persistency: Persistency,
+        options: FaceOptions,
+    ) -> Result<FaceStatus, FaceCommandError> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let cmd = IoCommand::Create {
+            remote,
+            local,
+            persistency,
+            options,
+            background: true,
+            tag: 0,
+            reply: tx,
+        };
+        let stopping = || Err(FaceCommandError::ConnectFailed("forwarder stopping".into()));
+        if self.io.send(cmd).is_err() {
+            return stopping();
+        }
+        let _ = self.io_waker.wake();
+        rx.recv_timeout(COMMAND_TIMEOUT)
+            .map(|(_, r)| r)
+            .unwrap_or_else(|_| stopping())
+    }
+
     /// Asks for a face as [`RuntimeHandle::create_face`] does, without waiting: the outcome
     /// comes on `reply` with `tag`.
     pub fn start_create_face(
@@ -497,6 +540,7 @@ impl RuntimeHandle {
             local,
             persistency,
             options,
+            background: false,
             tag,
             reply: reply.clone(),
         };
@@ -563,6 +607,23 @@ impl RuntimeHandle {
                 capacity: capacity.map(|c| c.div_ceil(n)),
                 admit,
                 serve,
+            });
+            w.wake();
+        }
+    }
+
+    /// Sets the CS capacity in octets (split evenly over the threads) and the unsolicited-Data
+    /// policy, which NFD's `cs/config` does not carry (a configuration reload).
+    pub fn set_cs_policy(
+        &self,
+        bytes: Option<usize>,
+        unsolicited: Option<kite_fw::forwarder::UnsolicitedPolicy>,
+    ) {
+        let n = self.fwd.len();
+        for (tx, w) in &self.fwd {
+            let _ = tx.send(FwCommand::SetCsPolicy {
+                bytes: bytes.map(|b| b.div_ceil(n)),
+                unsolicited,
             });
             w.wake();
         }

@@ -286,6 +286,14 @@ impl Worker {
                     self.fwd
                         .set_cs_flags(admit.unwrap_or(a), serve.unwrap_or(s));
                 }
+                FwCommand::SetCsPolicy { bytes, unsolicited } => {
+                    if let Some(b) = bytes {
+                        self.fwd.set_cs_bytes(b);
+                    }
+                    if let Some(u) = unsolicited {
+                        self.fwd.set_unsolicited(u);
+                    }
+                }
                 FwCommand::Counters(reply) => {
                     let _ = reply.send(self.counters());
                 }

@@ -334,6 +334,16 @@ impl Forwarder {
         self.state.pcct.set_cs_capacity(capacity);
     }
 
+    /// Changes the CS capacity in octets of this thread (a configuration reload).
+    pub fn set_cs_bytes(&mut self, bytes: usize) {
+        self.state.pcct.set_cs_byte_capacity(bytes);
+    }
+
+    /// Changes which unsolicited Data is cached (a configuration reload).
+    pub fn set_unsolicited(&mut self, policy: UnsolicitedPolicy) {
+        self.state.config.unsolicited = policy;
+    }
+
     /// Sets NFD's CS admit and serve flags.
     pub fn set_cs_flags(&mut self, admit: bool, serve: bool) {
         self.state.config.cs_admit = admit;

@@ -292,6 +292,14 @@ impl Pcct {
         self.cs_bytes
     }
 
+    /// Changes how many octets the CS holds at most, evicting the least recently used beyond.
+    pub fn set_cs_byte_capacity(&mut self, bytes: usize) {
+        self.cs_byte_capacity = bytes;
+        while self.cs_bytes > self.cs_byte_capacity {
+            self.evict_lru();
+        }
+    }
+
     /// Changes how many CS entries are kept, evicting the excess.
     pub fn set_cs_capacity(&mut self, capacity: usize) {
         self.cs_capacity = capacity.min(self.entries.capacity());

@@ -381,3 +381,28 @@ fn the_cs_stays_within_its_octet_capacity_evicting_the_least_recently_used() {
     }
     assert_eq!((t.cs_len(), t.cs_bytes()), (0, 0));
 }
+
+#[test]
+fn lowering_the_octet_capacity_evicts_the_least_recently_used_at_once() {
+    let per = footprint(100) + footprint(name("/c/0").value().len()) + 2 * KEPT_OVERHEAD;
+    let mut t = Pcct::new(
+        0,
+        PcctConfig {
+            capacity: 64,
+            pit_capacity: 4,
+            cs_capacity: 64,
+            cs_bytes: 4 * per,
+        },
+    );
+    let slots: Vec<u32> = (0..4)
+        .map(|i| {
+            let s = insert(&mut t, &format!("/c/{i}"), None);
+            t.cs_insert_direct(s, &Bytes::from(vec![i as u8; 100]), Time::ZERO);
+            s
+        })
+        .collect();
+    assert_eq!(t.cs_len(), 4);
+    t.set_cs_byte_capacity(2 * per);
+    assert_eq!((t.cs_len(), t.cs_bytes()), (2, 2 * per));
+    assert!(t.entry(slots[1]).is_none() && t.entry(slots[2]).is_some());
+}

@@ -171,14 +171,51 @@ impl Default for Udp {
 pub struct Tcp {
     /// `listen`: listener addresses.
     pub listen: Vec<SocketAddr>,
+    /// `reconnect_initial`: seconds a permanent TCP face whose connection was lost waits
+    /// before it dials again; doubled after each failed dial.
+    #[serde(deserialize_with = "reconnect_seconds")]
+    pub reconnect_initial: u64,
+    /// `reconnect_max`: the longest wait, in seconds, between two dials.
+    #[serde(deserialize_with = "reconnect_seconds")]
+    pub reconnect_max: u64,
 }
 
 impl Default for Tcp {
     fn default() -> Self {
         Tcp {
             listen: loopback_6363(),
+            reconnect_initial: kite_face::tcp::DEFAULT_REDIAL_INITIAL.as_secs(),
+            reconnect_max: kite_face::tcp::DEFAULT_REDIAL_MAX.as_secs(),
         }
     }
+}
+
+/// The range of `face_system.tcp.reconnect_initial` and `reconnect_max` (and their flags),
+/// in seconds: at least a second between dials, at most an hour.
+pub const RECONNECT_RANGE: (u64, u64) = (1, 3600);
+
+/// The one rule for a reconnect wait in seconds (file and flags).
+pub fn check_reconnect_seconds(s: u64) -> Result<u64, String> {
+    let (lo, hi) = RECONNECT_RANGE;
+    if (lo..=hi).contains(&s) {
+        Ok(s)
+    } else {
+        Err(format!("must be between {lo} and {hi} seconds, not {s}"))
+    }
+}
+
+/// The one rule across the two reconnect waits: the first is not longer than the longest.
+pub fn check_reconnect_order(initial: u64, max: u64) -> Result<(), String> {
+    if initial > max {
+        return Err(format!(
+            "reconnect_initial ({initial} s) is longer than reconnect_max ({max} s)"
+        ));
+    }
+    Ok(())
+}
+
+fn reconnect_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    check_reconnect_seconds(u64::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 /// `[face_system.websocket]`.
@@ -444,6 +481,11 @@ impl Config {
     /// Checks what spans several entries: face URIs are unique, and a route's face URI names
     /// a `[[face]]`.
     fn check(&self, text: &str, path: &str) -> Result<(), ConfigError> {
+        let tcp = &self.face_system.tcp;
+        if let Err(e) = check_reconnect_order(tcp.reconnect_initial, tcp.reconnect_max) {
+            let at = text.find("reconnect_initial").map(|i| i..i);
+            return Err(ConfigError::at(path, text, at, e));
+        }
         for (i, f) in self.faces.iter().enumerate() {
             if self.faces[..i]
                 .iter()

@@ -51,6 +51,8 @@ fn every_key() -> Config {
             },
             tcp: Tcp {
                 listen: vec!["0.0.0.0:6363".parse().unwrap()],
+                reconnect_initial: 2,
+                reconnect_max: 120,
             },
             websocket: WebSocket {
                 listen: vec!["127.0.0.1:9696".parse().unwrap()],

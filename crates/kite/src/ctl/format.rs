@@ -71,6 +71,7 @@ pub fn face_state(s: FaceState) -> String {
     match s {
         FaceState::UP => "up".into(),
         FaceState::DOWN => "down".into(),
+        FaceState::RECONNECTING => "reconnecting".into(),
         FaceState(n) => n.to_string(),
     }
 }

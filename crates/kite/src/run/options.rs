@@ -44,6 +44,11 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(n) = args.ether_on_demand_limit {
         faces.ether.on_demand_limit = n;
     }
+    let tcp = &mut faces.tcp;
+    tcp.reconnect_initial = args.reconnect_initial.unwrap_or(tcp.reconnect_initial);
+    tcp.reconnect_max = args.reconnect_max.unwrap_or(tcp.reconnect_max);
+    crate::config::check_reconnect_order(tcp.reconnect_initial, tcp.reconnect_max)
+        .map_err(|e| anyhow::anyhow!("--reconnect-initial/--reconnect-max: {e}"))?;
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
@@ -107,6 +112,8 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.reassembly.max_bytes = fs.reassembly_bytes;
     r.face.udp_on_demand_limit = fs.udp.on_demand_limit;
     r.face.ether_on_demand_limit = fs.ether.on_demand_limit;
+    r.face.redial_initial = Duration::from_secs(fs.tcp.reconnect_initial);
+    r.face.redial_max = Duration::from_secs(fs.tcp.reconnect_max);
     let cs = &c.tables.cs;
     let f = &mut r.forwarder;
     f.pcct.cs_capacity = cs.capacity.div_ceil(usize::from(threads));

@@ -1,6 +1,8 @@
-//! The configuration's strategy choices, faces and routes, created at start through
-//! management's own command handlers (`strategy-choice/set`, `faces/create`,
-//! `rib/register`), so they behave exactly as the same commands sent by `kite` would.
+//! The configuration's strategy choices, faces and routes, created at start (and changed by a
+//! reload, `super::reload`) through management's own command handlers
+//! (`strategy-choice/set`, `faces/create`, `rib/register`), so they behave exactly as the same
+//! commands sent by `kite` would. A TCP face is made at once and connects in the background:
+//! a peer that is down delays nothing.
 
 use std::collections::HashMap;
 
@@ -8,77 +10,115 @@ use anyhow::{bail, Result};
 use kite_manager::server::Manager;
 use kite_mgmt::tlv_types::{route_flags, status};
 use kite_mgmt::{ControlParameters, ControlResponse, Verb};
-use kite_runtime::RuntimeHandle;
 
-use crate::config::{Config, FaceRef};
+use crate::config::{Config, FaceEntry, FaceRef, Prefix, RouteEntry, Strategy};
+
+/// The FaceIds of the configuration's `[[face]]`s, by URI.
+pub(super) type FaceIds = HashMap<String, u64>;
 
 /// Applies `config` in order: strategies, faces, routes. The first that fails stops the start.
-pub(super) fn apply(manager: &mut Manager, runtime: &RuntimeHandle, config: &Config) -> Result<()> {
+/// `existing`: the FaceIds that exist before (routes may name them).
+pub(super) fn apply(manager: &mut Manager, existing: &[u64], config: &Config) -> Result<FaceIds> {
     for (prefix, strategy) in &config.tables.strategy_choice {
-        let params = ControlParameters {
-            name: Some(prefix.0.clone()),
-            strategy: Some(strategy.0.clone()),
-            ..Default::default()
-        };
-        let what = format!("strategy {} for {}", strategy.0, prefix.0);
-        execute(manager, Verb::StrategyChoiceSet, params, &what)?;
+        set_strategy(manager, prefix, strategy)?;
     }
     let mut face_ids = HashMap::new();
     for face in &config.faces {
-        let uri = face.uri.get_ref();
-        let params = ControlParameters {
-            uri: Some(uri.to_string()),
-            local_uri: face.local_uri.as_ref().map(ToString::to_string),
-            face_persistency: Some(face.persistency.into()),
-            mtu: face.mtu.map(|m| m as u64),
-            ..Default::default()
-        };
-        let created = execute(manager, Verb::FacesCreate, params, &format!("face {uri}"))?;
-        let Some(id) = created.face_id else {
-            bail!("face {uri}: faces/create answered without a FaceId");
-        };
-        tracing::info!(face = id, uri = %uri, "configured face created");
-        face_ids.insert(uri.to_string(), id);
+        let id = create_face(manager, face)?;
+        face_ids.insert(face.uri.get_ref().to_string(), id);
     }
-    let existing: Vec<u64> = runtime.faces().iter().map(|f| f.id.0).collect();
     for route in &config.routes {
-        let face = route.face.get_ref();
-        let what = format!("route {} via {face}", route.prefix.0);
-        let id = match face {
-            FaceRef::Id(id) if existing.contains(id) => *id,
-            FaceRef::Id(_) => bail!("{what}: no such face"),
-            // Config::check made sure a [[face]] has this URI, and all of them were created.
-            FaceRef::Uri(u) => face_ids[&u.to_string()],
-        };
-        let mut flags = 0;
-        if route.child_inherit {
-            flags |= route_flags::CHILD_INHERIT;
-        }
-        if route.capture {
-            flags |= route_flags::CAPTURE;
-        }
-        let params = ControlParameters {
-            name: Some(route.prefix.0.clone()),
-            face_id: Some(id),
-            origin: Some(route.origin.0),
-            cost: Some(route.cost),
-            flags: Some(flags),
-            ..Default::default()
-        };
-        execute(manager, Verb::RibRegister, params, &what)?;
-        tracing::info!(prefix = %route.prefix.0, face = id, cost = route.cost, "configured route added");
+        let id = route_face(route, existing, &face_ids)?;
+        add_route(manager, route, id)?;
     }
+    Ok(face_ids)
+}
+
+/// `strategy-choice/set`.
+pub(super) fn set_strategy(manager: &mut Manager, prefix: &Prefix, s: &Strategy) -> Result<()> {
+    let params = ControlParameters {
+        name: Some(prefix.0.clone()),
+        strategy: Some(s.0.clone()),
+        ..Default::default()
+    };
+    let what = format!("strategy {} for {}", s.0, prefix.0);
+    check(
+        Verb::StrategyChoiceSet,
+        &what,
+        manager.execute_trusted(Verb::StrategyChoiceSet, params),
+    )?;
     Ok(())
 }
 
-/// Runs one command; anything but success is an error naming `what` and NFD's answer.
-fn execute(
-    manager: &mut Manager,
-    verb: Verb,
-    params: ControlParameters,
-    what: &str,
-) -> Result<ControlParameters> {
-    let resp: ControlResponse = manager.execute_trusted(verb, params);
+/// Creates a `[[face]]` without waiting on its peer; its FaceId.
+pub(super) fn create_face(manager: &mut Manager, face: &FaceEntry) -> Result<u64> {
+    let uri = face.uri.get_ref();
+    let params = ControlParameters {
+        uri: Some(uri.to_string()),
+        local_uri: face.local_uri.as_ref().map(ToString::to_string),
+        face_persistency: Some(face.persistency.into()),
+        mtu: face.mtu.map(|m| m as u64),
+        ..Default::default()
+    };
+    let resp = manager.create_configured_face(params);
+    let created = check(Verb::FacesCreate, &format!("face {uri}"), resp)?;
+    let Some(id) = created.face_id else {
+        bail!("face {uri}: faces/create answered without a FaceId");
+    };
+    tracing::info!(face = id, uri = %uri, "configured face created");
+    Ok(id)
+}
+
+/// The FaceId a route names: one that exists, or a `[[face]]`'s (which `Config::check`
+/// made sure is declared).
+pub(super) fn route_face(route: &RouteEntry, existing: &[u64], faces: &FaceIds) -> Result<u64> {
+    match route.face.get_ref() {
+        FaceRef::Id(id) if existing.contains(id) => Ok(*id),
+        FaceRef::Id(_) => bail!(
+            "route {} via {}: no such face",
+            route.prefix.0,
+            route.face.get_ref()
+        ),
+        FaceRef::Uri(u) => match faces.get(&u.to_string()) {
+            Some(id) => Ok(*id),
+            None => bail!(
+                "route {} via face {u}: the face was not created",
+                route.prefix.0
+            ),
+        },
+    }
+}
+
+/// `rib/register` of a `[[route]]` through face `id`.
+pub(super) fn add_route(manager: &mut Manager, route: &RouteEntry, id: u64) -> Result<()> {
+    let mut flags = 0;
+    if route.child_inherit {
+        flags |= route_flags::CHILD_INHERIT;
+    }
+    if route.capture {
+        flags |= route_flags::CAPTURE;
+    }
+    let params = ControlParameters {
+        name: Some(route.prefix.0.clone()),
+        face_id: Some(id),
+        origin: Some(route.origin.0),
+        cost: Some(route.cost),
+        flags: Some(flags),
+        ..Default::default()
+    };
+    let what = format!("route {} via {}", route.prefix.0, route.face.get_ref());
+    check(
+        Verb::RibRegister,
+        &what,
+        manager.execute_trusted(Verb::RibRegister, params),
+    )?;
+    tracing::info!(prefix = %route.prefix.0, face = id, cost = route.cost, "configured route added");
+    Ok(())
+}
+
+/// Anything but success is an error naming `what` and NFD's answer; success gives the
+/// answer's parameters.
+pub(super) fn check(verb: Verb, what: &str, resp: ControlResponse) -> Result<ControlParameters> {
     if resp.status_code != status::OK {
         bail!(
             "{what}: {}/{} answered {} \"{}\"",

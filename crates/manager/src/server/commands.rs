@@ -154,6 +154,35 @@ impl Manager {
         }
     }
 
+    /// Creates a face the operator's configuration file asks for, from `faces/create`'s
+    /// parameters, validated as that command is, without waiting on the network: a TCP face
+    /// answers at once and connects in the background
+    /// ([`kite_runtime::RuntimeHandle::create_face_in_background`]).
+    pub fn create_configured_face(&mut self, params: ControlParameters) -> ControlResponse {
+        let mut cmd = Command {
+            top: TopPrefix::Localhost,
+            verb: Verb::FacesCreate,
+            params,
+            announcement: None,
+            signature: CommandSignature::Unsigned,
+        };
+        if let Err(rejection) = cmd.validate() {
+            return rejection.response();
+        }
+        match self.faces_create(cmd.params.clone()) {
+            Outcome::Done(r) => r,
+            Outcome::CreateFace(f) => {
+                let r = self.runtime.create_face_in_background(
+                    f.remote,
+                    f.local,
+                    f.persistency,
+                    f.options,
+                );
+                self.face_created(r)
+            }
+        }
+    }
+
     /// Carries out a validated command and logs what it came to (`faces/create` is logged
     /// once the I/O thread answers).
     fn perform(&mut self, cmd: Command, ingress: FaceId, now: u64) -> Outcome {

@@ -31,6 +31,11 @@ use kite_mgmt::dataset::{self, DatasetRequest, NotificationStream};
 use kite_mgmt::tlv_types::FaceEventKind;
 use kite_mgmt::{parse_command, FaceEventNotification, Tlv};
 
+/// Work another thread hands the management thread, run between two commands with the
+/// manager itself (the daemon's configuration reload changes faces, routes and strategies as
+/// commands would).
+pub type Job = Box<dyn FnOnce(&mut Manager) + Send>;
+
 /// The management thread's state.
 pub struct Manager {
     runtime: RuntimeHandle,
@@ -52,6 +57,9 @@ pub struct Manager {
     /// (it answers every other request at once), and each for a bounded time.
     creating: std::collections::HashMap<u64, Creating>,
     next_tag: u64,
+    /// Work handed over by [`Manager::jobs`]'s senders.
+    jobs_tx: crossbeam_channel::Sender<Job>,
+    jobs_rx: Receiver<Job>,
     /// The last dataset version published.
     last_version: u64,
     start_unix_ms: u64,
@@ -90,6 +98,7 @@ impl Manager {
     /// Takes over the FIB writer, which [`Manager::route_internal_face`] has prepared.
     pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
         let (created_tx, created_rx) = crossbeam_channel::unbounded();
+        let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
         Manager {
             runtime,
             fib,
@@ -104,6 +113,8 @@ impl Manager {
             created_rx,
             creating: std::collections::HashMap::new(),
             next_tag: 0,
+            jobs_tx,
+            jobs_rx,
             last_version: 0,
             start_unix_ms: unix_ms(),
             log: log::budget(),
@@ -116,11 +127,17 @@ impl Manager {
         self.loader = Some(loader);
     }
 
+    /// Where other threads hand the management thread work ([`Job`]) once it runs.
+    pub fn jobs(&self) -> crossbeam_channel::Sender<Job> {
+        self.jobs_tx.clone()
+    }
+
     /// Serves until the runtime's channels close (the forwarder stopped).
     pub fn run(mut self) {
         let internal = self.runtime.internal_packets().clone();
         let events = self.runtime.face_events().clone();
         let created = self.created_rx.clone();
+        let jobs = self.jobs_rx.clone();
         loop {
             let timeout = self
                 .rib
@@ -136,6 +153,11 @@ impl Manager {
                 recv(events) -> e => match e {
                     Ok(e) => self.on_face_event(e),
                     Err(_) => return,
+                },
+                recv(jobs) -> j => {
+                    if let Ok(job) = j {
+                        job(&mut self);
+                    }
                 },
                 recv(created) -> c => {
                     if let Ok((tag, r)) = c {

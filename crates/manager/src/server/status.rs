@@ -71,6 +71,8 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
         },
         state: Some(if s.up {
             t::FaceState::UP
+        } else if s.reconnecting {
+            t::FaceState::RECONNECTING
         } else {
             t::FaceState::DOWN
         }),
