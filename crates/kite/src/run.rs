@@ -3,6 +3,7 @@
 //! faces, routes and strategy choices of the configuration file, and serves NFD's management
 //! protocol, until SIGINT or SIGTERM.
 
+mod metrics;
 mod options;
 pub(crate) use options::default_inline;
 mod startup;
@@ -100,6 +101,12 @@ pub struct RunArgs {
     /// `info,kite_fw::runtime=debug`. Default: $KITE_LOG, else the file's, else info.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
+    /// Serve the forwarder's counters over HTTP on ADDR: `/metrics` for Prometheus (text
+    /// format, or OpenMetrics when asked for), a status page at `/` and `/status.json`.
+    /// Anyone who can reach ADDR can read them: keep it on loopback or a management network.
+    /// Off by default.
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics: Option<SocketAddr>,
     /// Name components hashed to choose an Interest's forwarding thread (0: whole name).
     /// Default: 2.
     #[arg(long, value_name = "K")]
@@ -154,6 +161,18 @@ pub fn run(args: RunArgs) -> Result<String> {
         let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
         return Err(e.context(format!("configuration {}", file.display())));
     }
+    let metrics = match config.metrics.listen {
+        Some(addr) => match metrics::start(addr, manager.status_source()) {
+            Ok(local) => Some(local),
+            Err(e) => {
+                drop(manager);
+                runtime.shutdown();
+                let _ = std::fs::remove_file(&socket);
+                return Err(e);
+            }
+        },
+        None => None,
+    };
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;
@@ -163,6 +182,9 @@ pub fn run(args: RunArgs) -> Result<String> {
         format!("{threads} forwarding thread(s)")
     };
     eprintln!("kite: forwarding with {shards} on {listeners}");
+    if let Some(addr) = metrics {
+        eprintln!("kite: metrics at http://{addr}/metrics, status page at http://{addr}/");
+    }
     eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C");
 
     let mut signals = signal_hook::iterator::Signals::new([

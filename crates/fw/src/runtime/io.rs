@@ -128,6 +128,8 @@ pub(crate) struct IoThread {
     rereading_channels: Vec<Token>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
+    /// Time spent in turns that did work (handled an event, forwarded or wrote).
+    busy: Arc<super::BusyTime>,
 }
 
 impl IoThread {
@@ -142,6 +144,7 @@ impl IoThread {
         fwd: Vec<(Sender<FwCommand>, Waker)>,
         shards: Vec<Worker>,
         face_events: Sender<FaceEvent>,
+        busy: Arc<super::BusyTime>,
     ) -> Result<Self, super::StartError> {
         let mut channels = Vec::new();
         if let Some(path) = &config.unix_socket {
@@ -219,6 +222,7 @@ impl IoThread {
             rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
+            busy,
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -231,12 +235,19 @@ impl IoThread {
 
     pub fn run(mut self) {
         let mut spin_until = Instant::now();
+        // When the last poll returned, and whether it brought events: a turn runs from there
+        // to the next poll, and counts as busy when it handled events or did work.
+        let mut turn_start = spin_until;
+        let mut had_events = false;
         loop {
             let (forwarded, held) = self.forward_inline();
             let worked = self.drain_output() || forwarded || held;
             let t = Instant::now();
             if worked {
                 spin_until = t + SPIN_TIME;
+            }
+            if worked || had_events {
+                self.busy.add(t.saturating_duration_since(turn_start));
             }
             // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
             // the inline shards' next timer, unless work slipped in after the announcement.
@@ -281,6 +292,8 @@ impl IoThread {
                 );
             }
             let now = Instant::now();
+            turn_start = now;
+            had_events = !self.events.is_empty();
             // The events are copied out (into a buffer kept across polls) because handling
             // one needs the whole thread mutably.
             let mut ready = core::mem::take(&mut self.ready);
@@ -673,6 +686,7 @@ impl IoThread {
             local_fields: face.local_fields(),
             marking: face.congestion_marking(),
             up: face.is_up(),
+            out_queue: face.pending_output(),
             counters: *face.counters(),
         }
     }

@@ -6,9 +6,11 @@
 //! NFD's default configuration (`authorize certfile any`) does for local apps.
 
 mod commands;
+mod snapshot;
 mod status;
 mod strategy_load;
 
+pub use snapshot::{Snapshot, StatusSource, Tables};
 pub use strategy_load::StrategyLoader;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -51,6 +53,10 @@ pub struct Manager {
     /// (it answers every other request at once), and each for a bounded time.
     creating: std::collections::HashMap<u64, (Name, PitToken)>,
     next_tag: u64,
+    /// Snapshots asked for by [`StatusSource`]s (the metrics endpoint); the sender is kept to
+    /// hand out.
+    snapshot_tx: crossbeam_channel::Sender<snapshot::SnapshotRequest>,
+    snapshot_rx: Receiver<snapshot::SnapshotRequest>,
     /// The last dataset version published.
     last_version: u64,
     start_unix_ms: u64,
@@ -77,6 +83,7 @@ impl Manager {
     /// Takes over the FIB writer, which [`Manager::route_internal_face`] has prepared.
     pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
         let (created_tx, created_rx) = crossbeam_channel::unbounded();
+        let (snapshot_tx, snapshot_rx) = snapshot::channel();
         Manager {
             runtime,
             fib,
@@ -91,6 +98,8 @@ impl Manager {
             created_rx,
             creating: std::collections::HashMap::new(),
             next_tag: 0,
+            snapshot_tx,
+            snapshot_rx,
             last_version: 0,
             start_unix_ms: unix_ms(),
         }
@@ -107,6 +116,7 @@ impl Manager {
         let internal = self.runtime.internal_packets().clone();
         let events = self.runtime.face_events().clone();
         let created = self.created_rx.clone();
+        let snapshots = self.snapshot_rx.clone();
         loop {
             let timeout = self
                 .rib
@@ -126,6 +136,11 @@ impl Manager {
                 recv(created) -> c => {
                     if let Ok((tag, r)) = c {
                         self.on_face_created(tag, r);
+                    }
+                },
+                recv(snapshots) -> r => {
+                    if let Ok(r) = r {
+                        self.on_snapshot_request(r);
                     }
                 },
                 default(timeout) => {}
