@@ -30,13 +30,16 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// A table: header cells, then rows of (cell, numeric) pairs.
+/// A table: header cells (none: no header row), then rows of cells.
 fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Cell>>) {
-    out.push_str("<table><tr>");
-    for h in head {
-        let _ = write!(out, "<th>{}</th>", esc(h));
+    out.push_str("<table>");
+    if !head.is_empty() {
+        out.push_str("<tr>");
+        for h in head {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        out.push_str("</tr>");
     }
-    out.push_str("</tr>");
     for row in rows {
         out.push_str("<tr>");
         for c in row {
@@ -145,7 +148,7 @@ pub fn render(s: &Snapshot) -> String {
     let cs = &s.cs;
     table(
         &mut out,
-        &["", ""],
+        &[],
         [
             vec![t("capacity"), Cell::Num(cs.capacity)],
             vec![t("entries"), Cell::Id("g-cs", cs.n_cs_entries)],
