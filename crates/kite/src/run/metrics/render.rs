@@ -433,3 +433,40 @@ pub fn json(s: &Snapshot) -> String {
     });
     doc.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exposition(openmetrics: bool) -> String {
+        let mut e = Exposition {
+            out: String::new(),
+            openmetrics,
+        };
+        e.family("kite_x", Kind::Counter, "Help with \\ and\na newline.");
+        e.sample(
+            "kite_x_total",
+            &[("remote", "a\"b\\c\nd"), ("reason", "r")],
+            7,
+        );
+        e.single("kite_g", Kind::Gauge, "A gauge.", 3);
+        e.out
+    }
+
+    #[test]
+    fn counters_are_named_per_format_and_text_is_escaped() {
+        let text = exposition(false);
+        assert!(text.contains("# TYPE kite_x_total counter\n"), "{text}");
+        assert!(text.contains("# HELP kite_x_total Help with \\\\ and\\na newline.\n"));
+        assert!(text.contains("kite_x_total{remote=\"a\\\"b\\\\c\\nd\",reason=\"r\"} 7\n"));
+        assert!(text.contains("# TYPE kite_g gauge\nkite_g 3\n"));
+        let om = exposition(true);
+        assert!(om.contains("# TYPE kite_x counter\n"), "{om}");
+        assert!(om.contains("kite_x_total{"));
+    }
+
+    #[test]
+    fn seconds_keep_nanoseconds() {
+        assert_eq!(seconds(std::time::Duration::new(3, 5)), "3.000000005");
+    }
+}
