@@ -238,6 +238,29 @@ fn hostile_http_clients_hold_bounded_connections_and_requests() {
     assert!(common::peer::general(d.socket()).n_in_interests > 0);
 }
 
+#[test]
+fn a_metrics_address_that_cannot_be_bound_stops_the_start() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("nfd.sock");
+    let out = common::tools::kite(&[
+        "run",
+        "--local-only",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--metrics",
+        &addr,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen for metrics on {addr}")),
+        "{stderr}"
+    );
+    assert!(!socket.exists(), "the unix socket is removed");
+}
+
 /// Chromium, or None (the test then skips, saying so).
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser"].into_iter().find(|c| {
