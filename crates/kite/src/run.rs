@@ -150,6 +150,12 @@ pub fn run(args: RunArgs) -> Result<String> {
     let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
     Manager::route_internal_face(&mut fib);
     let listeners = describe_listeners(&runtime_config);
+    let metrics = config
+        .metrics
+        .listen
+        .map(metrics::Listener::bind)
+        .transpose()?;
+    let mut metrics_addr = None;
     let runtime = Runtime::start(runtime_config, readers, strategies.clone(), hasher)
         .context("cannot start the forwarder")?;
     let mut manager = Manager::new(runtime.handle(), fib, strategies);
@@ -161,18 +167,20 @@ pub fn run(args: RunArgs) -> Result<String> {
         let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
         return Err(e.context(format!("configuration {}", file.display())));
     }
-    let metrics = match config.metrics.listen {
-        Some(addr) => match metrics::start(addr, manager.status_source()) {
-            Ok(local) => Some(local),
+    if let Some(listener) = metrics {
+        let served = listener
+            .local_addr()
+            .and_then(|a| listener.serve(manager.status_source()).map(|()| a));
+        match served {
+            Ok(a) => metrics_addr = Some(a),
             Err(e) => {
                 drop(manager);
                 runtime.shutdown();
                 let _ = std::fs::remove_file(&socket);
                 return Err(e);
             }
-        },
-        None => None,
-    };
+        }
+    }
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;
@@ -182,7 +190,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         format!("{threads} forwarding thread(s)")
     };
     eprintln!("kite: forwarding with {shards} on {listeners}");
-    if let Some(addr) = metrics {
+    if let Some(addr) = metrics_addr {
         eprintln!("kite: metrics at http://{addr}/metrics, status page at http://{addr}/");
     }
     eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C");

@@ -35,28 +35,44 @@ pub const PAGE_ROWS: usize = 1000;
 
 const LISTENER: Token = Token(0);
 
-/// Opens the listener on `addr` (an error when it cannot be bound) and serves it from a new
-/// thread, `kite-metrics`.
-pub fn start(addr: SocketAddr, source: StatusSource) -> Result<SocketAddr> {
-    let mut listener =
-        TcpListener::bind(addr).with_context(|| format!("cannot listen for metrics on {addr}"))?;
-    let local = listener.local_addr()?;
-    let poll = Poll::new()?;
-    poll.registry()
-        .register(&mut listener, LISTENER, Interest::READABLE)?;
-    let server = Server {
-        poll,
-        listener,
-        conns: HashMap::new(),
-        next_token: 1,
-        source,
-        counters: None,
-        page: None,
-    };
-    std::thread::Builder::new()
-        .name("kite-metrics".into())
-        .spawn(move || server.run())?;
-    Ok(local)
+/// The metrics listener, bound but not served yet.
+pub struct Listener(TcpListener);
+
+impl Listener {
+    /// Binds `addr`: before the forwarder opens its own sockets, so a port that cannot be
+    /// bound stops the start early, and the listener accepts (into its backlog) as soon as
+    /// the forwarder's sockets do.
+    pub fn bind(addr: SocketAddr) -> Result<Listener> {
+        TcpListener::bind(addr)
+            .map(Listener)
+            .with_context(|| format!("cannot listen for metrics on {addr}"))
+    }
+
+    /// The address it is bound to.
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        Ok(self.0.local_addr()?)
+    }
+
+    /// Serves it from a new thread, `kite-metrics`, with snapshots from `source`.
+    pub fn serve(self, source: StatusSource) -> Result<()> {
+        let mut listener = self.0;
+        let poll = Poll::new()?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let server = Server {
+            poll,
+            listener,
+            conns: HashMap::new(),
+            next_token: 1,
+            source,
+            counters: None,
+            page: None,
+        };
+        std::thread::Builder::new()
+            .name("kite-metrics".into())
+            .spawn(move || server.run())?;
+        Ok(())
+    }
 }
 
 /// A snapshot and the bodies rendered from it so far.
