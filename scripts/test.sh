@@ -41,14 +41,19 @@ command -v nsenter >/dev/null || need_apt util-linux
 command -v groff >/dev/null || need_apt groff-base
 command -v man >/dev/null || need_apt man-db
 command -v strip >/dev/null || need_apt binutils
+# The status page of `kite run --metrics` is rendered in headless Chromium.
+command -v chromium >/dev/null || need_apt chromium
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
 
-step "python-ndn (PyPI) in .venv, for the cross-implementation tests"
+step "python-ndn and prometheus-client (PyPI) in .venv, for the cross-implementation and metrics tests"
 if ! .venv/bin/python -c 'import ndn' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check 'python-ndn>=0.5.2,<0.6'
 fi
-.venv/bin/python -c 'import importlib.metadata as m; print("python-ndn", m.version("python-ndn"))'
+if ! .venv/bin/python -c 'import prometheus_client' 2>/dev/null; then
+  .venv/bin/pip install --quiet --disable-pip-version-check 'prometheus-client>=0.20,<1'
+fi
+.venv/bin/python -c 'import importlib.metadata as m; print("python-ndn", m.version("python-ndn"), "prometheus-client", m.version("prometheus-client"))'
 export KITE_PYTHON="$PWD/.venv/bin/python"
 
 step "NDNd v1.5.3 (Go module proxy), for the Kite-NDNd interop test"

@@ -5,6 +5,7 @@
 //! systemd (`$NOTIFY_SOCKET`), it tells its service manager when it is ready, reloading and
 //! stopping (dist/systemd/kite.service).
 
+mod metrics;
 mod notify;
 mod options;
 pub(crate) use options::default_inline;
@@ -115,6 +116,12 @@ pub struct RunArgs {
     /// else the file's, else info.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
+    /// Serve the forwarder's counters over HTTP on ADDR: `/metrics` for Prometheus (text
+    /// format, or OpenMetrics when asked for), a status page at `/` and `/status.json`.
+    /// Anyone who can reach ADDR can read them: keep it on loopback or a management network.
+    /// Off by default.
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics: Option<SocketAddr>,
     /// Name components hashed to choose an Interest's forwarding thread (0: whole name).
     /// Default: 2.
     #[arg(long, value_name = "K")]
@@ -157,6 +164,12 @@ pub fn run(args: RunArgs) -> Result<String> {
     let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
     Manager::route_internal_face(&mut fib);
     let listeners = describe_listeners(&runtime_config);
+    let metrics = config
+        .metrics
+        .listen
+        .map(metrics::Listener::bind)
+        .transpose()?;
+    let mut metrics_addr = None;
     let runtime = Runtime::start(runtime_config, readers, strategies.clone(), hasher)
         .context("cannot start the forwarder")?;
     let mut manager = Manager::new(runtime.handle(), fib, strategies);
@@ -172,6 +185,20 @@ pub fn run(args: RunArgs) -> Result<String> {
             return Err(e.context(format!("configuration {}", file.display())));
         }
     };
+    if let Some(listener) = metrics {
+        let served = listener
+            .local_addr()
+            .and_then(|a| listener.serve(manager.status_source()).map(|()| a));
+        match served {
+            Ok(a) => metrics_addr = Some(a),
+            Err(e) => {
+                drop(manager);
+                runtime.shutdown();
+                let _ = std::fs::remove_file(&socket);
+                return Err(e);
+            }
+        }
+    }
     let mut reloader = reload::Reloader::new(
         args.config.clone(),
         config,
@@ -189,6 +216,9 @@ pub fn run(args: RunArgs) -> Result<String> {
         format!("{threads} forwarding thread(s)")
     };
     eprintln!("kite: forwarding with {shards} on {listeners}");
+    if let Some(addr) = metrics_addr {
+        eprintln!("kite: metrics at http://{addr}/metrics, status page at http://{addr}/");
+    }
     eprintln!("kite: NFD management at /localhost/nfd; stop with Ctrl-C, reload with SIGHUP");
     notifier.ready();
 

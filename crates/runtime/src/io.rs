@@ -145,6 +145,8 @@ pub(crate) struct IoThread {
     last_housekeeping: Instant,
     spin_when_idle: bool,
     log: IoLog,
+    /// Time spent in turns that did work (handled an event, forwarded or wrote).
+    busy: Arc<super::BusyTime>,
 }
 
 impl IoThread {
@@ -159,6 +161,7 @@ impl IoThread {
         fwd: Vec<(Sender<FwCommand>, Waker)>,
         shards: Vec<Worker>,
         face_events: Sender<FaceEvent>,
+        busy: Arc<super::BusyTime>,
     ) -> Result<Self, super::StartError> {
         let mut channels = Vec::new();
         if let Some(path) = &config.unix_socket {
@@ -239,6 +242,7 @@ impl IoThread {
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
             log: IoLog::new(),
+            busy,
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -251,12 +255,19 @@ impl IoThread {
 
     pub fn run(mut self) {
         let mut spin_until = Instant::now();
+        // When the last poll returned, and whether it brought events: a turn runs from there
+        // to the next poll, and counts as busy when it handled events or did work.
+        let mut turn_start = spin_until;
+        let mut had_events = false;
         loop {
             let (forwarded, held) = self.forward_inline();
             let worked = self.drain_output() || forwarded || held;
             let t = Instant::now();
             if worked {
                 spin_until = t + SPIN_TIME;
+            }
+            if worked || had_events {
+                self.busy.add(t.saturating_duration_since(turn_start));
             }
             // Busy: poll without blocking. Otherwise sleep until the housekeeping tick or
             // the inline shards' next timer, unless work slipped in after the announcement.
@@ -305,6 +316,8 @@ impl IoThread {
                 );
             }
             let now = Instant::now();
+            turn_start = now;
+            had_events = !self.events.is_empty();
             // The events are copied out (into a buffer kept across polls) because handling
             // one needs the whole thread mutably.
             let mut ready = core::mem::take(&mut self.ready);
@@ -826,6 +839,7 @@ impl IoThread {
             marking: face.congestion_marking(),
             up: face.is_up(),
             reconnecting: face.is_redialing(),
+            out_queue: face.pending_output(),
             counters: *face.counters(),
         }
     }

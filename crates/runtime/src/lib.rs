@@ -20,6 +20,7 @@
 //! `epoll_wait` for the I/O thread) after announcing it sleeps; producers wake a thread only when
 //! it announced that. See docs/architecture.md for the measurements behind these choices.
 
+mod busy;
 pub mod codel;
 mod dispatch;
 mod fwdlog;
@@ -39,6 +40,7 @@ use crossbeam_channel::{Receiver, Sender};
 use kite_face::{FaceConfig, FaceCounters, FaceUri, MarkingConfig, Persistency};
 use kite_packet::{DataView, PitToken};
 
+pub use busy::{BusyTime, BusyTimes};
 use codel::CoDelConfig;
 use kite_fw::face::{FaceId, FaceScope, LinkType};
 use kite_fw::fib::FibReaderFactory;
@@ -148,6 +150,8 @@ pub struct FaceStatus {
     pub up: bool,
     /// Whether it is dialing its peer again (a lost TCP face, permanent or configured).
     pub reconnecting: bool,
+    /// Frames waiting in its output queue (what the socket has not taken yet).
+    pub out_queue: usize,
     /// Counters.
     pub counters: FaceCounters,
 }
@@ -269,6 +273,32 @@ pub struct ThreadCounters {
     pub codel_marked: u64,
     /// Packets dropped on the way out: the I/O thread's ring was full or the face was gone.
     pub queue_dropped: u64,
+    /// Packets waiting in each of its rings now.
+    pub queues: QueueDepths,
+}
+
+/// Packets waiting in a forwarding thread's rings, and each ring's slots.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueDepths {
+    /// `/localhost` Interests from local faces (management's ring).
+    pub local: RingDepth,
+    /// Interests.
+    pub interests: RingDepth,
+    /// Data.
+    pub data: RingDepth,
+    /// Nacks.
+    pub nacks: RingDepth,
+    /// Packets this thread sent toward the I/O thread's output stage.
+    pub output: RingDepth,
+}
+
+/// One ring's occupancy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RingDepth {
+    /// Packets waiting.
+    pub len: usize,
+    /// Slots.
+    pub capacity: usize,
 }
 
 /// Management's grip on the running threads.
@@ -282,6 +312,10 @@ pub struct RuntimeHandle {
     hasher: NameHasher,
     ndt: Arc<Ndt>,
     clock: MonotonicClock,
+    /// The I/O thread's busy time, then each shard's.
+    io_busy: Arc<BusyTime>,
+    shard_busy: Vec<Arc<BusyTime>>,
+    inline: bool,
 }
 
 /// The running forwarder.
@@ -356,9 +390,13 @@ impl Runtime {
         let mut threads = Vec::new();
         let mut fwd = Vec::with_capacity(n);
         let mut shards = Vec::new();
+        let io_busy = Arc::new(BusyTime::default());
+        let mut shard_busy = Vec::with_capacity(n);
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(n);
         for (i, (inputs, out)) in fwd_inputs.into_iter().zip(to_io).enumerate() {
             let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();
+            let busy = Arc::new(BusyTime::default());
+            shard_busy.push(busy.clone());
             let worker = worker::Worker::new(
                 i as u8,
                 &config,
@@ -374,6 +412,7 @@ impl Runtime {
                     waker: io_waker.clone(),
                     sleep: io_sleep.clone(),
                 },
+                busy,
             );
             if config.inline_forwarding {
                 // Run by the I/O thread: whoever feeds the shard wakes that thread.
@@ -408,6 +447,7 @@ impl Runtime {
             .map(|(tx, (_, w))| (tx, w))
             .collect();
 
+        let inline = config.inline_forwarding;
         let io_thread = io::IoThread::new(
             &config,
             poll,
@@ -424,6 +464,7 @@ impl Runtime {
             fwd.iter().map(|(tx, w)| (tx.clone(), w.clone())).collect(),
             shards,
             event_tx,
+            io_busy.clone(),
         )?;
         threads.push(
             std::thread::Builder::new()
@@ -440,6 +481,9 @@ impl Runtime {
                 hasher,
                 ndt,
                 clock,
+                io_busy,
+                shard_busy,
+                inline,
             },
             threads,
         })
@@ -677,6 +721,16 @@ impl RuntimeHandle {
             let (tx, w) = &self.fwd[t];
             let _ = tx.send(FwCommand::InternalData(data.clone(), token));
             w.wake();
+        }
+    }
+
+    /// How long the I/O thread and each forwarding shard have spent working: read from
+    /// their counters directly, without asking the threads.
+    pub fn busy_times(&self) -> BusyTimes {
+        BusyTimes {
+            io: self.io_busy.get(),
+            shards: self.shard_busy.iter().map(|b| b.get()).collect(),
+            inline: self.inline,
         }
     }
 

@@ -15,7 +15,9 @@ use rtrb::{Consumer, Producer, PushError};
 use super::codel::CoDel;
 use super::dispatch::{InputRings, Stamped};
 use super::park::{Waker, SPIN_POLLS};
-use super::{FwCommand, InternalInterest, RuntimeConfig, ThreadCounters};
+use super::{
+    BusyTime, FwCommand, InternalInterest, QueueDepths, RingDepth, RuntimeConfig, ThreadCounters,
+};
 use crate::lograte::DROP_CHECK_INTERVAL;
 use kite_fw::face::{FaceId, FaceScope, LinkType};
 use kite_fw::fib::FibReader;
@@ -70,6 +72,8 @@ pub(crate) struct Worker {
     thread: u8,
     spin_when_idle: bool,
     log: super::fwdlog::FwdLog,
+    /// Time spent in turns that did work (`Worker::step` returning [`Step::Worked`]).
+    busy: Arc<BusyTime>,
 }
 
 impl Worker {
@@ -86,6 +90,7 @@ impl Worker {
         commands: Receiver<FwCommand>,
         internal: Sender<InternalInterest>,
         io: IoWake,
+        busy: Arc<BusyTime>,
     ) -> Self {
         let mut fwd = Forwarder::new(
             thread,
@@ -126,6 +131,7 @@ impl Worker {
             thread,
             spin_when_idle: config.spin_when_idle,
             log: super::fwdlog::FwdLog::new(thread),
+            busy,
         }
     }
 
@@ -185,6 +191,8 @@ impl Worker {
             self.data.clear();
             self.nacks.clear();
             self.route_out();
+            // One clock read per burst that did work (the one at the top is shared).
+            self.busy.add(self.clock.now().since(now));
             return Ok(Step::Worked);
         }
         if !self.held.is_empty() {
@@ -322,6 +330,16 @@ impl Worker {
                 + self.aqm.data.marked()
                 + self.aqm.nacks.marked(),
             queue_dropped: self.out_dropped,
+            queues: QueueDepths {
+                local: depth(&self.inputs.local),
+                interests: depth(&self.inputs.interests),
+                data: depth(&self.inputs.data),
+                nacks: depth(&self.inputs.nacks),
+                output: RingDepth {
+                    len: self.out_ring.buffer().capacity() - self.out_ring.slots(),
+                    capacity: self.out_ring.buffer().capacity(),
+                },
+            },
         }
     }
 
@@ -392,6 +410,14 @@ pub(crate) enum Step {
     Held,
     /// Nothing to do.
     Idle,
+}
+
+/// A ring's occupancy, read by its consumer.
+fn depth<T>(ring: &Consumer<T>) -> RingDepth {
+    RingDepth {
+        len: ring.slots(),
+        capacity: ring.buffer().capacity(),
+    }
 }
 
 /// Takes up to `n` packets from `ring` into `into`, setting the congestion mark on those CoDel

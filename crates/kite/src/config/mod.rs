@@ -29,6 +29,8 @@ pub struct Config {
     pub face_system: FaceSystem,
     /// `[tables]`.
     pub tables: Tables,
+    /// `[metrics]`.
+    pub metrics: Metrics,
     /// `[[face]]`: faces created at start.
     #[serde(rename = "face", skip_serializing_if = "Vec::is_empty")]
     pub faces: Vec<FaceEntry>,
@@ -44,6 +46,16 @@ pub struct Log {
     /// `filter`: a level or per-module directives (default: $KITE_LOG, else `info`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filter: Option<LogFilter>,
+}
+
+/// `[metrics]`: the HTTP listener with Prometheus metrics and the status page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Metrics {
+    /// `listen`: address of the HTTP listener serving `/metrics` (Prometheus text or
+    /// OpenMetrics), `/status.json` and the status page `/`; none (off) by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<SocketAddr>,
 }
 
 /// `[forwarder]`: the forwarding threads.

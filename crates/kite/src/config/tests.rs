@@ -62,6 +62,9 @@ fn every_key() -> Config {
                 on_demand_limit: 200,
             },
         },
+        metrics: Metrics {
+            listen: Some("127.0.0.1:9363".parse().unwrap()),
+        },
         tables: Tables {
             network_region: vec![Prefix(name("/region"))],
             cs: Cs {

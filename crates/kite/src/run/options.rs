@@ -65,6 +65,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(b) = args.reassembly_bytes {
         config.face_system.reassembly_bytes = b;
     }
+    if let Some(a) = args.metrics {
+        config.metrics.listen = Some(a);
+    }
     if let Some(f) = &args.log {
         config.log.filter = Some(LogFilter::parse(f).map_err(|e| anyhow::anyhow!("--log: {e}"))?);
     } else if let Some(f) = env_log {

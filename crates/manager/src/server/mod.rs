@@ -7,9 +7,11 @@
 
 mod commands;
 mod log;
+mod snapshot;
 mod status;
 mod strategy_load;
 
+pub use snapshot::{Snapshot, StatusSource, Tables};
 pub use strategy_load::StrategyLoader;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -60,6 +62,10 @@ pub struct Manager {
     /// Work handed over by [`Manager::jobs`]'s senders.
     jobs_tx: crossbeam_channel::Sender<Job>,
     jobs_rx: Receiver<Job>,
+    /// Snapshots asked for by [`StatusSource`]s (the metrics endpoint); the sender is kept to
+    /// hand out.
+    snapshot_tx: crossbeam_channel::Sender<snapshot::SnapshotRequest>,
+    snapshot_rx: Receiver<snapshot::SnapshotRequest>,
     /// The last dataset version published.
     last_version: u64,
     start_unix_ms: u64,
@@ -99,6 +105,7 @@ impl Manager {
     pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
         let (created_tx, created_rx) = crossbeam_channel::unbounded();
         let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
+        let (snapshot_tx, snapshot_rx) = snapshot::channel();
         Manager {
             runtime,
             fib,
@@ -115,6 +122,8 @@ impl Manager {
             next_tag: 0,
             jobs_tx,
             jobs_rx,
+            snapshot_tx,
+            snapshot_rx,
             last_version: 0,
             start_unix_ms: unix_ms(),
             log: log::budget(),
@@ -138,6 +147,7 @@ impl Manager {
         let events = self.runtime.face_events().clone();
         let created = self.created_rx.clone();
         let jobs = self.jobs_rx.clone();
+        let snapshots = self.snapshot_rx.clone();
         loop {
             let timeout = self
                 .rib
@@ -162,6 +172,11 @@ impl Manager {
                 recv(created) -> c => {
                     if let Ok((tag, r)) = c {
                         self.on_face_created(tag, r);
+                    }
+                },
+                recv(snapshots) -> r => {
+                    if let Ok(r) = r {
+                        self.on_snapshot_request(r);
                     }
                 },
                 default(timeout) => {}

@@ -81,7 +81,7 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
 
 /// The faces every NFD lists besides its sockets: internal (management), the Content Store's,
 /// and the null face.
-fn builtin_faces() -> Vec<FaceStatus> {
+pub(super) fn builtin_faces() -> Vec<FaceStatus> {
     [
         (1, "internal://"),
         (254, "contentstore://"),
@@ -108,7 +108,7 @@ fn builtin_faces() -> Vec<FaceStatus> {
 }
 
 /// Every face, built-in ones first, in id order.
-fn all_faces(runtime: &kite_runtime::RuntimeHandle) -> Vec<FaceStatus> {
+pub(super) fn all_faces(runtime: &kite_runtime::RuntimeHandle) -> Vec<FaceStatus> {
     let mut faces = builtin_faces();
     faces.extend(runtime.faces().iter().map(face_status));
     faces
@@ -134,67 +134,71 @@ impl Manager {
     /// The payload of a dataset.
     pub(super) fn dataset(&self, ds: &Dataset) -> Vec<u8> {
         match ds {
-            Dataset::StatusGeneral => self.general().encode(),
+            Dataset::StatusGeneral => self.general(&self.runtime.thread_counters()).encode(),
             Dataset::FacesList => encode_items(&all_faces(&self.runtime)),
             Dataset::FacesQuery(filter) => {
                 let mut faces = all_faces(&self.runtime);
                 faces.retain(|f| filter.matches(f));
                 encode_items(&faces)
             }
-            Dataset::FacesChannels => {
-                let channels: Vec<ChannelStatus> = self
-                    .runtime
-                    .channels()
-                    .iter()
-                    .map(|c| ChannelStatus {
-                        local_uri: c.local.to_string(),
-                        drops: ChannelDrops {
-                            n_truncated: c.counters.n_truncated,
-                            n_malformed: c.counters.n_malformed,
-                            n_foreign: c.counters.n_foreign,
-                            n_no_face: c.counters.n_no_face,
-                        },
-                    })
-                    .collect();
-                encode_items(&channels)
-            }
-            Dataset::FibList => {
-                let entries: Vec<FibEntry> = self
-                    .fib
-                    .routes()
-                    .map(|(name, hops)| FibEntry {
-                        name: name.clone(),
-                        next_hops: hops
-                            .iter()
-                            .map(|h| NextHopRecord {
-                                face_id: h.face.0,
-                                cost: u64::from(h.cost),
-                            })
-                            .collect(),
-                    })
-                    .collect();
-                encode_items(&entries)
-            }
+            Dataset::FacesChannels => encode_items(&self.channels()),
+            Dataset::FibList => encode_items(&self.fib_entries(usize::MAX)),
             Dataset::RibList => encode_items(&self.rib.list(self.now_ms())),
-            Dataset::StrategyChoiceList => {
-                let choices: Vec<StrategyChoice> = self
-                    .fib
-                    .strategy_choices()
-                    .filter_map(|(name, id)| {
-                        Some(StrategyChoice {
-                            name: name.clone(),
-                            strategy: self.strategies.get(id)?.name().clone(),
-                        })
-                    })
-                    .collect();
-                encode_items(&choices)
-            }
+            Dataset::StrategyChoiceList => encode_items(&self.strategy_choices()),
             Dataset::CsInfo => cs_totals(&self.runtime.thread_counters()).encode(),
         }
     }
 
-    fn general(&self) -> ForwarderStatus {
-        let threads = self.runtime.thread_counters();
+    /// The listeners with their drop counters (`faces/channels`).
+    pub(super) fn channels(&self) -> Vec<ChannelStatus> {
+        self.runtime
+            .channels()
+            .iter()
+            .map(|c| ChannelStatus {
+                local_uri: c.local.to_string(),
+                drops: ChannelDrops {
+                    n_truncated: c.counters.n_truncated,
+                    n_malformed: c.counters.n_malformed,
+                    n_foreign: c.counters.n_foreign,
+                    n_no_face: c.counters.n_no_face,
+                },
+            })
+            .collect()
+    }
+
+    /// The first `limit` FIB entries (`fib/list`).
+    pub(super) fn fib_entries(&self, limit: usize) -> Vec<FibEntry> {
+        self.fib
+            .routes()
+            .take(limit)
+            .map(|(name, hops)| FibEntry {
+                name: name.clone(),
+                next_hops: hops
+                    .iter()
+                    .map(|h| NextHopRecord {
+                        face_id: h.face.0,
+                        cost: u64::from(h.cost),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Every strategy choice (`strategy-choice/list`).
+    pub(super) fn strategy_choices(&self) -> Vec<StrategyChoice> {
+        self.fib
+            .strategy_choices()
+            .filter_map(|(name, id)| {
+                Some(StrategyChoice {
+                    name: name.clone(),
+                    strategy: self.strategies.get(id)?.name().clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// `status/general`, from the threads' counters.
+    pub(super) fn general(&self, threads: &[ThreadCounters]) -> ForwarderStatus {
         let sum = |f: fn(&ThreadCounters) -> u64| threads.iter().map(f).sum::<u64>();
         ForwarderStatus {
             nfd_version: VERSION.into(),

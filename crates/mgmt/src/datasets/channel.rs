@@ -33,6 +33,16 @@ pub struct ChannelDrops {
 }
 
 impl ChannelDrops {
+    /// Each counter with a short name (as `kite channel list --json` names them).
+    pub fn by_reason(&self) -> [(&'static str, u64); 4] {
+        [
+            ("truncated", self.n_truncated),
+            ("malformed", self.n_malformed),
+            ("foreign", self.n_foreign),
+            ("no_face", self.n_no_face),
+        ]
+    }
+
     fn to_array(self) -> [u64; 4] {
         [
             self.n_truncated,

@@ -123,6 +123,21 @@ pub struct FaceDrops {
 }
 
 impl FaceDrops {
+    /// Each counter with the short name `kite face show` prints it under.
+    pub fn by_reason(&self) -> [(&'static str, u64); 9] {
+        [
+            ("malformed", self.n_in_malformed),
+            ("lp", self.n_in_lp_dropped),
+            ("reassembly", self.n_reassembly_dropped),
+            ("framing", self.n_framing_errors),
+            ("queue-full", self.n_out_queue_full),
+            ("too-large", self.n_out_too_large),
+            ("fwd-queue-full", self.n_in_queue_full),
+            ("link-down", self.n_out_link_down),
+            ("in-too-large", self.n_in_too_large),
+        ]
+    }
+
     fn to_array(self) -> [u64; 8] {
         [
             self.n_in_malformed,

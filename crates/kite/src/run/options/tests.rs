@@ -41,6 +41,8 @@ listen = ["127.0.0.1:7003"]
 [face_system.ether]
 interfaces = ["file0"]
 on_demand_limit = 60
+[metrics]
+listen = "127.0.0.1:7004"
 [tables]
 network_region = ["/region"]
 [tables.cs]
@@ -95,6 +97,8 @@ fn every_flag_overrides_the_file() {
         "80",
         "--max-interest-lifetime",
         "5000",
+        "--metrics",
+        "127.0.0.1:8004",
     ]);
     apply(&mut c, &flags, Some("trace")).unwrap();
     let fs = &c.face_system;
@@ -118,6 +122,7 @@ fn every_flag_overrides_the_file() {
     assert_eq!(c.forwarder.dispatch_prefix, 0);
     assert_eq!(c.forwarder.max_interest_lifetime, 5000);
     assert_eq!(c.tables.cs.capacity, 50);
+    assert_eq!(c.metrics.listen, Some("127.0.0.1:8004".parse().unwrap()));
     assert_eq!(c.log.filter, Some(LogFilter("debug".into())));
     // what no flag sets stays as the file has it
     assert_eq!(fs.udp.mtu, 1400);
