@@ -126,6 +126,7 @@ impl Manager {
         if let Err(rejection) = cmd.validate() {
             return rejection.response();
         }
+        self.take_face_events();
         let now = self.now_ms();
         match self.perform(cmd, FaceId::INTERNAL, now) {
             Outcome::Done(r) => r,
@@ -285,6 +286,11 @@ impl Manager {
         let Some(name) = p.name.clone() else {
             return response(code::BAD_REQUEST, "failed in validating parameters");
         };
+        // NFD's RIB refuses a route through a face that does not exist, rather than hold a
+        // route nothing can use.
+        if !self.known_face(route.face_id) {
+            return response(code::GONE, "Face not found");
+        }
         match self.rib.register(&name, route, now) {
             Ok(changes) => {
                 self.apply(changes);

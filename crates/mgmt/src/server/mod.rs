@@ -192,6 +192,7 @@ impl Manager {
         let Ok(cmd) = parse_command(&interest) else {
             return;
         };
+        self.take_face_events();
         match self.execute(cmd, ingress, now) {
             Outcome::Done(resp) => self.reply(dataset::response_data(&name, &resp), token),
             Outcome::CreateFace(f) => {
@@ -221,6 +222,15 @@ impl Manager {
     fn reply(&self, wire: bytes::Bytes, token: PitToken) {
         if let Ok(d) = DataView::decode(wire) {
             self.runtime.send_internal_data(d, Some(token));
+        }
+    }
+
+    /// Handles the face events already queued. The I/O thread reports a face before it
+    /// reads the face's first packet, so after this every face a command can name is known
+    /// (the select in [`Manager::run`] may otherwise take the command first).
+    fn take_face_events(&mut self) {
+        while let Ok(e) = self.runtime.face_events().try_recv() {
+            self.on_face_event(e);
         }
     }
 
