@@ -66,7 +66,7 @@ enum Command {
     /// Show and configure the Content Store, and erase entries from it.
     Cs(ctl::cs::CsArgs),
     /// Measure reachability and round-trip time to a prefix (ndnping), or answer pings
-    /// under it with --server (ndnpingserver).
+    /// under it with --server (ndnpingserver). Exits 1 when any probe goes unanswered.
     Ping(tools::ping::PingArgs),
     /// Fetch a segmented object to standard output or a file (ndncatchunks).
     Get(tools::get::GetArgs),

@@ -17,3 +17,23 @@ fn a_route_to_a_missing_face_is_refused_with_410() {
     let fib = json(s, &["fib", "list"]).to_string();
     assert!(!fib.contains("/missing-face"), "{fib}");
 }
+
+#[test]
+fn ping_exits_1_when_a_probe_is_lost() {
+    let d = Daemon::local(&[]);
+    let out = common::tools::kite(&[
+        "ping",
+        "/nobody-answers",
+        "-c",
+        "2",
+        "-i",
+        "10",
+        "--timeout",
+        "200",
+        "--socket",
+        d.socket(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 packets transmitted, 0 received"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}
