@@ -37,3 +37,109 @@ fn ping_exits_1_when_a_probe_is_lost() {
     assert!(text.contains("2 packets transmitted, 0 received"), "{text}");
     assert_eq!(out.status.code(), Some(1), "{text}");
 }
+
+#[test]
+fn strategy_available_lists_asf_and_set_accepts_it() {
+    let d = Daemon::local(&[]);
+    let s = d.socket();
+    let all = json(s, &["strategy", "available"]).to_string();
+    for name in [
+        "/localhost/nfd/strategy/best-route/v=5",
+        "/localhost/nfd/strategy/multicast/v=5",
+        "/localhost/nfd/strategy/asf/v=5",
+    ] {
+        assert!(all.contains(name), "{name} in {all}");
+    }
+    let set = json(s, &["strategy", "set", "/asf", "asf"]);
+    assert_eq!(set["strategy"], "/localhost/nfd/strategy/asf/v=5", "{set}");
+    let choices = json(s, &["strategy", "list"]).to_string();
+    assert!(
+        choices.contains("/localhost/nfd/strategy/asf/v=5"),
+        "{choices}"
+    );
+}
+
+/// A producer on its own connection answering every Interest under its prefix after
+/// `delay`, counting them, until `stop`.
+fn producer(
+    socket: &str,
+    prefix: &str,
+    delay: std::time::Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+    std::thread::JoinHandle<()>,
+) {
+    use common::peer::{data, with_token, Conn};
+    use std::sync::atomic::Ordering;
+    let mut conn = Conn::unix(socket);
+    conn.register(prefix);
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = count.clone();
+    let thread = std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            if let common::peer::Got::Frame(f) = conn.recv(std::time::Duration::from_millis(50)) {
+                let Ok((h, kite_packet::NetPacket::Interest(i))) =
+                    kite_packet::NetPacket::decode_frame(f)
+                else {
+                    continue;
+                };
+                seen.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(delay);
+                let _ = conn.try_send(&with_token(h.pit_token, data(&i.name, &b"x"[..])));
+            }
+        }
+    });
+    (count, thread)
+}
+
+#[test]
+fn asf_moves_to_the_faster_producer_after_probing_it() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let d = Daemon::local(&[]);
+    let s = d.socket();
+    json(s, &["strategy", "set", "/asf", "asf"]);
+    let stop = Arc::new(AtomicBool::new(false));
+    // Registered first: the lower FaceId, chosen while neither is measured.
+    let (slow, slow_thread) = producer(s, "/asf", Duration::from_millis(40), stop.clone());
+    let (fast, fast_thread) = producer(s, "/asf", Duration::ZERO, stop.clone());
+    let mut consumer = common::peer::Conn::unix(s);
+    // Every name shares its first two components, so one forwarding thread (one set of
+    // measurements) sees them all.
+    let mut n = 0;
+    let mut fetch = |consumer: &mut common::peer::Conn| {
+        n += 1;
+        consumer.fetch(&format!("/asf/x/{n}"), Duration::from_secs(2));
+    };
+    fetch(&mut consumer);
+    assert_eq!(
+        slow.load(Ordering::Relaxed),
+        1,
+        "unmeasured: the first face"
+    );
+    // The first probe comes within 5 s and goes to the unmeasured fast producer.
+    let until = Instant::now() + Duration::from_secs(8);
+    while fast.load(Ordering::Relaxed) == 0 && Instant::now() < until {
+        fetch(&mut consumer);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(fast.load(Ordering::Relaxed) > 0, "probed within 5 s");
+    std::thread::sleep(Duration::from_millis(100));
+    let (slow_before, fast_before) = (slow.load(Ordering::Relaxed), fast.load(Ordering::Relaxed));
+    for _ in 0..10 {
+        fetch(&mut consumer);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = (slow_thread.join(), fast_thread.join());
+    assert_eq!(
+        (
+            slow.load(Ordering::Relaxed) - slow_before,
+            fast.load(Ordering::Relaxed) - fast_before
+        ),
+        (0, 10),
+        "the measured faster producer takes every Interest"
+    );
+}

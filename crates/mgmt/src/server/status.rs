@@ -7,8 +7,8 @@ use kite_fw::runtime::{FaceStatus as RtFace, ThreadCounters};
 use super::{unix_ms, Manager};
 use crate::dataset::Dataset;
 use crate::datasets::{
-    ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus, FibEntry,
-    ForwarderStatus, NextHopRecord, StrategyChoice,
+    AvailableStrategy, ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus,
+    FibEntry, ForwarderStatus, NextHopRecord, StrategyChoice,
 };
 use crate::tlv_types::{self as t, FacePersistency};
 use crate::{encode_items, Tlv};
@@ -188,6 +188,16 @@ impl Manager {
                 encode_items(&choices)
             }
             Dataset::CsInfo => cs_totals(&self.runtime.thread_counters()).encode(),
+            Dataset::StrategyList => {
+                let all: Vec<AvailableStrategy> = self
+                    .strategies
+                    .iter()
+                    .map(|(_, s)| AvailableStrategy {
+                        name: s.name().clone(),
+                    })
+                    .collect();
+                encode_items(&all)
+            }
         }
     }
 
