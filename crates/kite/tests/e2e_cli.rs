@@ -143,3 +143,32 @@ fn asf_moves_to_the_faster_producer_after_probing_it() {
         "the measured faster producer takes every Interest"
     );
 }
+
+#[test]
+fn face_create_with_a_higher_persistency_upgrades_the_existing_face() {
+    use common::ctl::ok;
+    let d = Daemon::loopback(common::free_udp_port(), common::free_tcp_port());
+    let s = d.socket();
+    let peer = format!("udp4://127.0.0.1:{}", common::free_udp_port());
+    let created = json(s, &["face", "create", &peer]);
+    assert_eq!(created["result"], "face-created", "{created}");
+    let id = created["face_id"].as_u64().unwrap().to_string();
+    // Lower or equal: nothing to change.
+    let again = ok(s, &["face", "create", &peer]);
+    assert!(
+        again.starts_with(&format!("face-exists id={id} ")),
+        "{again}"
+    );
+    // Higher: faces/update, as nfdc does.
+    let up = ok(s, &["face", "create", &peer, "--persistency", "permanent"]);
+    assert!(
+        up.starts_with(&format!("face-updated id={id} ")) && up.contains("persistency=permanent"),
+        "{up}"
+    );
+    let shown = json(s, &["face", "show", &id]);
+    assert_eq!(shown["persistency"], "permanent", "{shown}");
+    // Back down is not an upgrade: the face stays permanent.
+    let down = ok(s, &["face", "create", &peer, "--persistency", "persistent"]);
+    assert!(down.starts_with("face-exists"), "{down}");
+    assert_eq!(json(s, &["face", "show", &id])["persistency"], "permanent");
+}

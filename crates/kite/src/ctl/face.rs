@@ -33,7 +33,8 @@ enum FaceCommand {
         /// The FaceId or the remote FaceUri.
         face: String,
     },
-    /// Create a face to a remote peer (udp4, udp6, tcp4, tcp6, ether).
+    /// Create a face to a remote peer (udp4, udp6, tcp4, tcp6, ether); an existing face is
+    /// upgraded to a higher persistency (on-demand < persistent < permanent), as nfdc does.
     Create(CreateArgs),
     /// Destroy a face.
     Destroy {
@@ -138,6 +139,16 @@ pub(super) fn find(client: &mut Client, face: &str) -> Result<FaceStatus> {
     }
 }
 
+/// How long a face of this persistency lasts: on-demand < persistent < permanent.
+fn persistency_rank(p: FacePersistency) -> u8 {
+    match p {
+        FacePersistency::ON_DEMAND => 0,
+        FacePersistency::PERSISTENT => 1,
+        FacePersistency::PERMANENT => 2,
+        FacePersistency(_) => 0,
+    }
+}
+
 /// The canonical form of a FaceUri a user typed.
 fn canonical(s: &str) -> Result<String> {
     Ok(FaceUri::canonize(s)
@@ -165,7 +176,7 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
         params.set_flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED, cm.enabled());
     }
     let resp = command(client, "faces", "create", &params)?;
-    let outcome = match resp.status_code {
+    let mut outcome = match resp.status_code {
         status::OK => "face-created",
         status::CONFLICT => "face-exists",
         code => bail!(
@@ -173,11 +184,29 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
             resp.status_text
         ),
     };
-    let body = resp
+    let mut body = resp
         .parameters()
         .transpose()
         .context("decoding the faces/create response")?
         .unwrap_or_default();
+    // As nfdc: an existing face whose persistency is lower than the one asked for is
+    // upgraded with faces/update (on-demand < persistent < permanent), never downgraded.
+    if let (status::CONFLICT, Some(id), Some(existing), Some(wanted)) = (
+        resp.status_code,
+        body.face_id,
+        body.face_persistency,
+        params.face_persistency,
+    ) {
+        if persistency_rank(wanted) > persistency_rank(existing) {
+            let update = ControlParameters {
+                face_id: Some(id),
+                face_persistency: Some(wanted),
+                ..Default::default()
+            };
+            body = command_ok(client, "faces", "update", &update)?;
+            outcome = "face-updated";
+        }
+    }
     let json = json!({
         "result": outcome,
         "face_id": body.face_id,
