@@ -27,6 +27,20 @@ use crate::ws::WsIo;
 /// NFD's default MTU of UDP unicast faces.
 pub const DEFAULT_UDP_MTU: usize = 8800;
 
+/// The MTUs a face may be given: from NFD's smallest (64 octets, room for an LpPacket header
+/// and a fragment) to the largest UDP payload over IPv4.
+pub const MTU_RANGE: (usize, usize) = (64, 65507);
+
+/// The one rule for an MTU, wherever it is given (configuration file, `kite face create`,
+/// faces/create and faces/update): within [`MTU_RANGE`].
+pub fn check_mtu(mtu: u64) -> Result<usize, String> {
+    let (lo, hi) = MTU_RANGE;
+    match usize::try_from(mtu) {
+        Ok(m) if (lo..=hi).contains(&m) => Ok(m),
+        _ => Err(format!("mtu must be between {lo} and {hi}, not {mtu}")),
+    }
+}
+
 /// NFD's default idle timeout of on-demand UDP faces.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 

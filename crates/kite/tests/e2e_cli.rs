@@ -172,3 +172,28 @@ fn face_create_with_a_higher_persistency_upgrades_the_existing_face() {
     assert!(down.starts_with("face-exists"), "{down}");
     assert_eq!(json(s, &["face", "show", &id])["persistency"], "permanent");
 }
+
+#[test]
+fn an_mtu_the_config_refuses_is_refused_by_face_create_with_the_same_rule() {
+    let d = Daemon::local(&[]);
+    let peer = format!("udp4://127.0.0.1:{}", common::free_udp_port());
+    let e = err(d.socket(), &["face", "create", &peer, "--mtu", "10"]);
+    assert!(
+        e.contains("mtu must be between 64 and 65507, not 10"),
+        "{e}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kite.toml");
+    std::fs::write(&config, "[face_system.udp]\nmtu = 10\n").unwrap();
+    let out = common::tools::kite(&[
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--print-config",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("mtu must be between 64 and 65507, not 10"),
+        "{text}"
+    );
+}

@@ -59,8 +59,8 @@ struct CreateArgs {
     /// Exchange local fields (IncomingFaceId, NextHopFaceId); local-scope faces only.
     #[arg(long, value_enum, value_name = "on|off")]
     local_fields: Option<OnOff>,
-    /// The MTU in octets (datagram faces).
-    #[arg(long, value_name = "N")]
+    /// The MTU in octets (datagram faces), 64 to 65507 (the configuration's rule).
+    #[arg(long, value_name = "N", value_parser = parse_mtu)]
     mtu: Option<u64>,
     /// Mark outgoing packets with NDNLPv2 CongestionMark when the face's output backs up
     /// (on by default on Kite, as in NFD).
@@ -137,6 +137,12 @@ pub(super) fn find(client: &mut Client, face: &str) -> Result<FaceStatus> {
         1 => Ok(faces.remove(0)),
         n => bail!("{face} is ambiguous: {n} faces match (give a FaceId)"),
     }
+}
+
+/// An MTU under the one rule every MTU follows ([`kite_face::check_mtu`]).
+fn parse_mtu(s: &str) -> Result<u64, String> {
+    let n: u64 = s.parse().map_err(|e| format!("{s:?}: {e}"))?;
+    kite_face::check_mtu(n).map(|_| n)
 }
 
 /// How long a face of this persistency lasts: on-demand < persistent < permanent.

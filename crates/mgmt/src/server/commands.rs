@@ -179,6 +179,9 @@ impl Manager {
     }
 
     fn faces_create(&mut self, p: ControlParameters) -> Outcome {
+        if let Err(why) = p.mtu.map(kite_face::check_mtu).transpose() {
+            return response(code::NOT_ACCEPTABLE, &why).into();
+        }
         let uri = p.uri.as_deref().unwrap_or_default();
         let remote: FaceUri = match uri.parse() {
             Ok(u) => u,
@@ -230,6 +233,9 @@ impl Manager {
     }
 
     fn faces_update(&mut self, p: ControlParameters) -> ControlResponse {
+        if let Err(why) = p.mtu.map(kite_face::check_mtu).transpose() {
+            return response(code::NOT_ACCEPTABLE, &why);
+        }
         let id = FaceId(p.face_id.unwrap_or(0));
         let persistency = p.face_persistency.map(persistency_from);
         match self.runtime.update_face(id, persistency, face_options(&p)) {
