@@ -197,3 +197,86 @@ fn an_mtu_the_config_refuses_is_refused_by_face_create_with_the_same_rule() {
         "{text}"
     );
 }
+
+/// `kite args...`: its standard output parsed whole as one JSON value (panics, with both
+/// streams, when it is anything else or the command fails).
+fn only_json(args: &[&str]) -> serde_json::Value {
+    let out = common::tools::kite(args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "kite {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("kite {args:?}: stdout is not only JSON ({e}): {stdout:?}"))
+}
+
+#[test]
+fn every_json_output_is_only_json() {
+    let d = Daemon::local(&[]);
+    let s = d.socket();
+    for args in [
+        &["status"][..],
+        &["face", "list"],
+        &["face", "show", "1"],
+        &["channel"],
+        &["route", "list"],
+        &["fib"],
+        &["strategy", "list"],
+        &["strategy", "available"],
+        &["cs", "info"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--socket", s, "--json"]);
+        only_json(&all);
+    }
+    let fwd = only_json(&[
+        "bench",
+        "fwd",
+        "--fib",
+        "100",
+        "--duration",
+        "200ms",
+        "--json",
+    ]);
+    assert_eq!(fwd["benchmark"], "fwd");
+    let daemon = only_json(&["bench", "daemon", "--duration", "300ms", "--json"]);
+    assert_eq!(daemon["benchmark"], "daemon");
+    let flood = only_json(&[
+        "bench",
+        "flood",
+        "--socket",
+        s,
+        "--duration",
+        "200ms",
+        "--json",
+    ]);
+    assert!(flood["interests"].as_u64().is_some(), "{flood}");
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args(["perf", "server", "/perf-json", "--socket", s])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server says on standard error once its prefix is registered.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stderr.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let perf = only_json(&[
+        "perf",
+        "client",
+        "/perf-json",
+        "--duration",
+        "300ms",
+        "--socket",
+        s,
+        "--json",
+    ]);
+    assert!(perf["received"].as_u64().unwrap() > 0, "{perf}");
+    common::terminate(server.id());
+    common::reap(&mut server, std::time::Duration::from_secs(5));
+}
