@@ -102,6 +102,20 @@ impl Default for FaceConfig {
     }
 }
 
+// A variant that wraps another error says it in its message and does not also report it as
+// its source, or a chain printer (anyhow's `{:#}`) would print it twice.
+impl From<io::Error> for FaceError {
+    fn from(e: io::Error) -> Self {
+        FaceError::Io(e)
+    }
+}
+
+impl From<FramingError> for FaceError {
+    fn from(e: FramingError) -> Self {
+        FaceError::Framing(e)
+    }
+}
+
 /// Why a face failed or refused an operation.
 #[derive(Debug, Error)]
 pub enum FaceError {
@@ -110,10 +124,10 @@ pub enum FaceError {
     Closed,
     /// A socket error.
     #[error("socket error: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// The stream stopped being a sequence of TLV elements.
     #[error("framing error: {0}")]
-    Framing(#[from] FramingError),
+    Framing(FramingError),
     /// A WebSocket protocol error.
     #[error("WebSocket error: {0}")]
     WebSocket(String),

@@ -280,3 +280,45 @@ fn every_json_output_is_only_json() {
     common::terminate(server.id());
     common::reap(&mut server, std::time::Duration::from_secs(5));
 }
+
+/// How many times `needle` occurs in `hay`.
+fn occurrences(hay: &str, needle: &str) -> usize {
+    hay.matches(needle).count()
+}
+
+#[test]
+fn error_texts_say_each_cause_once() {
+    // A UDP port already taken: kite run cannot listen.
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("nfd.sock");
+    let out = common::tools::kite(&[
+        "run",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--udp",
+        &format!("127.0.0.1:{port}"),
+        "--tcp",
+        &format!("127.0.0.1:{}", common::free_tcp_port()),
+    ]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{e}");
+    assert_eq!(occurrences(&e, "Address already in use"), 1, "{e}");
+
+    // A "forwarder" that reads the first Interest and hangs up.
+    let path = dir.path().join("hangs-up.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let acceptor = std::thread::spawn(move || {
+        if let Ok((mut conn, _)) = listener.accept() {
+            let _ = std::io::Read::read(&mut conn, &mut [0u8; 1024]);
+        }
+    });
+    let e = err(path.to_str().unwrap(), &["status"]);
+    acceptor.join().unwrap();
+    assert_eq!(
+        occurrences(&e, "the forwarder closed the connection"),
+        1,
+        "{e}"
+    );
+}
