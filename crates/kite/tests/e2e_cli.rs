@@ -322,3 +322,26 @@ fn error_texts_say_each_cause_once() {
         "{e}"
     );
 }
+
+#[test]
+fn key_generate_refuses_to_overwrite_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("k.pem");
+    let key_s = key.to_str().unwrap();
+    let generate = |extra: &[&str]| {
+        let mut args = vec![
+            "key", "generate", "--type", "ed25519", "--name", "/k", "--out", key_s,
+        ];
+        args.extend(extra);
+        common::tools::kite(&args)
+    };
+    assert!(generate(&[]).status.success());
+    let first = std::fs::read(&key).unwrap();
+    let again = generate(&[]);
+    let e = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success(), "overwrote without --force: {e}");
+    assert!(e.contains("already exists") && e.contains("--force"), "{e}");
+    assert_eq!(std::fs::read(&key).unwrap(), first, "the key is untouched");
+    assert!(generate(&["--force"]).status.success());
+    assert_ne!(std::fs::read(&key).unwrap(), first, "--force replaced it");
+}
