@@ -345,3 +345,53 @@ fn key_generate_refuses_to_overwrite_without_force() {
     assert!(generate(&["--force"]).status.success());
     assert_ne!(std::fs::read(&key).unwrap(), first, "--force replaced it");
 }
+
+/// `setpriv` running `kite args...` as nobody (uid 65534), with only PATH and TMPDIR set.
+fn as_nobody(tmp: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_kite"))
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TMPDIR", tmp);
+    c
+}
+
+#[test]
+fn a_user_without_xdg_runtime_dir_finds_the_socket_kite_run_fell_back_to() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = std::process::Command::new("id").arg("-u").output();
+    let can_switch = root.is_ok_and(|o| o.stdout == b"0\n")
+        && std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_ok();
+    if !can_switch {
+        common::netns::say("skipped: needs root and setpriv to run kite as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Not permitted to create /run/nfd: kite run falls back to a per-user socket.
+    let mut daemon = as_nobody(dir.path(), &["run", "--local-only"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = common::eventually(std::time::Duration::from_secs(15), || {
+        let out = as_nobody(dir.path(), &["status", "--json"])
+            .output()
+            .unwrap();
+        out.status.success().then_some(out)
+    });
+    common::terminate(daemon.id());
+    let mut stderr = String::new();
+    if common::reap(&mut daemon, std::time::Duration::from_secs(5)) {
+        let _ = std::io::Read::read_to_string(daemon.stderr.as_mut().unwrap(), &mut stderr);
+    }
+    let out =
+        status.unwrap_or_else(|| panic!("kite status found no forwarder; kite run said: {stderr}"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.to_string().contains("kite-"), "{v}");
+}

@@ -19,7 +19,8 @@ use kite_packet::Name;
 pub struct SocketArgs {
     /// The forwarder's socket: a path, unix:///PATH, tcp://HOST[:PORT], udp://HOST[:PORT] or
     /// ws://HOST[:PORT][/PATH] [default:
-    /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock]
+    /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock or
+    /// $TMPDIR/kite-UID/nfd.sock, where kite run falls back]
     #[arg(long, value_name = "PATH")]
     socket: Option<String>,
 }
