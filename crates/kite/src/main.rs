@@ -6,7 +6,8 @@
 //! (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`: Kite's nfdc), and `kite bench`
 //! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets;
 //! `flood`: a hostile face's load on a running forwarder),
-//! the application tools `kite ping`, `kite get`, `kite put`, `kite key` (signing keys) and
+//! the application tools `kite ping`, `kite get`, `kite put`, `kite peek`, `kite poke`,
+//! `kite key` (signing keys) and
 //! `kite perf` (NDNperf's signing server and windowed client).
 
 mod bench;
@@ -72,6 +73,12 @@ enum Command {
     Get(tools::get::GetArgs),
     /// Publish a file or standard input as versioned segments and serve them (ndnputchunks).
     Put(tools::put::PutArgs),
+    /// Send one Interest and print the Data's content or packet (ndnpeek). Exit status: 0
+    /// Data, 3 timeout, 4 Nack.
+    Peek(tools::peek::PeekArgs),
+    /// Serve one signed Data from a file or standard input, then exit (ndnpoke). Exit status
+    /// 3 when no Interest came in time.
+    Poke(tools::poke::PokeArgs),
     /// Generate and show signing keys (PEM files).
     #[command(subcommand)]
     Key(key::KeyCommand),
@@ -97,6 +104,8 @@ fn main() -> ExitCode {
         Command::Ping(args) => tools::ping::run(args),
         Command::Get(args) => tools::get::run(args),
         Command::Put(args) => tools::put::run(args),
+        Command::Peek(args) => tools::peek::run(args),
+        Command::Poke(args) => tools::poke::run(args),
         Command::Key(cmd) => key::run(cmd),
         Command::Perf(cmd) => perf::run(cmd),
     };
@@ -109,7 +118,10 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("kite: {e:#}");
-            ExitCode::FAILURE
+            match e.downcast_ref::<tools::Exit>() {
+                Some(exit) => ExitCode::from(exit.code),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }

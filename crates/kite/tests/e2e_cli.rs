@@ -395,3 +395,81 @@ fn a_user_without_xdg_runtime_dir_finds_the_socket_kite_run_fell_back_to() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.to_string().contains("kite-"), "{v}");
 }
+
+#[test]
+fn peek_fetches_what_poke_serves_and_exits_by_ndnpeeks_codes() {
+    use std::io::{BufRead, Write};
+    let d = Daemon::local(&[]);
+    let s = d.socket();
+    let mut poke = std::process::Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args([
+            "poke",
+            "/e2e/poke/item",
+            "--freshness",
+            "5000",
+            "--socket",
+            s,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    poke.stdin
+        .take()
+        .unwrap()
+        .write_all(b"hello, peek")
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(poke.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("serving /e2e/poke/item"), "{line}");
+    // The content alone on standard output.
+    let out = common::tools::kite(&["peek", "/e2e/poke/item", "--socket", s]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"hello, peek");
+    assert!(common::reap(&mut poke, std::time::Duration::from_secs(5)));
+    assert!(poke.wait().unwrap().success(), "poke exits 0 once fetched");
+    // The whole packet, from the Content Store now that poke is gone (CanBePrefix, so a Data
+    // cached under the name answers too).
+    let out = common::tools::kite(&["peek", "/e2e/poke/item", "--prefix", "--hex", "--socket", s]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wire = hex::decode(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    let data = kite_packet::Data::decode(wire.into()).unwrap();
+    assert_eq!(data.name.to_uri(), "/e2e/poke/item");
+    assert_eq!(data.content.as_deref(), Some(&b"hello, peek"[..]));
+    // No route: Nack, status 4.
+    let out = common::tools::kite(&["peek", "/e2e/nobody", "--socket", s]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A route that never answers: timeout, status 3.
+    let mut silent = common::peer::Conn::unix(s);
+    silent.register("/e2e/silent");
+    let out = common::tools::kite(&["peek", "/e2e/silent/x", "--lifetime", "300", "--socket", s]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // poke with nobody asking: status 3 after its timeout.
+    let out = common::tools::kite(&["poke", "/e2e/unasked", "--timeout", "300", "--socket", s]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -3,7 +3,9 @@
 //! name parsing and Ctrl-C handling.
 
 pub mod get;
+pub mod peek;
 pub mod ping;
+pub mod poke;
 pub mod put;
 
 use std::sync::atomic::AtomicBool;
@@ -32,6 +34,23 @@ impl SocketArgs {
             Some(s) => Client::connect(&Endpoint::parse(s).map_err(anyhow::Error::msg)?)?,
             None => Client::connect_default()?,
         })
+    }
+}
+
+/// An error that ends `kite` with its own exit status (ndnpeek's and ndnpoke's: 3 timeout,
+/// 4 Nack) instead of 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Exit {
+    /// The exit status.
+    pub code: u8,
+    message: String,
+}
+
+impl Exit {
+    /// Exit status `code`, saying `message` on standard error.
+    pub fn new(code: u8, message: String) -> Self {
+        Exit { code, message }
     }
 }
 
