@@ -24,6 +24,7 @@
 //! in [`FaceCounters`], and a stream that loses framing closes its face.
 
 pub mod burst;
+pub mod capture;
 mod channel;
 pub mod congestion;
 pub mod counters;

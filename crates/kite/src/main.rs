@@ -7,6 +7,7 @@
 //! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets;
 //! `flood`: a hostile face's load on a running forwarder),
 //! the application tools `kite ping`, `kite get`, `kite put`, `kite peek`, `kite poke`,
+//! `kite dump` (packet capture),
 //! `kite key` (signing keys) and
 //! `kite perf` (NDNperf's signing server and windowed client).
 
@@ -79,6 +80,9 @@ enum Command {
     /// Serve one signed Data from a file or standard input, then exit (ndnpoke). Exit status
     /// 3 when no Interest came in time.
     Poke(tools::poke::PokeArgs),
+    /// Capture and decode NDN packets on an interface, one line each (ndndump): Ethernet
+    /// 0x8624, UDP and TCP on ports 6363 and 56363, NDNLPv2. Needs CAP_NET_RAW.
+    Dump(tools::dump::DumpArgs),
     /// Generate and show signing keys (PEM files).
     #[command(subcommand)]
     Key(key::KeyCommand),
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         Command::Put(args) => tools::put::run(args),
         Command::Peek(args) => tools::peek::run(args),
         Command::Poke(args) => tools::poke::run(args),
+        Command::Dump(args) => tools::dump::run(args),
         Command::Key(cmd) => key::run(cmd),
         Command::Perf(cmd) => perf::run(cmd),
     };

@@ -2,6 +2,7 @@
 //! ndnputchunks for any NFD-compatible forwarder), and what they share: the socket option,
 //! name parsing and Ctrl-C handling.
 
+pub mod dump;
 pub mod get;
 pub mod peek;
 pub mod ping;
