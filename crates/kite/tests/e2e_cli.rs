@@ -473,3 +473,105 @@ fn peek_fetches_what_poke_serves_and_exits_by_ndnpeeks_codes() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A network namespace with its loopback up, deleted when dropped.
+struct Netns(String);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = common::netns::ip(&["netns", "del", &self.0]);
+    }
+}
+
+#[test]
+fn dump_in_a_network_namespace_sees_a_pings_interest_and_data() {
+    use std::io::{BufRead, Read};
+    use std::process::{Command, Stdio};
+    let name = format!("kite-dump-{}", std::process::id());
+    let made = common::netns::ip(&["netns", "add", &name]);
+    if !made.status.success() {
+        common::netns::say(&format!(
+            "SKIPPED: cannot create a network namespace (needs root): {}",
+            String::from_utf8_lossy(&made.stderr).trim()
+        ));
+        return;
+    }
+    let ns = Netns(name);
+    common::netns::ip_ok(&["-n", &ns.0, "link", "set", "lo", "up"]);
+    let launcher = ["ip", "netns", "exec", &ns.0].map(String::from);
+    let d = Daemon::start(
+        &launcher,
+        &["--udp", "127.0.0.1:6363", "--tcp", "127.0.0.1:6363"].map(String::from),
+    );
+    let kite = env!("CARGO_BIN_EXE_kite");
+    let mut dump = Command::new("ip")
+        .args(["netns", "exec", &ns.0, kite, "dump", "-i", "lo", "-c", "4"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(dump.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("listening on lo"), "{line}");
+    let mut server = Command::new(kite)
+        .args(["ping", "--server", "/dump", "--socket", d.socket()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    std::io::BufReader::new(server.stdout.as_mut().unwrap())
+        .read_line(&mut banner)
+        .unwrap();
+    let ping = Command::new("ip")
+        .args(["netns", "exec", &ns.0, kite, "ping", "/dump", "-c", "1"])
+        .args(["--start-seq", "7", "--socket", "udp://127.0.0.1:6363"])
+        .output()
+        .unwrap();
+    common::terminate(server.id());
+    common::reap(&mut server, std::time::Duration::from_secs(5));
+    assert!(
+        ping.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ping.stdout)
+    );
+    // Each packet on loopback is seen going out and coming in: four lines.
+    let done = common::reap(&mut dump, std::time::Duration::from_secs(10));
+    let mut out = String::new();
+    dump.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(done, "dump did not see four packets: {out}");
+    assert!(
+        out.contains("udp Interest /dump/ping/7 MustBeFresh"),
+        "the ping's Interest: {out}"
+    );
+    assert!(
+        out.contains("udp Data /dump/ping/7 content=0B"),
+        "the ping's Data: {out}"
+    );
+    assert!(out.contains(":6363"), "{out}");
+}
+
+#[test]
+fn dump_without_capture_permission_says_what_it_needs() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = std::process::Command::new("id").arg("-u").output();
+    if !root.is_ok_and(|o| o.stdout == b"0\n") {
+        let out = common::tools::kite(&["dump", "-i", "lo", "-c", "1"]);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && e.contains("CAP_NET_RAW"), "{e}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = as_nobody(dir.path(), &["dump", "-i", "lo", "-c", "1"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && e.contains("CAP_NET_RAW"), "{e}");
+}

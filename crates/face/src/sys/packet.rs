@@ -107,7 +107,7 @@ impl PacketSocket {
                 Err(e)
             };
         }
-        let outgoing = from.sll_pkttype == libc::PACKET_OUTGOING as u8;
+        let outgoing = from.sll_pkttype == libc::PACKET_OUTGOING;
         Ok(Some((n as usize, outgoing)))
     }
 
