@@ -1,5 +1,5 @@
-//! asf: NFD's Adaptive SRTT-based Forwarding (the ASF technical report, "A Hop-by-Hop
-//! Adaptive Forwarding Strategy for NDN", and the NFD developer guide).
+//! asf: NFD's Adaptive SRTT-based Forwarding strategy (as the NFD developer guide and NFD's
+//! documentation of `/localhost/nfd/strategy/asf` describe it).
 //!
 //! Per FIB entry (per forwarding thread) it measures each nexthop: a smoothed RTT and its
 //! variation from the Data it brings back, and timeouts. Faces rank in three groups —
