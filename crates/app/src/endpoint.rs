@@ -86,7 +86,7 @@ impl Endpoint {
     }
 
     /// Where an application looks for the forwarder: `NDN_CLIENT_TRANSPORT` when set, else
-    /// NFD's socket, then Kite's per-user socket under `$XDG_RUNTIME_DIR`.
+    /// NFD's socket, then Kite's per-user socket ([`user_socket`]).
     pub fn defaults() -> Result<Vec<Endpoint>, String> {
         if let Some(t) = std::env::var_os(TRANSPORT_ENV) {
             let t = t
@@ -94,14 +94,29 @@ impl Endpoint {
                 .map_err(|_| format!("{TRANSPORT_ENV} is not UTF-8"))?;
             return Ok(vec![Endpoint::parse(&t)?]);
         }
-        let mut list = vec![Endpoint::Unix(PathBuf::from(NFD_SOCKET))];
-        if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR") {
-            list.push(Endpoint::Unix(
-                PathBuf::from(dir).join("kite").join("nfd.sock"),
-            ));
-        }
-        Ok(list)
+        Ok(vec![
+            Endpoint::Unix(PathBuf::from(NFD_SOCKET)),
+            Endpoint::Unix(user_socket()),
+        ])
     }
+}
+
+/// Kite's per-user socket, where `kite run` listens when it may not create NFD's and where
+/// every client looks next: `$XDG_RUNTIME_DIR/kite/nfd.sock`, or without `XDG_RUNTIME_DIR`,
+/// `kite-<uid>/nfd.sock` in the temporary directory (`$TMPDIR`, else /tmp; one directory per
+/// user, so users do not share one). The one place this choice is made.
+pub fn user_socket() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("kite").join("nfd.sock");
+    }
+    // The owner of /proc/self is this process's user (no libc call needed).
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    std::env::temp_dir()
+        .join(format!("kite-{uid}"))
+        .join("nfd.sock")
 }
 
 impl fmt::Display for Endpoint {

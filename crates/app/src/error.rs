@@ -42,10 +42,10 @@ pub enum ClientError {
     },
     /// The socket failed.
     #[error("I/O error talking to the forwarder: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// A packet from the forwarder did not decode.
     #[error("undecodable packet from the forwarder: {0}")]
-    Decode(#[from] DecodeError),
+    Decode(DecodeError),
     /// The forwarder sent a TLV element longer than any packet may be.
     #[error("the forwarder sent a {len}-octet element, longer than any packet may be")]
     FrameTooLarge {
@@ -56,6 +56,21 @@ pub enum ClientError {
     /// component, or no FinalBlockId within the segment limit).
     #[error("malformed status dataset: {0}")]
     Dataset(&'static str),
+}
+
+// The variants that wrap another error say it in their message; they do not also report it
+// as their source, or a chain printer (anyhow's `{:#}`) would print it twice.
+
+impl From<io::Error> for ClientError {
+    fn from(e: io::Error) -> Self {
+        ClientError::Io(e)
+    }
+}
+
+impl From<DecodeError> for ClientError {
+    fn from(e: DecodeError) -> Self {
+        ClientError::Decode(e)
+    }
 }
 
 /// A NackReason as NDNLPv2 names it.

@@ -32,13 +32,21 @@ pub enum LoadError {
     Elf(#[from] elf::ElfError),
     /// The program failed verification.
     #[error("verifier: {0}")]
-    Verify(#[from] verifier::VerifyError),
+    Verify(verifier::VerifyError),
     /// The VM refused it.
     #[error("VM: {0}")]
     Vm(String),
     /// The short name is not a single name component.
     #[error("bad strategy name {0:?}")]
     BadName(String),
+}
+
+// A variant that wraps another error says it in its message and does not also report it as
+// its source, or a chain printer (anyhow's `{:#}`) would print it twice.
+impl From<verifier::VerifyError> for LoadError {
+    fn from(e: verifier::VerifyError) -> Self {
+        LoadError::Verify(e)
+    }
 }
 
 /// The full strategy name for a short `name`.

@@ -20,12 +20,12 @@ use crate::{tcp, unix, ws};
 #[derive(Debug, Error)]
 pub enum ListenError {
     /// The socket's directory could not be created.
-    #[error("cannot create directory {dir}: {source}")]
+    #[error("cannot create directory {dir}: {error}")]
     CreateDir {
         /// The directory.
         dir: PathBuf,
-        /// Why.
-        source: io::Error,
+        /// Why (in the message, so not also reported as the source).
+        error: io::Error,
     },
     /// Another process accepts connections on this socket path.
     #[error("{0} is in use by a running process")]
@@ -34,20 +34,20 @@ pub enum ListenError {
     #[error("{0} exists and is not a socket")]
     NotASocket(PathBuf),
     /// Binding or preparing the socket failed.
-    #[error("cannot listen on {path}: {source}")]
+    #[error("cannot listen on {path}: {error}")]
     Io {
         /// The socket path.
         path: PathBuf,
-        /// Why.
-        source: io::Error,
+        /// Why (in the message, so not also reported as the source).
+        error: io::Error,
     },
     /// Binding an IP listener failed.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {error}")]
     Bind {
         /// The address.
         addr: SocketAddr,
-        /// Why.
-        source: io::Error,
+        /// Why (in the message, so not also reported as the source).
+        error: io::Error,
     },
 }
 
@@ -91,10 +91,10 @@ impl Channel {
     /// A TCP listener on `addr` (port 0 picks a free port).
     pub fn tcp(addr: SocketAddr, config: FaceConfig) -> Result<Self, ListenError> {
         let l = bind_tcp(addr)?;
-        let local = FaceUri::Tcp(
-            l.local_addr()
-                .map_err(|source| ListenError::Bind { addr, source })?,
-        );
+        let local = FaceUri::Tcp(l.local_addr().map_err(|source| ListenError::Bind {
+            addr,
+            error: source,
+        })?);
         Ok(Channel {
             listener: Listener::Tcp(l),
             local,
@@ -105,10 +105,10 @@ impl Channel {
     /// A WebSocket listener on `addr` (NFD's default port is 9696).
     pub fn ws(addr: SocketAddr, config: FaceConfig) -> Result<Self, ListenError> {
         let l = bind_tcp(addr)?;
-        let local = FaceUri::Ws(
-            l.local_addr()
-                .map_err(|source| ListenError::Bind { addr, source })?,
-        );
+        let local = FaceUri::Ws(l.local_addr().map_err(|source| ListenError::Bind {
+            addr,
+            error: source,
+        })?);
         Ok(Channel {
             listener: Listener::Ws(l),
             local,
@@ -168,5 +168,8 @@ impl Drop for Channel {
 }
 
 fn bind_tcp(addr: SocketAddr) -> Result<TcpListener, ListenError> {
-    TcpListener::bind(addr).map_err(|source| ListenError::Bind { addr, source })
+    TcpListener::bind(addr).map_err(|source| ListenError::Bind {
+        addr,
+        error: source,
+    })
 }

@@ -28,6 +28,20 @@ use crate::ws::WsIo;
 /// NFD's default MTU of UDP unicast faces.
 pub const DEFAULT_UDP_MTU: usize = 8800;
 
+/// The MTUs a face may be given: from NFD's smallest (64 octets, room for an LpPacket header
+/// and a fragment) to the largest UDP payload over IPv4.
+pub const MTU_RANGE: (usize, usize) = (64, 65507);
+
+/// The one rule for an MTU, wherever it is given (configuration file, `kite face create`,
+/// faces/create and faces/update): within [`MTU_RANGE`].
+pub fn check_mtu(mtu: u64) -> Result<usize, String> {
+    let (lo, hi) = MTU_RANGE;
+    match usize::try_from(mtu) {
+        Ok(m) if (lo..=hi).contains(&m) => Ok(m),
+        _ => Err(format!("mtu must be between {lo} and {hi}, not {mtu}")),
+    }
+}
+
 /// NFD's default idle timeout of on-demand UDP faces.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -96,6 +110,20 @@ impl Default for FaceConfig {
     }
 }
 
+// A variant that wraps another error says it in its message and does not also report it as
+// its source, or a chain printer (anyhow's `{:#}`) would print it twice.
+impl From<io::Error> for FaceError {
+    fn from(e: io::Error) -> Self {
+        FaceError::Io(e)
+    }
+}
+
+impl From<FramingError> for FaceError {
+    fn from(e: FramingError) -> Self {
+        FaceError::Framing(e)
+    }
+}
+
 /// Why a face failed or refused an operation.
 #[derive(Debug, Error)]
 pub enum FaceError {
@@ -104,10 +132,10 @@ pub enum FaceError {
     Closed,
     /// A socket error.
     #[error("socket error: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// The stream stopped being a sequence of TLV elements.
     #[error("framing error: {0}")]
-    Framing(#[from] FramingError),
+    Framing(FramingError),
     /// A WebSocket protocol error.
     #[error("WebSocket error: {0}")]
     WebSocket(String),

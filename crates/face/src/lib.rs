@@ -24,6 +24,7 @@
 //! in [`FaceCounters`], and a stream that loses framing closes its face.
 
 pub mod burst;
+pub mod capture;
 mod channel;
 pub mod congestion;
 pub mod counters;
@@ -50,8 +51,8 @@ pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, LinkState};
 pub use face::{
-    Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT,
-    DEFAULT_UDP_MTU, ON_DEMAND_LIMIT_RANGE,
+    check_mtu, Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_MTU, MTU_RANGE, ON_DEMAND_LIMIT_RANGE,
 };
 pub use link::{Received, RxPacket};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};

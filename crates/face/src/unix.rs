@@ -17,14 +17,14 @@ use crate::uri::FaceUri;
 /// nobody accepts on), refuses a live one or a non-socket file, and lets every local user
 /// connect (mode 0666), as NFD does.
 pub(crate) fn listen(path: &Path) -> Result<UnixListener, ListenError> {
-    let at = |source| ListenError::Io {
+    let at = |error| ListenError::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(|source| ListenError::CreateDir {
+        fs::create_dir_all(dir).map_err(|error| ListenError::CreateDir {
             dir: dir.to_owned(),
-            source,
+            error,
         })?;
     }
     match fs::symlink_metadata(path) {

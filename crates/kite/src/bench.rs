@@ -68,7 +68,8 @@ pub struct FwdArgs {
     /// virtual producer). Not with --cs-hit.
     #[arg(long)]
     passthrough: bool,
-    /// Print one JSON object as the last line (for scripts).
+    /// Print one JSON object on standard output and nothing else (the human summary goes to
+    /// standard error), for scripts.
     #[arg(long)]
     json: bool,
 }
@@ -164,7 +165,9 @@ fn fwd(a: FwdArgs) -> Result<String> {
         report.cs_bytes_per_entry
     );
     Ok(if a.json {
-        format!("{text}{summary}\n")
+        // Standard output carries the JSON alone; the human line goes to standard error.
+        eprint!("{text}");
+        format!("{summary}\n")
     } else {
         text
     })

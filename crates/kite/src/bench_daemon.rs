@@ -70,7 +70,8 @@ pub struct DaemonArgs {
     /// sockets `kite status` tries).
     #[arg(long, value_name = "SOCKET", requires = "forwarder")]
     control: Option<PathBuf>,
-    /// Print one JSON object as the last line (for scripts).
+    /// Print one JSON object on standard output and nothing else (the human summary goes to
+    /// standard error), for scripts.
     #[arg(long)]
     json: bool,
 }
@@ -344,7 +345,9 @@ pub fn run(a: DaemonArgs) -> Result<String> {
         "inline": inline,
     });
     Ok(if a.json {
-        format!("{text}{summary}\n")
+        // Standard output carries the JSON alone; the human line goes to standard error.
+        eprint!("{text}");
+        format!("{summary}\n")
     } else {
         text
     })

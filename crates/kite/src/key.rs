@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use kite_packet::Name;
 use kite_security::{KeyBlock, KeyFile, KeySigner, SignatureKind};
@@ -33,6 +33,10 @@ pub struct GenerateArgs {
     /// Also write the public key file (what verifiers need; for HMAC, the secret) here.
     #[arg(long, value_name = "FILE")]
     pub_out: Option<PathBuf>,
+    /// Replace --out and --pub-out when they exist (without it, an existing file is an error:
+    /// a key is not lost by mistake).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Parameters of `kite key show`.
@@ -61,6 +65,13 @@ fn generate(a: GenerateArgs) -> Result<String> {
         .name
         .parse()
         .map_err(|e| anyhow::anyhow!("--name {:?}: {e}", a.name))?;
+    if !a.force {
+        for path in std::iter::once(&a.out).chain(&a.pub_out) {
+            if path.exists() {
+                bail!("{} already exists; --force replaces it", path.display());
+            }
+        }
+    }
     let signer = KeySigner::generate(a.kind, &identity)?;
     let (key, name) = (signer.key(), signer.key_name().cloned());
     KeyFile::private(key, name.clone())?

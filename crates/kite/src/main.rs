@@ -6,7 +6,9 @@
 //! (`kite status`, `face`, `route`, `fib`, `strategy`, `cs`: Kite's nfdc), and `kite bench`
 //! (`fwd`: one forwarding thread in-process; `daemon`: the whole forwarder through sockets;
 //! `flood`: a hostile face's load on a running forwarder),
-//! the application tools `kite ping`, `kite get`, `kite put`, `kite key` (signing keys) and
+//! the application tools `kite ping`, `kite get`, `kite put`, `kite peek`, `kite poke`,
+//! `kite dump` (packet capture),
+//! `kite key` (signing keys) and
 //! `kite perf` (NDNperf's signing server and windowed client).
 
 mod bench;
@@ -67,12 +69,21 @@ enum Command {
     /// Show and configure the Content Store, and erase entries from it.
     Cs(ctl::cs::CsArgs),
     /// Measure reachability and round-trip time to a prefix (ndnping), or answer pings
-    /// under it with --server (ndnpingserver).
+    /// under it with --server (ndnpingserver). Exits 1 when any probe goes unanswered.
     Ping(tools::ping::PingArgs),
     /// Fetch a segmented object to standard output or a file (ndncatchunks).
     Get(tools::get::GetArgs),
     /// Publish a file or standard input as versioned segments and serve them (ndnputchunks).
     Put(tools::put::PutArgs),
+    /// Send one Interest and print the Data's content or packet (ndnpeek). Exit status: 0
+    /// Data, 3 timeout, 4 Nack.
+    Peek(tools::peek::PeekArgs),
+    /// Serve one signed Data from a file or standard input, then exit (ndnpoke). Exit status
+    /// 3 when no Interest came in time.
+    Poke(tools::poke::PokeArgs),
+    /// Capture and decode NDN packets on an interface, one line each (ndndump): Ethernet
+    /// 0x8624, UDP and TCP on ports 6363 and 56363, NDNLPv2. Needs CAP_NET_RAW.
+    Dump(tools::dump::DumpArgs),
     /// Generate and show signing keys (PEM files).
     #[command(subcommand)]
     Key(key::KeyCommand),
@@ -102,6 +113,9 @@ fn main() -> ExitCode {
         Command::Ping(args) => tools::ping::run(args),
         Command::Get(args) => tools::get::run(args),
         Command::Put(args) => tools::put::run(args),
+        Command::Peek(args) => tools::peek::run(args),
+        Command::Poke(args) => tools::poke::run(args),
+        Command::Dump(args) => tools::dump::run(args),
         Command::Key(cmd) => key::run(cmd),
         Command::Perf(cmd) => perf::run(cmd),
         Command::Man(args) => manual::man(&args, Cli::command()),
@@ -116,7 +130,10 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("kite: {e:#}");
-            ExitCode::FAILURE
+            match e.downcast_ref::<tools::Exit>() {
+                Some(exit) => ExitCode::from(exit.code),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }

@@ -37,8 +37,9 @@ pub struct RunArgs {
     /// without starting: checks a configuration file.
     #[arg(long)]
     print_config: bool,
-    /// Unix stream socket local apps connect to. Default: /run/nfd/nfd.sock (NFD's), or
-    /// $XDG_RUNTIME_DIR/kite/nfd.sock when /run/nfd cannot be created.
+    /// Unix stream socket local apps connect to. Default: /run/nfd/nfd.sock (NFD's), or when
+    /// /run/nfd cannot be created $XDG_RUNTIME_DIR/kite/nfd.sock (without XDG_RUNTIME_DIR:
+    /// $TMPDIR/kite-UID/nfd.sock), where every client tool looks next.
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
     /// UDP listener (on-demand faces per remote endpoint); repeatable. Default:

@@ -18,7 +18,7 @@ pub const PREFIX_ANNOUNCEMENT_ROUTE_COST: u64 = 2048;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AnnounceError {
     /// The Data (or its Content) does not decode.
-    #[error("{0}")]
+    #[error(transparent)]
     Decode(#[from] DecodeError),
     /// The name does not end in `32=PA/<version>/<segment>`.
     #[error("name is not /<prefix>/32=PA/<version>/<segment>")]

@@ -39,6 +39,8 @@ pub enum Dataset {
     StrategyChoiceList,
     /// `cs/info`.
     CsInfo,
+    /// `kite-strategy/list` (Kite): the strategies that can be chosen, built in or loaded.
+    StrategyList,
 }
 
 /// What to do with an Interest under `/localhost/nfd/<dataset>`.
@@ -89,6 +91,7 @@ pub fn parse_dataset_request(name: &Name) -> Option<DatasetRequest> {
         (b"rib", b"list") => Dataset::RibList,
         (b"strategy-choice", b"list") => Dataset::StrategyChoiceList,
         (b"cs", b"info") => Dataset::CsInfo,
+        (b"kite-strategy", b"list") => Dataset::StrategyList,
         _ => return None,
     };
     Some(DatasetRequest::Generate(dataset))

@@ -175,10 +175,12 @@ impl IoThread {
         }
         let mut udp = Vec::new();
         for &addr in &config.udp {
-            udp.push(
-                UdpChannel::bind(addr, config.face)
-                    .map_err(|source| kite_face::ListenError::Bind { addr, source })?,
-            );
+            udp.push(UdpChannel::bind(addr, config.face).map_err(|source| {
+                kite_face::ListenError::Bind {
+                    addr,
+                    error: source,
+                }
+            })?);
         }
         // Opened before the channels, so no change slips in between.
         let links = match config.ether.is_empty() {

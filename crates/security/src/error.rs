@@ -33,7 +33,15 @@ pub enum KeyError {
     Format(String),
     /// Reading or writing a key file failed.
     #[error("key file I/O: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+// A variant that wraps another error says it in its message and does not also report it as
+// its source, or a chain printer (anyhow's `{:#}`) would print it twice.
+impl From<io::Error> for KeyError {
+    fn from(e: io::Error) -> Self {
+        KeyError::Io(e)
+    }
 }
 
 /// Why a signature did not verify.

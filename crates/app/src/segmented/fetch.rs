@@ -169,7 +169,7 @@ pub enum FetchError {
     Client(#[from] ClientError),
     /// Writing the content failed.
     #[error("writing the content: {0}")]
-    Write(#[source] std::io::Error),
+    Write(std::io::Error),
     /// A segment was retransmitted too often.
     #[error("{name}: no answer after {retries} retransmissions")]
     TooManyRetries {

@@ -69,12 +69,12 @@ pub enum EtherError {
     )]
     PermissionDenied(String),
     /// Another socket error.
-    #[error("cannot open Ethernet interface {iface}: {source}")]
+    #[error("cannot open Ethernet interface {iface}: {error}")]
     Io {
         /// The interface.
         iface: String,
-        /// Why.
-        source: io::Error,
+        /// Why (in the message, so not also reported as the source).
+        error: io::Error,
     },
 }
 
@@ -167,7 +167,7 @@ impl EtherChannel {
             } else {
                 EtherError::Io {
                     iface: iface.to_owned(),
-                    source,
+                    error: source,
                 }
             }
         };

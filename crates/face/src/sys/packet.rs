@@ -51,6 +51,68 @@ impl PacketSocket {
     /// Opens a socket for frames of `ethertype` on interface `index`. Frames this host sends
     /// are not read back. Needs CAP_NET_RAW (the error is then `PermissionDenied`).
     pub fn open(index: u32, ethertype: u16) -> io::Result<Self> {
+        let socket = Self::bound(index, ethertype)?;
+        // Linux 4.20 and later; on older kernels the caller's source-address check suffices.
+        let _ = socket.set_option(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
+        Ok(socket)
+    }
+
+    /// Opens a socket that reads every frame on interface `index`, received or sent by this
+    /// host (ETH_P_ALL), for capture. Needs CAP_NET_RAW.
+    pub fn capture(index: u32) -> io::Result<Self> {
+        Self::bound(index, libc::ETH_P_ALL as u16)
+    }
+
+    /// Waits up to `timeout_ms` for a frame, then reads it into `buf` (a longer frame is
+    /// truncated to `buf`): its length and whether this host sent it; `None` on timeout.
+    pub fn recv_frame(&self, buf: &mut [u8], timeout_ms: i32) -> io::Result<Option<(usize, bool)>> {
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: `pfd` is one live pollfd; poll(2) writes only its `revents`.
+        let r = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        if r == 0 {
+            return Ok(None);
+        }
+        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
+        let mut from: libc::sockaddr_ll = unsafe { mem::zeroed() };
+        let mut from_len = mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+        // SAFETY: `buf` is writable for its length and `from` for `from_len` octets;
+        // recvfrom(2) writes within both and updates `from_len`.
+        let n = unsafe {
+            libc::recvfrom(
+                self.fd.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                0,
+                (&mut from as *mut libc::sockaddr_ll).cast(),
+                &mut from_len,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        let outgoing = from.sll_pkttype == libc::PACKET_OUTGOING;
+        Ok(Some((n as usize, outgoing)))
+    }
+
+    /// A socket bound to `protocol` (an EtherType, or ETH_P_ALL) on interface `index`.
+    fn bound(index: u32, ethertype: u16) -> io::Result<Self> {
         // Protocol 0 receives nothing until `bind` names the EtherType and the interface, so
         // no frame of another interface slips in between.
         // SAFETY: a system call with integer arguments only.
@@ -86,10 +148,7 @@ impl PacketSocket {
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
-        let socket = PacketSocket { fd };
-        // Linux 4.20 and later; on older kernels the caller's source-address check suffices.
-        let _ = socket.set_option(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
-        Ok(socket)
+        Ok(PacketSocket { fd })
     }
 
     /// Receives frames sent to the Ethernet multicast address `group` on interface `index`.

@@ -1,5 +1,6 @@
 //! Deterministic pipeline tests: virtual faces, a virtual clock, real encoded packets.
 
+mod asf;
 mod harness;
 
 use core::time::Duration;

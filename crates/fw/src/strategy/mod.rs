@@ -9,8 +9,10 @@
 //!
 //! Built-ins: [`best_route`] (lowest-cost eligible nexthop, exponential retransmission
 //! suppression, next nexthop on retransmission), [`multicast`] (every eligible nexthop),
-//! [`random`] and [`round_robin`].
+//! [`random`], [`round_robin`] and [`asf`] (the nexthop with the lowest measured SRTT, probing
+//! the others now and then).
 
+pub mod asf;
 pub mod best_route;
 mod ctx;
 pub mod multicast;

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use kite_packet::Name;
 
-use super::{best_route::BestRoute, multicast::Multicast, random::Random, round_robin::RoundRobin};
+use super::{
+    asf::Asf, best_route::BestRoute, multicast::Multicast, random::Random, round_robin::RoundRobin,
+};
 use super::{Strategy, StrategyId};
 
 /// A strategy name that matches no known strategy.
@@ -28,7 +30,7 @@ pub struct StrategyTable {
 }
 
 /// How many strategies are built in (ids below this cannot be removed).
-const BUILTIN: usize = 4;
+const BUILTIN: usize = 5;
 
 impl StrategyTable {
     /// The built-in strategies; best-route is id 0, the default.
@@ -38,6 +40,7 @@ impl StrategyTable {
             Some(Arc::new(Multicast::default())),
             Some(Arc::new(Random::new())),
             Some(Arc::new(RoundRobin::new())),
+            Some(Arc::new(Asf::default())),
         ];
         debug_assert_eq!(slots.len(), BUILTIN);
         let strategies = Arc::new(slots);
@@ -156,7 +159,7 @@ mod tests {
         assert!(t.find(&wrong).is_err());
         let unknown: Name = "/localhost/nfd/strategy/nope".parse().unwrap();
         assert_eq!(t.find(&unknown), Err(UnknownStrategy(unknown.clone())));
-        assert_eq!(t.iter().count(), 4);
+        assert_eq!(t.iter().count(), 5);
     }
 
     #[test]
@@ -165,7 +168,7 @@ mod tests {
         let mut thread = mgmt.clone();
         assert!(!thread.refresh());
         let id = mgmt.add(Arc::new(BestRoute::default())).unwrap();
-        assert_eq!(id, StrategyId(4));
+        assert_eq!(id, StrategyId(5));
         assert!(
             thread.get(id).is_none(),
             "a snapshot changes only on refresh"
@@ -182,6 +185,6 @@ mod tests {
         assert!(thread.refresh());
         assert!(thread.get(id).is_none());
         let next = mgmt.add(Arc::new(Multicast::default()));
-        assert_eq!(next, Some(StrategyId(5)), "ids are not reused");
+        assert_eq!(next, Some(StrategyId(6)), "ids are not reused");
     }
 }

@@ -42,7 +42,8 @@ pub struct FloodArgs {
     /// How long to flood, e.g. 10s.
     #[arg(long, default_value = "10s", value_parser = crate::bench::parse_duration)]
     duration: Duration,
-    /// Print one JSON object as the last line (for scripts).
+    /// Print one JSON object on standard output and nothing else (the human summary goes to
+    /// standard error), for scripts.
     #[arg(long)]
     json: bool,
 }
@@ -114,13 +115,15 @@ pub fn run(a: FloodArgs) -> Result<String> {
     if !a.json {
         return Ok(text);
     }
+    // Standard output carries the JSON alone; the human line goes to standard error.
+    eprint!("{text}");
     let summary = json!({
         "transport": transport,
         "interests": seq,
         "interests_per_sec": (seq as f64 / secs).round(),
         "seconds": secs,
     });
-    Ok(format!("{text}{summary}\n"))
+    Ok(format!("{summary}\n"))
 }
 
 #[cfg(test)]

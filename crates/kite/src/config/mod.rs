@@ -393,10 +393,8 @@ fn budget_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
 }
 
 /// The smallest MTU NFD accepts, and the largest UDP payload.
-const MTU_RANGE: (usize, usize) = (64, 65507);
-
 fn mtu<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-    bounded(d, MTU_RANGE.0, MTU_RANGE.1, "mtu")
+    kite_face::check_mtu(u64::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 fn face_mtu<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {

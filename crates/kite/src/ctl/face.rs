@@ -33,7 +33,8 @@ enum FaceCommand {
         /// The FaceId or the remote FaceUri.
         face: String,
     },
-    /// Create a face to a remote peer (udp4, udp6, tcp4, tcp6, ether).
+    /// Create a face to a remote peer (udp4, udp6, tcp4, tcp6, ether); an existing face is
+    /// upgraded to a higher persistency (on-demand < persistent < permanent), as nfdc does.
     Create(CreateArgs),
     /// Destroy a face.
     Destroy {
@@ -58,8 +59,8 @@ struct CreateArgs {
     /// Exchange local fields (IncomingFaceId, NextHopFaceId); local-scope faces only.
     #[arg(long, value_enum, value_name = "on|off")]
     local_fields: Option<OnOff>,
-    /// The MTU in octets (datagram faces).
-    #[arg(long, value_name = "N")]
+    /// The MTU in octets (datagram faces), 64 to 65507 (the configuration's rule).
+    #[arg(long, value_name = "N", value_parser = parse_mtu)]
     mtu: Option<u64>,
     /// Mark outgoing packets with NDNLPv2 CongestionMark when the face's output backs up
     /// (on by default on Kite, as in NFD).
@@ -138,6 +139,22 @@ pub(super) fn find(client: &mut Client, face: &str) -> Result<FaceStatus> {
     }
 }
 
+/// An MTU under the one rule every MTU follows ([`kite_face::check_mtu`]).
+fn parse_mtu(s: &str) -> Result<u64, String> {
+    let n: u64 = s.parse().map_err(|e| format!("{s:?}: {e}"))?;
+    kite_face::check_mtu(n).map(|_| n)
+}
+
+/// How long a face of this persistency lasts: on-demand < persistent < permanent.
+fn persistency_rank(p: FacePersistency) -> u8 {
+    match p {
+        FacePersistency::ON_DEMAND => 0,
+        FacePersistency::PERSISTENT => 1,
+        FacePersistency::PERMANENT => 2,
+        FacePersistency(_) => 0,
+    }
+}
+
 /// The canonical form of a FaceUri a user typed.
 fn canonical(s: &str) -> Result<String> {
     Ok(FaceUri::canonize(s)
@@ -165,7 +182,7 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
         params.set_flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED, cm.enabled());
     }
     let resp = command(client, "faces", "create", &params)?;
-    let outcome = match resp.status_code {
+    let mut outcome = match resp.status_code {
         status::OK => "face-created",
         status::CONFLICT => "face-exists",
         code => bail!(
@@ -173,11 +190,29 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
             resp.status_text
         ),
     };
-    let body = resp
+    let mut body = resp
         .parameters()
         .transpose()
         .context("decoding the faces/create response")?
         .unwrap_or_default();
+    // As nfdc: an existing face whose persistency is lower than the one asked for is
+    // upgraded with faces/update (on-demand < persistent < permanent), never downgraded.
+    if let (status::CONFLICT, Some(id), Some(existing), Some(wanted)) = (
+        resp.status_code,
+        body.face_id,
+        body.face_persistency,
+        params.face_persistency,
+    ) {
+        if persistency_rank(wanted) > persistency_rank(existing) {
+            let update = ControlParameters {
+                face_id: Some(id),
+                face_persistency: Some(wanted),
+                ..Default::default()
+            };
+            body = command_ok(client, "faces", "update", &update)?;
+            outcome = "face-updated";
+        }
+    }
     let json = json!({
         "result": outcome,
         "face_id": body.face_id,

@@ -31,7 +31,8 @@ const TIMEOUT: Duration = Duration::from_secs(4);
 pub struct Common {
     /// The forwarder's socket: a path, unix:///PATH, tcp://HOST[:PORT], udp://HOST[:PORT] or
     /// ws://HOST[:PORT][/PATH] [default:
-    /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock]
+    /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock or
+    /// $TMPDIR/kite-UID/nfd.sock, where kite run falls back]
     #[arg(long, global = true, value_name = "PATH")]
     socket: Option<String>,
     /// Print one JSON value on standard output instead of a table.

@@ -1,10 +1,11 @@
-//! `kite strategy`: strategy choices (`strategy-choice/list`, `set`, `unset`) and eBPF
-//! strategies loaded at run time (`kite-strategy/load`, `unload`).
+//! `kite strategy`: strategy choices (`strategy-choice/list`, `set`, `unset`), the strategies
+//! available (`kite-strategy/list`) and eBPF strategies loaded at run time
+//! (`kite-strategy/load`, `unload`).
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use kite_app::ClientError;
-use kite_mgmt::datasets::StrategyChoice;
+use kite_mgmt::datasets::{AvailableStrategy, StrategyChoice};
 use kite_mgmt::ControlParameters;
 use kite_packet::Name;
 use serde_json::{json, Value};
@@ -29,8 +30,11 @@ pub struct StrategyArgs {
 /// `kite strategy` subcommands (`list` when none is given).
 #[derive(Subcommand, Debug)]
 enum StrategyCommand {
-    /// List the strategy chosen for each prefix.
+    /// List the strategy chosen for each prefix (nfdc strategy list).
     List,
+    /// List the strategies that can be chosen: built in (best-route, multicast, random,
+    /// round-robin, asf) and loaded eBPF programs (Kite's kite-strategy/list dataset).
+    Available,
     /// Choose the strategy for a prefix.
     Set {
         /// The name prefix.
@@ -78,6 +82,21 @@ pub fn run(args: StrategyArgs) -> Result<String> {
                 let mut t = Table::new(&["PREFIX", "STRATEGY"]);
                 for c in &list {
                     t.row(vec![c.name.to_uri(), c.strategy.to_uri()]);
+                }
+                t.render()
+            }))
+        }
+        StrategyCommand::Available => {
+            let list: Vec<AvailableStrategy> = fetch_items(&mut client, "kite-strategy", "list")?;
+            let json = Value::Array(
+                list.iter()
+                    .map(|s| json!({ "strategy": s.name.to_uri() }))
+                    .collect(),
+            );
+            Ok(common.output(json, || {
+                let mut t = Table::new(&["STRATEGY"]);
+                for s in &list {
+                    t.row(vec![s.name.to_uri()]);
                 }
                 t.render()
             }))

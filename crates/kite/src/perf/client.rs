@@ -52,7 +52,8 @@ pub struct ClientArgs {
     /// Verify DigestSha256 signatures (no key file needed).
     #[arg(long, requires = "verify", conflicts_with = "key_pub")]
     verify_digest: bool,
-    /// Print one JSON object as the last line (for scripts).
+    /// Print one JSON object on standard output and nothing else (the human summary goes to
+    /// standard error), for scripts.
     #[arg(long)]
     json: bool,
     /// The forwarder's unix socket (default: NDN_CLIENT_TRANSPORT, NFD's socket, then Kite's).
@@ -227,6 +228,8 @@ pub fn run(a: ClientArgs) -> Result<String> {
     if !a.json {
         return Ok(text);
     }
+    // Standard output carries the JSON alone; the human line goes to standard error.
+    eprint!("{text}");
     let mut summary = json!({
         "data_per_sec": (counts.received as f64 / secs).round(),
         "goodput_mbps": counts.content_octets as f64 * 8.0 / secs / 1e6,
@@ -246,7 +249,7 @@ pub fn run(a: ClientArgs) -> Result<String> {
     if a.payload_check {
         summary["payload_errors"] = counts.payload_errors.into();
     }
-    Ok(format!("{text}{summary}\n"))
+    Ok(format!("{summary}\n"))
 }
 
 /// Accounts for one frame; returns the RTT when it is a Data for an outstanding Interest.

@@ -149,10 +149,7 @@ fn socket_path(requested: Option<PathBuf>) -> PathBuf {
     if std::fs::create_dir_all(dir).is_ok() && is_writable(dir) {
         return default;
     }
-    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let fallback = runtime.join("kite").join("nfd.sock");
+    let fallback = kite_app::endpoint::user_socket();
     eprintln!(
         "kite: cannot create {} (not permitted); listening on {} instead \
          (apps need NDN_CLIENT_TRANSPORT=unix://{})",

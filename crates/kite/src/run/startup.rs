@@ -107,11 +107,15 @@ pub(super) fn add_route(manager: &mut Manager, route: &RouteEntry, id: u64) -> R
         ..Default::default()
     };
     let what = format!("route {} via {}", route.prefix.0, route.face.get_ref());
-    check(
-        Verb::RibRegister,
-        &what,
-        manager.execute_trusted(Verb::RibRegister, params),
-    )?;
+    let resp = manager.execute_trusted(Verb::RibRegister, params);
+    if resp.status_code == status::GONE {
+        // The face existed a moment ago: a configured persistent face whose peer refused its
+        // first dial is destroyed at once. That must not stop the start; a reload makes the
+        // face and its routes again.
+        tracing::warn!(prefix = %route.prefix.0, face = id, "configured route not added: its face is gone (its peer did not answer); a reload tries again");
+        return Ok(());
+    }
+    check(Verb::RibRegister, &what, resp)?;
     tracing::info!(prefix = %route.prefix.0, face = id, cost = route.cost, "configured route added");
     Ok(())
 }

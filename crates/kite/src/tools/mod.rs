@@ -2,8 +2,11 @@
 //! ndnputchunks for any NFD-compatible forwarder), and what they share: the socket option,
 //! name parsing and Ctrl-C handling.
 
+pub mod dump;
 pub mod get;
+pub mod peek;
 pub mod ping;
+pub mod poke;
 pub mod put;
 
 use std::sync::atomic::AtomicBool;
@@ -19,7 +22,8 @@ use kite_packet::Name;
 pub struct SocketArgs {
     /// The forwarder's socket: a path, unix:///PATH, tcp://HOST[:PORT], udp://HOST[:PORT] or
     /// ws://HOST[:PORT][/PATH] [default:
-    /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock]
+    /// $NDN_CLIENT_TRANSPORT, else /run/nfd/nfd.sock, then $XDG_RUNTIME_DIR/kite/nfd.sock or
+    /// $TMPDIR/kite-UID/nfd.sock, where kite run falls back]
     #[arg(long, value_name = "PATH")]
     socket: Option<String>,
 }
@@ -31,6 +35,23 @@ impl SocketArgs {
             Some(s) => Client::connect(&Endpoint::parse(s).map_err(anyhow::Error::msg)?)?,
             None => Client::connect_default()?,
         })
+    }
+}
+
+/// An error that ends `kite` with its own exit status (ndnpeek's and ndnpoke's: 3 timeout,
+/// 4 Nack) instead of 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Exit {
+    /// The exit status.
+    pub code: u8,
+    message: String,
+}
+
+impl Exit {
+    /// Exit status `code`, saying `message` on standard error.
+    pub fn new(code: u8, message: String) -> Self {
+        Exit { code, message }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `kite ping`: reachability and round-trip time, as ndnping and ndnpingserver measure them.
 //! Probes are named `<prefix>/ping/<sequence number>` (a generic component, decimal), start at
-//! a random sequence number and carry MustBeFresh, so no cache answers them.
+//! a random sequence number and carry MustBeFresh, so no cache answers them. Like ndnping,
+//! it exits 1 when any probe is unanswered (timed out or Nacked).
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -100,7 +101,18 @@ fn ping(args: &PingArgs, stop: &AtomicBool) -> Result<String> {
             report(&args.prefix, &mut probes, &mut stats, ev);
         }
     }
-    Ok(stats.render(&args.prefix))
+    let summary = stats.render(&args.prefix);
+    let received = stats.rtts.len() as u64;
+    if received < stats.sent {
+        // As ndnping: the summary, then a failure exit when any probe went unanswered.
+        print!("{summary}");
+        bail!(
+            "{} of {} probes unanswered",
+            stats.sent - received,
+            stats.sent
+        );
+    }
+    Ok(summary)
 }
 
 /// Prints what happened to one probe and counts it.

@@ -133,6 +133,7 @@ impl Manager {
         if let Err(rejection) = cmd.validate() {
             return rejection.response();
         }
+        self.take_face_events();
         let now = self.now_ms();
         let params = log::parameters(&cmd.params);
         match self.perform(cmd, FaceId::INTERNAL, now) {
@@ -234,6 +235,9 @@ impl Manager {
     }
 
     fn faces_create(&mut self, p: ControlParameters) -> Outcome {
+        if let Err(why) = p.mtu.map(kite_face::check_mtu).transpose() {
+            return response(code::NOT_ACCEPTABLE, &why).into();
+        }
         let uri = p.uri.as_deref().unwrap_or_default();
         let remote: FaceUri = match uri.parse() {
             Ok(u) => u,
@@ -285,6 +289,9 @@ impl Manager {
     }
 
     fn faces_update(&mut self, p: ControlParameters) -> ControlResponse {
+        if let Err(why) = p.mtu.map(kite_face::check_mtu).transpose() {
+            return response(code::NOT_ACCEPTABLE, &why);
+        }
         let id = FaceId(p.face_id.unwrap_or(0));
         let persistency = p.face_persistency.map(persistency_from);
         match self.runtime.update_face(id, persistency, face_options(&p)) {
@@ -341,6 +348,11 @@ impl Manager {
         let Some(name) = p.name.clone() else {
             return response(code::BAD_REQUEST, "failed in validating parameters");
         };
+        // NFD's RIB refuses a route through a face that does not exist, rather than hold a
+        // route nothing can use.
+        if !self.known_face(route.face_id) {
+            return response(code::GONE, "Face not found");
+        }
         match self.rib.register(&name, route, now) {
             Ok(changes) => {
                 self.apply(changes);

@@ -261,6 +261,7 @@ impl Manager {
             Err(e) => return log::malformed(&mut self.log, &name, ingress.0, &e.to_string()),
         };
         let params = log::parameters(&cmd.params);
+        self.take_face_events();
         match self.execute(cmd, ingress, now) {
             Outcome::Done(resp) => self.reply(dataset::response_data(&name, &resp), token),
             Outcome::CreateFace(f) => {
@@ -297,6 +298,15 @@ impl Manager {
     fn reply(&self, wire: bytes::Bytes, token: PitToken) {
         if let Ok(d) = DataView::decode(wire) {
             self.runtime.send_internal_data(d, Some(token));
+        }
+    }
+
+    /// Handles the face events already queued. The I/O thread reports a face before it
+    /// reads the face's first packet, so after this every face a command can name is known
+    /// (the select in [`Manager::run`] may otherwise take the command first).
+    fn take_face_events(&mut self) {
+        while let Ok(e) = self.runtime.face_events().try_recv() {
+            self.on_face_event(e);
         }
     }
 

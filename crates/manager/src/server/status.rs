@@ -7,8 +7,8 @@ use kite_runtime::{FaceStatus as RtFace, ThreadCounters};
 use super::{unix_ms, Manager};
 use kite_mgmt::dataset::Dataset;
 use kite_mgmt::datasets::{
-    ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus, FibEntry,
-    ForwarderStatus, NextHopRecord, StrategyChoice,
+    AvailableStrategy, ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus,
+    FibEntry, ForwarderStatus, NextHopRecord, StrategyChoice,
 };
 use kite_mgmt::tlv_types::{self as t, FacePersistency};
 use kite_mgmt::{encode_items, Tlv};
@@ -146,6 +146,16 @@ impl Manager {
             Dataset::RibList => encode_items(&self.rib.list(self.now_ms())),
             Dataset::StrategyChoiceList => encode_items(&self.strategy_choices()),
             Dataset::CsInfo => cs_totals(&self.runtime.thread_counters()).encode(),
+            Dataset::StrategyList => {
+                let all: Vec<AvailableStrategy> = self
+                    .strategies
+                    .iter()
+                    .map(|(_, s)| AvailableStrategy {
+                        name: s.name().clone(),
+                    })
+                    .collect();
+                encode_items(&all)
+            }
         }
     }
 

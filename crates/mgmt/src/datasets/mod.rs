@@ -19,4 +19,4 @@ pub use face_status::{FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus};
 pub use fib::{FibEntry, NextHopRecord};
 pub use forwarder_status::ForwarderStatus;
 pub use rib::{RibEntry, Route};
-pub use strategy_choice::StrategyChoice;
+pub use strategy_choice::{AvailableStrategy, StrategyChoice};

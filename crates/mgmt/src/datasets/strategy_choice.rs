@@ -1,4 +1,6 @@
-//! StrategyChoice (`strategy-choice/list` items): a prefix and its strategy instance.
+//! StrategyChoice (`strategy-choice/list` items): a prefix and its strategy instance; and
+//! Strategy (`kite-strategy/list` items, Kite's own dataset): a strategy the forwarder can
+//! run, built in or loaded.
 
 use bytes::Bytes;
 use kite_packet::tlv::Element;
@@ -40,6 +42,32 @@ impl Tlv for StrategyChoice {
     }
 }
 
+/// One strategy the forwarder offers: its versioned name, in NFD's Strategy element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AvailableStrategy {
+    /// The strategy name, e.g. `/localhost/nfd/strategy/asf/v=5`.
+    pub name: Name,
+}
+
+impl Tlv for AvailableStrategy {
+    const TYPE: u64 = t::STRATEGY;
+
+    fn encode_value(&self, out: &mut Vec<u8>) {
+        put_name(out, &self.name);
+    }
+
+    fn decode_value(buf: &Bytes, el: &Element<'_>) -> Result<Self> {
+        let mut name = None;
+        walk_strict(el.children(), &[tt::NAME], None, |f| {
+            name = Some(Name::from_element(buf, f)?);
+            Ok(())
+        })?;
+        Ok(AvailableStrategy {
+            name: required(name, tt::NAME)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +82,16 @@ mod tests {
         let wire = s.encode();
         assert_eq!(wire, [128, 9, 7, 0, 107, 5, 7, 3, 8, 1, b's']);
         assert_eq!(StrategyChoice::decode(&Bytes::from(wire)).unwrap(), s);
+    }
+
+    #[test]
+    fn available_strategy_round_trips() {
+        let s = AvailableStrategy {
+            name: "/s".parse().unwrap(),
+        };
+        let wire = s.encode();
+        assert_eq!(wire, [107, 5, 7, 3, 8, 1, b's']);
+        assert_eq!(AvailableStrategy::decode(&Bytes::from(wire)).unwrap(), s);
     }
 
     #[test]
