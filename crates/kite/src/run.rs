@@ -5,6 +5,7 @@
 
 mod options;
 pub(crate) use options::default_inline;
+mod readvertise;
 mod startup;
 
 use std::net::SocketAddr;
@@ -104,6 +105,11 @@ pub struct RunArgs {
     /// Default: 2.
     #[arg(long, value_name = "K")]
     dispatch_prefix: Option<usize>,
+    /// Register routes of origin client (65) with the routing daemon on this host
+    /// (/localhost/nlsr/rib/register: NLSR, NDNd's ndn-dv) while one runs, refreshed hourly and
+    /// withdrawn when the route goes, as NFD's rib.readvertise_nlsr. Default: true
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    readvertise_nlsr: Option<bool>,
 }
 
 /// Parses `--max-interest-lifetime` with the configuration file's rule.
@@ -153,6 +159,9 @@ pub fn run(args: RunArgs) -> Result<String> {
         let _ = std::fs::remove_file(&socket);
         let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
         return Err(e.context(format!("configuration {}", file.display())));
+    }
+    if config.rib.readvertise_nlsr {
+        readvertise::to_router(&mut manager, &socket)?;
     }
     std::thread::Builder::new()
         .name("kite-mgmt".into())

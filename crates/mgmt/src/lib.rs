@@ -27,6 +27,7 @@ pub mod control_response;
 pub mod dataset;
 pub mod datasets;
 pub mod face_event;
+pub mod readvertise;
 pub mod replay;
 pub mod rib;
 pub mod server;

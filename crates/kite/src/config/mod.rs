@@ -29,6 +29,8 @@ pub struct Config {
     pub face_system: FaceSystem,
     /// `[tables]`.
     pub tables: Tables,
+    /// `[rib]`.
+    pub rib: Rib,
     /// `[[face]]`: faces created at start.
     #[serde(rename = "face", skip_serializing_if = "Vec::is_empty")]
     pub faces: Vec<FaceEntry>,
@@ -207,6 +209,23 @@ impl Default for Ether {
         Ether {
             interfaces: Vec::new(),
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+        }
+    }
+}
+
+/// `[rib]`: what the RIB tells others (NFD's `rib` section).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Rib {
+    /// `readvertise_nlsr`: routes of origin `client` are registered with the routing daemon
+    /// on this host (`/localhost/nlsr`: NLSR, NDNd's ndn-dv) while it runs.
+    pub readvertise_nlsr: bool,
+}
+
+impl Default for Rib {
+    fn default() -> Self {
+        Rib {
+            readvertise_nlsr: true,
         }
     }
 }

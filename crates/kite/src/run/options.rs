@@ -51,6 +51,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     fwd.max_interest_lifetime = args
         .max_interest_lifetime
         .unwrap_or(fwd.max_interest_lifetime);
+    if let Some(r) = args.readvertise_nlsr {
+        config.rib.readvertise_nlsr = r;
+    }
     if let Some(c) = args.cs_capacity {
         config.tables.cs.capacity = c;
     }

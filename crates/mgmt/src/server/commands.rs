@@ -151,7 +151,7 @@ impl Manager {
                 let route = RibRoute::from_parameters(&p, now);
                 self.rib_register(p, route, now)
             }
-            Verb::RibUnregister => self.rib_unregister(p),
+            Verb::RibUnregister => self.rib_unregister(p, now),
             Verb::RibAnnounce => match cmd.announcement {
                 Some(a) => {
                     let route = a.route(ingress.0, now, unix_ms());
@@ -287,19 +287,27 @@ impl Manager {
         };
         match self.rib.register(&name, route, now) {
             Ok(changes) => {
+                if self.rib.routes_of(&name).contains(&route) {
+                    self.readvertise_added(&name, &route, now);
+                } else {
+                    // Registered already expired: NFD removes the route instead.
+                    self.readvertise_removed(&name, route.face_id, route.origin, now);
+                }
                 self.apply(changes);
+                self.readvertise_sync(now);
                 ControlResponse::success(&p)
             }
             Err(e) => response(e.status_code(), &e.to_string()),
         }
     }
 
-    fn rib_unregister(&mut self, p: ControlParameters) -> ControlResponse {
+    fn rib_unregister(&mut self, p: ControlParameters, now: u64) -> ControlResponse {
         if let (Some(name), Some(face)) = (&p.name, p.face_id) {
-            let changes = self
-                .rib
-                .unregister(name, face, p.origin.unwrap_or_default());
+            let origin = p.origin.unwrap_or_default();
+            let changes = self.rib.unregister(name, face, origin);
+            self.readvertise_removed(name, face, origin, now);
             self.apply(changes);
+            self.readvertise_sync(now);
         }
         ControlResponse::success(&p)
     }

@@ -6,14 +6,18 @@
 //! NFD's default configuration (`authorize certfile any`) does for local apps.
 
 mod commands;
+mod readvertise;
 mod status;
 mod strategy_load;
 
+pub use readvertise::{
+    ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
+};
 pub use strategy_load::StrategyLoader;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::{select, Receiver, Sender};
 use kite_fw::face::FaceId;
 use kite_fw::fib::FibWriter;
 use kite_fw::runtime::{
@@ -54,6 +58,12 @@ pub struct Manager {
     /// The last dataset version published.
     last_version: u64,
     start_unix_ms: u64,
+    /// Where RIB routes are readvertised (none unless enabled).
+    readvertise: Vec<readvertise::Destination>,
+    /// The readvertise client's requests, once one destination is enabled.
+    readvertise_requests: Option<Sender<ReadvertiseRequest>>,
+    /// Where the readvertise client reports back, and where management reads it.
+    readvertise_results: (Sender<ReadvertiseResult>, Receiver<ReadvertiseResult>),
 }
 
 /// Milliseconds since the Unix epoch (NFD's timestamps and command-Interest times).
@@ -93,6 +103,9 @@ impl Manager {
             next_tag: 0,
             last_version: 0,
             start_unix_ms: unix_ms(),
+            readvertise: Vec::new(),
+            readvertise_requests: None,
+            readvertise_results: crossbeam_channel::unbounded(),
         }
     }
 
@@ -107,13 +120,15 @@ impl Manager {
         let internal = self.runtime.internal_packets().clone();
         let events = self.runtime.face_events().clone();
         let created = self.created_rx.clone();
+        let readvertised = self.readvertise_results.1.clone();
         loop {
-            let timeout = self
-                .rib
-                .next_expiry()
-                .map_or(Duration::from_secs(3600), |t| {
-                    Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
-                });
+            let next = match (self.rib.next_expiry(), self.readvertise_next_due()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let timeout = next.map_or(Duration::from_secs(3600), |t| {
+                Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
+            });
             select! {
                 recv(internal) -> i => match i {
                     Ok(i) => self.on_interest(i),
@@ -128,10 +143,20 @@ impl Manager {
                         self.on_face_created(tag, r);
                     }
                 },
+                recv(readvertised) -> r => {
+                    if let Ok(r) = r {
+                        self.readvertise_finished(r);
+                    }
+                },
                 default(timeout) => {}
             }
-            let expired = self.rib.expire(self.now_ms());
+            let now = self.now_ms();
+            let expired = self.rib.expire(now);
+            for (prefix, r) in &expired.routes {
+                self.readvertise_removed(prefix, r.face_id, r.origin, now);
+            }
             self.apply(expired.changes);
+            self.readvertise_sync(now);
         }
     }
 
@@ -232,8 +257,22 @@ impl Manager {
             }
             FaceEvent::Destroyed(s) => {
                 self.faces.remove(&s.id);
+                let now = self.now_ms();
+                let gone: Vec<(Name, crate::tlv_types::RouteOrigin)> = self
+                    .rib
+                    .routes()
+                    .flat_map(|(p, rs)| {
+                        rs.iter()
+                            .filter(|r| r.face_id == s.id.0)
+                            .map(move |r| (p.clone(), r.origin))
+                    })
+                    .collect();
                 let changes = self.rib.remove_face(s.id.0);
+                for (prefix, origin) in &gone {
+                    self.readvertise_removed(prefix, s.id.0, *origin, now);
+                }
                 self.apply(changes);
+                self.readvertise_sync(now);
                 if self.fib.remove_face(s.id) > 0 {
                     self.fib.publish();
                 }
