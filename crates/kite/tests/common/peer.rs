@@ -255,7 +255,7 @@ pub fn registered_face(d: &Data) -> Option<u64> {
 }
 
 /// A signed control command Interest (v0.3 signed Interest, DigestSha256).
-fn command(module: &str, verb: &str, params: &ControlParameters) -> Bytes {
+pub fn command(module: &str, verb: &str, params: &ControlParameters) -> Bytes {
     let mut i = Interest::new(nfd_name(&[
         module.as_bytes(),
         verb.as_bytes(),
