@@ -75,6 +75,9 @@ fn every_key() -> Config {
             )]
             .into(),
         },
+        rib: Rib {
+            readvertise_nlsr: false,
+        },
         faces: vec![FaceEntry {
             uri: Spanned::new(0..0, uri("udp4://192.0.2.1:6363")),
             local_uri: Some(uri("udp4://0.0.0.0:6363")),
