@@ -303,7 +303,7 @@ fn assert_all_learned(nodes: &[Node]) {
         let rib: Value = ctl::json(n.socket(), &["route", "list"]);
         for e in rib.as_array().unwrap() {
             for r in e["routes"].as_array().unwrap() {
-                assert_ne!(r["origin_name"], "static", "{}: {e}", n.name);
+                assert_ne!(r["source"], "static", "{}: {e}", n.name);
             }
         }
     }
