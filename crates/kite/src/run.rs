@@ -110,6 +110,20 @@ pub struct RunArgs {
     /// withdrawn when the route goes, as NFD's rib.readvertise_nlsr. Default: true
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     readvertise_nlsr: Option<bool>,
+    /// Register routes under --propagate-prefix with the gateway (the face with a route for
+    /// /localhop/nfd: /localhop/nfd/rib/register), as the shortest such prefix covering them,
+    /// Origin client, cost 15, every 25 s, as NFD's auto_prefix_propagate. Default: false
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    auto_prefix_propagate: Option<bool>,
+    /// A prefix this host may announce to its gateway (NFD's are the host's identities);
+    /// repeatable. Default: none
+    #[arg(long, value_name = "NAME")]
+    propagate_prefix: Vec<kite_packet::Name>,
+    /// Let neighbours register routes toward themselves under /localhop/nfd (rib/register and
+    /// rib/unregister, at most 256 routes per face): a gateway for hosts that propagate their
+    /// prefixes, as NFD's localhop_security. Default: false
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    localhop_registration: Option<bool>,
 }
 
 /// Parses `--max-interest-lifetime` with the configuration file's rule.
@@ -148,6 +162,9 @@ pub fn run(args: RunArgs) -> Result<String> {
         .map_err(|_| anyhow::anyhow!("best-route is built in"))?;
     let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
     Manager::route_internal_face(&mut fib);
+    if config.rib.localhop_registration {
+        Manager::route_localhop(&mut fib);
+    }
     let listeners = describe_listeners(&runtime_config);
     let runtime = Runtime::start(runtime_config, readers, strategies.clone(), hasher)
         .context("cannot start the forwarder")?;
@@ -160,9 +177,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         let file = args.config.as_deref().unwrap_or(std::path::Path::new("-"));
         return Err(e.context(format!("configuration {}", file.display())));
     }
-    if config.rib.readvertise_nlsr {
-        readvertise::to_router(&mut manager, &socket)?;
-    }
+    readvertise::start(&mut manager, &socket, &config.rib)?;
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;

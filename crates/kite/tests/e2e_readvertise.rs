@@ -10,17 +10,18 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::peer::{Conn, Producer};
-use common::Daemon;
+use common::{ctl, Daemon};
 use kite_mgmt::tlv_types::RouteOrigin;
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, Name};
 
-/// How long a readvertisement may take to arrive (it is sent at once).
-const SOON: Duration = Duration::from_secs(5);
+/// How long a readvertisement may take to arrive: at once, or after the client gives up on
+/// an answer that never comes (4 s).
+const SOON: Duration = Duration::from_secs(10);
 
 /// A fake routing daemon on `socket`: answers every command with 200.
 fn fake_router(socket: &str) -> Producer {
@@ -83,6 +84,14 @@ fn client_routes_are_registered_with_the_routing_daemon_and_withdrawn_with_their
 
     // The daemon restarts: once it has registered /localhost/nlsr again, it is told again.
     drop(router);
+    let until = Instant::now() + SOON;
+    while ctl::ok(socket, &["route", "list"]).contains("/localhost/nlsr") {
+        assert!(
+            Instant::now() < until,
+            "the daemon's route outlived its face"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let router = fake_router(socket);
     let (verb, p) = parse(&router.interests(1, SOON)[0]);
     assert_eq!(verb, "register");

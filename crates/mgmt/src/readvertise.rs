@@ -218,12 +218,13 @@ impl Readvertise {
         }
         self.available = available;
         if available {
+            // Everything goes to the new destination, at once; a command still out went to
+            // the one before, and its answer (if any comes) is ignored.
             for rr in self.prefixes.values_mut() {
                 rr.retry_delay_ms = RETRY_DELAY_MIN_MS;
-                if !matches!(rr.next, Next::InFlight(..)) {
-                    rr.next = Next::At(now_ms);
-                }
+                rr.next = Next::At(now_ms);
             }
+            self.in_flight = 0;
         } else {
             // Stop retrying and refreshing; a withdrawal is taken as done.
             self.prefixes.retain(|_, rr| {

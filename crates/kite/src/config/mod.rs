@@ -220,14 +220,41 @@ pub struct Rib {
     /// `readvertise_nlsr`: routes of origin `client` are registered with the routing daemon
     /// on this host (`/localhost/nlsr`: NLSR, NDNd's ndn-dv) while it runs.
     pub readvertise_nlsr: bool,
+    /// `auto_prefix_propagate`: routes under `propagate_prefixes` are registered, as the
+    /// shortest of those prefixes that covers them, with the gateway (the face with a route
+    /// for `/localhop/nfd`), Origin client, cost 15, every 25 s (NFD's
+    /// `auto_prefix_propagate`).
+    pub auto_prefix_propagate: bool,
+    /// `propagate_prefixes`: what `auto_prefix_propagate` propagates (NFD's are the host's
+    /// identities).
+    pub propagate_prefixes: Vec<Prefix>,
+    /// `localhop_registration`: neighbours may register routes toward themselves under
+    /// `/localhop/nfd` (a gateway for hosts that propagate their prefixes; NFD's
+    /// `localhop_security`).
+    pub localhop_registration: bool,
 }
 
 impl Default for Rib {
     fn default() -> Self {
         Rib {
             readvertise_nlsr: true,
+            auto_prefix_propagate: false,
+            propagate_prefixes: Vec::new(),
+            localhop_registration: false,
         }
     }
+}
+
+/// The one rule for `[rib]`, file and flags merged: propagation needs prefixes to propagate.
+pub fn check_rib(rib: &Rib) -> Result<(), String> {
+    if rib.auto_prefix_propagate && rib.propagate_prefixes.is_empty() {
+        return Err(
+            "auto_prefix_propagate needs propagate_prefixes (or --propagate-prefix): the \
+             prefixes this host may announce to its gateway"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 /// `[tables]`.
@@ -476,6 +503,7 @@ impl Config {
                 ));
             }
         }
+        check_rib(&self.rib).map_err(|m| ConfigError::at(path, text, None, m))?;
         for r in &self.routes {
             if let FaceRef::Uri(u) = r.face.get_ref() {
                 if !self.faces.iter().any(|f| f.uri.get_ref() == u) {

@@ -77,6 +77,9 @@ fn every_key() -> Config {
         },
         rib: Rib {
             readvertise_nlsr: false,
+            auto_prefix_propagate: true,
+            propagate_prefixes: vec![Prefix(name("/home/laptop"))],
+            localhop_registration: true,
         },
         faces: vec![FaceEntry {
             uri: Spanned::new(0..0, uri("udp4://192.0.2.1:6363")),
@@ -383,4 +386,18 @@ fn routes_name_declared_faces_and_faces_are_declared_once() {
 fn an_unreadable_file_names_the_path() {
     let e = Config::load(std::path::Path::new("/nonexistent/kite.toml")).unwrap_err();
     assert_eq!(e.to_string(), "cannot read /nonexistent/kite.toml");
+}
+
+#[test]
+fn propagation_needs_prefixes_to_propagate() {
+    let e = parse_err("[rib]\nauto_prefix_propagate = true\n");
+    assert!(e.contains("propagate_prefixes"), "{e}");
+    let c =
+        parse("[rib]\nauto_prefix_propagate = true\npropagate_prefixes = [\"/home\"]\n").unwrap();
+    assert_eq!(c.rib.propagate_prefixes, [Prefix(name("/home"))]);
+    assert!(
+        c.rib.readvertise_nlsr,
+        "on by default, as in NFD's sample configuration"
+    );
+    assert!(!c.rib.localhop_registration);
 }

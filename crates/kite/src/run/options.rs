@@ -8,7 +8,7 @@ use anyhow::Result;
 use kite_fw::runtime::RuntimeConfig;
 
 use super::RunArgs;
-use crate::config::{Config, LogFilter};
+use crate::config::{Config, LogFilter, Prefix};
 
 /// NFD's default unix socket, where NDN apps look first.
 const DEFAULT_SOCKET: &str = "/run/nfd/nfd.sock";
@@ -51,9 +51,20 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     fwd.max_interest_lifetime = args
         .max_interest_lifetime
         .unwrap_or(fwd.max_interest_lifetime);
+    let rib = &mut config.rib;
     if let Some(r) = args.readvertise_nlsr {
-        config.rib.readvertise_nlsr = r;
+        rib.readvertise_nlsr = r;
     }
+    if let Some(p) = args.auto_prefix_propagate {
+        rib.auto_prefix_propagate = p;
+    }
+    if !args.propagate_prefix.is_empty() {
+        rib.propagate_prefixes = args.propagate_prefix.iter().cloned().map(Prefix).collect();
+    }
+    if let Some(l) = args.localhop_registration {
+        rib.localhop_registration = l;
+    }
+    crate::config::check_rib(rib).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(c) = args.cs_capacity {
         config.tables.cs.capacity = c;
     }

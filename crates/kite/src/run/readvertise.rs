@@ -10,31 +10,51 @@ use std::time::Duration;
 use anyhow::Result;
 use crossbeam_channel::{Receiver, Sender};
 use kite_app::{Client, ClientError};
-use kite_mgmt::readvertise::{Policy, NLSR_REFRESH_MS};
+use kite_mgmt::readvertise::{Policy, GATEWAY_COST, GATEWAY_REFRESH_MS, NLSR_REFRESH_MS};
 use kite_mgmt::server::{
     Manager, ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
 };
 use kite_mgmt::tlv_types::status;
 
+use crate::config;
+
 /// How long to wait for an answer: the command Interest's lifetime.
 const ANSWER_WAIT: Duration = Duration::from_millis(kite_app::mgmt::COMMAND_LIFETIME_MS);
 
-/// Readvertises routes of origin client to the routing daemon (`/localhost/nlsr`), through a
-/// client on `socket`.
-pub(super) fn to_router(manager: &mut Manager, socket: &Path) -> Result<()> {
-    let destination = ReadvertiseDestination {
-        command_prefix: "/localhost/nlsr".parse()?,
-        policy: Policy::ClientToRouter,
-        refresh_ms: NLSR_REFRESH_MS,
-        cost: 0,
-    };
+/// Starts what `rib` asks for: readvertising routes of origin client to the routing daemon
+/// (`/localhost/nlsr`), propagating routes under its prefixes to the gateway
+/// (`/localhop/nfd`); both through one client on `socket`.
+pub(super) fn start(manager: &mut Manager, socket: &Path, rib: &config::Rib) -> Result<()> {
+    let mut destinations = Vec::new();
+    if rib.readvertise_nlsr {
+        destinations.push(ReadvertiseDestination {
+            command_prefix: "/localhost/nlsr".parse()?,
+            policy: Policy::ClientToRouter,
+            refresh_ms: NLSR_REFRESH_MS,
+            cost: 0,
+        });
+    }
+    if rib.auto_prefix_propagate {
+        let prefixes = rib.propagate_prefixes.iter().map(|p| p.0.clone()).collect();
+        destinations.push(ReadvertiseDestination {
+            command_prefix: "/localhop/nfd".parse()?,
+            policy: Policy::HostToGateway(prefixes),
+            refresh_ms: GATEWAY_REFRESH_MS,
+            cost: GATEWAY_COST,
+        });
+    }
+    if destinations.is_empty() {
+        return Ok(());
+    }
     let (tx, rx) = crossbeam_channel::bounded(REQUEST_QUEUE);
     let results = manager.readvertise_results();
     let socket = socket.to_path_buf();
     std::thread::Builder::new()
         .name("kite-readvertise".into())
         .spawn(move || serve(socket, rx, results))?;
-    manager.enable_readvertise(destination, tx);
+    for d in destinations {
+        manager.enable_readvertise(d, tx.clone());
+    }
     Ok(())
 }
 

@@ -256,11 +256,16 @@ pub fn registered_face(d: &Data) -> Option<u64> {
 
 /// A signed control command Interest (v0.3 signed Interest, DigestSha256).
 pub fn command(module: &str, verb: &str, params: &ControlParameters) -> Bytes {
-    let mut i = Interest::new(nfd_name(&[
-        module.as_bytes(),
-        verb.as_bytes(),
-        &params.encode(),
-    ]));
+    command_under("/localhost/nfd", module, verb, params)
+}
+
+/// [`command`] under another prefix (`/localhop/nfd`, `/localhost/nlsr`).
+pub fn command_under(prefix: &str, module: &str, verb: &str, params: &ControlParameters) -> Bytes {
+    let mut name: Name = prefix.parse().expect("a valid prefix");
+    for part in [module.as_bytes(), verb.as_bytes(), &params.encode()] {
+        name = name.append_generic(part);
+    }
+    let mut i = Interest::new(name);
     i.must_be_fresh = true;
     i.lifetime = Some(4000);
     i.nonce = Some(nonce());

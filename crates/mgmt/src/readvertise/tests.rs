@@ -213,3 +213,24 @@ fn the_gateway_gets_the_shortest_identity_covering_a_route() {
         Some(n("/"))
     );
 }
+
+#[test]
+fn a_destination_that_comes_back_gets_everything_again_at_once() {
+    let mut r = to_router();
+    r.set_available(true, 0);
+    r.route_added(&n("/a"), &client(300), 0);
+    let lost = one(r.due(0));
+    // The daemon went before it answered, and came back.
+    r.set_available(false, 1);
+    r.set_available(true, 2);
+    let again = one(r.due(2));
+    assert_eq!(
+        (again.verb, again.prefix.clone()),
+        (Verb::Register, n("/a"))
+    );
+    // The lost command's late failure changes nothing; the new one's success counts.
+    r.finished(lost.id, &lost.prefix, false, 3);
+    assert_eq!(r.next_due(), None);
+    r.finished(again.id, &again.prefix, true, 4);
+    assert_eq!(r.next_due(), Some(4 + NLSR_REFRESH_MS));
+}

@@ -10,6 +10,7 @@ mod readvertise;
 mod status;
 mod strategy_load;
 
+pub use commands::MAX_LOCALHOP_ROUTES;
 pub use readvertise::{
     ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
 };
@@ -79,6 +80,17 @@ impl Manager {
     /// management (not a Nack~NoRoute).
     pub fn route_internal_face(fib: &mut FibWriter) {
         let prefix: Name = "/localhost/nfd".parse().expect("valid name");
+        fib.add_nexthop(&prefix, FaceId::INTERNAL, 0)
+            .expect("a two-component prefix fits the FIB");
+        fib.publish();
+    }
+
+    /// Routes `/localhop/nfd` to the internal face too: neighbours may then register routes
+    /// toward themselves (`rib/register` and `rib/unregister` only, at most
+    /// [`commands::MAX_LOCALHOP_ROUTES`] per face), as NFD's `localhop_security` allows a
+    /// host's prefix propagation. Off unless the daemon enables it.
+    pub fn route_localhop(fib: &mut FibWriter) {
+        let prefix: Name = "/localhop/nfd".parse().expect("valid name");
         fib.add_nexthop(&prefix, FaceId::INTERNAL, 0)
             .expect("a two-component prefix fits the FIB");
         fib.publish();

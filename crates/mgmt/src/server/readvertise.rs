@@ -57,6 +57,8 @@ pub(super) struct Destination {
     command_prefix: Name,
     cost: u64,
     state: Readvertise,
+    /// The faces with a route for a prefix of the command prefix, at the last look.
+    faces: Vec<u64>,
 }
 
 /// Requests waiting for the client at most; a command that finds the channel full fails
@@ -82,6 +84,7 @@ impl Manager {
             command_prefix: destination.command_prefix,
             cost: destination.cost,
             state,
+            faces: Vec::new(),
         });
         self.readvertise_requests = Some(requests);
         self.readvertise_sync(now);
@@ -119,15 +122,26 @@ impl Manager {
     }
 
     /// After a RIB change or a result: updates each destination's reachability (a route for
-    /// a prefix of its command prefix) and hands over the commands due.
+    /// a prefix of its command prefix; a route through a new face counts as the destination
+    /// coming back) and hands over the commands due.
     pub(super) fn readvertise_sync(&mut self, now: u64) {
         let Some(requests) = self.readvertise_requests.clone() else {
             return;
         };
         for (i, d) in self.readvertise.iter_mut().enumerate() {
-            let reachable = (0..=d.command_prefix.len())
-                .any(|k| !self.rib.routes_of(&d.command_prefix.prefix(k)).is_empty());
-            d.state.set_available(reachable, now);
+            let mut faces: Vec<u64> = (0..=d.command_prefix.len())
+                .flat_map(|k| self.rib.routes_of(&d.command_prefix.prefix(k)))
+                .map(|r| r.face_id)
+                .collect();
+            faces.sort_unstable();
+            faces.dedup();
+            // A face that was not there is a new daemon (or gateway), which knows nothing
+            // yet: tell it everything, as when the destination first became reachable.
+            if faces.iter().any(|f| !d.faces.contains(f)) {
+                d.state.set_available(false, now);
+            }
+            d.state.set_available(!faces.is_empty(), now);
+            d.faces = faces;
             for c in d.state.due(now) {
                 let mut params = ControlParameters {
                     name: Some(c.prefix.clone()),
