@@ -6,7 +6,8 @@
 //! gateway); an application on the host registers `/home/laptop/photos`; the gateway learns
 //! `/home` (the propagated prefix covering it) toward the host's face, Origin client, cost 15,
 //! and a consumer on the gateway reaches the application. When the application goes, the
-//! route leaves the gateway. A neighbour may not register a route toward another face.
+//! route leaves the gateway. A neighbour may not register a route toward another face, nor
+//! hold more than `MAX_LOCALHOP_ROUTES` through its own.
 //!
 //! Needs root (`ip netns add`); without it the test prints why and passes.
 
@@ -18,6 +19,7 @@ use bytes::Bytes;
 use common::netns::Lab;
 use common::peer::{self, Conn, Producer};
 use common::{ctl, Daemon};
+use kite_mgmt::server::MAX_LOCALHOP_ROUTES;
 use kite_mgmt::tlv_types::{status, RouteOrigin};
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::NetPacket;
@@ -135,6 +137,35 @@ fn a_host_propagates_its_prefixes_to_its_gateway() {
     let resp = ControlResponse::decode(&d.content.unwrap()).unwrap();
     assert_eq!(resp.status_code, status::FORBIDDEN, "{resp:?}");
     assert!(routes(gateway.socket(), "/stolen").is_empty());
+
+    // A neighbour holds at most MAX_LOCALHOP_ROUTES routes through its face (/home is one):
+    // beyond them a new prefix is refused, a route it has may still be refreshed.
+    let mut answer = |prefix: &str| {
+        let params = ControlParameters {
+            name: Some(prefix.parse().unwrap()),
+            ..ControlParameters::default()
+        };
+        rogue.send(&peer::command_under(
+            "/localhop/nfd",
+            "rib",
+            "register",
+            &params,
+        ));
+        match rogue.recv_packet(Duration::from_secs(4)) {
+            (_, NetPacket::Data(d)) => {
+                ControlResponse::decode(&d.content.unwrap())
+                    .unwrap()
+                    .status_code
+            }
+            (_, other) => panic!("Data expected: {other:?}"),
+        }
+    };
+    for i in 1..MAX_LOCALHOP_ROUTES {
+        assert_eq!(answer(&format!("/flood/{i}")), status::OK, "route {i}");
+    }
+    assert_eq!(answer("/flood/one-more"), status::FORBIDDEN);
+    assert_eq!(answer("/flood/1"), status::OK, "a refresh");
+    assert!(routes(gateway.socket(), "/flood/one-more").is_empty());
 
     // The application goes: its route on the host goes, and /home leaves the gateway.
     drop(app);
