@@ -7,7 +7,8 @@
 //! `/home` (the propagated prefix covering it) toward the host's face, Origin client, cost 15,
 //! and a consumer on the gateway reaches the application. When the application goes, the
 //! route leaves the gateway. A neighbour may not register a route toward another face, nor
-//! hold more than `MAX_LOCALHOP_ROUTES` through its own.
+//! hold more than `MAX_LOCALHOP_ROUTES` through its own, nor lock the gateway's own tools out
+//! with a timestamp from the future.
 //!
 //! Needs root (`ip netns add`); without it the test prints why and passes.
 
@@ -170,4 +171,25 @@ fn a_host_propagates_its_prefixes_to_its_gateway() {
     // The application goes: its route on the host goes, and /home leaves the gateway.
     drop(app);
     await_routes(gateway.socket(), "/home", |rs| rs.is_empty());
+
+    // A neighbour's timestamp 100 s ahead (within the 120 s grace period) does not lock out,
+    // for those 100 s, the gateway's own tools, whose commands are signed the same way
+    // (DigestSha256, no key name). (It does lock out that neighbour's later commands: last.)
+    let ahead = kite_app::mgmt::next_signature_time() + 100_000;
+    let params = ControlParameters {
+        name: Some("/flood/1".parse().unwrap()),
+        ..ControlParameters::default()
+    };
+    rogue.send(&peer::command_signed_at(
+        "/localhop/nfd",
+        "rib",
+        "unregister",
+        &params,
+        ahead,
+    ));
+    rogue.recv_packet(Duration::from_secs(4));
+    ctl::ok(
+        gateway.socket(),
+        &["strategy", "set", "/local", "multicast"],
+    );
 }
