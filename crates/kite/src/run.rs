@@ -119,6 +119,21 @@ pub struct RunArgs {
     /// repeatable. Default: none
     #[arg(long, value_name = "NAME")]
     propagate_prefix: Vec<kite_packet::Name>,
+    /// Open a UDP multicast face (permanent, multi-access) on --udp-multicast-group on each
+    /// interface that is up, multicast-capable, not loopback and has an IPv4 address, as NFD's
+    /// face_system.udp mcast: neighbours on a LAN reach each other with no face configured.
+    /// Default: false
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    udp_multicast: Option<bool>,
+    /// The UDP multicast group and port. Default: 224.0.23.170:56363 (NFD's)
+    #[arg(long, value_name = "ADDR:PORT", value_parser = crate::config::parse_multicast_group)]
+    udp_multicast_group: Option<std::net::SocketAddrV4>,
+    /// Open UDP multicast faces only on this interface; repeatable. Default: every eligible one
+    #[arg(long, value_name = "IFNAME")]
+    udp_multicast_whitelist: Vec<String>,
+    /// Never open a UDP multicast face on this interface; repeatable. Default: none
+    #[arg(long, value_name = "IFNAME")]
+    udp_multicast_blacklist: Vec<String>,
     /// Let neighbours register routes toward themselves under /localhop/nfd (rib/register and
     /// rib/unregister, at most 256 routes per face): a gateway for hosts that propagate their
     /// prefixes, as NFD's localhop_security. Default: false

@@ -8,7 +8,7 @@ mod error;
 mod value;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -154,7 +154,20 @@ pub struct Udp {
     /// them takes the place of the idlest.
     #[serde(deserialize_with = "on_demand_limit")]
     pub on_demand_limit: usize,
+    /// `multicast`: a UDP multicast face on `multicast_group` on each multicast-capable
+    /// interface with an IPv4 address (NFD's `mcast`), so neighbours on a LAN find each other.
+    pub multicast: bool,
+    /// `multicast_group`: the IPv4 group and port (NFD's 224.0.23.170:56363).
+    pub multicast_group: SocketAddrV4,
+    /// `multicast_whitelist`: only these interfaces (all when empty).
+    pub multicast_whitelist: Vec<String>,
+    /// `multicast_blacklist`: never these interfaces.
+    pub multicast_blacklist: Vec<String>,
 }
+
+/// NFD's UDP multicast group and port.
+pub const NDN_UDP_MULTICAST: SocketAddrV4 =
+    SocketAddrV4::new(Ipv4Addr::new(224, 0, 23, 170), 56363);
 
 impl Default for Udp {
     fn default() -> Self {
@@ -163,8 +176,27 @@ impl Default for Udp {
             mtu: kite_face::DEFAULT_UDP_MTU,
             idle_timeout: kite_face::DEFAULT_IDLE_TIMEOUT.as_secs(),
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+            multicast: false,
+            multicast_group: NDN_UDP_MULTICAST,
+            multicast_whitelist: Vec::new(),
+            multicast_blacklist: Vec::new(),
         }
     }
+}
+
+/// The one rule for `multicast_group` (file and flag): an IPv4 multicast address.
+pub fn check_multicast_group(g: SocketAddrV4) -> Result<SocketAddrV4, String> {
+    if !g.ip().is_multicast() {
+        return Err(format!(
+            "multicast_group {g} is not an IPv4 multicast address"
+        ));
+    }
+    Ok(g)
+}
+
+/// Parses `--udp-multicast-group`.
+pub fn parse_multicast_group(s: &str) -> Result<SocketAddrV4, String> {
+    check_multicast_group(s.parse().map_err(|e| format!("{s:?}: {e}"))?)
 }
 
 /// `[face_system.tcp]`.
@@ -504,6 +536,8 @@ impl Config {
             }
         }
         check_rib(&self.rib).map_err(|m| ConfigError::at(path, text, None, m))?;
+        check_multicast_group(self.face_system.udp.multicast_group)
+            .map_err(|m| ConfigError::at(path, text, None, m))?;
         for r in &self.routes {
             if let FaceRef::Uri(u) = r.face.get_ref() {
                 if !self.faces.iter().any(|f| f.uri.get_ref() == u) {

@@ -48,6 +48,10 @@ fn every_key() -> Config {
                 mtu: 1400,
                 idle_timeout: 30,
                 on_demand_limit: 100,
+                multicast: true,
+                multicast_group: "224.0.23.171:56364".parse().unwrap(),
+                multicast_whitelist: vec!["eth0".into()],
+                multicast_blacklist: vec!["docker0".into()],
             },
             tcp: Tcp {
                 listen: vec!["0.0.0.0:6363".parse().unwrap()],
@@ -400,4 +404,15 @@ fn propagation_needs_prefixes_to_propagate() {
         "on by default, as in NFD's sample configuration"
     );
     assert!(!c.rib.localhop_registration);
+}
+
+#[test]
+fn the_multicast_group_must_be_multicast() {
+    let e = parse_err("[face_system.udp]\nmulticast_group = \"192.0.2.1:56363\"\n");
+    assert!(e.contains("not an IPv4 multicast address"), "{e}");
+    assert_eq!(
+        parse("").unwrap().face_system.udp.multicast_group,
+        NDN_UDP_MULTICAST
+    );
+    assert!(!parse("").unwrap().face_system.udp.multicast);
 }

@@ -44,6 +44,15 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(n) = args.ether_on_demand_limit {
         faces.ether.on_demand_limit = n;
     }
+    let udp = &mut faces.udp;
+    udp.multicast = args.udp_multicast.unwrap_or(udp.multicast);
+    udp.multicast_group = args.udp_multicast_group.unwrap_or(udp.multicast_group);
+    if !args.udp_multicast_whitelist.is_empty() {
+        udp.multicast_whitelist = args.udp_multicast_whitelist.clone();
+    }
+    if !args.udp_multicast_blacklist.is_empty() {
+        udp.multicast_blacklist = args.udp_multicast_blacklist.clone();
+    }
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
@@ -114,6 +123,14 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     if !fs.local_only {
         r.udp = fs.udp.listen.clone();
         r.tcp = fs.tcp.listen.clone();
+    }
+    if fs.udp.multicast {
+        let group = fs.udp.multicast_group;
+        let (white, black) = (&fs.udp.multicast_whitelist, &fs.udp.multicast_blacklist);
+        r.udp_multicast = kite_face::udp::multicast_interfaces(group, white, black)
+            .into_iter()
+            .map(|(dev, addr)| (group, dev, addr))
+            .collect();
     }
     r.face.udp_mtu = fs.udp.mtu;
     r.face.max_packet_size = fs.max_packet_size;
