@@ -7,8 +7,9 @@
 //! (`rib/register`, Origin nlsr), and learns the producer's prefix from Kite's readvertisement
 //! (`/localhost/nlsr/rib/register`) of a route of Origin client (`kite put --expose`).
 //!
-//! - A line a–b–c: a file published on a is fetched intact on c, through b; when the producer
-//!   stops, its prefix is withdrawn across the network.
+//! - A line a–b–c: a file published on a is fetched intact on c, through b (c's route costs 2,
+//!   so a's `/localhop` sync Interests stopped at b: had b passed them on, c would take a for
+//!   a neighbour); when the producer stops, its prefix is withdrawn across the network.
 //! - A ring a–b–c–d: b fetches from a over their direct link; the link goes down, ndn-dv
 //!   moves b's route to the way round (c, d), and a fetch that follows succeeds. The time
 //!   routing took is printed (docs/routing.md), not asserted.
