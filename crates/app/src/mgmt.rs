@@ -71,8 +71,26 @@ impl Client {
         params: &ControlParameters,
         timeout: Duration,
     ) -> Result<ControlResponse, ClientError> {
+        let prefix = nfd_name(&[]);
+        self.command_under(&prefix, module, verb, params, timeout)
+    }
+
+    /// Sends `<prefix>/<module>/<verb>/<params>` once, signed as [`Client::command`] signs,
+    /// and decodes the ControlResponse: a command to another manager than the forwarder's,
+    /// such as a routing daemon's `/localhost/nlsr` or a gateway's `/localhop/nfd`.
+    pub fn command_under(
+        &mut self,
+        prefix: &Name,
+        module: &str,
+        verb: &str,
+        params: &ControlParameters,
+        timeout: Duration,
+    ) -> Result<ControlResponse, ClientError> {
         let encoded = params.encode();
-        let name = nfd_name(&[module.as_bytes(), verb.as_bytes(), &encoded]);
+        let mut name = prefix.clone();
+        for part in [module.as_bytes(), verb.as_bytes(), &encoded] {
+            name = name.append(Component::generic(part));
+        }
         let mut interest = Interest::new(name);
         interest.must_be_fresh = true;
         interest.lifetime = Some(COMMAND_LIFETIME_MS);

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use kite_mgmt::tlv_types::RouteOrigin;
 use kite_mgmt::ControlParameters;
 use kite_packet::{Interest, LpHeader, Name, NetPacket};
 
@@ -28,6 +29,8 @@ const FLUSH_AT: usize = 256 * 1024;
 pub struct Producer {
     client: Client,
     prefixes: Vec<Name>,
+    /// The Origin its routes are registered with; `None`: the forwarder's default (app).
+    origin: Option<RouteOrigin>,
 }
 
 impl Producer {
@@ -36,7 +39,14 @@ impl Producer {
         Producer {
             client,
             prefixes: Vec::new(),
+            origin: None,
         }
+    }
+
+    /// Registers the prefixes that follow with `origin`: `client` (65) asks the forwarder to
+    /// readvertise them to the routing daemon, as NDNd's apps do when they expose a prefix.
+    pub fn set_origin(&mut self, origin: RouteOrigin) {
+        self.origin = Some(origin);
     }
 
     /// Routes Interests under `prefix` to this connection (rib/register, a signed command
@@ -44,6 +54,7 @@ impl Producer {
     pub fn register(&mut self, prefix: &Name) -> Result<(), ClientError> {
         let params = ControlParameters {
             name: Some(prefix.clone()),
+            origin: self.origin,
             ..Default::default()
         };
         self.client
@@ -113,6 +124,7 @@ impl Drop for Producer {
         for prefix in std::mem::take(&mut self.prefixes) {
             let params = ControlParameters {
                 name: Some(prefix),
+                origin: self.origin,
                 ..Default::default()
             };
             let _ = self

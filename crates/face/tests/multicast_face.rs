@@ -15,8 +15,8 @@ fn multicast_members_hear_each_other() {
     let group = SocketAddrV4::new(Ipv4Addr::new(224, 0, 23, 170), port);
     let lo = Ipv4Addr::LOCALHOST;
     let config = FaceConfig::default();
-    let mut a = udp::multicast(FaceId(256), group, lo, true, &config).unwrap();
-    let mut b = udp::multicast(FaceId(257), group, lo, true, &config).unwrap();
+    let mut a = udp::multicast(FaceId(256), group, lo, None, true, &config).unwrap();
+    let mut b = udp::multicast(FaceId(257), group, lo, None, true, &config).unwrap();
     assert_eq!(a.persistency(), Persistency::Permanent);
     assert_eq!(a.link_type(), LinkType::MultiAccess);
     assert_eq!(a.remote_uri().to_string(), format!("udp4://{group}"));

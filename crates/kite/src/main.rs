@@ -50,7 +50,7 @@ enum Command {
     #[command(subcommand)]
     Encode(encode::EncodeCommand),
     /// Run the forwarder: NFD's faces and management protocol, until SIGINT or SIGTERM.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Measure Kite's performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -109,7 +109,7 @@ fn main() -> ExitCode {
         Command::Fib(args) => ctl::fib::run(args),
         Command::Strategy(args) => ctl::strategy::run(args),
         Command::Cs(args) => ctl::cs::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Ping(args) => tools::ping::run(args),
         Command::Get(args) => tools::get::run(args),
         Command::Put(args) => tools::put::run(args),

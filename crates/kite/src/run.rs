@@ -9,6 +9,7 @@ mod metrics;
 mod notify;
 mod options;
 pub(crate) use options::default_inline;
+mod readvertise;
 mod reload;
 mod startup;
 
@@ -127,6 +128,40 @@ pub struct RunArgs {
     /// Default: 2.
     #[arg(long, value_name = "K")]
     dispatch_prefix: Option<usize>,
+    /// Register routes of origin client (65) with the routing daemon on this host
+    /// (/localhost/nlsr/rib/register: NLSR, NDNd's ndn-dv) while one runs, refreshed hourly and
+    /// withdrawn when the route goes, as NFD's rib.readvertise_nlsr. Default: true
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    readvertise_nlsr: Option<bool>,
+    /// Register routes under --propagate-prefix with the gateway (the face with a route for
+    /// /localhop/nfd: /localhop/nfd/rib/register), as the shortest such prefix covering them,
+    /// Origin client, cost 15, every 25 s, as NFD's auto_prefix_propagate. Default: false
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    auto_prefix_propagate: Option<bool>,
+    /// A prefix this host may announce to its gateway (NFD's are the host's identities);
+    /// repeatable. Default: none
+    #[arg(long, value_name = "NAME")]
+    propagate_prefix: Vec<kite_packet::Name>,
+    /// Open a UDP multicast face (permanent, multi-access) on --udp-multicast-group on each
+    /// interface that is up, multicast-capable, not loopback and has an IPv4 address, as NFD's
+    /// face_system.udp mcast: neighbours on a LAN reach each other with no face configured.
+    /// Default: false
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    udp_multicast: Option<bool>,
+    /// The UDP multicast group and port. Default: 224.0.23.170:56363 (NFD's)
+    #[arg(long, value_name = "ADDR:PORT", value_parser = crate::config::parse_multicast_group)]
+    udp_multicast_group: Option<std::net::SocketAddrV4>,
+    /// Open UDP multicast faces only on this interface; repeatable. Default: every eligible one
+    #[arg(long, value_name = "IFNAME")]
+    udp_multicast_whitelist: Vec<String>,
+    /// Never open a UDP multicast face on this interface; repeatable. Default: none
+    #[arg(long, value_name = "IFNAME")]
+    udp_multicast_blacklist: Vec<String>,
+    /// Let neighbours register routes toward themselves under /localhop/nfd (rib/register and
+    /// rib/unregister, at most 256 routes per face): a gateway for hosts that propagate their
+    /// prefixes, as NFD's localhop_security. Default: false
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    localhop_registration: Option<bool>,
 }
 
 /// Parses `--max-interest-lifetime` with the configuration file's rule.
@@ -164,6 +199,9 @@ pub fn run(args: RunArgs) -> Result<String> {
         .map_err(|_| anyhow::anyhow!("best-route is built in"))?;
     let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best_route);
     Manager::route_internal_face(&mut fib);
+    if config.rib.localhop_registration {
+        Manager::route_localhop(&mut fib);
+    }
     let listeners = describe_listeners(&runtime_config);
     let metrics = config
         .metrics
@@ -200,6 +238,7 @@ pub fn run(args: RunArgs) -> Result<String> {
             }
         }
     }
+    readvertise::start(&mut manager, &socket, &config.rib)?;
     let mut reloader = reload::Reloader::new(
         args.config.clone(),
         config,

@@ -7,7 +7,7 @@ use kite_app::fake::FakeForwarder;
 use kite_mgmt::command::parse_command;
 use kite_mgmt::datasets::{
     ChannelDrops, ChannelStatus, FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry,
-    ForwarderStatus, NextHopRecord,
+    ForwarderStatus, NextHopRecord, RibEntry, Route,
 };
 use kite_mgmt::tlv_types::{FacePersistency, FaceScope, LinkType, RouteOrigin};
 use kite_mgmt::{encode_items, ControlParameters, ControlResponse, Tlv};
@@ -236,6 +236,56 @@ fn route_add_sends_the_parameters_nfdc_would() {
     assert_eq!(cmd.params.origin, Some(RouteOrigin::NLSR));
     assert_eq!((cmd.params.cost, cmd.params.flags), (Some(0), Some(1)));
     assert_eq!(cmd.params.expiration_period, None);
+}
+
+#[test]
+fn route_list_tells_static_routes_from_learned_ones() {
+    let route = |face_id, origin| Route {
+        face_id,
+        origin,
+        cost: 1,
+        flags: 1,
+        expiration_period: None,
+    };
+    let rib = vec![
+        RibEntry {
+            name: "/app".parse().unwrap(),
+            routes: vec![
+                route(300, RouteOrigin::CLIENT),
+                route(301, RouteOrigin::NLSR),
+            ],
+        },
+        RibEntry {
+            name: "/op".parse().unwrap(),
+            routes: vec![
+                route(302, RouteOrigin::STATIC),
+                route(303, RouteOrigin(200)),
+            ],
+        },
+    ];
+    let fake = FakeForwarder::builder()
+        .dataset("/localhost/nfd/rib/list", encode_items(&rib))
+        .start();
+    let text = stdout(&kite(&fake, &["route", "list"]));
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0][1..4], ["FACEID", "ORIGIN", "SOURCE"]);
+    let sources: Vec<[&str; 3]> = rows[1..].iter().map(|r| [r[1], r[2], r[3]]).collect();
+    assert_eq!(
+        sources,
+        [
+            ["300", "client", "app"],
+            ["301", "nlsr", "learned"],
+            ["302", "static", "static"],
+            ["303", "200", "other"],
+        ]
+    );
+    let j = json(&kite(&fake, &["route", "list", "--json"]));
+    assert_eq!(j[0]["routes"][1]["origin_name"], "nlsr");
+    assert_eq!(j[0]["routes"][1]["source"], "learned");
+    assert_eq!(j[1]["routes"][0]["source"], "static");
 }
 
 #[test]

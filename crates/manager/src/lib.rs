@@ -12,6 +12,7 @@
 //!
 //! Time is always passed in (milliseconds) so every behaviour is reproducible in tests.
 
+pub mod readvertise;
 pub mod replay;
 pub mod rib;
 pub mod server;

@@ -252,6 +252,17 @@ impl IoThread {
                 thread.add_face(face);
             }
         }
+        for (group, device, addr) in &config.udp_multicast {
+            let id = thread.ids.next_id();
+            let face =
+                kite_face::udp::multicast(id, *group, *addr, Some(device), false, &config.face)
+                    .map_err(|error| kite_face::ListenError::Bind {
+                        addr: std::net::SocketAddr::V4(*group),
+                        error,
+                    })?;
+            tracing::info!(face = id.0, %group, device = %device, "UDP multicast face opened");
+            thread.add_face(face);
+        }
         Ok(thread)
     }
 

@@ -78,6 +78,9 @@ pub struct RuntimeConfig {
     /// Network interfaces with an Ethernet channel (on-demand unicast faces per sender) and a
     /// multicast face on NDN's group.
     pub ether: Vec<String>,
+    /// UDP multicast faces: the group, and each interface's name and IPv4 address (a
+    /// permanent multi-access face each, as NFD's `face_system.udp.mcast`).
+    pub udp_multicast: Vec<(std::net::SocketAddrV4, String, std::net::Ipv4Addr)>,
     /// Never park: threads poll without sleeping (for measuring what parking costs).
     pub spin_when_idle: bool,
     /// The I/O thread runs the forwarding shards itself (run to completion) instead of
@@ -102,6 +105,7 @@ impl Default for RuntimeConfig {
             tcp: Vec::new(),
             ws: Vec::new(),
             ether: Vec::new(),
+            udp_multicast: Vec::new(),
             spin_when_idle: false,
             inline_forwarding: false,
         }

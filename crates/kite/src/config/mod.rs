@@ -8,7 +8,7 @@ mod error;
 mod value;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -31,6 +31,8 @@ pub struct Config {
     pub tables: Tables,
     /// `[metrics]`.
     pub metrics: Metrics,
+    /// `[rib]`.
+    pub rib: Rib,
     /// `[[face]]`: faces created at start.
     #[serde(rename = "face", skip_serializing_if = "Vec::is_empty")]
     pub faces: Vec<FaceEntry>,
@@ -164,7 +166,20 @@ pub struct Udp {
     /// them takes the place of the idlest.
     #[serde(deserialize_with = "on_demand_limit")]
     pub on_demand_limit: usize,
+    /// `multicast`: a UDP multicast face on `multicast_group` on each multicast-capable
+    /// interface with an IPv4 address (NFD's `mcast`), so neighbours on a LAN find each other.
+    pub multicast: bool,
+    /// `multicast_group`: the IPv4 group and port (NFD's 224.0.23.170:56363).
+    pub multicast_group: SocketAddrV4,
+    /// `multicast_whitelist`: only these interfaces (all when empty).
+    pub multicast_whitelist: Vec<String>,
+    /// `multicast_blacklist`: never these interfaces.
+    pub multicast_blacklist: Vec<String>,
 }
+
+/// NFD's UDP multicast group and port.
+pub const NDN_UDP_MULTICAST: SocketAddrV4 =
+    SocketAddrV4::new(Ipv4Addr::new(224, 0, 23, 170), 56363);
 
 impl Default for Udp {
     fn default() -> Self {
@@ -173,8 +188,27 @@ impl Default for Udp {
             mtu: kite_face::DEFAULT_UDP_MTU,
             idle_timeout: kite_face::DEFAULT_IDLE_TIMEOUT.as_secs(),
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+            multicast: false,
+            multicast_group: NDN_UDP_MULTICAST,
+            multicast_whitelist: Vec::new(),
+            multicast_blacklist: Vec::new(),
         }
     }
+}
+
+/// The one rule for `multicast_group` (file and flag): an IPv4 multicast address.
+pub fn check_multicast_group(g: SocketAddrV4) -> Result<SocketAddrV4, String> {
+    if !g.ip().is_multicast() {
+        return Err(format!(
+            "multicast_group {g} is not an IPv4 multicast address"
+        ));
+    }
+    Ok(g)
+}
+
+/// Parses `--udp-multicast-group`.
+pub fn parse_multicast_group(s: &str) -> Result<SocketAddrV4, String> {
+    check_multicast_group(s.parse().map_err(|e| format!("{s:?}: {e}"))?)
 }
 
 /// `[face_system.tcp]`.
@@ -258,6 +292,50 @@ impl Default for Ether {
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
         }
     }
+}
+
+/// `[rib]`: what the RIB tells others (NFD's `rib` section).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Rib {
+    /// `readvertise_nlsr`: routes of origin `client` are registered with the routing daemon
+    /// on this host (`/localhost/nlsr`: NLSR, NDNd's ndn-dv) while it runs.
+    pub readvertise_nlsr: bool,
+    /// `auto_prefix_propagate`: routes under `propagate_prefixes` are registered, as the
+    /// shortest of those prefixes that covers them, with the gateway (the face with a route
+    /// for `/localhop/nfd`), Origin client, cost 15, every 25 s (NFD's
+    /// `auto_prefix_propagate`).
+    pub auto_prefix_propagate: bool,
+    /// `propagate_prefixes`: what `auto_prefix_propagate` propagates (NFD's are the host's
+    /// identities).
+    pub propagate_prefixes: Vec<Prefix>,
+    /// `localhop_registration`: neighbours may register routes toward themselves under
+    /// `/localhop/nfd` (a gateway for hosts that propagate their prefixes; NFD's
+    /// `localhop_security`).
+    pub localhop_registration: bool,
+}
+
+impl Default for Rib {
+    fn default() -> Self {
+        Rib {
+            readvertise_nlsr: true,
+            auto_prefix_propagate: false,
+            propagate_prefixes: Vec::new(),
+            localhop_registration: false,
+        }
+    }
+}
+
+/// The one rule for `[rib]`, file and flags merged: propagation needs prefixes to propagate.
+pub fn check_rib(rib: &Rib) -> Result<(), String> {
+    if rib.auto_prefix_propagate && rib.propagate_prefixes.is_empty() {
+        return Err(
+            "auto_prefix_propagate needs propagate_prefixes (or --propagate-prefix): the \
+             prefixes this host may announce to its gateway"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 /// `[tables]`.
@@ -509,6 +587,9 @@ impl Config {
                 ));
             }
         }
+        check_rib(&self.rib).map_err(|m| ConfigError::at(path, text, None, m))?;
+        check_multicast_group(self.face_system.udp.multicast_group)
+            .map_err(|m| ConfigError::at(path, text, None, m))?;
         for r in &self.routes {
             if let FaceRef::Uri(u) = r.face.get_ref() {
                 if !self.faces.iter().any(|f| f.uri.get_ref() == u) {

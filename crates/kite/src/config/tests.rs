@@ -48,6 +48,10 @@ fn every_key() -> Config {
                 mtu: 1400,
                 idle_timeout: 30,
                 on_demand_limit: 100,
+                multicast: true,
+                multicast_group: "224.0.23.171:56364".parse().unwrap(),
+                multicast_whitelist: vec!["eth0".into()],
+                multicast_blacklist: vec!["docker0".into()],
             },
             tcp: Tcp {
                 listen: vec!["0.0.0.0:6363".parse().unwrap()],
@@ -79,6 +83,12 @@ fn every_key() -> Config {
                 Strategy(name("/localhost/nfd/strategy/multicast")),
             )]
             .into(),
+        },
+        rib: Rib {
+            readvertise_nlsr: false,
+            auto_prefix_propagate: true,
+            propagate_prefixes: vec![Prefix(name("/home/laptop"))],
+            localhop_registration: true,
         },
         faces: vec![FaceEntry {
             uri: Spanned::new(0..0, uri("udp4://192.0.2.1:6363")),
@@ -432,4 +442,29 @@ fn log_filters_take_levels_and_kite_targets_only() {
         let e = LogFilter::parse(bad).unwrap_err();
         assert!(e.contains("is not a log filter"), "{bad:?}: {e}");
     }
+}
+
+#[test]
+fn propagation_needs_prefixes_to_propagate() {
+    let e = parse_err("[rib]\nauto_prefix_propagate = true\n");
+    assert!(e.contains("propagate_prefixes"), "{e}");
+    let c =
+        parse("[rib]\nauto_prefix_propagate = true\npropagate_prefixes = [\"/home\"]\n").unwrap();
+    assert_eq!(c.rib.propagate_prefixes, [Prefix(name("/home"))]);
+    assert!(
+        c.rib.readvertise_nlsr,
+        "on by default, as in NFD's sample configuration"
+    );
+    assert!(!c.rib.localhop_registration);
+}
+
+#[test]
+fn the_multicast_group_must_be_multicast() {
+    let e = parse_err("[face_system.udp]\nmulticast_group = \"192.0.2.1:56363\"\n");
+    assert!(e.contains("not an IPv4 multicast address"), "{e}");
+    assert_eq!(
+        parse("").unwrap().face_system.udp.multicast_group,
+        NDN_UDP_MULTICAST
+    );
+    assert!(!parse("").unwrap().face_system.udp.multicast);
 }

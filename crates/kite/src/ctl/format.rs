@@ -25,6 +25,22 @@ pub fn origin(o: RouteOrigin) -> String {
         .map_or_else(|| o.0.to_string(), |(_, n)| (*n).to_owned())
 }
 
+/// Where a route of origin `o` comes from: `static` (the operator: `kite route add`, the
+/// configuration file), `app` (an application on this host: origins app and client),
+/// `learned` (a routing protocol or the network: nlsr, prefixann, autoreg, autoconf), or
+/// `other` (an origin NFD does not name).
+pub fn route_source(o: RouteOrigin) -> &'static str {
+    match o {
+        RouteOrigin::STATIC => "static",
+        RouteOrigin::APP | RouteOrigin::CLIENT => "app",
+        RouteOrigin::NLSR
+        | RouteOrigin::PREFIXANN
+        | RouteOrigin::AUTOREG
+        | RouteOrigin::AUTOCONF => "learned",
+        _ => "other",
+    }
+}
+
 /// Parses an origin given as a number or a name (`static`, `nlsr`, …).
 pub fn parse_origin(s: &str) -> Result<RouteOrigin, String> {
     if let Ok(n) = s.parse::<u64>() {

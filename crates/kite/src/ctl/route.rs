@@ -25,7 +25,8 @@ pub struct RouteArgs {
 /// `kite route` subcommands (`list` when none is given).
 #[derive(Subcommand, Debug)]
 enum RouteCommand {
-    /// List every route of the RIB.
+    /// List every route of the RIB, with its origin and where it comes from (SOURCE:
+    /// static, app, or learned from a routing daemon or the network).
     List,
     /// Add a route (rib/register).
     Add(AddArgs),
@@ -167,6 +168,7 @@ fn rib_json(rib: &[RibEntry]) -> Value {
                             "face_id": r.face_id,
                             "origin": r.origin.0,
                             "origin_name": format::origin(r.origin),
+                            "source": format::route_source(r.origin),
                             "cost": r.cost,
                             "flags": r.flags,
                             "child_inherit": r.flags & route_flags::CHILD_INHERIT != 0,
@@ -182,13 +184,16 @@ fn rib_json(rib: &[RibEntry]) -> Value {
 }
 
 fn rib_table(rib: &[RibEntry]) -> String {
-    let mut t = Table::new(&["PREFIX", "FACEID", "ORIGIN", "COST", "FLAGS", "EXPIRES"]);
+    let mut t = Table::new(&[
+        "PREFIX", "FACEID", "ORIGIN", "SOURCE", "COST", "FLAGS", "EXPIRES",
+    ]);
     for e in rib {
         for r in &e.routes {
             t.row(vec![
                 e.name.to_uri(),
                 r.face_id.to_string(),
                 format::origin(r.origin),
+                format::route_source(r.origin).to_string(),
                 r.cost.to_string(),
                 format::route_flags(r.flags),
                 expires(r.expiration_period),

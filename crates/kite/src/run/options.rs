@@ -8,7 +8,7 @@ use anyhow::Result;
 use kite_runtime::RuntimeConfig;
 
 use super::RunArgs;
-use crate::config::{Config, LogFilter};
+use crate::config::{Config, LogFilter, Prefix};
 
 /// NFD's default unix socket, where NDN apps look first.
 const DEFAULT_SOCKET: &str = "/run/nfd/nfd.sock";
@@ -49,6 +49,15 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     tcp.reconnect_max = args.reconnect_max.unwrap_or(tcp.reconnect_max);
     crate::config::check_reconnect_order(tcp.reconnect_initial, tcp.reconnect_max)
         .map_err(|e| anyhow::anyhow!("--reconnect-initial/--reconnect-max: {e}"))?;
+    let udp = &mut faces.udp;
+    udp.multicast = args.udp_multicast.unwrap_or(udp.multicast);
+    udp.multicast_group = args.udp_multicast_group.unwrap_or(udp.multicast_group);
+    if !args.udp_multicast_whitelist.is_empty() {
+        udp.multicast_whitelist = args.udp_multicast_whitelist.clone();
+    }
+    if !args.udp_multicast_blacklist.is_empty() {
+        udp.multicast_blacklist = args.udp_multicast_blacklist.clone();
+    }
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
@@ -56,6 +65,20 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     fwd.max_interest_lifetime = args
         .max_interest_lifetime
         .unwrap_or(fwd.max_interest_lifetime);
+    let rib = &mut config.rib;
+    if let Some(r) = args.readvertise_nlsr {
+        rib.readvertise_nlsr = r;
+    }
+    if let Some(p) = args.auto_prefix_propagate {
+        rib.auto_prefix_propagate = p;
+    }
+    if !args.propagate_prefix.is_empty() {
+        rib.propagate_prefixes = args.propagate_prefix.iter().cloned().map(Prefix).collect();
+    }
+    if let Some(l) = args.localhop_registration {
+        rib.localhop_registration = l;
+    }
+    crate::config::check_rib(rib).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(c) = args.cs_capacity {
         config.tables.cs.capacity = c;
     }
@@ -108,6 +131,14 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     if !fs.local_only {
         r.udp = fs.udp.listen.clone();
         r.tcp = fs.tcp.listen.clone();
+    }
+    if fs.udp.multicast {
+        let group = fs.udp.multicast_group;
+        let (white, black) = (&fs.udp.multicast_whitelist, &fs.udp.multicast_blacklist);
+        r.udp_multicast = kite_face::udp::multicast_interfaces(group, white, black)
+            .into_iter()
+            .map(|(dev, addr)| (group, dev, addr))
+            .collect();
     }
     r.face.udp_mtu = fs.udp.mtu;
     r.face.max_packet_size = fs.max_packet_size;

@@ -13,6 +13,7 @@ use clap::Args;
 use kite_app::segmented::publish::{DEFAULT_CHUNK_SIZE, DEFAULT_FRESHNESS};
 use kite_app::segmented::{PublishOptions, Published};
 use kite_app::Producer;
+use kite_mgmt::tlv_types::RouteOrigin;
 use kite_packet::Name;
 
 use super::{parse_name, stop_on_signal, SocketArgs};
@@ -50,6 +51,11 @@ pub struct PutArgs {
     /// Exit after serving for this many seconds.
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// Register the prefix with Origin client (65), so that the forwarder readvertises it to
+    /// the routing daemon (NLSR, ndn-dv) and the network learns a route to it, as `ndnd put
+    /// --expose` does. Without it the route is local (Origin app, 0).
+    #[arg(long)]
+    expose: bool,
     #[command(flatten)]
     signing: SignArgs,
     #[command(flatten)]
@@ -72,6 +78,9 @@ pub fn run(args: PutArgs) -> Result<String> {
         Published::new(&args.name, &content, &opts, &signer).context("signing the segments")?;
     let stop = stop_on_signal()?;
     let mut producer = Producer::new(args.socket.connect()?);
+    if args.expose {
+        producer.set_origin(RouteOrigin::CLIENT);
+    }
     producer
         .register(published.prefix())
         .with_context(|| format!("registering {}", published.prefix()))?;

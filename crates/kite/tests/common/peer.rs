@@ -255,19 +255,35 @@ pub fn registered_face(d: &Data) -> Option<u64> {
 }
 
 /// A signed control command Interest (v0.3 signed Interest, DigestSha256).
-fn command(module: &str, verb: &str, params: &ControlParameters) -> Bytes {
-    let mut i = Interest::new(nfd_name(&[
-        module.as_bytes(),
-        verb.as_bytes(),
-        &params.encode(),
-    ]));
+pub fn command(module: &str, verb: &str, params: &ControlParameters) -> Bytes {
+    command_under("/localhost/nfd", module, verb, params)
+}
+
+/// [`command`] under another prefix (`/localhop/nfd`, `/localhost/nlsr`).
+pub fn command_under(prefix: &str, module: &str, verb: &str, params: &ControlParameters) -> Bytes {
+    let time = kite_app::mgmt::next_signature_time();
+    command_signed_at(prefix, module, verb, params, time)
+}
+
+/// [`command_under`] with SignatureTime `time` (ms since the Unix epoch).
+pub fn command_signed_at(
+    prefix: &str,
+    module: &str,
+    verb: &str,
+    params: &ControlParameters,
+    time: u64,
+) -> Bytes {
+    let mut name: Name = prefix.parse().expect("a valid prefix");
+    for part in [module.as_bytes(), verb.as_bytes(), &params.encode()] {
+        name = name.append_generic(part);
+    }
+    let mut i = Interest::new(name);
     i.must_be_fresh = true;
     i.lifetime = Some(4000);
     i.nonce = Some(nonce());
     let mut info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
     info.nonce = Some(Bytes::copy_from_slice(&nonce().0));
-    // The clock kite-app's own commands use: the test signs commands through both.
-    info.time = Some(kite_app::mgmt::next_signature_time());
+    info.time = Some(time);
     i.sig_info = Some(info);
     i.encode_signed(&DigestSha256)
         .expect("DigestSha256 signing cannot fail")

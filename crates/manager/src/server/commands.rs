@@ -18,6 +18,10 @@ use kite_mgmt::{Command, ControlParameters, ControlResponse};
 /// for replays: they have no KeyLocator to tell signers apart.
 const ANONYMOUS_KEY: &str = "/localhost/kite/anonymous-signer";
 
+/// Most routes a neighbour may hold through its face by `/localhop/nfd/rib/register`: what
+/// one hostile neighbour can add to the RIB (and FIB).
+pub const MAX_LOCALHOP_ROUTES: usize = 256;
+
 /// Most entries one `cs/erase` removes (NFD's ERASE_LIMIT).
 const ERASE_LIMIT: usize = 256;
 
@@ -99,7 +103,14 @@ impl Manager {
         }
         if cmd.signature != CommandSignature::Unsigned {
             let anonymous: Name = ANONYMOUS_KEY.parse().expect("valid name");
-            let key = cmd.signature.key_name().unwrap_or(&anonymous).clone();
+            let key = if cmd.top == TopPrefix::Localhop {
+                // A neighbour's timestamps (and the key it names, which nothing verifies)
+                // are kept apart from local commands', so that a future timestamp from the
+                // network cannot lock local tools out.
+                anonymous.append_generic(format!("face-{}", ingress.0).as_bytes())
+            } else {
+                cmd.signature.key_name().unwrap_or(&anonymous).clone()
+            };
             if self
                 .replay
                 .admit(&key, cmd.signature.timestamp(), unix_ms())
@@ -116,7 +127,32 @@ impl Manager {
             return rejection.response().into();
         }
         cmd.resolve_self_face(ingress.0);
+        if cmd.top == TopPrefix::Localhop {
+            // A neighbour registers routes toward itself only, and a bounded number of them.
+            if cmd.params.face_id != Some(ingress.0) {
+                return response(code::FORBIDDEN, "authorization rejected").into();
+            }
+            if cmd.verb == Verb::RibRegister && self.localhop_routes_full(ingress.0, &cmd.params) {
+                return response(code::FORBIDDEN, "too many routes from this face").into();
+            }
+        }
         self.perform(cmd, ingress, now)
+    }
+
+    /// Whether face `face` already has [`MAX_LOCALHOP_ROUTES`] routes and this registration
+    /// would add one more (refreshing one it has is always allowed).
+    fn localhop_routes_full(&self, face: u64, p: &ControlParameters) -> bool {
+        let origin = p.origin.unwrap_or_default();
+        let mut n = 0;
+        for (prefix, routes) in self.rib.routes() {
+            for r in routes.iter().filter(|r| r.face_id == face) {
+                if Some(prefix) == p.name.as_ref() && r.origin == origin {
+                    return false;
+                }
+                n += 1;
+            }
+        }
+        n >= MAX_LOCALHOP_ROUTES
     }
 
     /// Executes a command the operator's configuration file asks for at start (faces, routes,
@@ -208,7 +244,7 @@ impl Manager {
                 let route = RibRoute::from_parameters(&p, now);
                 self.rib_register(p, route, now)
             }
-            Verb::RibUnregister => self.rib_unregister(p),
+            Verb::RibUnregister => self.rib_unregister(p, now),
             Verb::RibAnnounce => match cmd.announcement {
                 Some(a) => {
                     let route = RibRoute::from_announcement(&a, ingress.0, now, unix_ms());
@@ -355,19 +391,27 @@ impl Manager {
         }
         match self.rib.register(&name, route, now) {
             Ok(changes) => {
+                if self.rib.routes_of(&name).contains(&route) {
+                    self.readvertise_added(&name, &route, now);
+                } else {
+                    // Registered already expired: NFD removes the route instead.
+                    self.readvertise_removed(&name, route.face_id, route.origin, now);
+                }
                 self.apply(changes);
+                self.readvertise_sync(now);
                 ControlResponse::success(&p)
             }
             Err(e) => response(e.status_code(), &e.to_string()),
         }
     }
 
-    fn rib_unregister(&mut self, p: ControlParameters) -> ControlResponse {
+    fn rib_unregister(&mut self, p: ControlParameters, now: u64) -> ControlResponse {
         if let (Some(name), Some(face)) = (&p.name, p.face_id) {
-            let changes = self
-                .rib
-                .unregister(name, face, p.origin.unwrap_or_default());
+            let origin = p.origin.unwrap_or_default();
+            let changes = self.rib.unregister(name, face, origin);
+            self.readvertise_removed(name, face, origin, now);
             self.apply(changes);
+            self.readvertise_sync(now);
         }
         ControlResponse::success(&p)
     }

@@ -7,16 +7,21 @@
 
 mod commands;
 mod log;
+mod readvertise;
 mod snapshot;
 mod status;
 mod strategy_load;
 
+pub use commands::MAX_LOCALHOP_ROUTES;
+pub use readvertise::{
+    ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
+};
 pub use snapshot::{Snapshot, StatusSource, Tables};
 pub use strategy_load::StrategyLoader;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::{select, Receiver, Sender};
 use kite_fw::face::FaceId;
 use kite_fw::fib::FibWriter;
 use kite_fw::strategy::StrategyTable;
@@ -69,6 +74,12 @@ pub struct Manager {
     /// The last dataset version published.
     last_version: u64,
     start_unix_ms: u64,
+    /// Where RIB routes are readvertised (none unless enabled).
+    readvertise: Vec<readvertise::Destination>,
+    /// The readvertise client's requests, once one destination is enabled.
+    readvertise_requests: Option<Sender<ReadvertiseRequest>>,
+    /// Where the readvertise client reports back, and where management reads it.
+    readvertise_results: (Sender<ReadvertiseResult>, Receiver<ReadvertiseResult>),
     /// The budget of command log lines (a local application may send commands at will).
     log: kite_runtime::lograte::LineBudget,
 }
@@ -101,6 +112,17 @@ impl Manager {
         fib.publish();
     }
 
+    /// Routes `/localhop/nfd` to the internal face too: neighbours may then register routes
+    /// toward themselves (`rib/register` and `rib/unregister` only, at most
+    /// [`commands::MAX_LOCALHOP_ROUTES`] per face), as NFD's `localhop_security` allows a
+    /// host's prefix propagation. Off unless the daemon enables it.
+    pub fn route_localhop(fib: &mut FibWriter) {
+        let prefix: Name = "/localhop/nfd".parse().expect("valid name");
+        fib.add_nexthop(&prefix, FaceId::INTERNAL, 0)
+            .expect("a two-component prefix fits the FIB");
+        fib.publish();
+    }
+
     /// Takes over the FIB writer, which [`Manager::route_internal_face`] has prepared.
     pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
         let (created_tx, created_rx) = crossbeam_channel::unbounded();
@@ -127,6 +149,9 @@ impl Manager {
             last_version: 0,
             start_unix_ms: unix_ms(),
             log: log::budget(),
+            readvertise: Vec::new(),
+            readvertise_requests: None,
+            readvertise_results: crossbeam_channel::unbounded(),
         }
     }
 
@@ -148,13 +173,15 @@ impl Manager {
         let created = self.created_rx.clone();
         let jobs = self.jobs_rx.clone();
         let snapshots = self.snapshot_rx.clone();
+        let readvertised = self.readvertise_results.1.clone();
         loop {
-            let timeout = self
-                .rib
-                .next_expiry()
-                .map_or(Duration::from_secs(3600), |t| {
-                    Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
-                });
+            let next = match (self.rib.next_expiry(), self.readvertise_next_due()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let timeout = next.map_or(Duration::from_secs(3600), |t| {
+                Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
+            });
             select! {
                 recv(internal) -> i => match i {
                     Ok(i) => self.on_interest(i),
@@ -179,13 +206,21 @@ impl Manager {
                         self.on_snapshot_request(r);
                     }
                 },
+                recv(readvertised) -> r => {
+                    if let Ok(r) = r {
+                        self.readvertise_finished(r);
+                    }
+                },
                 default(timeout) => {}
             }
-            let expired = self.rib.expire(self.now_ms());
+            let now = self.now_ms();
+            let expired = self.rib.expire(now);
             for (prefix, r) in &expired.routes {
                 tracing::info!(%prefix, face = r.face_id, origin = r.origin.0, "route expired");
+                self.readvertise_removed(prefix, r.face_id, r.origin, now);
             }
             self.apply(expired.changes);
+            self.readvertise_sync(now);
             log::summary(&mut self.log);
         }
     }
@@ -318,12 +353,26 @@ impl Manager {
             }
             FaceEvent::Destroyed(s) => {
                 self.faces.remove(&s.id);
+                let now = self.now_ms();
+                let gone: Vec<(Name, kite_mgmt::tlv_types::RouteOrigin)> = self
+                    .rib
+                    .routes()
+                    .flat_map(|(p, rs)| {
+                        rs.iter()
+                            .filter(|r| r.face_id == s.id.0)
+                            .map(move |r| (p.clone(), r.origin))
+                    })
+                    .collect();
                 let changes = self.rib.remove_face(s.id.0);
                 if !changes.is_empty() {
                     let prefixes = changes.len();
                     tracing::info!(face = s.id.0, prefixes, "routes of a closed face removed");
                 }
+                for (prefix, origin) in &gone {
+                    self.readvertise_removed(prefix, s.id.0, *origin, now);
+                }
                 self.apply(changes);
+                self.readvertise_sync(now);
                 if self.fib.remove_face(s.id) > 0 {
                     self.fib.publish();
                 }

@@ -1,0 +1,121 @@
+//! The readvertise client: an application on the daemon's own unix socket, like any other,
+//! that sends the `rib/register` and `rib/unregister` commands management hands it (see
+//! `kite_manager::readvertise`) to the routing daemon or the gateway, and reports how each
+//! ended. Management never waits for them; this thread sends one at a time and waits at
+//! most a command Interest's lifetime for each answer.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use crossbeam_channel::{Receiver, Sender};
+use kite_app::{Client, ClientError};
+use kite_manager::readvertise::{Policy, GATEWAY_COST, GATEWAY_REFRESH_MS, NLSR_REFRESH_MS};
+use kite_manager::server::{
+    Manager, ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
+};
+use kite_mgmt::tlv_types::status;
+
+use crate::config;
+
+/// How long to wait for an answer: the command Interest's lifetime.
+const ANSWER_WAIT: Duration = Duration::from_millis(kite_app::mgmt::COMMAND_LIFETIME_MS);
+
+/// Starts what `rib` asks for: readvertising routes of origin client to the routing daemon
+/// (`/localhost/nlsr`), propagating routes under its prefixes to the gateway
+/// (`/localhop/nfd`); both through one client on `socket`.
+pub(super) fn start(manager: &mut Manager, socket: &Path, rib: &config::Rib) -> Result<()> {
+    let mut destinations = Vec::new();
+    if rib.readvertise_nlsr {
+        destinations.push(ReadvertiseDestination {
+            command_prefix: "/localhost/nlsr".parse()?,
+            policy: Policy::ClientToRouter,
+            refresh_ms: NLSR_REFRESH_MS,
+            cost: 0,
+        });
+    }
+    if rib.auto_prefix_propagate {
+        let prefixes = rib.propagate_prefixes.iter().map(|p| p.0.clone()).collect();
+        destinations.push(ReadvertiseDestination {
+            command_prefix: "/localhop/nfd".parse()?,
+            policy: Policy::HostToGateway(prefixes),
+            refresh_ms: GATEWAY_REFRESH_MS,
+            cost: GATEWAY_COST,
+        });
+    }
+    if destinations.is_empty() {
+        return Ok(());
+    }
+    let (tx, rx) = crossbeam_channel::bounded(REQUEST_QUEUE);
+    let results = manager.readvertise_results();
+    let socket = socket.to_path_buf();
+    std::thread::Builder::new()
+        .name("kite-readvertise".into())
+        .spawn(move || serve(socket, rx, results))?;
+    for d in destinations {
+        manager.enable_readvertise(d, tx.clone());
+    }
+    Ok(())
+}
+
+/// Sends each request and reports it, until management goes away.
+fn serve(
+    socket: PathBuf,
+    requests: Receiver<ReadvertiseRequest>,
+    results: Sender<ReadvertiseResult>,
+) {
+    let mut client: Option<Client> = None;
+    while let Ok(req) = requests.recv() {
+        let prefix = req.params.name.clone().unwrap_or_default();
+        let ok = send(&mut client, &socket, &req);
+        let result = ReadvertiseResult {
+            destination: req.destination,
+            id: req.id,
+            prefix,
+            ok,
+        };
+        if results.send(result).is_err() {
+            return;
+        }
+    }
+}
+
+/// One command; whether it was answered with status 200. The connection is made when needed
+/// and dropped after an error that may have broken it.
+fn send(client: &mut Option<Client>, socket: &Path, req: &ReadvertiseRequest) -> bool {
+    let prefix = req.params.name.clone().unwrap_or_default();
+    let c = match client {
+        Some(c) => c,
+        None => match Client::connect_unix(socket) {
+            Ok(c) => client.insert(c),
+            Err(e) => {
+                tracing::warn!(%prefix, error = %e, "readvertise: cannot reach the forwarder");
+                return false;
+            }
+        },
+    };
+    let verb = req.verb.as_str();
+    match c.command_under(&req.command_prefix, "rib", verb, &req.params, ANSWER_WAIT) {
+        Ok(resp) if resp.status_code == status::OK => {
+            tracing::info!(%prefix, to = %req.command_prefix, "readvertise: {verb} accepted");
+            true
+        }
+        Ok(resp) => {
+            tracing::warn!(
+                %prefix, to = %req.command_prefix, code = resp.status_code,
+                text = %resp.status_text, "readvertise: {verb} refused; retried later"
+            );
+            false
+        }
+        Err(e) => {
+            tracing::warn!(
+                %prefix, to = %req.command_prefix, error = %e,
+                "readvertise: {verb} failed; retried later"
+            );
+            if !matches!(e, ClientError::Timeout { .. } | ClientError::Nack { .. }) {
+                *client = None;
+            }
+            false
+        }
+    }
+}
