@@ -19,6 +19,7 @@ use crate::link::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use crate::reliability::ReliabilityLimits;
 use crate::stream::StreamIo;
 use crate::udp::{MulticastIo, UdpPeer};
 use crate::uri::{FaceUri, MacAddr};
@@ -60,6 +61,9 @@ pub struct FaceConfig {
     /// [`MAX_NDN_PACKET_SIZE`], which every transport's frame limit is built on); a larger
     /// one is dropped and counted in [`FaceCounters::n_in_too_large`].
     pub max_packet_size: usize,
+    /// Bounds of each face's store of frames waiting for their NDNLPv2 Ack, when
+    /// LpReliability is on ([`Face::set_lp_reliability`]).
+    pub reliability: ReliabilityLimits,
 }
 
 impl FaceConfig {
@@ -84,6 +88,7 @@ impl Default for FaceConfig {
             reassembly: ReassemblyLimits::default(),
             marking: MarkingConfig::default(),
             max_packet_size: MAX_NDN_PACKET_SIZE,
+            reliability: ReliabilityLimits::default(),
         }
     }
 }
@@ -112,6 +117,9 @@ pub enum FaceError {
     /// A unicast face was asked for with a group (multicast) address.
     #[error("a unicast face needs a unicast remote address")]
     NotUnicast,
+    /// LpReliability was asked of a face that is not UDP or Ethernet unicast.
+    #[error("LpReliability is available on UDP and Ethernet unicast faces only")]
+    NoReliability,
 }
 
 /// What a receive burst left behind.
@@ -174,6 +182,7 @@ pub struct Face {
     transport: Transport,
     last_rx: Instant,
     idle_timeout: Duration,
+    reliability: ReliabilityLimits,
 }
 
 impl Face {
@@ -205,6 +214,7 @@ impl Face {
             transport: parts.transport,
             last_rx: Instant::now(),
             idle_timeout: config.idle_timeout,
+            reliability: config.reliability,
         }
     }
 
@@ -302,6 +312,37 @@ impl Face {
         }
         self.link.set_local_fields(on);
         Ok(())
+    }
+
+    /// Whether NDNLPv2 LpReliability is on.
+    pub fn lp_reliability(&self) -> bool {
+        self.link.reliability().is_some()
+    }
+
+    /// Turns NDNLPv2 LpReliability on or off (NFD's `faces/create` and `faces/update` flag);
+    /// only UDP unicast and Ethernet unicast faces have it.
+    pub fn set_lp_reliability(&mut self, on: bool) -> Result<(), FaceError> {
+        let unicast = match &self.transport {
+            Transport::Udp(_) => true,
+            Transport::Ether(_) => self.link_type == LinkType::PointToPoint,
+            _ => false,
+        };
+        if on && !unicast {
+            return Err(FaceError::NoReliability);
+        }
+        self.link.set_reliability(on.then_some(self.reliability));
+        Ok(())
+    }
+
+    /// When LpReliability has a frame to resend or Acks to send ([`Face::step_reliability`]).
+    pub fn reliability_due(&self) -> Option<Instant> {
+        self.link.reliability_due()
+    }
+
+    /// Queues what LpReliability has due at `now` (the caller flushes the face after).
+    pub fn step_reliability(&mut self, now: Instant) {
+        self.link
+            .step_reliability(now, &mut self.counters, &mut self.queue);
     }
 
     /// The counters.
