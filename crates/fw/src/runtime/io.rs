@@ -128,6 +128,9 @@ pub(crate) struct IoThread {
     rereading_channels: Vec<Token>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
+    /// The faces with LpReliability on, whose timers (retransmissions, Acks) each turn
+    /// checks.
+    reliable: Vec<FaceId>,
 }
 
 impl IoThread {
@@ -219,6 +222,7 @@ impl IoThread {
             rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
+            reliable: Vec::new(),
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -258,6 +262,10 @@ impl IoThread {
                             .values()
                             .map(|c| c.deadline.saturating_duration_since(t)),
                     )
+                    .chain(self.reliable.iter().filter_map(|id| {
+                        let due = self.faces.get(id)?.reliability_due()?;
+                        Some(due.saturating_duration_since(t))
+                    }))
                     .fold(HOUSEKEEPING, Duration::min)
             });
             if !busy {
@@ -314,6 +322,9 @@ impl IoThread {
             }
             if !self.connecting.is_empty() {
                 self.expire_connects(now);
+            }
+            if !self.reliable.is_empty() {
+                self.step_reliability(Instant::now());
             }
             if now.duration_since(self.last_housekeeping) >= HOUSEKEEPING {
                 self.last_housekeeping = now;
@@ -661,6 +672,35 @@ impl IoThread {
         any
     }
 
+    /// Resends the frames the reliable faces found lost and sends their Acks that are due,
+    /// flushing each face that queued something.
+    fn step_reliability(&mut self, now: Instant) {
+        for i in 0..self.reliable.len() {
+            let id = self.reliable[i];
+            let Some(face) = self.faces.get_mut(&id) else {
+                continue;
+            };
+            if face.reliability_due().is_some_and(|d| d <= now) {
+                face.step_reliability(now);
+                if face.pending_output() > 0 {
+                    self.flush_face(id);
+                }
+            }
+        }
+    }
+
+    /// Keeps [`IoThread::reliable`] in step with face `id` (after it changed, or closed).
+    fn follow_reliability(&mut self, id: FaceId) {
+        let on = self.faces.get(&id).is_some_and(Face::lp_reliability);
+        match (on, self.reliable.iter().position(|&f| f == id)) {
+            (true, None) => self.reliable.push(id),
+            (false, Some(i)) => {
+                self.reliable.swap_remove(i);
+            }
+            _ => {}
+        }
+    }
+
     fn status(face: &Face) -> FaceStatus {
         FaceStatus {
             id: face.id(),
@@ -672,6 +712,7 @@ impl IoThread {
             mtu: face.mtu(),
             local_fields: face.local_fields(),
             marking: face.congestion_marking(),
+            lp_reliability: face.lp_reliability(),
             up: face.is_up(),
             counters: *face.counters(),
         }
@@ -710,11 +751,13 @@ impl IoThread {
         tracing::info!(face = id.0, remote = %status.remote, local = %status.local, "face created");
         let _ = self.face_events.send(FaceEvent::Created(status.clone()));
         self.faces.insert(id, face);
+        self.follow_reliability(id);
         status
     }
 
     fn close_face(&mut self, id: FaceId) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
+        self.follow_reliability(id);
         let _ = face.deregister(self.poll.registry());
         self.forget_in_channel(&face);
         for (tx, w) in &self.fwd {
@@ -820,6 +863,7 @@ impl IoThread {
                         }
                     };
                     self.follow_persistency(id);
+                    self.follow_reliability(id);
                     let _ = reply.send(r);
                 }
                 IoCommand::Destroy { id, reply } => {
@@ -1038,12 +1082,17 @@ fn configure(
         face.set_local_fields(on)
             .map_err(|e| FaceCommandError::Unsupported(e.to_string()))?;
     }
+    if let Some(on) = options.lp_reliability {
+        face.set_lp_reliability(on)
+            .map_err(|e| FaceCommandError::Unsupported(e.to_string()))?;
+    }
     if let Some(p) = persistency {
         face.set_persistency(p);
     }
     if let Some(m) = options.mtu {
         face.set_mtu(m);
     }
+
     let old = face.congestion_marking();
     let marking = MarkingConfig {
         enabled: options.congestion_marking.unwrap_or(old.enabled),

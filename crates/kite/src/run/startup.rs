@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use anyhow::{bail, Result};
 use kite_fw::runtime::RuntimeHandle;
 use kite_mgmt::server::Manager;
-use kite_mgmt::tlv_types::{route_flags, status};
+use kite_mgmt::tlv_types::{face_flag_bit, route_flags, status};
 use kite_mgmt::{ControlParameters, ControlResponse, Verb};
 
 use crate::config::{Config, FaceRef};
@@ -26,13 +26,16 @@ pub(super) fn apply(manager: &mut Manager, runtime: &RuntimeHandle, config: &Con
     let mut face_ids = HashMap::new();
     for face in &config.faces {
         let uri = face.uri.get_ref();
-        let params = ControlParameters {
+        let mut params = ControlParameters {
             uri: Some(uri.to_string()),
             local_uri: face.local_uri.as_ref().map(ToString::to_string),
             face_persistency: Some(face.persistency.into()),
             mtu: face.mtu.map(|m| m as u64),
             ..Default::default()
         };
+        if face.lp_reliability {
+            params.set_flag_bit(face_flag_bit::LP_RELIABILITY_ENABLED, true);
+        }
         let created = execute(manager, Verb::FacesCreate, params, &format!("face {uri}"))?;
         let Some(id) = created.face_id else {
             bail!("face {uri}: faces/create answered without a FaceId");
