@@ -194,3 +194,30 @@ fn faces_create_and_update_set_the_lp_reliability_flag() {
         .expect("an answer");
     assert_eq!(resp.status_code, status::NOT_ACCEPTABLE, "{resp:?}");
 }
+
+#[test]
+fn a_configured_face_can_have_lp_reliability() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kite.toml");
+    let (udp, peer_port) = (free_udp_port(), free_udp_port());
+    let uri = format!("udp4://127.0.0.1:{peer_port}");
+    std::fs::write(
+        &config,
+        format!(
+            "[face_system]\nlp_reliability_frames = 128\n\n[face_system.udp]\n\
+             listen = [\"127.0.0.1:{udp}\"]\n\n[[face]]\nuri = \"{uri}\"\nlp_reliability = true\n"
+        ),
+    )
+    .unwrap();
+    let d = Daemon::start(
+        &[],
+        &[
+            "--config".into(),
+            config.to_str().unwrap().into(),
+            "--tcp".into(),
+            format!("127.0.0.1:{}", free_tcp_port()),
+        ],
+    );
+    let shown = json(d.socket(), &["face", "show", &uri]);
+    assert_eq!(shown["lp_reliability"], true, "{shown}");
+}
