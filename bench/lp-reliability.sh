@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # What NDNLPv2 LpReliability does to goodput over a lossy link: two `kite run` daemons in two
-# network namespaces joined by a veth pair whose both ends drop LOSS % of the packets (tc
-# netem), a UDP face each way with `--lp-reliability on` or `off`, a `kite put` of a random
+# network namespaces joined by a veth pair, each namespace dropping LOSS % of the UDP
+# datagrams it receives on port 6363 (an nftables input rule: `numgen random mod 100 < LOSS
+# drop`; dropped on output, the sender's sendmmsg would fail instead), a UDP face each way with `--lp-reliability on` or `off`, a `kite put` of a random
 # object on B and a `kite get` of it from A. For each loss rate the modes are interleaved
 # round by round (the daemons are restarted for each fetch, so nothing is served from a
 # cache); reports the median goodput, time, and `kite get`'s own retransmissions and the
-# link's (A's and B's faces together) of each. Needs root (ip netns, tc).
+# link's (A's and B's faces together) of each. Needs root (ip netns, nft).
 # Writes bench/results/lp-reliability-<commit>.csv.
 #   bench/lp-reliability.sh [OCTETS] [ROUNDS] [LOSSES...]
 # KITE=path uses that binary instead of building.
@@ -72,8 +73,18 @@ link_retx() {
 # One fetch: loss rate $1 (percent), reliability $2 (on/off); prints a CSV row.
 measure() {
   local loss=$1 mode=$2
-  ip netns exec "$ns_a" tc qdisc replace dev va root netem loss "${loss}%"
-  ip netns exec "$ns_b" tc qdisc replace dev vb root netem loss "${loss}%"
+  for n in "$ns_a" "$ns_b"; do
+    ip netns exec "$n" nft -f - <<EOF
+table inet loss
+delete table inet loss
+table inet loss {
+  chain out {
+    type filter hook input priority 0;
+    udp dport 6363 numgen random mod 100 < $loss drop
+  }
+}
+EOF
+  done
   local sa=$tmp/a.sock sb=$tmp/b.sock
   daemon "$ns_a" "$sa" 10.77.0.1
   daemon "$ns_b" "$sb" 10.77.0.2
@@ -107,7 +118,7 @@ measure() {
 echo "loss_percent,lp_reliability,round,seconds,goodput_mbit_s,get_retransmissions,link_retransmissions" >"$out"
 for loss in "${losses[@]}"; do
   for round in $(seq "$rounds"); do
-    for mode in off on; do
+    for mode in ${MODES:-off on}; do
       measure "$loss" "$mode" | tee -a "$out"
     done
   done
