@@ -3,7 +3,8 @@
 //!
 //! Sender: every frame goes out with a TxSequence (fragments of one packet each their own) and
 //! a Sequence, and a copy of it is kept until the peer acknowledges that TxSequence. A frame
-//! is lost when three frames sent after it were acknowledged, or when it waited a
+//! is lost when a frame sent [`LOSS_THRESHOLD`] or more TxSequence numbers after it was
+//! acknowledged (NFD counts three Acks of greater TxSequence), or when it waited a
 //! retransmission timeout (RFC 6298's estimator over the Ack round trips: at least 200 ms,
 //! 1 s before the first sample, at most 60 s); it is then sent again under a new TxSequence,
 //! at most [`MAX_RETX`] times, after which its whole network packet (every fragment) is given
@@ -38,7 +39,8 @@ use crate::queue::{OutFrame, OutQueue, INLINE_HEAD};
 
 /// Retransmissions of a frame before its packet is given up (NFD's default).
 pub const MAX_RETX: u8 = 3;
-/// Frames acknowledged after a frame that declare it lost (NFD's default).
+/// How far past a frame's TxSequence an acknowledged one shows it lost (NFD's threshold of
+/// three later Acks, without counting Acks per frame).
 pub const LOSS_THRESHOLD: u64 = 3;
 /// How long an Ack waits for an outgoing frame to ride on before it goes alone (NFD's idle
 /// Ack timer).
