@@ -194,8 +194,14 @@ impl Face {
             assert!(r.bytes() <= self.limits.max_bytes, "octets over the bound");
         }
         if let Some(r) = self.link.reliability() {
-            assert!(r.in_flight() <= RELIABILITY.max_frames, "frames over the bound");
-            assert!(r.unacked_octets() <= RELIABILITY.max_bytes, "octets kept over the bound");
+            assert!(
+                r.in_flight() <= RELIABILITY.max_frames,
+                "frames over the bound"
+            );
+            assert!(
+                r.unacked_octets() <= RELIABILITY.max_bytes,
+                "octets kept over the bound"
+            );
         }
     }
 }
