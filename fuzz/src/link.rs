@@ -5,7 +5,9 @@
 //! Checks after every step: reassembly holds at most `max_partials` packets and `max_bytes`
 //! octets; no packet over the largest size (`max_packet`) is delivered; every packet delivered is counted once as an Interest, Data or Nack; a packet
 //! the sender fragments comes out of a fresh receiver whole and the same, whatever order
-//! its fragments arrive in; every fragment fits the MTU.
+//! its fragments arrive in; every fragment fits the MTU. With LpReliability on (setup flag
+//! 16), whatever frames and Acks arrive, its store stays within its bounds in frames and
+//! octets, and its timers (run as the clock moves on) never queue more than the face holds.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,7 @@ use kite_face::framing::MAX_NDN_PACKET_SIZE;
 use kite_face::link::{LinkService, Received, RxPacket};
 use kite_face::queue::{OutFrame, OutQueue};
 use kite_face::reassembly::{Endpoint, ReassemblyLimits};
+use kite_face::reliability::ReliabilityLimits;
 use kite_face::{FaceId, MacAddr, PacketKind};
 use kite_packet::{CachePolicy, Data, Interest, LpHeader, LpPacket, NackReason, Name, PitToken};
 
@@ -32,7 +35,15 @@ pub struct Setup {
     pub local_fields: bool,
     /// Reassembly bounds.
     pub limits: ReassemblyLimits,
+    /// LpReliability on (datagram faces), with small bounds.
+    pub reliability: bool,
 }
+
+/// The LpReliability bounds of a fuzzed face: small, so programs reach them.
+pub const RELIABILITY: ReliabilityLimits = ReliabilityLimits {
+    max_frames: 64,
+    max_bytes: 65536,
+};
 
 impl Setup {
     /// Reads the settings.
@@ -57,6 +68,7 @@ impl Setup {
         Setup {
             mtu: (flags & 1 != 0).then_some(mtu.clamp(64, 9000)),
             local_fields: flags & 2 != 0,
+            reliability: flags & 16 != 0 && flags & 1 != 0,
             limits: ReassemblyLimits {
                 max_fragments,
                 max_partials,
@@ -181,6 +193,16 @@ impl Face {
             );
             assert!(r.bytes() <= self.limits.max_bytes, "octets over the bound");
         }
+        if let Some(r) = self.link.reliability() {
+            assert!(
+                r.in_flight() <= RELIABILITY.max_frames,
+                "frames over the bound"
+            );
+            assert!(
+                r.unacked_octets() <= RELIABILITY.max_bytes,
+                "octets kept over the bound"
+            );
+        }
     }
 }
 
@@ -194,6 +216,7 @@ pub fn run(data: &[u8]) {
         setup.limits.max_packet,
     );
     link.set_local_fields(setup.local_fields);
+    link.set_reliability(setup.reliability.then_some(RELIABILITY));
     let mut face = Face {
         link,
         c: FaceCounters::default(),
@@ -202,6 +225,8 @@ pub fn run(data: &[u8]) {
     };
     let mut sender = LinkService::new(Some(1500), Some(ReassemblyLimits::default()), usize::MAX);
     let mut queue = OutQueue::new(512);
+    // What the fuzzed face sends (Acks, retransmissions), dropped after each step.
+    let mut face_out = OutQueue::new(512);
     let origin = Instant::now();
     let mut now = origin;
     let mut steps = 0;
@@ -247,6 +272,11 @@ pub fn run(data: &[u8]) {
                 if !h.is_empty() {
                     h.encode_header(Some(wire.len()), &mut head);
                 }
+                // The fuzzed face sends it too (kept for retransmission with reliability on).
+                face.link
+                    .send(kind, &head, wire.clone(), &mut face.c, &mut face_out);
+                face_out.clear();
+                face.check();
                 let mut sc = FaceCounters::default();
                 if !sender.send(kind, &head, wire.clone(), &mut sc, &mut queue) {
                     continue;
@@ -296,6 +326,8 @@ pub fn run(data: &[u8]) {
             op::ADVANCE => {
                 now += Duration::from_millis(u64::from(inp.u16()));
                 face.link.expire(now, &mut face.c);
+                face.link.step_reliability(now, &mut face.c, &mut face_out);
+                face_out.clear();
                 face.check();
             }
             _ => {

@@ -46,6 +46,18 @@ pub struct FaceCounters {
     /// Packets received whole (in one frame or reassembled) but dropped because they exceed
     /// the largest packet accepted ([`crate::FaceConfig::max_packet_size`]).
     pub n_in_too_large: u64,
+    /// Frames sent again because no NDNLPv2 Ack came for them in time (LpReliability).
+    pub n_lp_retransmitted: u64,
+    /// Network packets given up after their frames' retransmissions ran out, or to make
+    /// room in the store of unacknowledged frames (LpReliability).
+    pub n_lp_given_up: u64,
+    /// Ack fields sent (piggybacked or in LpPackets of Acks alone).
+    pub n_lp_acks_sent: u64,
+    /// Ack fields received on a face with LpReliability on (junk ones included).
+    pub n_lp_acks_received: u64,
+    /// Frames dropped because their Sequence was already received (a retransmission whose
+    /// Ack was lost).
+    pub n_lp_duplicates: u64,
 }
 
 /// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face.

@@ -19,6 +19,7 @@ use crate::link::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use crate::reliability::ReliabilityLimits;
 use crate::stream::{Conn, StreamIo};
 use crate::tcp::Connecting;
 use crate::udp::{MulticastIo, UdpPeer};
@@ -80,6 +81,9 @@ pub struct FaceConfig {
     pub redial_initial: Duration,
     /// The longest pause between two dials of a lost permanent TCP face.
     pub redial_max: Duration,
+    /// Bounds of each face's store of frames waiting for their NDNLPv2 Ack, when
+    /// LpReliability is on ([`Face::set_lp_reliability`]).
+    pub reliability: ReliabilityLimits,
 }
 
 impl FaceConfig {
@@ -106,6 +110,7 @@ impl Default for FaceConfig {
             max_packet_size: MAX_NDN_PACKET_SIZE,
             redial_initial: crate::tcp::DEFAULT_REDIAL_INITIAL,
             redial_max: crate::tcp::DEFAULT_REDIAL_MAX,
+            reliability: ReliabilityLimits::default(),
         }
     }
 }
@@ -148,6 +153,9 @@ pub enum FaceError {
     /// A unicast face was asked for with a group (multicast) address.
     #[error("a unicast face needs a unicast remote address")]
     NotUnicast,
+    /// LpReliability was asked of a face that is not UDP or Ethernet unicast.
+    #[error("LpReliability is available on UDP and Ethernet unicast faces only")]
+    NoReliability,
 }
 
 /// What a receive burst left behind.
@@ -214,6 +222,7 @@ pub struct Face {
     transport: Transport,
     last_rx: Instant,
     idle_timeout: Duration,
+    reliability: ReliabilityLimits,
 }
 
 impl Face {
@@ -245,6 +254,7 @@ impl Face {
             transport: parts.transport,
             last_rx: Instant::now(),
             idle_timeout: config.idle_timeout,
+            reliability: config.reliability,
         }
     }
 
@@ -403,6 +413,37 @@ impl Face {
         }
         self.link.set_local_fields(on);
         Ok(())
+    }
+
+    /// Whether NDNLPv2 LpReliability is on.
+    pub fn lp_reliability(&self) -> bool {
+        self.link.reliability().is_some()
+    }
+
+    /// Turns NDNLPv2 LpReliability on or off (NFD's `faces/create` and `faces/update` flag);
+    /// only UDP unicast and Ethernet unicast faces have it.
+    pub fn set_lp_reliability(&mut self, on: bool) -> Result<(), FaceError> {
+        let unicast = match &self.transport {
+            Transport::Udp(_) => true,
+            Transport::Ether(_) => self.link_type == LinkType::PointToPoint,
+            _ => false,
+        };
+        if on && !unicast {
+            return Err(FaceError::NoReliability);
+        }
+        self.link.set_reliability(on.then_some(self.reliability));
+        Ok(())
+    }
+
+    /// When LpReliability has a frame to resend or Acks to send ([`Face::step_reliability`]).
+    pub fn reliability_due(&self) -> Option<Instant> {
+        self.link.reliability_due()
+    }
+
+    /// Queues what LpReliability has due at `now` (the caller flushes the face after).
+    pub fn step_reliability(&mut self, now: Instant) {
+        self.link
+            .step_reliability(now, &mut self.counters, &mut self.queue);
     }
 
     /// The counters.

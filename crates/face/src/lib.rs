@@ -36,6 +36,7 @@ pub mod link;
 mod props;
 pub mod queue;
 pub mod reassembly;
+pub mod reliability;
 mod stream;
 mod sys;
 pub mod tcp;

@@ -1,4 +1,4 @@
-//! The NDNLPv2 link service of one face (NFD's GenericLinkService, without reliability).
+//! The NDNLPv2 link service of one face (NFD's GenericLinkService).
 //!
 //! Receive: decode the LpPacket, reassemble fragments (datagram faces only), decode the
 //! forwarder view of the packet, and apply NFD's rules on LP fields: NextHopFaceId only from a
@@ -6,6 +6,8 @@
 //! CachePolicy only on Data, IncomingFaceId ignored. Send: add or strip local fields, and cut
 //! a frame larger than the MTU into fragments whose first one carries the header fields
 //! (datagram faces; stream faces never fragment, since python-ndn cannot reassemble).
+//! With LpReliability on (UDP and Ethernet unicast faces, [`crate::reliability`]), frames
+//! carry TxSequence and Acks and are kept until acknowledged.
 
 use std::time::Instant;
 
@@ -20,6 +22,7 @@ use crate::counters::FaceCounters;
 use crate::props::{FaceId, PacketKind};
 use crate::queue::{OutFrame, OutQueue};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyError, ReassemblyLimits};
+use crate::reliability::{split_frame, Reliability, ReliabilityLimits};
 
 /// A network packet received on a face, with the LP fields the forwarder reads.
 #[derive(Debug, Clone)]
@@ -70,6 +73,8 @@ pub struct LinkService {
     local_fields: bool,
     next_seq: u64,
     scratch: Vec<u8>,
+    /// LpReliability state, when it is on (boxed: most faces have it off).
+    reliability: Option<Box<Reliability>>,
 }
 
 impl LinkService {
@@ -91,6 +96,34 @@ impl LinkService {
             local_fields: false,
             next_seq: 0,
             scratch: Vec::new(),
+            reliability: None,
+        }
+    }
+
+    /// Whether LpReliability is on.
+    pub fn reliability(&self) -> Option<&Reliability> {
+        self.reliability.as_deref()
+    }
+
+    /// Turns LpReliability on within `limits`, or off (`None`: frames waiting for their Ack
+    /// are forgotten). Only for datagram faces (the caller checks): it needs an MTU.
+    pub fn set_reliability(&mut self, limits: Option<ReliabilityLimits>) {
+        match (limits, &self.reliability) {
+            (None, _) => self.reliability = None,
+            (Some(_), Some(_)) => {}
+            (Some(l), None) => self.reliability = Some(Box::new(Reliability::new(l))),
+        }
+    }
+
+    /// When LpReliability has work to do ([`LinkService::step_reliability`]).
+    pub fn reliability_due(&self) -> Option<Instant> {
+        self.reliability.as_ref().and_then(|r| r.due())
+    }
+
+    /// Resends the frames found lost and sends the Acks due at `now`.
+    pub fn step_reliability(&mut self, now: Instant, c: &mut FaceCounters, q: &mut OutQueue) {
+        if let (Some(r), Some(mtu)) = (&mut self.reliability, self.mtu) {
+            r.step(now, mtu, c, q);
         }
     }
 
@@ -162,6 +195,20 @@ impl LinkService {
             c.n_in_malformed += 1;
             return;
         };
+        if let Some(r) = &mut self.reliability {
+            let h = &lp.header;
+            let fresh = r.on_receive(
+                h.sequence,
+                h.tx_sequence,
+                &h.acks,
+                lp.fragment.is_some(),
+                now,
+                c,
+            );
+            if !fresh {
+                return;
+            }
+        }
         let (header, wire) = if lp.is_fragmented() {
             let Some(r) = reassembler else {
                 c.n_reassembly_dropped += 1;
@@ -276,7 +323,10 @@ impl LinkService {
     }
 
     /// Queues a frame given as link-header octets and the packet's octets (the form
-    /// `kite-fw` encodes), fragmenting it if it exceeds the MTU. `false`: dropped.
+    /// `kite-fw` encodes), fragmenting it if it exceeds the MTU. `false`: dropped. With
+    /// LpReliability on, it goes out with TxSequence (and Acks) and is kept until
+    /// acknowledged; a frame whose header has fields Kite's forwarder never sends
+    /// (NonDiscovery, PrefixAnnouncement, fragmentation fields) goes out without.
     pub fn send(
         &mut self,
         kind: PacketKind,
@@ -285,8 +335,43 @@ impl LinkService {
         c: &mut FaceCounters,
         q: &mut OutQueue,
     ) -> bool {
+        // The clock is read only when reliability keeps the frame.
+        let now = self.reliability.as_ref().map(|_| Instant::now());
+        self.send_inner(kind, head, body, now, c, q)
+    }
+
+    /// [`LinkService::send`] at `now` (the time LpReliability's timeouts count from).
+    pub fn send_at(
+        &mut self,
+        kind: PacketKind,
+        head: &[u8],
+        body: Bytes,
+        now: Instant,
+        c: &mut FaceCounters,
+        q: &mut OutQueue,
+    ) -> bool {
+        self.send_inner(kind, head, body, Some(now), c, q)
+    }
+
+    fn send_inner(
+        &mut self,
+        kind: PacketKind,
+        head: &[u8],
+        body: Bytes,
+        now: Option<Instant>,
+        c: &mut FaceCounters,
+        q: &mut OutQueue,
+    ) -> bool {
         let len = head.len() + body.len();
+        let reliable = match (&mut self.reliability, self.mtu) {
+            (Some(r), Some(mtu)) => split_frame(head, &body).map(|(fields, packet)| {
+                let now = now.unwrap_or_else(Instant::now);
+                r.send(fields, packet, mtu, &mut self.next_seq, now, c, q)
+            }),
+            _ => None,
+        };
         let queued = match self.mtu {
+            _ if reliable.is_some() => reliable == Some(true),
             Some(mtu) if len > mtu => self.fragment(head, body, mtu, c, q),
             _ => {
                 let ok = q.push(OutFrame {

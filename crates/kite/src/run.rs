@@ -113,6 +113,16 @@ pub struct RunArgs {
     /// beyond it. At least 65536. Default: 4194304 (4 MiB).
     #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
     reassembly_bytes: Option<usize>,
+    /// Per face with NDNLPv2 LpReliability on (`kite face create --lp-reliability on`, or
+    /// `lp_reliability = true` in a [[face]]), the TxSequence numbers in flight at most
+    /// (64-65536); the oldest unacknowledged packet is given up beyond it. Default: 4096.
+    #[arg(long, value_name = "FRAMES", value_parser = crate::config::parse_lp_reliability_frames)]
+    lp_reliability_frames: Option<usize>,
+    /// Per face with LpReliability on, octets of frames kept until acknowledged; the
+    /// oldest unacknowledged packet is given up beyond it. At least 65536. Default: 4194304
+    /// (4 MiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
+    lp_reliability_bytes: Option<usize>,
     /// Log filter: a level (off, error, warn, info, debug, trace) or TARGET=LEVEL directives
     /// such as `info,kite_runtime=debug`; any other word is an error. Default: $KITE_LOG,
     /// else the file's, else info.

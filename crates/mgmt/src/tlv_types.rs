@@ -133,6 +133,17 @@ pub const KITE_FACE_STATE: u64 = 0x4B10;
 /// Packets dropped because they exceed the largest packet accepted (whole or reassembled).
 /// After the link state, so older readers that stop at the state still decode the rest.
 pub const KITE_N_IN_TOO_LARGE: u64 = 0x4B20;
+/// NDNLPv2 LpReliability: frames sent again for want of an Ack.
+pub const KITE_N_LP_RETRANSMITTED: u64 = 0x4B22;
+/// NDNLPv2 LpReliability: network packets given up (retransmissions exhausted, or no room
+/// left to keep them).
+pub const KITE_N_LP_GIVEN_UP: u64 = 0x4B24;
+/// NDNLPv2 LpReliability: Ack fields sent.
+pub const KITE_N_LP_ACKS_SENT: u64 = 0x4B26;
+/// NDNLPv2 LpReliability: Ack fields received.
+pub const KITE_N_LP_ACKS_RECEIVED: u64 = 0x4B28;
+/// NDNLPv2 LpReliability: frames dropped as duplicates of a Sequence already received.
+pub const KITE_N_LP_DUPLICATES: u64 = 0x4B2A;
 
 // ---- Kite's ChannelStatus extension ----
 //

@@ -18,7 +18,7 @@ use std::process::Command;
 use bytes::Bytes;
 use kite_mgmt::datasets::{
     CsInfo, FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus,
-    NextHopRecord, RibEntry, Route, StrategyChoice,
+    LpCounters, NextHopRecord, RibEntry, Route, StrategyChoice,
 };
 use kite_mgmt::tlv_types::{
     self as t, FaceEventKind, FacePersistency, FaceScope, FaceState, LinkType, RouteOrigin,
@@ -356,6 +356,13 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_in_too_large: c[0] ^ c[7],
                 },
                 state: Some(FaceState(flags % 2)),
+                lp: LpCounters {
+                    n_retransmitted: c[1],
+                    n_given_up: c[2],
+                    n_acks_sent: c[3],
+                    n_acks_received: c[4],
+                    n_duplicates: c[5],
+                },
             }
         })
 }

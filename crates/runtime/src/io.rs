@@ -147,6 +147,9 @@ pub(crate) struct IoThread {
     log: IoLog,
     /// Time spent in turns that did work (handled an event, forwarded or wrote).
     busy: Arc<super::BusyTime>,
+    /// The faces with LpReliability on, whose timers (retransmissions, Acks) each turn
+    /// checks.
+    reliable: Vec<FaceId>,
 }
 
 impl IoThread {
@@ -245,6 +248,7 @@ impl IoThread {
             spin_when_idle: config.spin_when_idle,
             log: IoLog::new(),
             busy,
+            reliable: Vec::new(),
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -306,6 +310,10 @@ impl IoThread {
                         (!self.redials.is_empty())
                             .then(|| self.redial_next.saturating_duration_since(t)),
                     )
+                    .chain(self.reliable.iter().filter_map(|id| {
+                        let due = self.faces.get(id)?.reliability_due()?;
+                        Some(due.saturating_duration_since(t))
+                    }))
                     .fold(HOUSEKEEPING, Duration::min)
             });
             if !busy {
@@ -368,6 +376,9 @@ impl IoThread {
             }
             if !self.redials.is_empty() && now >= self.redial_next {
                 self.redial_due(now);
+            }
+            if !self.reliable.is_empty() {
+                self.step_reliability(Instant::now());
             }
             if now.duration_since(self.last_housekeeping) >= HOUSEKEEPING {
                 self.last_housekeeping = now;
@@ -839,6 +850,35 @@ impl IoThread {
         any
     }
 
+    /// Resends the frames the reliable faces found lost and sends their Acks that are due,
+    /// flushing each face that queued something.
+    fn step_reliability(&mut self, now: Instant) {
+        for i in 0..self.reliable.len() {
+            let id = self.reliable[i];
+            let Some(face) = self.faces.get_mut(&id) else {
+                continue;
+            };
+            if face.reliability_due().is_some_and(|d| d <= now) {
+                face.step_reliability(now);
+                if face.pending_output() > 0 {
+                    self.flush_face(id);
+                }
+            }
+        }
+    }
+
+    /// Keeps [`IoThread::reliable`] in step with face `id` (after it changed, or closed).
+    fn follow_reliability(&mut self, id: FaceId) {
+        let on = self.faces.get(&id).is_some_and(Face::lp_reliability);
+        match (on, self.reliable.iter().position(|&f| f == id)) {
+            (true, None) => self.reliable.push(id),
+            (false, Some(i)) => {
+                self.reliable.swap_remove(i);
+            }
+            _ => {}
+        }
+    }
+
     fn status(face: &Face) -> FaceStatus {
         FaceStatus {
             id: face.id(),
@@ -850,6 +890,7 @@ impl IoThread {
             mtu: face.mtu(),
             local_fields: face.local_fields(),
             marking: face.congestion_marking(),
+            lp_reliability: face.lp_reliability(),
             up: face.is_up(),
             reconnecting: face.is_redialing(),
             out_queue: face.pending_output(),
@@ -890,12 +931,14 @@ impl IoThread {
         self.log.created(&status, Instant::now());
         let _ = self.face_events.send(FaceEvent::Created(status.clone()));
         self.faces.insert(id, face);
+        self.follow_reliability(id);
         status
     }
 
     fn close_face(&mut self, id: FaceId, why: CloseReason) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
         self.redials.remove(&id);
+        self.follow_reliability(id);
         let _ = face.deregister(self.poll.registry());
         self.forget_in_channel(&face);
         for (tx, w) in &self.fwd {
@@ -1012,6 +1055,7 @@ impl IoThread {
                         }
                     };
                     self.follow_persistency(id);
+                    self.follow_reliability(id);
                     let _ = reply.send(r);
                 }
                 IoCommand::Destroy { id, reply } => {
@@ -1246,12 +1290,17 @@ fn configure(
         face.set_local_fields(on)
             .map_err(|e| FaceCommandError::Unsupported(e.to_string()))?;
     }
+    if let Some(on) = options.lp_reliability {
+        face.set_lp_reliability(on)
+            .map_err(|e| FaceCommandError::Unsupported(e.to_string()))?;
+    }
     if let Some(p) = persistency {
         face.set_persistency(p);
     }
     if let Some(m) = options.mtu {
         face.set_mtu(m);
     }
+
     let old = face.congestion_marking();
     let marking = MarkingConfig {
         enabled: options.congestion_marking.unwrap_or(old.enabled),

@@ -126,6 +126,8 @@ pub struct FaceOptions {
     pub base_marking_interval: Option<Duration>,
     /// Congestion threshold, in octets.
     pub congestion_threshold: Option<usize>,
+    /// NDNLPv2 LpReliability on or off (UDP and Ethernet unicast faces only).
+    pub lp_reliability: Option<bool>,
 }
 
 /// What management learns about a face (NFD's FaceStatus without the counters' types).
@@ -149,6 +151,8 @@ pub struct FaceStatus {
     pub local_fields: bool,
     /// Congestion marking of its output.
     pub marking: MarkingConfig,
+    /// Whether NDNLPv2 LpReliability is on.
+    pub lp_reliability: bool,
     /// Whether its link is up (false for an Ethernet face whose interface is down, and for a
     /// TCP face whose connection is lost).
     pub up: bool,

@@ -109,6 +109,15 @@ pub struct FaceSystem {
     /// each multicast face alone); the oldest partial packets are dropped beyond it.
     #[serde(deserialize_with = "budget_bytes")]
     pub reassembly_bytes: usize,
+    /// `lp_reliability_frames`: per face with NDNLPv2 LpReliability on, the TxSequence
+    /// numbers in flight at most (frames waiting for their Ack, and those acknowledged
+    /// behind an older one); the oldest packet is given up beyond it.
+    #[serde(deserialize_with = "lp_reliability_frames")]
+    pub lp_reliability_frames: usize,
+    /// `lp_reliability_bytes`: per face with LpReliability on, octets of frames kept for
+    /// retransmission at most; the oldest packet is given up beyond it.
+    #[serde(deserialize_with = "budget_bytes")]
+    pub lp_reliability_bytes: usize,
     /// `[face_system.unix]`.
     pub unix: Unix,
     /// `[face_system.udp]`.
@@ -127,6 +136,8 @@ impl Default for FaceSystem {
             local_only: false,
             max_packet_size: kite_face::framing::MAX_NDN_PACKET_SIZE,
             reassembly_bytes: kite_face::reassembly::DEFAULT_REASSEMBLY_BYTES,
+            lp_reliability_frames: kite_face::reliability::DEFAULT_MAX_FRAMES,
+            lp_reliability_bytes: kite_face::reliability::DEFAULT_MAX_BYTES,
             unix: Unix::default(),
             udp: Udp::default(),
             tcp: Tcp::default(),
@@ -400,6 +411,10 @@ pub struct FaceEntry {
         deserialize_with = "face_mtu"
     )]
     pub mtu: Option<usize>,
+    /// `lp_reliability`: NDNLPv2 link-layer reliability (UDP and Ethernet unicast faces):
+    /// frames are acknowledged and resent when lost. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lp_reliability: bool,
 }
 
 /// `[[route]]`: a route registered at start, as `rib/register` takes it.
@@ -514,6 +529,31 @@ fn check_on_demand_limit(n: usize) -> Result<usize, String> {
 /// Parses a `--udp-on-demand-limit` or `--ether-on-demand-limit` value.
 pub fn parse_on_demand_limit(s: &str) -> Result<usize, String> {
     check_on_demand_limit(s.parse().map_err(|e| format!("{e}"))?)
+}
+
+/// The range of `lp_reliability_frames` (and `kite run --lp-reliability-frames`): room for
+/// the fragments of a largest packet at a small MTU, up to what keeps a face's bookkeeping
+/// (about 120 octets per number) under 8 MiB.
+pub const LP_RELIABILITY_FRAMES_RANGE: (usize, usize) = (64, 65536);
+
+/// The one rule for `lp_reliability_frames` and `kite run --lp-reliability-frames`.
+pub fn check_lp_reliability_frames(v: usize) -> Result<usize, String> {
+    let (lo, hi) = LP_RELIABILITY_FRAMES_RANGE;
+    if v < lo || v > hi {
+        return Err(format!(
+            "lp_reliability_frames must be between {lo} and {hi}, not {v}"
+        ));
+    }
+    Ok(v)
+}
+
+/// Parses `--lp-reliability-frames`.
+pub fn parse_lp_reliability_frames(s: &str) -> Result<usize, String> {
+    check_lp_reliability_frames(s.parse().map_err(|e| format!("{s:?}: {e}"))?)
+}
+
+fn lp_reliability_frames<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    check_lp_reliability_frames(usize::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 fn on_demand_limit<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {

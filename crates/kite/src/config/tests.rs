@@ -40,6 +40,8 @@ fn every_key() -> Config {
             local_only: true,
             max_packet_size: 4096,
             reassembly_bytes: 1 << 20,
+            lp_reliability_frames: 128,
+            lp_reliability_bytes: 1 << 20,
             unix: Unix {
                 path: Some("/tmp/kite.sock".into()),
             },
@@ -95,6 +97,7 @@ fn every_key() -> Config {
             local_uri: Some(uri("udp4://0.0.0.0:6363")),
             persistency: Persistency::Permanent,
             mtu: Some(1200),
+            lp_reliability: true,
         }],
         routes: vec![RouteEntry {
             prefix: Prefix(name("/r")),

@@ -62,6 +62,10 @@ struct CreateArgs {
     /// The MTU in octets (datagram faces), 64 to 65507 (the configuration's rule).
     #[arg(long, value_name = "N", value_parser = parse_mtu)]
     mtu: Option<u64>,
+    /// NDNLPv2 link-layer reliability: frames are acknowledged and resent when lost (UDP
+    /// and Ethernet unicast faces; off by default, as in NFD).
+    #[arg(long, value_enum, value_name = "on|off")]
+    lp_reliability: Option<OnOff>,
     /// Mark outgoing packets with NDNLPv2 CongestionMark when the face's output backs up
     /// (on by default on Kite, as in NFD).
     #[arg(long, value_enum, value_name = "on|off")]
@@ -181,6 +185,9 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
     if let Some(cm) = c.congestion_marking {
         params.set_flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED, cm.enabled());
     }
+    if let Some(r) = c.lp_reliability {
+        params.set_flag_bit(face_flag_bit::LP_RELIABILITY_ENABLED, r.enabled());
+    }
     let resp = command(client, "faces", "create", &params)?;
     let mut outcome = match resp.status_code {
         status::OK => "face-created",
@@ -267,6 +274,13 @@ fn face_json(f: &FaceStatus) -> Value {
             "in_queue_full": d.n_in_queue_full,
             "out_link_down": d.n_out_link_down,
             "in_too_large": d.n_in_too_large,
+        },
+        "lp_reliability_counters": {
+            "retransmitted": f.lp.n_retransmitted,
+            "given_up": f.lp.n_given_up,
+            "acks_sent": f.lp.n_acks_sent,
+            "acks_received": f.lp.n_acks_received,
+            "duplicates": f.lp.n_duplicates,
         },
         "state": f.state.map(format::face_state),
         "flags": f.flags,
@@ -377,6 +391,17 @@ fn face_details(f: &FaceStatus) -> String {
                 d.n_in_queue_full,
                 d.n_out_link_down,
                 d.n_in_too_large,
+            ),
+        ),
+        (
+            "lp-reliability",
+            format!(
+                "retransmitted={} given-up={} acks-sent={} acks-received={} duplicates={}",
+                f.lp.n_retransmitted,
+                f.lp.n_given_up,
+                f.lp.n_acks_sent,
+                f.lp.n_acks_received,
+                f.lp.n_duplicates,
             ),
         ),
         ("flags", format::face_flags(f.flags)),

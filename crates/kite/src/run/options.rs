@@ -91,6 +91,12 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(a) = args.metrics {
         config.metrics.listen = Some(a);
     }
+    if let Some(n) = args.lp_reliability_frames {
+        config.face_system.lp_reliability_frames = n;
+    }
+    if let Some(b) = args.lp_reliability_bytes {
+        config.face_system.lp_reliability_bytes = b;
+    }
     if let Some(f) = &args.log {
         config.log.filter = Some(LogFilter::parse(f).map_err(|e| anyhow::anyhow!("--log: {e}"))?);
     } else if let Some(f) = env_log {
@@ -144,6 +150,10 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.max_packet_size = fs.max_packet_size;
     r.face.idle_timeout = Duration::from_secs(fs.udp.idle_timeout);
     r.face.reassembly.max_bytes = fs.reassembly_bytes;
+    r.face.reliability = kite_face::reliability::ReliabilityLimits {
+        max_frames: fs.lp_reliability_frames,
+        max_bytes: fs.lp_reliability_bytes,
+    };
     r.face.udp_on_demand_limit = fs.udp.on_demand_limit;
     r.face.ether_on_demand_limit = fs.ether.on_demand_limit;
     r.face.redial_initial = Duration::from_secs(fs.tcp.reconnect_initial);

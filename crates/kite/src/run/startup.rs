@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 use kite_manager::server::Manager;
-use kite_mgmt::tlv_types::{route_flags, status};
+use kite_mgmt::tlv_types::{face_flag_bit, route_flags, status};
 use kite_mgmt::{ControlParameters, ControlResponse, Verb};
 
 use crate::config::{Config, FaceEntry, FaceRef, Prefix, RouteEntry, Strategy};
@@ -53,13 +53,16 @@ pub(super) fn set_strategy(manager: &mut Manager, prefix: &Prefix, s: &Strategy)
 /// Creates a `[[face]]` without waiting on its peer; its FaceId.
 pub(super) fn create_face(manager: &mut Manager, face: &FaceEntry) -> Result<u64> {
     let uri = face.uri.get_ref();
-    let params = ControlParameters {
+    let mut params = ControlParameters {
         uri: Some(uri.to_string()),
         local_uri: face.local_uri.as_ref().map(ToString::to_string),
         face_persistency: Some(face.persistency.into()),
         mtu: face.mtu.map(|m| m as u64),
         ..Default::default()
     };
+    if face.lp_reliability {
+        params.set_flag_bit(face_flag_bit::LP_RELIABILITY_ENABLED, true);
+    }
     let resp = manager.create_configured_face(params);
     let created = check(Verb::FacesCreate, &format!("face {uri}"), resp)?;
     let Some(id) = created.face_id else {

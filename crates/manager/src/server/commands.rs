@@ -50,6 +50,7 @@ fn face_parameters(s: &FaceStatus) -> ControlParameters {
         ..ControlParameters::default()
     };
     p.set_flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED, s.local_fields);
+    p.set_flag_bit(face_flag_bit::LP_RELIABILITY_ENABLED, s.lp_reliability);
     p.set_flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED, s.marking.enabled);
     p
 }
@@ -62,6 +63,7 @@ fn face_options(p: &ControlParameters) -> FaceOptions {
         congestion_marking: p.flag_bit(face_flag_bit::CONGESTION_MARKING_ENABLED),
         base_marking_interval: p.base_congestion_marking_interval.map(Duration::from_nanos),
         congestion_threshold: p.default_congestion_threshold.map(|b| b as usize),
+        lp_reliability: p.flag_bit(face_flag_bit::LP_RELIABILITY_ENABLED),
     }
 }
 

@@ -8,7 +8,7 @@ use super::{unix_ms, Manager};
 use kite_mgmt::dataset::Dataset;
 use kite_mgmt::datasets::{
     AvailableStrategy, ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus,
-    FibEntry, ForwarderStatus, NextHopRecord, StrategyChoice,
+    FibEntry, ForwarderStatus, LpCounters, NextHopRecord, StrategyChoice,
 };
 use kite_mgmt::tlv_types::{self as t, FacePersistency};
 use kite_mgmt::{encode_items, Tlv};
@@ -57,6 +57,7 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             n_out_bytes: c.n_out_bytes,
         },
         flags: u64::from(s.local_fields) << t::face_flag_bit::LOCAL_FIELDS_ENABLED
+            | u64::from(s.lp_reliability) << t::face_flag_bit::LP_RELIABILITY_ENABLED
             | u64::from(s.marking.enabled) << t::face_flag_bit::CONGESTION_MARKING_ENABLED,
         drops: FaceDrops {
             n_in_malformed: c.n_in_malformed,
@@ -76,6 +77,13 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
         } else {
             t::FaceState::DOWN
         }),
+        lp: LpCounters {
+            n_retransmitted: c.n_lp_retransmitted,
+            n_given_up: c.n_lp_given_up,
+            n_acks_sent: c.n_lp_acks_sent,
+            n_acks_received: c.n_lp_acks_received,
+            n_duplicates: c.n_lp_duplicates,
+        },
     }
 }
 
@@ -103,6 +111,7 @@ pub(super) fn builtin_faces() -> Vec<FaceStatus> {
         flags: 0,
         drops: FaceDrops::default(),
         state: Some(t::FaceState::UP),
+        lp: LpCounters::default(),
     })
     .collect()
 }

@@ -8,8 +8,9 @@ use kite_packet::Result;
 use crate::tlv_types::{self as t, FacePersistency, FaceScope, FaceState, LinkType};
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
-/// Field order of FaceStatus: NFD's, then Kite's drop counters and link state.
-const ORDER: [u64; 29] = [
+/// Field order of FaceStatus: NFD's, then Kite's drop counters, link state and LpReliability
+/// counters.
+const ORDER: [u64; 34] = [
     t::FACE_ID,
     t::URI,
     t::LOCAL_URI,
@@ -39,6 +40,11 @@ const ORDER: [u64; 29] = [
     t::KITE_N_OUT_LINK_DOWN,
     t::KITE_FACE_STATE,
     t::KITE_N_IN_TOO_LARGE,
+    t::KITE_N_LP_RETRANSMITTED,
+    t::KITE_N_LP_GIVEN_UP,
+    t::KITE_N_LP_ACKS_SENT,
+    t::KITE_N_LP_ACKS_RECEIVED,
+    t::KITE_N_LP_DUPLICATES,
 ];
 
 /// Index in [`ORDER`] of the first counter.
@@ -49,6 +55,45 @@ const DROPS_AT: usize = 19;
 const STATE_AT: usize = 27;
 /// Index in [`ORDER`] of the drop counter that follows the link state.
 const TOO_LARGE_AT: usize = 28;
+/// Index in [`ORDER`] of the first LpReliability counter.
+const LP_AT: usize = 29;
+
+/// A face's NDNLPv2 LpReliability counters (Kite's extension; zero when absent, as from NFD).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LpCounters {
+    /// Frames sent again for want of an Ack.
+    pub n_retransmitted: u64,
+    /// Network packets given up.
+    pub n_given_up: u64,
+    /// Ack fields sent.
+    pub n_acks_sent: u64,
+    /// Ack fields received.
+    pub n_acks_received: u64,
+    /// Frames dropped as duplicates.
+    pub n_duplicates: u64,
+}
+
+impl LpCounters {
+    fn to_array(self) -> [u64; 5] {
+        [
+            self.n_retransmitted,
+            self.n_given_up,
+            self.n_acks_sent,
+            self.n_acks_received,
+            self.n_duplicates,
+        ]
+    }
+
+    fn from_array(a: [u64; 5]) -> Self {
+        LpCounters {
+            n_retransmitted: a[0],
+            n_given_up: a[1],
+            n_acks_sent: a[2],
+            n_acks_received: a[3],
+            n_duplicates: a[4],
+        }
+    }
+}
 
 /// A face's traffic counters, in FaceStatus order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -198,6 +243,8 @@ pub struct FaceStatus {
     pub drops: FaceDrops,
     /// Link state (Kite's extension; `None` from NFD).
     pub state: Option<FaceState>,
+    /// LpReliability counters (Kite's extension).
+    pub lp: LpCounters,
 }
 
 impl Tlv for FaceStatus {
@@ -231,6 +278,9 @@ impl Tlv for FaceStatus {
         }
         put_opt_nonneg(out, t::KITE_FACE_STATE, self.state.map(|s| s.0));
         put_nonneg(out, t::KITE_N_IN_TOO_LARGE, self.drops.n_in_too_large);
+        for (typ, n) in ORDER[LP_AT..].iter().zip(self.lp.to_array()) {
+            put_nonneg(out, *typ, n);
+        }
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
@@ -275,6 +325,7 @@ impl Tlv for FaceStatus {
                 numbers[TOO_LARGE_AT].unwrap_or(0),
             ),
             state: numbers[STATE_AT].map(FaceState),
+            lp: LpCounters::from_array(core::array::from_fn(|k| numbers[LP_AT + k].unwrap_or(0))),
         })
     }
 }
@@ -403,6 +454,11 @@ mod tests {
                 ..Default::default()
             },
             state: Some(FaceState::DOWN),
+            lp: LpCounters {
+                n_retransmitted: 9,
+                n_duplicates: 1,
+                ..Default::default()
+            },
         }
     }
 

@@ -15,7 +15,7 @@ pub mod strategy_choice;
 
 pub use channel::{ChannelDrops, ChannelStatus};
 pub use cs_info::CsInfo;
-pub use face_status::{FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus};
+pub use face_status::{FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, LpCounters};
 pub use fib::{FibEntry, NextHopRecord};
 pub use forwarder_status::ForwarderStatus;
 pub use rib::{RibEntry, Route};
