@@ -1190,7 +1190,6 @@ impl IoThread {
         local: Option<FaceUri>,
         persistency: Persistency,
     ) -> Result<NewFace, FaceCommandError> {
-        let unsupported = |why: &str| Err(FaceCommandError::Unsupported(why.into()));
         let exists = |e| match e {
             kite_face::FaceError::Exists(id) => FaceCommandError::Exists(id),
             e => FaceCommandError::ConnectFailed(e.to_string()),
@@ -1201,12 +1200,6 @@ impl IoThread {
             }
         }
         let face = match (remote, &local) {
-            (FaceUri::Udp(_), Some(_)) => {
-                return unsupported("Unicast UDP faces cannot be created with a LocalUri")
-            }
-            (FaceUri::Udp(_), None) if persistency == Persistency::OnDemand => {
-                return unsupported("Outgoing UDP faces do not support on-demand persistency")
-            }
             (FaceUri::Udp(addr), None) => {
                 let channel = self
                     .udp
@@ -1220,12 +1213,6 @@ impl IoThread {
                 channel
                     .connect(self.ids.next_id(), *addr, persistency)
                     .map_err(exists)?
-            }
-            (FaceUri::Tcp(_), Some(_)) => {
-                return unsupported("Unicast TCP faces cannot be created with a LocalUri")
-            }
-            (FaceUri::Tcp(_), None) if persistency == Persistency::OnDemand => {
-                return unsupported("Outgoing TCP faces do not support on-demand persistency")
             }
             (FaceUri::Tcp(addr), None) => {
                 if self.connecting.values().any(|c| c.remote == *remote) {
@@ -1242,15 +1229,7 @@ impl IoThread {
                     .map_err(|e| FaceCommandError::ConnectFailed(e.to_string()))?;
                 return Ok(NewFace::Connecting(self.ids.next_id(), conn));
             }
-            (FaceUri::Ether(mac), Some(FaceUri::Dev(iface))) => {
-                if persistency == Persistency::OnDemand {
-                    return unsupported(
-                        "Outgoing Ethernet faces do not support on-demand persistency",
-                    );
-                }
-                if mac.is_multicast() {
-                    return unsupported("Cannot create multicast Ethernet faces");
-                }
+            (FaceUri::Ether(mac), Some(FaceUri::Dev(iface))) if !mac.is_multicast() => {
                 let channel = self
                     .ether
                     .iter_mut()
@@ -1264,16 +1243,13 @@ impl IoThread {
                     .connect(self.ids.next_id(), *mac, persistency)
                     .map_err(exists)?
             }
-            (FaceUri::Ether(_), _) => {
-                return unsupported(
-                    "Creation of unicast Ethernet faces requires a LocalUri with dev:// scheme",
-                )
-            }
-            (other, _) => {
-                return Err(FaceCommandError::Unsupported(format!(
-                    "unsupported protocol {}",
-                    other.scheme()
-                )))
+            // Management refuses what NFD refuses before asking (`faces/create`'s policy);
+            // anything else is beyond what the channels can make.
+            (other, local) => {
+                return Err(FaceCommandError::Unsupported(match local {
+                    Some(l) => format!("cannot create a face to {other} from {l}"),
+                    None => format!("cannot create a face to {other}"),
+                }))
             }
         };
         Ok(NewFace::Ready(Box::new(face)))

@@ -285,10 +285,14 @@ impl Manager {
             Ok(u) => u,
             Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI").into(),
         };
+        let persistency = persistency_from(p.face_persistency.unwrap_or_default());
+        if let Err(why) = create_policy(&remote, local.as_ref(), persistency) {
+            return response(code::NOT_ACCEPTABLE, &why).into();
+        }
         Outcome::CreateFace(FaceRequest {
             remote,
             local,
-            persistency: persistency_from(p.face_persistency.unwrap_or_default()),
+            persistency,
             options: face_options(&p),
         })
     }
@@ -507,5 +511,93 @@ impl Manager {
         out.set_flag_bit(cs_flag_bit::ENABLE_SERVE, info.flags & 2 != 0);
         out.mask = None;
         ControlResponse::success(&out)
+    }
+}
+
+/// What NFD's `faces/create` refuses (406, with NFD's texts) before any face is made: a
+/// LocalUri where the protocol takes none, an outgoing face that is on-demand, a multicast or
+/// interface-less Ethernet face, a protocol that cannot be dialed.
+fn create_policy(
+    remote: &FaceUri,
+    local: Option<&FaceUri>,
+    persistency: Persistency,
+) -> Result<(), String> {
+    let on_demand = persistency == Persistency::OnDemand;
+    let why = match (remote, local) {
+        (FaceUri::Udp(_), Some(_)) => "Unicast UDP faces cannot be created with a LocalUri",
+        (FaceUri::Udp(_), None) if on_demand => {
+            "Outgoing UDP faces do not support on-demand persistency"
+        }
+        (FaceUri::Tcp(_), Some(_)) => "Unicast TCP faces cannot be created with a LocalUri",
+        (FaceUri::Tcp(_), None) if on_demand => {
+            "Outgoing TCP faces do not support on-demand persistency"
+        }
+        (FaceUri::Udp(_) | FaceUri::Tcp(_), None) => return Ok(()),
+        (FaceUri::Ether(_), Some(FaceUri::Dev(_))) if on_demand => {
+            "Outgoing Ethernet faces do not support on-demand persistency"
+        }
+        (FaceUri::Ether(mac), Some(FaceUri::Dev(_))) if mac.is_multicast() => {
+            "Cannot create multicast Ethernet faces"
+        }
+        (FaceUri::Ether(_), Some(FaceUri::Dev(_))) => return Ok(()),
+        (FaceUri::Ether(_), _) => {
+            "Creation of unicast Ethernet faces requires a LocalUri with dev:// scheme"
+        }
+        (other, _) => return Err(format!("unsupported protocol {}", other.scheme())),
+    };
+    Err(why.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uri(s: &str) -> FaceUri {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn faces_create_refuses_what_nfd_refuses_before_any_face_is_made() {
+        let dev = uri("dev://eth0");
+        let refused = |remote: &str, local: Option<&FaceUri>, p| {
+            create_policy(&uri(remote), local, p).expect_err(remote)
+        };
+        let (udp, tcp) = ("udp4://192.0.2.1:6363", "tcp4://192.0.2.1:6363");
+        assert!(refused(
+            udp,
+            Some(&uri("udp4://0.0.0.0:6363")),
+            Persistency::Persistent
+        )
+        .contains("LocalUri"));
+        assert!(refused(udp, None, Persistency::OnDemand).contains("on-demand"));
+        assert!(refused(
+            tcp,
+            Some(&uri("tcp4://0.0.0.0:6363")),
+            Persistency::Persistent
+        )
+        .contains("LocalUri"));
+        assert!(refused(tcp, None, Persistency::OnDemand).contains("on-demand"));
+        let unicast = "ether://[02:00:00:00:00:01]";
+        assert!(refused(unicast, None, Persistency::Persistent).contains("dev://"));
+        assert!(refused(unicast, Some(&dev), Persistency::OnDemand).contains("on-demand"));
+        assert!(refused(
+            "ether://[01:00:5e:00:17:aa]",
+            Some(&dev),
+            Persistency::Permanent
+        )
+        .contains("multicast"));
+        assert!(
+            refused("unix:///run/nfd/nfd.sock", None, Persistency::Persistent)
+                .contains("unsupported protocol")
+        );
+        for (remote, local) in [(udp, None), (tcp, None), (unicast, Some(&dev))] {
+            for p in [Persistency::Persistent, Persistency::Permanent] {
+                assert_eq!(
+                    create_policy(&uri(remote), local, p),
+                    Ok(()),
+                    "{remote} {p:?}"
+                );
+            }
+        }
     }
 }
