@@ -297,14 +297,16 @@ where
     }
 }
 
-/// How a configured face survives failures (the persistencies `faces/create` accepts).
+/// How a face an operator makes survives failures: the persistencies `faces/create` accepts,
+/// as the configuration file's `persistency` and `kite face create --persistency` name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Persistency {
     /// Closed on the first failure.
     #[default]
     Persistent,
-    /// Kept up, reconnecting after failures.
+    /// Kept up: a TCP face dials its peer again after failures.
     Permanent,
 }
 

@@ -2,7 +2,7 @@
 //! `faces/create`, `faces/destroy`).
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use kite_app::{nfd_name, Client};
 use kite_face::FaceUri;
 use kite_mgmt::datasets::{FaceQueryFilter, FaceStatus};
@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use super::format::{self, bit, opt};
 use super::table::{key_values, Table};
 use super::{command, command_ok, fetch_items, Common, OnOff, TIMEOUT};
+use crate::config::Persistency;
 
 /// Arguments of `kite face`.
 #[derive(Args, Debug)]
@@ -76,15 +77,6 @@ struct CreateArgs {
     /// Octets of backlog above which the face counts as congested (NFD: 65536).
     #[arg(long, value_name = "OCTETS")]
     default_congestion_threshold: Option<u64>,
-}
-
-/// Persistencies a face can be created with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Persistency {
-    /// Closed on the first failure.
-    Persistent,
-    /// Kept up, reconnecting after failures.
-    Permanent,
 }
 
 /// Runs `kite face …`.
@@ -170,10 +162,7 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
     let mut params = ControlParameters {
         uri: Some(canonical(&c.uri)?),
         local_uri: c.local.as_deref().map(canonical).transpose()?,
-        face_persistency: Some(match c.persistency {
-            Persistency::Persistent => FacePersistency::PERSISTENT,
-            Persistency::Permanent => FacePersistency::PERMANENT,
-        }),
+        face_persistency: Some(c.persistency.into()),
         mtu: c.mtu,
         base_congestion_marking_interval: c.congestion_marking_interval.map(|ms| ms * 1_000_000),
         default_congestion_threshold: c.default_congestion_threshold,
