@@ -42,7 +42,8 @@ pub const ON_DEMAND_LIMIT_RANGE: (usize, usize) = (1, 1 << 20);
 pub struct FaceConfig {
     /// Frames an output queue holds before it drops.
     pub queue_capacity: usize,
-    /// MTU of datagram faces.
+    /// MTU of datagram faces: a multicast face's, and the largest a unicast UDP face takes
+    /// from its path.
     pub udp_mtu: usize,
     /// How long an on-demand datagram face lives without receiving.
     pub idle_timeout: Duration,

@@ -242,6 +242,28 @@ impl Chain {
         (put, sum)
     }
 
+    /// The MTU of node `i`'s face whose remote URI is `uri`.
+    fn face_mtu(&self, i: usize, uri: &str) -> u64 {
+        let out = Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args([
+                "face",
+                "list",
+                "--json",
+                "--socket",
+                self.daemons[i].socket(),
+            ])
+            .output()
+            .expect("run kite face list");
+        let faces: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        faces
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|f| f["uri"] == uri)
+            .and_then(|f| f["mtu"].as_u64())
+            .unwrap_or_else(|| panic!("no face {uri} with an MTU in {faces}"))
+    }
+
     /// Where A's fetch writes.
     fn output(&self) -> PathBuf {
         self.dir.path().join("fetched")
@@ -294,6 +316,11 @@ fn fetch_intact(tag: &str, link: Link, loss: u32, len: usize) {
     let Some(chain) = Chain::new(tag, link, loss) else {
         return;
     };
+    if link == Link::Udp {
+        // A 1500-octet veth less 20 octets of IPv4 and 8 of UDP: no Data leaves as IP
+        // fragments, NDNLPv2 fragments it per hop instead.
+        assert_eq!(chain.face_mtu(0, "udp4://10.77.1.2:6363"), 1472);
+    }
     let (_put, sum) = chain.put(len);
     let (out, took) = chain.get(&[], Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&out.stderr);

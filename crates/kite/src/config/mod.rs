@@ -142,7 +142,8 @@ fn loopback_6363() -> Vec<SocketAddr> {
 pub struct Udp {
     /// `listen`: listener addresses (on-demand faces per remote endpoint).
     pub listen: Vec<SocketAddr>,
-    /// `mtu`: MTU of UDP faces that do not set their own, in octets.
+    /// `mtu`: largest MTU of UDP faces that do not set their own, in octets; a unicast face
+    /// starts at its path's MTU when smaller.
     #[serde(deserialize_with = "mtu")]
     pub mtu: usize,
     /// `idle_timeout`: seconds an on-demand UDP face lives without receiving.
