@@ -50,8 +50,8 @@ pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, LinkState};
 pub use face::{
-    Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT,
-    DEFAULT_UDP_MTU, ON_DEMAND_LIMIT_RANGE,
+    Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_ETHER_SOCKET_BUFFER,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_MTU, ON_DEMAND_LIMIT_RANGE,
 };
 pub use link::{Received, RxPacket};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};

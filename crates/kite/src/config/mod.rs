@@ -201,6 +201,10 @@ pub struct Ether {
     /// them takes the place of the idlest.
     #[serde(deserialize_with = "on_demand_limit")]
     pub on_demand_limit: usize,
+    /// `socket_buffer`: receive buffer asked for each interface's socket, in octets (at
+    /// least [`MIN_BUDGET_BYTES`]).
+    #[serde(deserialize_with = "budget_bytes")]
+    pub socket_buffer: usize,
 }
 
 impl Default for Ether {
@@ -208,6 +212,7 @@ impl Default for Ether {
         Ether {
             interfaces: Vec::new(),
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+            socket_buffer: kite_face::DEFAULT_ETHER_SOCKET_BUFFER,
         }
     }
 }

@@ -44,6 +44,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(n) = args.ether_on_demand_limit {
         faces.ether.on_demand_limit = n;
     }
+    if let Some(n) = args.ether_socket_buffer {
+        faces.ether.socket_buffer = n;
+    }
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
@@ -107,6 +110,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.reassembly.max_bytes = fs.reassembly_bytes;
     r.face.udp_on_demand_limit = fs.udp.on_demand_limit;
     r.face.ether_on_demand_limit = fs.ether.on_demand_limit;
+    r.face.ether_socket_buffer = fs.ether.socket_buffer;
     let cs = &c.tables.cs;
     let f = &mut r.forwarder;
     f.pcct.cs_capacity = cs.capacity.div_ceil(usize::from(threads));
