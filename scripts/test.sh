@@ -36,6 +36,8 @@ command -v make >/dev/null || need_apt make
 # The NDNd interop test runs both forwarders in a private network namespace.
 command -v ip >/dev/null || need_apt iproute2
 command -v nsenter >/dev/null || need_apt util-linux
+# The lossy-chain tests drop frames with nftables inside their namespaces.
+command -v nft >/dev/null || need_apt nftables
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
 
 step "python-ndn (PyPI) in .venv, for the cross-implementation tests"

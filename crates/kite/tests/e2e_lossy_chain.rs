@@ -14,6 +14,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::netns::{ip, ip_ok, say};
@@ -22,6 +23,14 @@ use common::Daemon;
 
 /// The object's name prefix.
 const PREFIX: &str = "/lossy";
+
+/// One chain at a time: nine daemons and their transfers on two cores would starve each
+/// other into losses of their own, and a transfer without loss must retransmit nothing.
+static ONE_CHAIN: Mutex<()> = Mutex::new(());
+
+fn one_chain() -> MutexGuard<'static, ()> {
+    ONE_CHAIN.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// How the daemons reach each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,6 +273,19 @@ impl Chain {
             .unwrap_or_else(|| panic!("no face {uri} with an MTU in {faces}"))
     }
 
+    /// Every node's faces with their counters (JSON), for a failure's message.
+    fn faces(&self) -> String {
+        let mut all = String::new();
+        for (i, d) in self.daemons.iter().enumerate() {
+            let out = Command::new(env!("CARGO_BIN_EXE_kite"))
+                .args(["face", "list", "--json", "--socket", d.socket()])
+                .output()
+                .expect("run kite face list");
+            all.push_str(&format!("\nnode {i}: {}", String::from_utf8_lossy(&out.stdout)));
+        }
+        all
+    }
+
     /// Where A's fetch writes.
     fn output(&self) -> PathBuf {
         self.dir.path().join("fetched")
@@ -313,6 +335,7 @@ impl Drop for Chain {
 
 /// Fetches `len` octets over the chain at `loss` percent and checks the copy.
 fn fetch_intact(tag: &str, link: Link, loss: u32, len: usize) {
+    let _one = one_chain();
     let Some(chain) = Chain::new(tag, link, loss) else {
         return;
     };
@@ -334,7 +357,12 @@ fn fetch_intact(tag: &str, link: Link, loss: u32, len: usize) {
     ));
     if loss == 0 {
         // Nothing is lost on the wire, so nothing may be lost in a socket either.
-        assert_eq!(retx, 0, "retransmissions without loss: {stderr}");
+        assert_eq!(
+            retx,
+            0,
+            "retransmissions without loss: {stderr}\nfaces: {}",
+            chain.faces()
+        );
     }
 }
 
@@ -372,6 +400,7 @@ fn ether_chain_at_5_percent_loss() {
 /// goes on once B is back and the copy is whole.
 #[test]
 fn middle_node_restarted_from_its_configuration() {
+    let _one = one_chain();
     let Some(mut chain) = Chain::new("rs", Link::Udp, 1) else {
         return;
     };
@@ -404,6 +433,7 @@ fn middle_node_restarted_from_its_configuration() {
 /// its no-progress limit (3 × the 4 s Interest lifetime by default), and leaves no file.
 #[test]
 fn middle_node_gone_for_good_fails_in_bounded_time() {
+    let _one = one_chain();
     let Some(mut chain) = Chain::new("gone", Link::Udp, 0) else {
         return;
     };
