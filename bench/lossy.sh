@@ -130,6 +130,14 @@ start_chain() {
   "$KITE" put --socket "$tmp/2.sock" /lossy "$tmp/object" >"$tmp/put.out" 2>>"$tmp/put.err" &
   pids+=("$!")
   for _ in $(seq 600); do [[ -s $tmp/put.out ]] && break; sleep 0.1; done
+  # Until every face and route is up, the first Interests may be Nacked.
+  local versioned
+  versioned=$(head -1 "$tmp/put.out")
+  for _ in $(seq 50); do
+    "$KITE" get --socket "$tmp/0.sock" "$versioned/seg=0" -o /dev/null --discover iterative \
+      --no-progress-timeout 1000 2>/dev/null && break
+    sleep 0.2
+  done
 }
 
 head -c "$((size_mb * 1000 * 1000))" /dev/urandom >"$tmp/object"
@@ -149,6 +157,7 @@ for r in $(seq "$rounds"); do
       retx=$(sed -n 's/^Retransmissions: //p' "$tmp/get.err")
       goodput=0
       (( ok )) && goodput=$(echo "scale=3; $size_mb * 8 / $secs" | bc)
+      (( ok )) || echo "lossy.sh: $setup at $loss %: $(tail -1 "$tmp/get.err")" >&2
       echo "$r,$setup,$loss,$ok,$secs,$goodput,${retx:-}" | tee -a "$out"
     done
     stop_daemons

@@ -281,7 +281,10 @@ impl Chain {
                 .args(["face", "list", "--json", "--socket", d.socket()])
                 .output()
                 .expect("run kite face list");
-            all.push_str(&format!("\nnode {i}: {}", String::from_utf8_lossy(&out.stdout)));
+            all.push_str(&format!(
+                "\nnode {i}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            ));
         }
         all
     }
