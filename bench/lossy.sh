@@ -134,8 +134,8 @@ start_chain() {
   local versioned
   versioned=$(head -1 "$tmp/put.out")
   for _ in $(seq 50); do
-    "$KITE" get --socket "$tmp/0.sock" "$versioned/seg=0" -o /dev/null --discover iterative \
-      --no-progress-timeout 1000 2>/dev/null && break
+    "$KITE" get --socket "$tmp/0.sock" "$versioned" -o /dev/null --no-progress-timeout 2000 \
+      2>/dev/null && break
     sleep 0.2
   done
 }
