@@ -96,10 +96,6 @@ pub struct FetchOptions {
     pub no_progress: Option<Duration>,
 }
 
-/// The smallest reordering window of loss detection: Data a little out of order (a
-/// multipath hop, a thread switch) is not taken for a loss.
-pub const MIN_REORDER_WINDOW: Duration = Duration::from_millis(2);
-
 /// The longest [`FetchOptions::no_progress`] chosen by default.
 pub const MAX_DEFAULT_NO_PROGRESS: Duration = Duration::from_secs(30);
 
@@ -160,9 +156,6 @@ pub struct FetchStats {
     pub retransmissions: u64,
     /// Interests that timed out.
     pub timeouts: u64,
-    /// Interests deemed lost before their timeout because one sent later was answered
-    /// (RACK, RFC 8985), and sent again at once.
-    pub early_losses: u64,
     /// Data that carried a CongestionMark.
     pub congestion_marks: u64,
     /// Nacks received.
@@ -282,8 +275,6 @@ struct Fetcher<'a> {
     final_seg: Option<u64>,
     /// Received segments not yet written.
     ready: BTreeMap<u64, Bytes>,
-    /// Reused list of Interests deemed lost by one answer.
-    lost: Vec<InterestId>,
     next_write: u64,
     stats: FetchStats,
 }
@@ -319,7 +310,6 @@ pub fn fetch(
         next_new: 0,
         final_seg: None,
         ready: BTreeMap::new(),
-        lost: Vec::new(),
         next_write: 0,
         stats: FetchStats::default(),
     };
@@ -573,7 +563,6 @@ impl Fetcher<'_> {
                     self.cut(sent.sent_at, now);
                 }
                 self.window.on_data(now, self.rtt.srtt());
-                self.detect_losses(sent.sent_at, now)?;
                 self.accept(*data, out)
             }
             Event::Nack { id, reason } => {
@@ -607,42 +596,6 @@ impl Fetcher<'_> {
                 self.retransmit(sent)
             }
         }
-    }
-
-    /// RACK (RFC 8985): an Interest sent more than a reordering window (a quarter of the
-    /// smoothed RTT, at least [`MIN_REORDER_WINDOW`]) before the one just answered would have
-    /// been answered by now, so it is deemed lost and sent again without waiting for its
-    /// RTO, which on a fast path is hundreds of round trips. The window is cut as for a
-    /// timeout, but the RTO is not backed off: the path still answers.
-    fn detect_losses(&mut self, answered_sent_at: Instant, now: Instant) -> Result<(), FetchError> {
-        let reorder = (self.rtt.srtt() / 4).max(MIN_REORDER_WINDOW);
-        let Some(before) = answered_sent_at.checked_sub(reorder) else {
-            return Ok(());
-        };
-        self.lost.clear();
-        self.lost.extend(
-            self.in_flight
-                .iter()
-                .filter(|(_, s)| s.sent_at < before)
-                .map(|(&id, _)| id),
-        );
-        let mut lost = std::mem::take(&mut self.lost);
-        let mut result = Ok(());
-        for &id in &lost {
-            let Some(sent) = self.in_flight.remove(&id) else {
-                continue;
-            };
-            self.pipe.cancel(id);
-            self.stats.early_losses += 1;
-            self.cut(sent.sent_at, now);
-            result = self.retransmit(sent);
-            if result.is_err() {
-                break;
-            }
-        }
-        lost.clear();
-        self.lost = lost;
-        result
     }
 
     /// Cuts the window for a congestion signal about an Interest sent at `sent_at` (unless it

@@ -329,7 +329,7 @@ fn summary(s: &FetchStats) -> String {
     format!(
         "Version: {}\nDiscovery: {}\nSegments: {}\nOctets: {}\nTime: {:.3} s\n\
          Goodput: {:.3} Mbit/s\nRTT min/avg/max: {}/{}/{} ms\nRetransmissions: {}\n\
-         Timeouts: {}\nEarly losses: {}\nCongestion marks: {}\nNacks: {}\nWindow decreases: {}\n",
+         Timeouts: {}\nCongestion marks: {}\nNacks: {}\nWindow decreases: {}\n",
         s.versioned
             .as_ref()
             .map_or_else(|| "-".into(), Name::to_uri),
@@ -343,7 +343,6 @@ fn summary(s: &FetchStats) -> String {
         ms(s.rtt_max),
         s.retransmissions,
         s.timeouts,
-        s.early_losses,
         s.congestion_marks,
         s.nacks,
         s.window_decreases,
