@@ -15,7 +15,7 @@
 # (medians) and lossy-<commit>.svg (median goodput against loss rate).
 #   sudo bench/lossy.sh [SIZE_MB] [ROUNDS]        (defaults: 30 and 5)
 # KITE=path uses that binary instead of building; LOSSES="0 1 2 5" and SETUPS="udp-path
-# udp-8800 ether" choose what runs. Needs root, ip (iproute2) and nft (nftables).
+# udp-8800 ether" choose what runs; GET_ARGS adds flags to every `kite get`. Needs root, ip (iproute2) and nft (nftables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb=${1:-30}
@@ -29,7 +29,7 @@ if [[ -z ${KITE:-} ]]; then
 fi
 KITE=$(realpath "$KITE")
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-dirty")
-out=bench/results/lossy-$commit.csv
+out=bench/results/lossy-$commit${TAG:+-$TAG}.csv
 tmp=$(mktemp -d)
 ns=(kite-bench-a-$$ kite-bench-b-$$ kite-bench-c-$$)
 pids=()
@@ -151,7 +151,8 @@ for r in $(seq "$rounds"); do
       rm -f "$tmp/fetched"
       start=$(date +%s.%N)
       ok=1
-      timeout "${GET_TIMEOUT:-120}" "$KITE" get --socket "$tmp/0.sock" /lossy -o "$tmp/fetched" 2>"$tmp/get.err" \
+      timeout "${GET_TIMEOUT:-120}" "$KITE" get --socket "$tmp/0.sock" /lossy -o "$tmp/fetched" \
+        ${GET_ARGS:-} 2>"$tmp/get.err" \
         && cmp -s "$tmp/object" "$tmp/fetched" || ok=0
       secs=$(echo "$(date +%s.%N) - $start" | bc)
       retx=$(sed -n 's/^Retransmissions: //p' "$tmp/get.err")

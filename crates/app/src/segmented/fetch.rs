@@ -84,7 +84,10 @@ pub struct FetchOptions {
     pub lifetime: Duration,
     /// Retransmissions of one segment before the fetch fails.
     pub max_retries: u32,
-    /// The smallest RTO.
+    /// The smallest RTO: 100 ms by default. Half of TCP's and ndncatchunks' 200 ms: on a
+    /// LAN each lost segment holds a slot of the window that long, and 100 ms doubled
+    /// goodput at 1 % frame loss in `bench/lossy.sh` with no spurious retransmission at no
+    /// loss, where 50 ms fired on queueing delay.
     pub min_rto: Duration,
     /// The largest RTO (after backoff); the RTO never exceeds [`FetchOptions::lifetime`]
     /// either, as in ndncatchunks: an Interest not answered within its lifetime is gone from
@@ -111,7 +114,7 @@ impl Default for FetchOptions {
             cc: CcOptions::default(),
             lifetime: Duration::from_secs(4),
             max_retries: 15,
-            min_rto: Duration::from_millis(200),
+            min_rto: Duration::from_millis(100),
             max_rto: Duration::from_secs(60),
             no_progress: None,
         }
