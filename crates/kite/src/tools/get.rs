@@ -133,7 +133,6 @@ pub fn run(args: GetArgs) -> Result<String> {
         min_rto: Duration::from_millis(args.min_rto),
         max_rto: Duration::from_millis(args.lifetime),
         no_progress: args.no_progress_timeout.map(Duration::from_millis),
-        ..FetchOptions::default()
     };
     let give_up = opts.no_progress_limit();
     let pipe = Pipeline::new(args.socket.connect()?);
