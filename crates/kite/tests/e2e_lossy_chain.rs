@@ -415,7 +415,7 @@ fn ether_chain_at_1_percent_loss() {
 
 #[test]
 fn ether_chain_at_5_percent_loss() {
-    fetch_intact("e5", Link::Ether, 5, 2 << 20);
+    fetch_intact("e5", Link::Ether, 5, 1 << 20);
 }
 
 /// B killed while A fetches and started again from the same configuration file: the fetch
