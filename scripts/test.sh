@@ -43,6 +43,8 @@ command -v man >/dev/null || need_apt man-db
 command -v strip >/dev/null || need_apt binutils
 # The status page of `kite run --metrics` is rendered in headless Chromium.
 command -v chromium >/dev/null || need_apt chromium
+# The lossy-chain tests drop frames with nftables inside their namespaces.
+command -v nft >/dev/null || need_apt nftables
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
 
 step "python-ndn and prometheus-client (PyPI) in .venv, for the cross-implementation and metrics tests"

@@ -56,7 +56,7 @@ struct kite_ctx {
 	__u32 downstream_count; /* PIT downstream records */
 	__u32 upstream_count;   /* PIT upstream records */
 	__u32 congestion_mark;  /* of the ingress downstream */
-	__u64 last_sent_ago_ns; /* since the Interest last went to any upstream, or KITE_NEVER */
+	__u64 last_sent_ago_ns; /* since it last went to a pending upstream, or KITE_NEVER */
 	__u32 lifetime_ms;      /* InterestLifetime */
 	__u32 all_nacked;       /* with KITE_F_ALL_NACKED: the least severe reason */
 	struct kite_nexthop nexthops[KITE_MAX_NEXTHOPS];

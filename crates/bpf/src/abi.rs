@@ -100,7 +100,8 @@ pub mod off {
     pub const UPSTREAMS: usize = 56;
     /// u32 congestion mark of the ingress downstream.
     pub const CONGESTION_MARK: usize = 60;
-    /// u64 ns since the Interest last went to any upstream (`u64::MAX`: never).
+    /// u64 ns since the Interest last went to an upstream that may still answer (not Nacked,
+    /// not expired); `u64::MAX` when none may (never sent, or all Nacked or expired).
     pub const LAST_SENT_AGO_NS: usize = 64;
     /// u32 InterestLifetime, ms.
     pub const LIFETIME_MS: usize = 72;

@@ -188,7 +188,7 @@ fn fill(
         off::CONGESTION_MARK,
         u32::try_from(mark).unwrap_or(u32::MAX),
     );
-    let last = pit.upstreams.iter().map(|u| u.last_sent).max();
+    let last = pit.last_pending_sent(now);
     put64(mem, off::LAST_SENT_AGO_NS, last.map_or(u64::MAX, ago));
     if let Some(reason) = pit.all_upstreams_nacked() {
         flags |= flag::ALL_NACKED;

@@ -52,6 +52,50 @@ macro_rules! suite {
                 assert_eq!(data_faces(&h.data(UP1, "/p/x", token)), vec![APP]);
             }
 
+            /// New nonces from the consumer: held back inside each suppression interval
+            /// (10 ms, doubling, at most 250 ms), forwarded at its end.
+            #[test]
+            fn retransmissions_are_suppressed_only_inside_the_interval() {
+                for kind in ["best-route", "multicast"] {
+                    let mut h = setup(kind);
+                    h.route("/p", UP1, 10);
+                    assert_eq!(interest_faces(&h.interest(APP, "/p/x", 1)), vec![UP1]);
+                    let mut nonce = 1;
+                    for interval in [10, 20, 40, 80, 160, 250, 250] {
+                        h.advance(interval - 1);
+                        nonce += 1;
+                        assert!(
+                            interest_faces(&h.interest(APP, "/p/x", nonce)).is_empty(),
+                            "{kind}: suppressed inside {interval} ms"
+                        );
+                        h.advance(1);
+                        nonce += 1;
+                        assert_eq!(
+                            interest_faces(&h.interest(APP, "/p/x", nonce)),
+                            vec![UP1],
+                            "{kind}: forwarded after {interval} ms"
+                        );
+                    }
+                }
+            }
+
+            /// Once the upstream record expired, nothing is pending upstream: a later
+            /// Interest for the entry goes out at once.
+            #[test]
+            fn best_route_forwards_at_once_when_nothing_is_pending_upstream() {
+                let mut h = setup("best-route");
+                h.route("/p", UP1, 10);
+                let out = h.interest_lifetime(APP, "/p/x", 1, 3);
+                assert_eq!(interest_faces(&out), vec![UP1]);
+                h.advance(1);
+                assert!(interest_faces(&h.interest_lifetime(APP2, "/p/x", 2, 4000)).is_empty());
+                h.advance(4);
+                assert_eq!(
+                    interest_faces(&h.interest_lifetime(APP2, "/p/x", 3, 4000)),
+                    vec![UP1]
+                );
+            }
+
             #[test]
             fn best_route_nacks_without_a_route() {
                 let mut h = setup("best-route");

@@ -75,4 +75,7 @@ pub struct ChannelCounters {
     /// Frames whose face does not exist and is not made on demand (a frame to NDN's group
     /// when the multicast face is gone).
     pub n_no_face: u64,
+    /// Frames the kernel dropped because the socket's receive buffer was full (Ethernet
+    /// channels, from PACKET_STATISTICS; read once a second).
+    pub n_socket_drops: u64,
 }

@@ -43,6 +43,11 @@ pub fn check_mtu(mtu: u64) -> Result<usize, String> {
     }
 }
 
+/// The receive buffer asked for each Ethernet interface's socket by default, as for UDP
+/// listeners: the kernel's default (about 208 KiB) holds some 130 full frames, which a burst
+/// of fragmented Data overflowed whenever the I/O thread was busy elsewhere.
+pub const DEFAULT_ETHER_SOCKET_BUFFER: usize = 4 << 20;
+
 /// NFD's default idle timeout of on-demand UDP faces.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -58,7 +63,8 @@ pub const ON_DEMAND_LIMIT_RANGE: (usize, usize) = (1, 1 << 20);
 pub struct FaceConfig {
     /// Frames an output queue holds before it drops.
     pub queue_capacity: usize,
-    /// MTU of datagram faces.
+    /// MTU of datagram faces: a multicast face's, and the largest a unicast UDP face takes
+    /// from its path.
     pub udp_mtu: usize,
     /// How long an on-demand datagram face lives without receiving.
     pub idle_timeout: Duration,
@@ -67,6 +73,9 @@ pub struct FaceConfig {
     pub udp_on_demand_limit: usize,
     /// On-demand faces an Ethernet channel keeps at most, likewise.
     pub ether_on_demand_limit: usize,
+    /// Receive buffer asked for each Ethernet interface's socket, in octets (the kernel's
+    /// memory per interface, bounded by this).
+    pub ether_socket_buffer: usize,
     /// Reassembly bounds of a datagram channel (all its faces together) or of a face that
     /// has no channel (multicast UDP).
     pub reassembly: ReassemblyLimits,
@@ -105,6 +114,7 @@ impl Default for FaceConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             udp_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
             ether_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
+            ether_socket_buffer: DEFAULT_ETHER_SOCKET_BUFFER,
             reassembly: ReassemblyLimits::default(),
             marking: MarkingConfig::default(),
             max_packet_size: MAX_NDN_PACKET_SIZE,

@@ -290,11 +290,56 @@ fn to_storage(a: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     (ss, len as libc::socklen_t)
 }
 
+/// The MTU of the path to `remote` as the kernel knows it (the outgoing interface's, or a
+/// smaller one learned by path MTU discovery): a UDP socket connected to `remote` (which
+/// looks up the route and sends nothing), asked for `IP_MTU` or `IPV6_MTU`.
+pub fn path_mtu(remote: SocketAddr) -> io::Result<usize> {
+    let socket = std::net::UdpSocket::bind(match remote {
+        SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+        SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+    })?;
+    socket.connect(remote)?;
+    let (level, name) = match remote {
+        SocketAddr::V4(_) => (libc::IPPROTO_IP, libc::IP_MTU),
+        SocketAddr::V6(_) => (libc::IPPROTO_IPV6, libc::IPV6_MTU),
+    };
+    let mut mtu: libc::c_int = 0;
+    let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `mtu` and `len` are live locals; the kernel writes at most `len` octets (one
+    // c_int) into `mtu` and the actual length into `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(&socket),
+            level,
+            name,
+            (&mut mtu as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    usize::try_from(mtu).map_err(|_| io::Error::other("negative MTU"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::net::UdpSocket;
     use std::os::fd::AsRawFd;
+
+    #[test]
+    fn the_path_mtu_of_loopback_is_the_loopback_interface_mtu() {
+        let lo = std::fs::read_to_string("/sys/class/net/lo/mtu")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok());
+        let got = path_mtu("127.0.0.1:6363".parse().unwrap()).unwrap();
+        if let Some(lo) = lo {
+            // An IP datagram is at most 65535 octets, whatever the interface allows.
+            assert_eq!(got, lo.min(65535));
+        }
+        assert!(got >= 1280, "{got}");
+    }
 
     #[test]
     fn addresses_survive_the_round_trip_through_sockaddr_storage() {

@@ -24,7 +24,7 @@ use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::sys::segment::{enable_gro, Segmenter};
-use crate::sys::{RecvBatch, BATCH};
+use crate::sys::{path_mtu, RecvBatch, BATCH};
 use crate::uri::FaceUri;
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
@@ -253,6 +253,34 @@ impl UdpChannel {
     }
 }
 
+/// Octets of IP and UDP headers before a datagram's payload.
+fn ip_udp_overhead(remote: SocketAddr) -> usize {
+    match remote {
+        SocketAddr::V4(_) => 20 + 8,
+        SocketAddr::V6(_) => 40 + 8,
+    }
+}
+
+/// The MTU a unicast face toward `remote` starts with: the path's (its interface's MTU, less
+/// the IP and UDP headers), at most [`FaceConfig::udp_mtu`]. A frame larger than the path
+/// would leave as IP fragments, and one lost fragment loses the datagram while the others
+/// hold the receiver's reassembly memory until it times out; NDNLPv2 fragments per hop
+/// instead. [`FaceConfig::udp_mtu`] when the path cannot be looked up. The look-up costs a
+/// few system calls once per face made (never per packet).
+fn unicast_mtu(remote: SocketAddr, config: &FaceConfig) -> usize {
+    match path_mtu(remote) {
+        Ok(path) => path
+            .saturating_sub(ip_udp_overhead(remote))
+            .max(MIN_PATH_MTU)
+            .min(config.udp_mtu),
+        Err(_) => config.udp_mtu,
+    }
+}
+
+/// The smallest MTU taken from a path: the 576-octet IPv4 datagram every host accepts, less
+/// the headers (a smaller interface MTU is left to IP fragmentation).
+const MIN_PATH_MTU: usize = 576 - 28;
+
 /// A unicast face toward `remote` through a channel's `socket` bound at `local`.
 fn new_face(
     socket: &Arc<UdpSocket>,
@@ -275,7 +303,9 @@ fn new_face(
             seg,
         }),
     };
-    Face::new(id, parts, config)
+    let mut face = Face::new(id, parts, config);
+    face.set_mtu(unicast_mtu(remote, config));
+    face
 }
 
 /// A unicast UDP face's end: its channel's socket, the remote address, and what the path to
@@ -444,6 +474,7 @@ fn interface_v4(device: &str, group: SocketAddrV4) -> Option<Ipv4Addr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::face::DEFAULT_UDP_MTU;
 
     #[test]
     fn the_listener_socket_gets_large_buffers() {
@@ -462,5 +493,18 @@ mod tests {
             "{got} < {}",
             SOCKET_BUFFER.min(limit)
         );
+    }
+
+    #[test]
+    fn a_unicast_face_takes_the_path_mtu_within_the_configured_largest() {
+        let lo: SocketAddr = "127.0.0.1:6363".parse().unwrap();
+        // Loopback's 65536-octet MTU is above NFD's 8800.
+        assert_eq!(unicast_mtu(lo, &FaceConfig::default()), DEFAULT_UDP_MTU);
+        let small = FaceConfig {
+            udp_mtu: 1000,
+            ..FaceConfig::default()
+        };
+        assert_eq!(unicast_mtu(lo, &small), 1000);
+        assert_eq!(ip_udp_overhead("[::1]:1".parse().unwrap()), 48);
     }
 }

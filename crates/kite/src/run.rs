@@ -77,6 +77,12 @@ pub struct RunArgs {
     /// at least --reconnect-initial). Default: 60.
     #[arg(long, value_name = "SECS", value_parser = parse_reconnect)]
     reconnect_max: Option<u64>,
+    /// Receive buffer asked for each Ethernet interface's socket, in octets (at least
+    /// 65536); beyond net.core.rmem_max only with CAP_NET_ADMIN. Frames the kernel drops for
+    /// a full buffer are counted on the channel (`kite channel list`: SOCKET). Default:
+    /// 4194304 (4 MiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
+    ether_socket_buffer: Option<usize>,
     /// Serve only the unix socket (and any WebSocket and Ethernet): no UDP or TCP listeners.
     #[arg(long)]
     local_only: bool,

@@ -165,6 +165,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
             drops: ChannelDrops {
                 n_truncated: 4,
                 n_no_face: 2,
+                n_socket_drops: 9,
                 ..Default::default()
             },
         },
@@ -181,12 +182,17 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
     assert_eq!(lines.len(), 3, "{text}");
     assert!(lines[0].starts_with("LOCAL") && lines[0].contains("TRUNCATED"));
     let cells: Vec<&str> = lines[1].split_whitespace().collect();
-    assert_eq!(cells, ["udp4://0.0.0.0:6363", "4", "0", "0", "2"], "{text}");
+    assert_eq!(
+        cells,
+        ["udp4://0.0.0.0:6363", "4", "0", "0", "2", "9"],
+        "{text}"
+    );
 
     let j = json(&kite(&fake, &["channel", "--json"]));
     assert_eq!(j[0]["local_uri"], "udp4://0.0.0.0:6363");
     assert_eq!(j[0]["drops"]["truncated"], 4);
     assert_eq!(j[0]["drops"]["no_face"], 2);
+    assert_eq!(j[0]["drops"]["socket"], 9);
     assert_eq!(j[1]["drops"]["foreign"], 0);
 }
 

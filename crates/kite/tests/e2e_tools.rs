@@ -727,3 +727,28 @@ fn two_producers_registering_at_once_with_the_same_key_both_succeed() {
         );
     }
 }
+
+/// Without `-o`, `kite get` whose standard output is a terminal (script(1) gives it one)
+/// refuses to write the content there, before it connects anywhere, and exits non-zero.
+#[test]
+fn get_refuses_to_write_content_to_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: script (util-linux) is not installed");
+        return;
+    }
+    let line = format!(
+        "{} get /anything --socket /nonexistent/nfd.sock",
+        env!("CARGO_BIN_EXE_kite")
+    );
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("refusing to write the content to a terminal"),
+        "{text}"
+    );
+}

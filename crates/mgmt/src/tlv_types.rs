@@ -159,6 +159,8 @@ pub const KITE_N_CHANNEL_MALFORMED: u64 = 0x4B14;
 pub const KITE_N_CHANNEL_FOREIGN: u64 = 0x4B16;
 /// Frames whose face does not exist and is not made on demand.
 pub const KITE_N_CHANNEL_NO_FACE: u64 = 0x4B18;
+/// Frames the kernel dropped for a full socket receive buffer.
+pub const KITE_N_CHANNEL_SOCKET_DROPS: u64 = 0x4B1A;
 
 // ---- FIB, RIB, strategy choice, CS ----
 

@@ -192,7 +192,18 @@ impl IoThread {
         };
         let mut ether = Vec::new();
         for iface in &config.ether {
-            ether.push(EtherChannel::open(iface, config.face)?);
+            let ch = EtherChannel::open(iface, config.face)?;
+            // The kernel reports twice what it granted.
+            if ch.recv_buffer() / 2 < config.face.ether_socket_buffer {
+                tracing::warn!(
+                    interface = iface.as_str(),
+                    asked = config.face.ether_socket_buffer,
+                    granted = ch.recv_buffer() / 2,
+                    "Ethernet receive buffer smaller than asked (raise net.core.rmem_max, \
+                     or give kite CAP_NET_ADMIN)"
+                );
+            }
+            ether.push(ch);
         }
         if CHANNEL_TOKEN + channels.len() + udp.len() + ether.len()
             > FaceId::FIRST_DYNAMIC.0 as usize
@@ -996,6 +1007,19 @@ impl IoThread {
         let restrained = self.dispatcher.restrained_faces();
         (self.log).housekeeping(now, &self.faces, &self.udp, &self.ether, restrained);
         self.dispatcher.forget_restraints();
+        for ch in &mut self.ether {
+            let dropped = ch.take_socket_drops();
+            if dropped > 0 {
+                // At most once a second per interface (the housekeeping tick).
+                tracing::warn!(
+                    interface = ch.name(),
+                    dropped,
+                    total = ch.counters().n_socket_drops,
+                    "the kernel dropped frames for a full receive buffer (raise \
+                     face_system.ether.socket_buffer)"
+                );
+            }
+        }
         let channels = self.udp.iter_mut().map(UdpChannel::reassembler);
         for r in channels.chain(self.ether.iter_mut().map(EtherChannel::reassembler)) {
             r.expire(now);

@@ -440,3 +440,77 @@ fn producer_registers_and_echoes_the_pit_token() {
     assert_eq!(header.pit_token, Some(PitToken::from_u64(77)));
     assert!(matches!(packet, NetPacket::Data(d) if d.name == name("/svc/q")));
 }
+
+#[test]
+fn a_path_gone_mid_fetch_fails_for_no_progress_with_the_rto_capped_at_the_lifetime() {
+    let content = object(20_000);
+    let p = published(&content);
+    // Answers the first five segments, then nothing: the path is gone.
+    let fake = FakeForwarder::builder()
+        .raw(move |i| {
+            let seg = i.name.last().and_then(|c| c.as_segment());
+            if seg.is_some_and(|s| s >= 5) {
+                return vec![];
+            }
+            p.answer(i).cloned().into_iter().collect()
+        })
+        .start();
+    let o = FetchOptions {
+        discovery: Discovery::Iterative,
+        lifetime: Duration::from_millis(150),
+        max_retries: 1000,
+        no_progress: Some(Duration::from_millis(1200)),
+        ..opts(CcKind::Aimd)
+    };
+    let mut stalls = Vec::new();
+    let started = Instant::now();
+    let err = fetch(
+        pipeline(&fake),
+        &name("/obj"),
+        &o,
+        &mut Vec::new(),
+        &mut |s| {
+            if let Some((n, _)) = &s.waiting_for {
+                stalls.push(n.clone());
+            }
+        },
+    )
+    .unwrap_err();
+    let took = started.elapsed();
+    let FetchError::NoProgress {
+        name: n, waited, ..
+    } = &err
+    else {
+        panic!("not a no-progress failure: {err}");
+    };
+    assert_eq!(*n, name("/obj/v=9/seg=5"), "the oldest segment unanswered");
+    assert!(*waited >= Duration::from_millis(1200), "{err}");
+    assert!(took < Duration::from_secs(5), "gave up after {took:?}");
+    assert!(err.to_string().contains("no progress"), "{err}");
+    assert!(stalls.contains(&name("/obj/v=9/seg=5")), "{stalls:?}");
+    // With the RTO never above the 150 ms lifetime, segment 5 was asked again every
+    // 150 ms or so: with 60 s backoff it would have been asked about three times.
+    let asked5 = fake
+        .received()
+        .iter()
+        .filter(|i| i.name == name("/obj/v=9/seg=5"))
+        .count();
+    assert!(asked5 >= 5, "segment 5 asked only {asked5} times");
+}
+
+#[test]
+fn the_rto_cap_and_no_progress_limit_follow_the_lifetime() {
+    let o = FetchOptions::default();
+    assert_eq!(o.effective_max_rto(), Duration::from_secs(4));
+    assert_eq!(o.no_progress_limit(), Duration::from_secs(12));
+    let long = FetchOptions {
+        lifetime: Duration::from_secs(60),
+        ..FetchOptions::default()
+    };
+    assert_eq!(long.no_progress_limit(), Duration::from_secs(30));
+    let set = FetchOptions {
+        no_progress: Some(Duration::from_secs(2)),
+        ..FetchOptions::default()
+    };
+    assert_eq!(set.no_progress_limit(), Duration::from_secs(2));
+}

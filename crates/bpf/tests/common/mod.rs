@@ -103,6 +103,31 @@ impl Harness {
         out
     }
 
+    /// [`Harness::interest`] with an InterestLifetime of `lifetime_ms`.
+    pub fn interest_lifetime(
+        &mut self,
+        face: FaceId,
+        uri: &str,
+        nonce: u32,
+        lifetime_ms: u64,
+    ) -> Vec<Out> {
+        let mut i = Interest::new(name(uri));
+        i.nonce = Some(Nonce::from(nonce));
+        i.lifetime = Some(lifetime_ms);
+        let view = InterestView::decode(i.encode()).unwrap();
+        let pkt = InInterest {
+            hashes: hasher().prefix_hashes(&view.name),
+            interest: view,
+            face,
+            token: None,
+            next_hop: None,
+            congestion_mark: 0,
+        };
+        let mut out = Vec::new();
+        self.fwd.on_interest(self.now, pkt, &mut out);
+        out
+    }
+
     pub fn data(&mut self, face: FaceId, uri: &str, token: Option<PitToken>) -> Vec<Out> {
         let mut pkt = in_data(face, uri);
         pkt.token = token;

@@ -140,6 +140,8 @@ pub struct EtherChannel {
     reassembler: Reassembler,
     config: FaceConfig,
     counters: ChannelCounters,
+    /// The receive buffer the kernel granted (it reports twice what it holds for frames).
+    recv_buffer: usize,
 }
 
 impl std::fmt::Debug for EtherChannel {
@@ -182,7 +184,11 @@ impl EtherChannel {
         socket
             .join_multicast(index, NDN_MULTICAST.0)
             .map_err(io_err)?;
+        let recv_buffer = socket
+            .set_recv_buffer(config.ether_socket_buffer)
+            .map_err(io_err)?;
         Ok(EtherChannel {
+            recv_buffer,
             socket: Arc::new(socket),
             name: iface.to_owned(),
             index,
@@ -220,6 +226,20 @@ impl EtherChannel {
     /// The interface MTU (every face's MTU).
     pub fn mtu(&self) -> usize {
         self.link.mtu
+    }
+
+    /// The socket's receive buffer as the kernel reports it (twice the octets asked, when
+    /// granted in full; less when `net.core.rmem_max` capped it without CAP_NET_ADMIN).
+    pub fn recv_buffer(&self) -> usize {
+        self.recv_buffer
+    }
+
+    /// Adds the frames the kernel dropped for a full receive buffer since the last call to
+    /// the channel's counters; how many. One system call: call it on a timer, not per frame.
+    pub fn take_socket_drops(&mut self) -> u64 {
+        let n = self.socket.take_drops().unwrap_or(0);
+        self.counters.n_socket_drops += n;
+        n
     }
 
     /// Frames read but given to no face (not for this host, too long, not parsable).

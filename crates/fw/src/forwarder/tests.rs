@@ -905,3 +905,112 @@ fn a_longer_data_goes_only_to_the_can_be_prefix_downstreams_of_an_entry() {
     let got: Vec<_> = out.iter().map(sent_data).collect();
     assert_eq!(got, vec![(APP, Some(tok(1)))], "{out:?}");
 }
+
+/// The suppression intervals a run of retransmissions meets (10 ms, doubling, at most
+/// 250 ms), as NFD's RetxSuppressionExponential.
+const RETX_INTERVALS_MS: [u64; 7] = [10, 20, 40, 80, 160, 250, 250];
+
+/// Sends `/r/1` from APP, then retransmissions with new nonces: one just inside each
+/// interval (suppressed) and one at its end (forwarded to `upstreams`, with its own nonce).
+fn retransmissions_reach_the_upstreams_after_each_interval(strategy: &str, upstreams: &[FaceId]) {
+    let mut h = Harness::new();
+    h.strategy("/r", strategy);
+    for &f in upstreams {
+        h.route("/r", f, 10);
+    }
+    let faces = |out: &[Out]| {
+        let mut f: Vec<FaceId> = out.iter().filter_map(interest_sent).map(|s| s.0).collect();
+        f.sort();
+        f
+    };
+    let mut i = interest("/r/1", 1);
+    i.lifetime = Some(4000);
+    assert_eq!(faces(&h.interest(APP, i.clone(), None)), upstreams);
+    let mut nonce = 1;
+    for interval in RETX_INTERVALS_MS {
+        h.advance(interval - 1);
+        nonce += 1;
+        i.nonce = Some(Nonce::from(nonce));
+        let out = h.interest(APP, i.clone(), None);
+        assert!(
+            out.is_empty(),
+            "{strategy}: suppressed inside {interval} ms: {out:?}"
+        );
+        h.advance(1);
+        nonce += 1;
+        i.nonce = Some(Nonce::from(nonce));
+        let out = h.interest(APP, i.clone(), None);
+        assert_eq!(
+            faces(&out),
+            upstreams,
+            "{strategy}: forwarded at the end of {interval} ms"
+        );
+        for sent in out.iter().filter_map(interest_sent) {
+            assert_eq!(
+                sent.1.nonce,
+                Some(Nonce::from(nonce)),
+                "the new nonce goes up"
+            );
+        }
+    }
+}
+
+#[test]
+fn best_route_suppresses_retransmissions_only_inside_the_interval() {
+    retransmissions_reach_the_upstreams_after_each_interval(
+        "/localhost/nfd/strategy/best-route",
+        &[UP1],
+    );
+}
+
+#[test]
+fn multicast_suppresses_retransmissions_only_inside_the_interval() {
+    retransmissions_reach_the_upstreams_after_each_interval(
+        "/localhost/nfd/strategy/multicast",
+        &[UP1, UP2],
+    );
+}
+
+#[test]
+fn round_robin_and_random_suppress_retransmissions_only_inside_the_interval() {
+    retransmissions_reach_the_upstreams_after_each_interval(
+        "/localhost/kite/strategy/round-robin",
+        &[UP1],
+    );
+    retransmissions_reach_the_upstreams_after_each_interval(
+        "/localhost/nfd/strategy/random",
+        &[UP1],
+    );
+}
+
+/// An Interest whose upstream record has expired (a short lifetime) while the PIT entry
+/// lives on for a later downstream is not pending upstream: the next one goes out at once,
+/// as NFD's RetxSuppressionExponential treats an entry with no pending out-record as new.
+#[test]
+fn a_retransmission_with_nothing_pending_upstream_is_not_suppressed() {
+    for strategy in [
+        "/localhost/nfd/strategy/best-route",
+        "/localhost/kite/strategy/round-robin",
+        "/localhost/nfd/strategy/random",
+    ] {
+        let mut h = Harness::new();
+        h.strategy("/r", strategy);
+        h.route("/r", UP1, 10);
+        let mut short = interest("/r/1", 1);
+        short.lifetime = Some(3);
+        assert_eq!(sent_interest(&h.interest(APP, short, None)).0, UP1);
+        // Pending upstream: held back.
+        h.advance(1);
+        let mut long = interest("/r/1", 2);
+        long.lifetime = Some(4000);
+        assert!(h.interest(APP2, long.clone(), None).is_empty());
+        // The upstream record expired at 3 ms; the entry lives on for APP2.
+        h.advance(4);
+        long.nonce = Some(Nonce::from(3));
+        let out = h.interest(APP2, long, None);
+        assert!(
+            out.iter().filter_map(interest_sent).any(|(f, _)| f == UP1),
+            "{strategy}: the upstream record expired, yet the Interest was held: {out:?}"
+        );
+    }
+}

@@ -189,6 +189,17 @@ impl PitEntry {
         self.downstreams.iter().any(|d| d.can_be_prefix)
     }
 
+    /// When the Interest was last sent to an upstream that may still answer (not Nacked, not
+    /// expired at `now`); `None` when none may (NFD's "no pending out-record": a
+    /// retransmission is then treated as a new Interest, not suppressed).
+    pub fn last_pending_sent(&self, now: Time) -> Option<Time> {
+        self.upstreams
+            .iter()
+            .filter(|u| u.nack.is_none() && u.expiry > now)
+            .map(|u| u.last_sent)
+            .max()
+    }
+
     /// The least severe Nack among upstreams when every upstream has Nacked; `None` while an
     /// upstream may still answer.
     pub fn all_upstreams_nacked(&self) -> Option<NackReason> {

@@ -38,13 +38,15 @@ impl Default for RetxSuppression {
 }
 
 impl RetxSuppression {
-    /// Decides for the whole PIT entry: suppressed while the last transmission to any upstream
-    /// is more recent than the current interval; each forwarded retransmission grows it.
+    /// Decides for the whole PIT entry: new when no upstream may still answer (none sent to,
+    /// or every one Nacked or expired); suppressed while the last transmission to a pending
+    /// upstream is more recent than the current interval; each forwarded retransmission grows
+    /// it.
     pub fn decide(&self, ctx: &mut StrategyCtx<'_>) -> Decision {
-        let Some(last) = ctx.pit().upstreams.iter().map(|u| u.last_sent).max() else {
+        let now = ctx.now();
+        let Some(last) = ctx.pit().last_pending_sent(now) else {
             return Decision::New;
         };
-        let now = ctx.now();
         let interval = self.interval(ctx);
         if now < last + interval {
             return Decision::Suppress;

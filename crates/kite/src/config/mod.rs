@@ -167,7 +167,8 @@ fn loopback_6363() -> Vec<SocketAddr> {
 pub struct Udp {
     /// `listen`: listener addresses (on-demand faces per remote endpoint).
     pub listen: Vec<SocketAddr>,
-    /// `mtu`: MTU of UDP faces that do not set their own, in octets.
+    /// `mtu`: largest MTU of UDP faces that do not set their own, in octets; a unicast face
+    /// starts at its path's MTU when smaller.
     #[serde(deserialize_with = "mtu")]
     pub mtu: usize,
     /// `idle_timeout`: seconds an on-demand UDP face lives without receiving.
@@ -294,6 +295,10 @@ pub struct Ether {
     /// them takes the place of the idlest.
     #[serde(deserialize_with = "on_demand_limit")]
     pub on_demand_limit: usize,
+    /// `socket_buffer`: receive buffer asked for each interface's socket, in octets (at
+    /// least [`MIN_BUDGET_BYTES`]).
+    #[serde(deserialize_with = "budget_bytes")]
+    pub socket_buffer: usize,
 }
 
 impl Default for Ether {
@@ -301,6 +306,7 @@ impl Default for Ether {
         Ether {
             interfaces: Vec::new(),
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+            socket_buffer: kite_face::DEFAULT_ETHER_SOCKET_BUFFER,
         }
     }
 }

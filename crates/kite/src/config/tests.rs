@@ -66,6 +66,7 @@ fn every_key() -> Config {
             ether: Ether {
                 interfaces: vec!["eth1".into()],
                 on_demand_limit: 200,
+                socket_buffer: 8 << 20,
             },
         },
         metrics: Metrics {
@@ -320,6 +321,11 @@ fn bad_values_are_refused_at_their_line() {
             "[face_system.ether]\non_demand_limit = 1048577\n",
             "2:19",
             "on_demand_limit must be between 1 and 1048576",
+        ),
+        (
+            "[face_system.ether]\nsocket_buffer = 4096\n",
+            "2:17",
+            "must be at least 65536 octets",
         ),
         (
             "[face_system.tcp]\nlisten = [\"nowhere\"]\n",

@@ -47,12 +47,20 @@ fn channel_json(c: &ChannelStatus) -> Value {
             "malformed": d.n_malformed,
             "foreign": d.n_foreign,
             "no_face": d.n_no_face,
+            "socket": d.n_socket_drops,
         },
     })
 }
 
 fn channel_table(channels: &[ChannelStatus]) -> String {
-    let mut t = Table::new(&["LOCAL", "TRUNCATED", "MALFORMED", "FOREIGN", "NO-FACE"]);
+    let mut t = Table::new(&[
+        "LOCAL",
+        "TRUNCATED",
+        "MALFORMED",
+        "FOREIGN",
+        "NO-FACE",
+        "SOCKET",
+    ]);
     for c in channels {
         let d = &c.drops;
         t.row(vec![
@@ -61,6 +69,7 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
             d.n_malformed.to_string(),
             d.n_foreign.to_string(),
             d.n_no_face.to_string(),
+            d.n_socket_drops.to_string(),
         ]);
     }
     t.render()

@@ -58,6 +58,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if !args.udp_multicast_blacklist.is_empty() {
         udp.multicast_blacklist = args.udp_multicast_blacklist.clone();
     }
+    if let Some(n) = args.ether_socket_buffer {
+        faces.ether.socket_buffer = n;
+    }
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
     fwd.inline = args.inline.or(fwd.inline);
@@ -158,6 +161,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.ether_on_demand_limit = fs.ether.on_demand_limit;
     r.face.redial_initial = Duration::from_secs(fs.tcp.reconnect_initial);
     r.face.redial_max = Duration::from_secs(fs.tcp.reconnect_max);
+    r.face.ether_socket_buffer = fs.ether.socket_buffer;
     let cs = &c.tables.cs;
     let f = &mut r.forwarder;
     f.pcct.cs_capacity = cs.capacity.div_ceil(usize::from(threads));

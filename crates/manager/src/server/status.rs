@@ -180,6 +180,7 @@ impl Manager {
                     n_malformed: c.counters.n_malformed,
                     n_foreign: c.counters.n_foreign,
                     n_no_face: c.counters.n_no_face,
+                    n_socket_drops: c.counters.n_socket_drops,
                 },
             })
             .collect()

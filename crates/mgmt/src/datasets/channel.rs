@@ -9,12 +9,13 @@ use crate::tlv_types as t;
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// Field order of ChannelStatus: NFD's LocalUri, then Kite's drop counters.
-const ORDER: [u64; 5] = [
+const ORDER: [u64; 6] = [
     t::LOCAL_URI,
     t::KITE_N_CHANNEL_TRUNCATED,
     t::KITE_N_CHANNEL_MALFORMED,
     t::KITE_N_CHANNEL_FOREIGN,
     t::KITE_N_CHANNEL_NO_FACE,
+    t::KITE_N_CHANNEL_SOCKET_DROPS,
 ];
 
 /// What a channel dropped before any face saw it (Kite's extension; zero when absent, as
@@ -30,34 +31,39 @@ pub struct ChannelDrops {
     pub n_foreign: u64,
     /// Frames whose face does not exist and is not made on demand.
     pub n_no_face: u64,
+    /// Frames the kernel dropped for a full socket receive buffer (Ethernet).
+    pub n_socket_drops: u64,
 }
 
 impl ChannelDrops {
     /// Each counter with a short name (as `kite channel list --json` names them).
-    pub fn by_reason(&self) -> [(&'static str, u64); 4] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 5] {
         [
             ("truncated", self.n_truncated),
             ("malformed", self.n_malformed),
             ("foreign", self.n_foreign),
             ("no_face", self.n_no_face),
+            ("socket", self.n_socket_drops),
         ]
     }
 
-    fn to_array(self) -> [u64; 4] {
+    fn to_array(self) -> [u64; 5] {
         [
             self.n_truncated,
             self.n_malformed,
             self.n_foreign,
             self.n_no_face,
+            self.n_socket_drops,
         ]
     }
 
-    fn from_array(a: [u64; 4]) -> Self {
+    fn from_array(a: [u64; 5]) -> Self {
         ChannelDrops {
             n_truncated: a[0],
             n_malformed: a[1],
             n_foreign: a[2],
             n_no_face: a[3],
+            n_socket_drops: a[4],
         }
     }
 }
@@ -83,7 +89,7 @@ impl Tlv for ChannelStatus {
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let mut local_uri = None;
-        let mut drops = [0u64; 4];
+        let mut drops = [0u64; 5];
         walk_strict(el.children(), &ORDER, None, |f| {
             if f.typ == t::LOCAL_URI {
                 local_uri = Some(string(f)?);
@@ -110,9 +116,9 @@ mod tests {
             local_uri: "tcp4://0.0.0.0:6363".into(),
             drops: ChannelDrops::default(),
         };
-        let mut want = vec![130, 41, 129, 19];
+        let mut want = vec![130, 46, 129, 19];
         want.extend_from_slice(b"tcp4://0.0.0.0:6363");
-        for typ in [0x12, 0x14, 0x16, 0x18] {
+        for typ in [0x12, 0x14, 0x16, 0x18, 0x1A] {
             want.extend_from_slice(&[0xFD, 0x4B, typ, 1, 0]);
         }
         assert_eq!(c.encode(), want);
@@ -121,6 +127,7 @@ mod tests {
             drops: ChannelDrops {
                 n_truncated: 3,
                 n_no_face: 300,
+                n_socket_drops: 7,
                 ..Default::default()
             },
         };

@@ -41,6 +41,7 @@ listen = ["127.0.0.1:7003"]
 [face_system.ether]
 interfaces = ["file0"]
 on_demand_limit = 60
+socket_buffer = 1048576
 [metrics]
 listen = "127.0.0.1:7004"
 [tables]
@@ -95,6 +96,8 @@ fn every_flag_overrides_the_file() {
         "70",
         "--ether-on-demand-limit",
         "80",
+        "--ether-socket-buffer",
+        "8388608",
         "--max-interest-lifetime",
         "5000",
         "--metrics",
@@ -117,6 +120,7 @@ fn every_flag_overrides_the_file() {
     assert_eq!(fs.max_packet_size, 2000);
     assert_eq!(fs.udp.on_demand_limit, 70);
     assert_eq!(fs.ether.on_demand_limit, 80);
+    assert_eq!(fs.ether.socket_buffer, 8 << 20);
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.forwarder.inline, Some(false));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
@@ -240,6 +244,7 @@ fn the_runtime_starts_with_the_file_values() {
     assert_eq!(r.face.idle_timeout, Duration::from_secs(30));
     assert_eq!(r.face.udp_on_demand_limit, 50);
     assert_eq!(r.face.ether_on_demand_limit, 60);
+    assert_eq!(r.face.ether_socket_buffer, 1 << 20);
     let f = &r.forwarder;
     assert_eq!(f.pcct.cs_capacity, 250, "1000 packets over 4 threads");
     assert!(!f.cs_admit && f.cs_serve);

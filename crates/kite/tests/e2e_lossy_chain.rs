@@ -1,0 +1,486 @@
+//! Three `kite run` daemons in a line, A — B — C, each in a network namespace of its own and
+//! joined by veth pairs (1500-octet MTU), with frame loss made by nftables on the ingress of
+//! every interface that receives (`numgen random mod 100 < N drop`): `kite put` on C serves an
+//! object and `kite get` on A fetches it through B, over UDP faces and over Ethernet faces,
+//! at 0 %, 1 % and 5 % loss, and the copy must be whole. A UDP face's MTU is its path's (1472
+//! here, so no Data leaves as IP fragments); without loss, no Ethernet socket drops a frame
+//! for a full receive buffer (`kite channel list`). B's faces and routes come from its
+//! configuration file, so B killed and started again with that file carries the rest of a
+//! fetch; B gone for good makes `kite get` fail with a non-zero exit, in bounded time, leaving
+//! no output file.
+//!
+//! Needs root (`ip netns add`) and `nft` (Debian's nftables); without either the tests print
+//! why and pass.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use common::netns::{ip, ip_ok, say};
+use common::tools::{random_file, sha256_of, summary_value, Put};
+use common::Daemon;
+
+/// The object's name prefix.
+const PREFIX: &str = "/lossy";
+
+/// One chain at a time: nine daemons and their transfers on two cores would starve each
+/// other into losses of their own, and a transfer without loss must lose nothing in a socket.
+static ONE_CHAIN: Mutex<()> = Mutex::new(());
+
+fn one_chain() -> MutexGuard<'static, ()> {
+    ONE_CHAIN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How the daemons reach each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Link {
+    /// UDP unicast faces between the namespaces' addresses.
+    Udp,
+    /// Ethernet unicast faces between the interfaces' MACs.
+    Ether,
+}
+
+/// One veth end: its namespace index (0 A, 1 B, 2 C), name, MAC and IPv4 address.
+struct End {
+    ns: usize,
+    dev: &'static str,
+    mac: &'static str,
+    addr: &'static str,
+}
+
+/// A — B over ab/ba, B — C over bc/cb.
+const ENDS: [End; 4] = [
+    End {
+        ns: 0,
+        dev: "ab",
+        mac: "02:00:00:00:01:0a",
+        addr: "10.77.1.1",
+    },
+    End {
+        ns: 1,
+        dev: "ba",
+        mac: "02:00:00:00:01:0b",
+        addr: "10.77.1.2",
+    },
+    End {
+        ns: 1,
+        dev: "bc",
+        mac: "02:00:00:00:02:0b",
+        addr: "10.77.2.1",
+    },
+    End {
+        ns: 2,
+        dev: "cb",
+        mac: "02:00:00:00:02:0c",
+        addr: "10.77.2.2",
+    },
+];
+
+/// Three namespaces in a line and a daemon in each; the namespaces (and the veths with them)
+/// are deleted on drop, after the daemons stop.
+struct Chain {
+    daemons: Vec<Daemon>,
+    ns: [String; 3],
+    dir: tempfile::TempDir,
+}
+
+impl Chain {
+    /// The chain with `loss` percent of frames dropped on every receiving interface; `None`
+    /// (after saying why) when namespaces or nftables cannot be had.
+    fn new(tag: &str, link: Link, loss: u32) -> Option<Chain> {
+        if Command::new("nft").arg("--version").output().is_err() {
+            say("SKIPPED: nft (Debian's nftables) is not installed");
+            return None;
+        }
+        let pid = std::process::id();
+        let ns = ["a", "b", "c"].map(|n| format!("kite-{tag}-{pid}-{n}"));
+        let made = ip(&["netns", "add", &ns[0]]);
+        if !made.status.success() {
+            say(&format!(
+                "SKIPPED: cannot create a network namespace (needs root): {}",
+                String::from_utf8_lossy(&made.stderr).trim()
+            ));
+            return None;
+        }
+        let mut chain = Chain {
+            daemons: Vec::new(),
+            ns,
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        ip_ok(&["netns", "add", &chain.ns[1]]);
+        ip_ok(&["netns", "add", &chain.ns[2]]);
+        for pair in ENDS.chunks(2) {
+            let (x, y) = (&pair[0], &pair[1]);
+            ip_ok(&[
+                "-n",
+                &chain.ns[x.ns],
+                "link",
+                "add",
+                x.dev,
+                "address",
+                x.mac,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                y.dev,
+                "address",
+                y.mac,
+                "netns",
+                &chain.ns[y.ns],
+            ]);
+        }
+        for e in &ENDS {
+            let n = &chain.ns[e.ns];
+            ip_ok(&[
+                "-n",
+                n,
+                "addr",
+                "add",
+                &format!("{}/24", e.addr),
+                "dev",
+                e.dev,
+            ]);
+            ip_ok(&["-n", n, "link", "set", e.dev, "up"]);
+            ip_ok(&["-n", n, "link", "set", "lo", "up"]);
+            if loss > 0 {
+                chain.drop_frames(e, loss);
+            }
+        }
+        let up = |e: &End| {
+            let out = ip(&["-n", &chain.ns[e.ns], "link", "show", "dev", e.dev]);
+            let s = String::from_utf8_lossy(&out.stdout);
+            s.contains("state UP") && !s.contains("qdisc noop")
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !ENDS.iter().all(up) {
+            assert!(Instant::now() < deadline, "veth pairs never came up");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for i in 0..3 {
+            let config = chain.write_config(i, link);
+            let d = chain.daemon(i, &config);
+            chain.daemons.push(d);
+        }
+        Some(chain)
+    }
+
+    /// Drops `loss` percent of the frames (all but ARP) that reach `e`, before the IP layer
+    /// sees them: a lost frame may be one fragment of a datagram.
+    fn drop_frames(&self, e: &End, loss: u32) {
+        let rules = format!(
+            "table netdev lossy {{\n chain in_{dev} {{\n  type filter hook ingress device \"{dev}\" \
+             priority 0;\n  ether type != arp numgen random mod 100 < {loss} drop\n }}\n}}\n",
+            dev = e.dev
+        );
+        let file = self.dir.path().join(format!("loss-{}.nft", e.dev));
+        std::fs::write(&file, rules).expect("write the nft rules");
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.ns[e.ns], "nft", "-f"])
+            .arg(&file)
+            .output()
+            .expect("run nft");
+        assert!(
+            out.status.success(),
+            "nft: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Writes node `i`'s configuration: its listeners, and for A and B a permanent face to
+    /// the next node with the route of [`PREFIX`] on it.
+    fn write_config(&self, i: usize, link: Link) -> PathBuf {
+        let mut toml = String::from("[face_system]\n");
+        let devs: Vec<String> = ENDS
+            .iter()
+            .filter(|e| e.ns == i)
+            .map(|e| format!("\"{}\"", e.dev))
+            .collect();
+        match link {
+            Link::Udp => toml.push_str(
+                "[face_system.udp]\nlisten = [\"0.0.0.0:6363\"]\n\
+                 [face_system.tcp]\nlisten = []\n",
+            ),
+            Link::Ether => {
+                toml.push_str("[face_system.udp]\nlisten = []\n[face_system.tcp]\nlisten = []\n");
+                toml.push_str(&format!(
+                    "[face_system.ether]\ninterfaces = [{}]\n",
+                    devs.join(", ")
+                ));
+            }
+        }
+        if i < 2 {
+            // The end toward the next node, and the next node's end.
+            let (out_end, next) = match i {
+                0 => (&ENDS[0], &ENDS[1]),
+                _ => (&ENDS[2], &ENDS[3]),
+            };
+            let uri = match link {
+                Link::Udp => format!("udp4://{}:6363", next.addr),
+                Link::Ether => format!("ether://[{}]", next.mac),
+            };
+            toml.push_str(&format!(
+                "[[face]]\nuri = \"{uri}\"\npersistency = \"permanent\"\n"
+            ));
+            if link == Link::Ether {
+                toml.push_str(&format!("local_uri = \"dev://{}\"\n", out_end.dev));
+            }
+            toml.push_str(&format!(
+                "[[route]]\nprefix = \"{PREFIX}\"\nface = \"{uri}\"\n"
+            ));
+        }
+        let path = self.dir.path().join(format!("node-{i}.toml"));
+        std::fs::write(&path, toml).expect("write the configuration");
+        path
+    }
+
+    fn daemon(&self, i: usize, config: &Path) -> Daemon {
+        let launcher = ["ip", "netns", "exec", &self.ns[i]].map(String::from);
+        Daemon::start(
+            &launcher,
+            &["--config".to_string(), config.display().to_string()],
+        )
+    }
+
+    /// Serves `len` random octets under [`PREFIX`] from C; the file and its SHA-256.
+    fn put(&self, len: usize) -> (Put, String) {
+        let file = self.dir.path().join("object");
+        let sum = random_file(&file, len, 0x5eed);
+        let put = Put::start(self.daemons[2].socket(), PREFIX, &file, &[]);
+        (put, sum)
+    }
+
+    /// The MTU of node `i`'s face whose remote URI is `uri`.
+    fn face_mtu(&self, i: usize, uri: &str) -> u64 {
+        let out = Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args([
+                "face",
+                "list",
+                "--json",
+                "--socket",
+                self.daemons[i].socket(),
+            ])
+            .output()
+            .expect("run kite face list");
+        let faces: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        faces
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|f| f["uri"] == uri)
+            .and_then(|f| f["mtu"].as_u64())
+            .unwrap_or_else(|| panic!("no face {uri} with an MTU in {faces}"))
+    }
+
+    /// Frames the kernel dropped for full socket buffers, on every node's channels.
+    fn socket_drops(&self) -> u64 {
+        let mut total = 0;
+        for d in &self.daemons {
+            let out = Command::new(env!("CARGO_BIN_EXE_kite"))
+                .args(["channel", "list", "--json", "--socket", d.socket()])
+                .output()
+                .expect("run kite channel list");
+            let channels: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            for c in channels.as_array().expect("a list") {
+                total += c["drops"]["socket"]
+                    .as_u64()
+                    .expect("the socket drop counter");
+            }
+        }
+        total
+    }
+
+    /// Every node's faces with their counters (JSON), for a failure's message.
+    fn faces(&self) -> String {
+        let mut all = String::new();
+        for (i, d) in self.daemons.iter().enumerate() {
+            let out = Command::new(env!("CARGO_BIN_EXE_kite"))
+                .args(["face", "list", "--json", "--socket", d.socket()])
+                .output()
+                .expect("run kite face list");
+            all.push_str(&format!(
+                "\nnode {i}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            ));
+        }
+        all
+    }
+
+    /// Where A's fetch writes.
+    fn output(&self) -> PathBuf {
+        self.dir.path().join("fetched")
+    }
+
+    /// `kite get` on A, started, writing to [`Chain::output`].
+    fn spawn_get(&self, extra: &[&str]) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(["get", "--socket", self.daemons[0].socket(), PREFIX, "-o"])
+            .arg(self.output())
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start kite get")
+    }
+
+    /// `kite get` on A to the end, killed past `limit`; its output and how long it ran.
+    fn get(&self, extra: &[&str], limit: Duration) -> (Output, Duration) {
+        let started = Instant::now();
+        let mut child = self.spawn_get(extra);
+        while child.try_wait().expect("poll kite get").is_none() {
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let out = child.wait_with_output().expect("kite get output");
+                panic!(
+                    "kite get still running after {limit:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().expect("kite get output");
+        (out, started.elapsed())
+    }
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        self.daemons.clear();
+        for n in &self.ns {
+            let _ = ip(&["netns", "del", n]);
+        }
+    }
+}
+
+/// Fetches `len` octets over the chain at `loss` percent and checks the copy.
+fn fetch_intact(tag: &str, link: Link, loss: u32, len: usize) {
+    let _one = one_chain();
+    let Some(chain) = Chain::new(tag, link, loss) else {
+        return;
+    };
+    if link == Link::Udp {
+        // A 1500-octet veth less 20 octets of IPv4 and 8 of UDP: no Data leaves as IP
+        // fragments, NDNLPv2 fragments it per hop instead.
+        assert_eq!(chain.face_mtu(0, "udp4://10.77.1.2:6363"), 1472);
+    }
+    let (_put, sum) = chain.put(len);
+    let (out, took) = chain.get(&[], Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "kite get failed: {stderr}");
+    assert_eq!(sha256_of(&chain.output()), sum, "the copy differs");
+    say(&format!(
+        "{link:?} chain at {loss}% loss: {len} octets in {took:?}, {} retransmissions",
+        summary_value(&stderr, "Retransmissions")
+    ));
+    if link == Link::Ether && loss == 0 {
+        // Nothing lost on the wire, and the sockets' receive buffers took every frame.
+        let drops = chain.socket_drops();
+        assert_eq!(
+            drops,
+            0,
+            "frames dropped by the kernel for full buffers: {}",
+            chain.faces()
+        );
+    }
+}
+
+#[test]
+fn udp_chain_without_loss() {
+    fetch_intact("u0", Link::Udp, 0, 4 << 20);
+}
+
+#[test]
+fn udp_chain_at_1_percent_loss() {
+    fetch_intact("u1", Link::Udp, 1, 4 << 20);
+}
+
+#[test]
+fn udp_chain_at_5_percent_loss() {
+    fetch_intact("u5", Link::Udp, 5, 2 << 20);
+}
+
+#[test]
+fn ether_chain_without_loss() {
+    fetch_intact("e0", Link::Ether, 0, 4 << 20);
+}
+
+#[test]
+fn ether_chain_at_1_percent_loss() {
+    fetch_intact("e1", Link::Ether, 1, 4 << 20);
+}
+
+#[test]
+fn ether_chain_at_5_percent_loss() {
+    fetch_intact("e5", Link::Ether, 5, 1 << 20);
+}
+
+/// B killed while A fetches and started again from the same configuration file: the fetch
+/// goes on once B is back and the copy is whole.
+#[test]
+fn middle_node_restarted_from_its_configuration() {
+    let _one = one_chain();
+    let Some(mut chain) = Chain::new("rs", Link::Udp, 1) else {
+        return;
+    };
+    let (_put, sum) = chain.put(8 << 20);
+    let started = Instant::now();
+    let mut get = chain.spawn_get(&[]);
+    std::thread::sleep(Duration::from_millis(150));
+    chain.daemons[1]
+        .stop("KILL", Duration::from_secs(5))
+        .expect("B exits on SIGKILL");
+    std::thread::sleep(Duration::from_secs(2));
+    chain.daemons[1].restart();
+    while get.try_wait().expect("poll kite get").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "kite get did not finish within 60 s of B's restart"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = get.wait_with_output().expect("kite get output");
+    assert!(
+        out.status.success(),
+        "kite get failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sha256_of(&chain.output()), sum, "the copy differs");
+}
+
+/// B gone for good: `kite get` says what it waits for, then fails with a non-zero exit within
+/// its no-progress limit (3 × the 4 s Interest lifetime by default), and leaves no file.
+#[test]
+fn middle_node_gone_for_good_fails_in_bounded_time() {
+    let _one = one_chain();
+    let Some(mut chain) = Chain::new("gone", Link::Udp, 0) else {
+        return;
+    };
+    let (_put, _) = chain.put(1 << 20);
+    chain.daemons[1]
+        .stop("KILL", Duration::from_secs(5))
+        .expect("B exits on SIGKILL");
+    let (out, took) = chain.get(&[], Duration::from_secs(40));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "kite get succeeded: {stderr}");
+    assert!(
+        took < Duration::from_secs(20),
+        "kite get took {took:?} to give up: {stderr}"
+    );
+    assert!(
+        stderr.contains("waiting for"),
+        "kite get never said what it waits for: {stderr}"
+    );
+    assert!(
+        stderr.contains("no progress"),
+        "kite get's error does not say why it gave up: {stderr}"
+    );
+    assert!(
+        !chain.output().exists(),
+        "a failed kite get left {}",
+        chain.output().display()
+    );
+}
