@@ -35,6 +35,7 @@ pub mod link;
 mod props;
 pub mod queue;
 pub mod reassembly;
+pub mod shm;
 mod stream;
 mod sys;
 pub mod tcp;

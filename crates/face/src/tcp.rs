@@ -44,6 +44,7 @@ pub(crate) fn face(
         persistency,
         link_type: LinkType::PointToPoint,
         transport: Transport::Stream(StreamIo::new(Conn::Tcp(stream))),
+        shm_offer: None,
     };
     Ok(Face::new(id, parts, config))
 }

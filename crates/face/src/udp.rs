@@ -274,6 +274,7 @@ fn new_face(
             remote,
             seg,
         }),
+        shm_offer: None,
     };
     Face::new(id, parts, config)
 }
@@ -383,6 +384,7 @@ pub fn multicast(
             batch: RecvBatch::new(MAX_FRAME_LEN),
             arena: Arena::default(),
         }),
+        shm_offer: None,
     };
     Ok(Face::new(id, parts, config))
 }

@@ -17,6 +17,7 @@ use rtrb::Consumer;
 
 use super::dispatch::Dispatcher;
 use super::park::{SleepFlag, Waker, SPIN_TIME};
+use super::shm::ShmFaces;
 use super::worker::{Step, Worker};
 use super::{
     CreateReply, FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand,
@@ -128,6 +129,10 @@ pub(crate) struct IoThread {
     rereading_channels: Vec<Token>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
+    /// Shared-memory faces, polled every turn while the thread is awake.
+    shm: ShmFaces,
+    /// The shared-memory faces one turn reads (kept across turns, so it does not reallocate).
+    shm_ready: Vec<FaceId>,
 }
 
 impl IoThread {
@@ -219,6 +224,8 @@ impl IoThread {
             rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
+            shm: ShmFaces::default(),
+            shm_ready: Vec::new(),
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -265,6 +272,7 @@ impl IoThread {
                 if self.from_fwd.iter().any(|c| !c.is_empty())
                     || !self.commands.is_empty()
                     || self.shards.iter().any(Worker::has_work)
+                    || self.shm.announce_sleep(&self.faces)
                 {
                     timeout = Some(Duration::ZERO);
                 }
@@ -309,6 +317,13 @@ impl IoThread {
                 self.read_channel(token, now);
             }
             self.rereading_channels.clear();
+            let mut shm_ready = core::mem::take(&mut self.shm_ready);
+            self.shm.ready(&self.faces, &mut shm_ready);
+            for &id in &shm_ready {
+                self.read_face(id, now, false);
+            }
+            shm_ready.clear();
+            self.shm_ready = shm_ready;
             if !self.handle_commands() {
                 return;
             }
@@ -551,6 +566,18 @@ impl IoThread {
             _ => {
                 let face = self.faces.get_mut(&id).expect("looked up above");
                 let r = face.recv_burst(now, hangup, budget, &mut self.received);
+                if face.shm_requested() {
+                    let token = Token(id.0 as usize);
+                    match face.switch_to_shm(self.poll.registry(), token, &mut self.received) {
+                        Ok(()) => {
+                            tracing::info!(face = id.0, "switched to shared memory");
+                            self.shm.add(id);
+                        }
+                        Err(e) => {
+                            tracing::info!(face = id.0, error = %e, "shared memory not offered")
+                        }
+                    }
+                }
                 self.dispatch();
                 r
             }

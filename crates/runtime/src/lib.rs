@@ -24,6 +24,7 @@ pub mod codel;
 mod dispatch;
 mod io;
 pub mod park;
+mod shm;
 mod worker;
 
 use std::path::PathBuf;
