@@ -62,6 +62,9 @@ pub const HEADER_LEN: usize = 4096;
 pub const DEFAULT_RING_SIZE: usize = 1 << 20;
 /// The ring sizes accepted (powers of two): 64 KiB (seven largest frames) to 64 MiB.
 pub const RING_SIZE_RANGE: (usize, usize) = (64 << 10, 64 << 20);
+/// Ring reads per receive burst (each up to 64 KiB, [`crate::framing::READ_CHUNK`]).
+const READS_PER_BURST: usize = 4;
+
 /// Descriptors sent with the offer: the region, the forwarder's eventfd, the application's
 /// receive and transmit eventfds.
 pub const OFFER_FDS: usize = 4;
@@ -582,7 +585,9 @@ impl ShmIo {
         mut deliver: impl FnMut(Bytes),
     ) -> Result<Progress, FaceError> {
         let mut left = budget;
-        loop {
+        // Reads per burst are bounded, like a stream's: an application writing as fast as
+        // the forwarder reads cannot keep it in one face.
+        for _ in 0..READS_PER_BURST {
             while left > 0 {
                 match self.framer.next_frame()? {
                     Some(frame) => {
@@ -607,6 +612,7 @@ impl ShmIo {
                 return Ok(Progress::Drained);
             }
         }
+        Ok(Progress::More)
     }
 
     /// Whether the application closed its connection (read to its end; octets it sent on
@@ -640,6 +646,9 @@ impl ShmIo {
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
         const FRAMES: usize = 64;
         loop {
+            if q.is_empty() {
+                return Ok(Flushed::Done);
+            }
             let mut iov = [IoSlice::new(&[]); 2 * FRAMES];
             let mut n_iov = 0;
             let (a, b) = q.frames();
@@ -660,9 +669,6 @@ impl ShmIo {
             if n > 0 {
                 c.n_out_bytes += n as u64;
                 q.consume_octets(n);
-                if q.is_empty() {
-                    return Ok(Flushed::Done);
-                }
                 continue;
             }
             if !self.tx.announce_wait()? {
