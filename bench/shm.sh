@@ -54,7 +54,12 @@ get_round() { # -> goodput_mbps
   "$kite" get "$(head -1 "$work/put.out")" --socket "$sock" -o "$work/copy" 2>"$work/get.err"
   kill -TERM "$put" 2>/dev/null || true
   wait "$put" 2>/dev/null || true
-  cmp -s "$work/object" "$work/copy" || { echo "shm.sh: the copy differs" >&2; exit 1; }
+  if ! cmp -s "$work/object" "$work/copy"; then
+    echo "shm.sh: kite get failed or its copy differs:" >&2
+    cat "$work/get.err" >&2
+    echo nan
+    return
+  fi
   sed -n 's/^Goodput: \([0-9.]*\).*/\1/p' "$work/get.err"
 }
 
@@ -97,9 +102,10 @@ import csv, statistics, sys
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))][1:]
 keys = sorted({(r[2], r[3], r[1]) for r in rows})
 for test, p, mode in keys:
-    vals = [float(r[4]) for r in rows if (r[2], r[3], r[1]) == (test, p, mode)]
+    vals = [float(r[4]) for r in rows if (r[2], r[3], r[1]) == (test, p, mode) and r[4] != 'nan']
     cpus = [float(r[5]) for r in rows if (r[2], r[3], r[1]) == (test, p, mode) and r[5]]
     extra = f", forwarder CPU {statistics.median(cpus):.3f} us/exchange" if cpus else ""
-    print(f"{test} {p} {mode}: {statistics.median(vals):.1f}{extra}")
+    med = f"{statistics.median(vals):.1f}" if vals else "none"
+    print(f"{test} {p} {mode}: {med} (of {len(vals)}){extra}")
 PY
 echo "wrote $out"
