@@ -51,10 +51,12 @@ get_round() { # -> goodput_mbps
   "$kite" put /bench/object "$work/object" --socket "$sock" >"$work/put.out" 2>/dev/null &
   local put=$!
   for _ in $(seq 300); do [[ -s $work/put.out ]] && break; sleep 0.1; done
-  "$kite" get "$(head -1 "$work/put.out")" --socket "$sock" -o "$work/copy" 2>"$work/get.err"
+  rm -f "$work/copy"
+  local ok=0
+  "$kite" get "$(head -1 "$work/put.out")" --socket "$sock" -o "$work/copy" 2>"$work/get.err" || ok=$?
   kill -TERM "$put" 2>/dev/null || true
   wait "$put" 2>/dev/null || true
-  if ! cmp -s "$work/object" "$work/copy"; then
+  if [[ $ok != 0 ]] || ! cmp -s "$work/object" "$work/copy"; then
     echo "shm.sh: kite get failed or its copy differs:" >&2
     cat "$work/get.err" >&2
     echo nan
