@@ -13,6 +13,7 @@ use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::framing::FrameReader;
 use crate::random::random_u64;
+use crate::shm::{LinkReader, LinkWriter};
 use crate::transport::Transport;
 use crate::write_queue::WriteQueue;
 
@@ -31,6 +32,24 @@ impl Client {
     /// Connects to the Unix socket at `path`.
     pub fn connect_unix(path: impl AsRef<Path>) -> Result<Client, ClientError> {
         Self::connect(&Endpoint::Unix(path.as_ref().to_owned()))
+    }
+
+    /// Connects to the Unix socket at `path` and keeps it, without asking for shared memory
+    /// (for tools that need the socket itself: [`Client::into_unix_stream`]).
+    pub fn connect_unix_socket(path: impl AsRef<Path>) -> Result<Client, ClientError> {
+        let stream = UnixStream::connect(path.as_ref()).map_err(|e| ClientError::NotRunning {
+            tried: vec![format!("{}: {e}", path.as_ref().display())],
+        })?;
+        Ok(Client::over(Transport::Unix(stream)))
+    }
+
+    fn over(stream: Transport) -> Client {
+        Client {
+            stream,
+            frames: FrameReader::new(),
+            queued: WriteQueue::new(),
+            frame: Vec::new(),
+        }
     }
 
     /// Connects over TCP to `addr` (`host:port`).
@@ -55,14 +74,7 @@ impl Client {
         let mut tried = Vec::new();
         for ep in endpoints {
             match Transport::connect(ep) {
-                Ok(stream) => {
-                    return Ok(Client {
-                        stream,
-                        frames: FrameReader::new(),
-                        queued: WriteQueue::new(),
-                        frame: Vec::new(),
-                    })
-                }
+                Ok(stream) => return Ok(Client::over(stream)),
                 Err(e) => tried.push(format!("{ep}: {e}")),
             }
         }
@@ -71,11 +83,32 @@ impl Client {
 
     /// The connected Unix socket, for an application that registered a prefix through this
     /// connection (a command without FaceId means the requesting face) and now exchanges
-    /// packets on it by itself. `None` over other transports, or when octets are buffered that the
-    /// socket would no longer deliver.
+    /// packets on it by itself. `None` over other transports (shared memory included: see
+    /// [`Client::connect_unix_socket`] and [`Client::into_link`]), or when octets are buffered
+    /// that the socket would no longer deliver.
     pub fn into_unix_stream(self) -> Option<UnixStream> {
         match self.stream {
             Transport::Unix(s) if !self.frames.has_buffered() => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The connection's two directions as raw byte streams (the Unix socket, or shared
+    /// memory), for tools that read and write on their own threads; `None` over other
+    /// transports, or when octets are buffered that the link would no longer deliver.
+    pub fn into_link(self) -> Option<(LinkReader, LinkWriter)> {
+        if self.frames.has_buffered() {
+            return None;
+        }
+        match self.stream {
+            Transport::Unix(s) => {
+                let w = s.try_clone().ok()?;
+                Some((LinkReader::Unix(s), LinkWriter::Unix(w)))
+            }
+            Transport::Shm(s) => {
+                let (r, w) = *s;
+                Some((LinkReader::Shm(r), LinkWriter::Shm(w)))
+            }
             _ => None,
         }
     }

@@ -163,9 +163,21 @@ fn serve(mut conn: UnixStream, routes: &Routes, received: &Mutex<Vec<Interest>>)
     let mut frames = FrameReader::new();
     let mut reader = conn.try_clone().expect("clone the connection");
     while let Ok(frame) = frames.next_frame(&mut reader) {
-        let Ok((_, NetPacket::Interest(interest))) = NetPacket::decode_frame(frame) else {
+        let Ok((_, NetPacket::Interest(interest))) = NetPacket::decode_frame(frame.clone()) else {
             continue;
         };
+        if interest.name
+            == kite_face::shm::OFFER_NAME
+                .parse::<Name>()
+                .expect("a valid name")
+        {
+            // Like a forwarder without shared memory: no route for the request.
+            let nack = kite_packet::Nack::encode_for(kite_packet::NackReason::NO_ROUTE, frame);
+            if conn.write_all(&nack).is_err() {
+                return;
+            }
+            continue;
+        }
         received.lock().expect("lock").push(interest.clone());
         for reply in routes.answer(&interest) {
             let reply = if routes.pit_tokens {

@@ -22,6 +22,7 @@ pub mod mgmt;
 pub mod producer;
 pub mod random;
 pub mod segmented;
+pub mod shm;
 mod transport;
 mod udp;
 pub mod write_queue;

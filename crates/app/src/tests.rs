@@ -316,7 +316,7 @@ fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
             })
             .collect::<Vec<_>>()
     });
-    let mut producer = Producer::new(Client::connect_unix(&path).unwrap());
+    let mut producer = Producer::new(Client::connect_unix_socket(&path).unwrap());
     let stop = AtomicBool::new(false);
     let answered = AtomicUsize::new(0);
     producer
@@ -388,7 +388,7 @@ fn queued_packets_reach_a_stream_whole_and_in_order_past_a_full_socket() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fwd.sock");
     let listener = UnixListener::bind(&path).unwrap();
-    let mut c = Client::connect_unix(&path).unwrap();
+    let mut c = Client::connect_unix_socket(&path).unwrap();
     let (mut conn, _) = listener.accept().unwrap();
     // 200 packets of 3000 octets: several writev batches, more than the socket buffers hold.
     let mut expected = Vec::new();

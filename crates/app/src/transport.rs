@@ -10,6 +10,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use kite_face::shm::{ShmReader, ShmWriter};
 use tungstenite::{Message, WebSocket};
 
 use crate::endpoint::Endpoint;
@@ -23,6 +24,8 @@ pub(crate) enum Transport {
     Tcp(TcpStream),
     Udp(Box<UdpLink>),
     Ws(Box<WsStream>),
+    /// Shared memory with the forwarder, asked for over its Unix socket.
+    Shm(Box<(ShmReader, ShmWriter)>),
 }
 
 /// A WebSocket with the part of the last message a read did not take yet.
@@ -37,7 +40,16 @@ impl Transport {
     /// Connects to `ep`.
     pub fn connect(ep: &Endpoint) -> io::Result<Transport> {
         Ok(match ep {
-            Endpoint::Unix(p) => Transport::Unix(UnixStream::connect(p)?),
+            Endpoint::Unix(p) => {
+                let s = UnixStream::connect(p)?;
+                match crate::shm::enabled() {
+                    true => match crate::shm::negotiate(s, p)? {
+                        crate::shm::Negotiated::Shm(r, w) => Transport::Shm(Box::new((r, w))),
+                        crate::shm::Negotiated::Socket(s) => Transport::Unix(s),
+                    },
+                    false => Transport::Unix(s),
+                }
+            }
             Endpoint::Tcp(a) => Transport::Tcp(TcpStream::connect(a.as_str())?),
             Endpoint::Udp(a) => Transport::Udp(Box::new(UdpLink::connect(a)?)),
             Endpoint::Ws { host_port, path } => {
@@ -61,12 +73,19 @@ impl Transport {
     /// Whether this is a byte stream (Unix, TCP), where consecutive packets may go in one
     /// write; over UDP and WebSocket a write is one packet.
     pub fn is_stream(&self) -> bool {
-        matches!(self, Transport::Unix(_) | Transport::Tcp(_))
+        matches!(
+            self,
+            Transport::Unix(_) | Transport::Tcp(_) | Transport::Shm(_)
+        )
     }
 
     /// How long a read may block.
-    pub fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
+    pub fn set_read_timeout(&mut self, t: Duration) -> io::Result<()> {
         match self {
+            Transport::Shm(s) => {
+                s.0.set_read_timeout(Some(t));
+                Ok(())
+            }
             Transport::Unix(s) => s.set_read_timeout(Some(t)),
             Transport::Tcp(s) => s.set_read_timeout(Some(t)),
             Transport::Udp(u) => u.socket().set_read_timeout(Some(t)),
@@ -84,6 +103,7 @@ impl Read for Transport {
             // buffer) is dropped so the stream stays in step.
             Transport::Udp(u) => u.recv(buf),
             Transport::Ws(w) => w.read(buf),
+            Transport::Shm(s) => s.0.read(buf),
         }
     }
 }
@@ -94,7 +114,7 @@ impl Source for Transport {
         match self {
             Transport::Unix(s) => Some(s.as_fd()),
             Transport::Tcp(s) => Some(s.as_fd()),
-            Transport::Udp(_) | Transport::Ws(_) => None,
+            Transport::Udp(_) | Transport::Ws(_) | Transport::Shm(_) => None,
         }
     }
 }
@@ -112,6 +132,7 @@ impl Write for Transport {
                     .map_err(ws_io_error)?;
                 Ok(buf.len())
             }
+            Transport::Shm(s) => s.1.write(buf),
         }
     }
 
@@ -121,6 +142,7 @@ impl Write for Transport {
         match self {
             Transport::Unix(s) => s.write_vectored(bufs),
             Transport::Tcp(s) => s.write_vectored(bufs),
+            Transport::Shm(s) => s.1.write_vectored(bufs),
             _ => {
                 let first = bufs
                     .iter()
@@ -135,7 +157,7 @@ impl Write for Transport {
         match self {
             Transport::Unix(s) => s.flush(),
             Transport::Tcp(s) => s.flush(),
-            Transport::Udp(_) => Ok(()),
+            Transport::Udp(_) | Transport::Shm(_) => Ok(()),
             Transport::Ws(w) => w.ws.flush().map_err(ws_io_error),
         }
     }

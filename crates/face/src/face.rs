@@ -20,6 +20,7 @@ use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use crate::reliability::ReliabilityLimits;
+use crate::shm::ShmIo;
 use crate::stream::{Conn, StreamIo};
 use crate::tcp::Connecting;
 use crate::udp::{MulticastIo, UdpPeer};
@@ -93,6 +94,10 @@ pub struct FaceConfig {
     /// Bounds of each face's store of frames waiting for their NDNLPv2 Ack, when
     /// LpReliability is on ([`Face::set_lp_reliability`]).
     pub reliability: ReliabilityLimits,
+    /// Octets of each ring of the shared-memory region offered to a local application that
+    /// asks for one on the Unix socket ([`crate::shm`]); `None`: no offer. Each such face
+    /// maps `4 KiB + 2 ×` this.
+    pub shm_ring_size: Option<usize>,
 }
 
 impl FaceConfig {
@@ -121,6 +126,7 @@ impl Default for FaceConfig {
             redial_initial: crate::tcp::DEFAULT_REDIAL_INITIAL,
             redial_max: crate::tcp::DEFAULT_REDIAL_MAX,
             reliability: ReliabilityLimits::default(),
+            shm_ring_size: Some(crate::shm::DEFAULT_RING_SIZE),
         }
     }
 }
@@ -204,6 +210,8 @@ pub(crate) enum Transport {
     /// (`None`) or dialing (a connection on its way). The face keeps its id, routes and
     /// counters meanwhile and drops what it would send.
     Redial(Option<Connecting>),
+    /// A local application's shared-memory rings (its Unix connection kept for liveness).
+    Shm(Box<ShmIo>),
 }
 
 /// Everything a transport constructor tells [`Face::new`].
@@ -214,6 +222,9 @@ pub(crate) struct FaceParts {
     pub persistency: Persistency,
     pub link_type: LinkType,
     pub transport: Transport,
+    /// The ring size to offer if the first packet asks for shared memory (accepted Unix
+    /// connections only).
+    pub shm_offer: Option<usize>,
 }
 
 /// One face.
@@ -233,6 +244,10 @@ pub struct Face {
     last_rx: Instant,
     idle_timeout: Duration,
     reliability: ReliabilityLimits,
+    /// Ring size to offer while the face has received nothing yet (see [`crate::shm`]).
+    shm_offer: Option<usize>,
+    /// The first packet, which asked for shared memory: [`Face::switch_to_shm`] answers it.
+    shm_request: Option<Bytes>,
 }
 
 impl Face {
@@ -240,7 +255,9 @@ impl Face {
         let mtu = match parts.transport {
             Transport::Udp(_) | Transport::Multicast(_) => Some(config.udp_mtu),
             Transport::Ether(ref e) => Some(e.mtu()),
-            Transport::Stream(_) | Transport::Ws(_) | Transport::Redial(_) => None,
+            Transport::Stream(_) | Transport::Ws(_) | Transport::Redial(_) | Transport::Shm(_) => {
+                None
+            }
         };
         Face {
             id,
@@ -265,6 +282,8 @@ impl Face {
             last_rx: Instant::now(),
             idle_timeout: config.idle_timeout,
             reliability: config.reliability,
+            shm_offer: parts.shm_offer,
+            shm_request: None,
         }
     }
 
@@ -505,7 +524,10 @@ impl Face {
     /// the forwarder has room ([`Face::recv_burst`]'s budget). A datagram face cannot: what
     /// it is not read is lost in the kernel, so it is read and its drops are counted.
     pub fn pushes_back(&self) -> bool {
-        matches!(self.transport, Transport::Stream(_) | Transport::Ws(_))
+        matches!(
+            self.transport,
+            Transport::Stream(_) | Transport::Ws(_) | Transport::Shm(_)
+        )
     }
 
     /// The file descriptor readiness is reported on; `None` for UDP unicast and Ethernet
@@ -518,12 +540,16 @@ impl Face {
             Transport::Multicast(m) => Some(m.raw_fd()),
             Transport::Ws(w) => Some(w.raw_fd()),
             Transport::Redial(c) => c.as_ref().map(Connecting::raw_fd),
+            Transport::Shm(s) => Some(s.raw_fds()[0]),
         }
     }
 
     /// Registers the face's socket (if it has its own) for edge-triggered read and write
-    /// readiness under `token`.
+    /// readiness under `token`; a shared-memory face also its eventfd, for reading.
     pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+        if let Transport::Shm(s) = &self.transport {
+            registry.register(&mut SourceFd(&s.raw_fds()[1]), token, Interest::READABLE)?;
+        }
         match self.raw_fd() {
             Some(fd) => registry.register(
                 &mut SourceFd(&fd),
@@ -536,10 +562,72 @@ impl Face {
 
     /// Removes the face's socket from `registry` (dropping the face also does).
     pub fn deregister(&self, registry: &Registry) -> io::Result<()> {
+        if let Transport::Shm(s) = &self.transport {
+            registry.deregister(&mut SourceFd(&s.raw_fds()[1]))?;
+        }
         match self.raw_fd() {
             Some(fd) => registry.deregister(&mut SourceFd(&fd)),
             None => Ok(()),
         }
+    }
+
+    /// Whether this face's first packet asked for shared memory (answer with
+    /// [`Face::switch_to_shm`]).
+    pub fn shm_requested(&self) -> bool {
+        self.shm_request.is_some()
+    }
+
+    /// Whether this is a shared-memory face.
+    pub fn is_shm(&self) -> bool {
+        matches!(self.transport, Transport::Shm(_))
+    }
+
+    /// Answers the request for shared memory: offers a region over the connection and
+    /// from now on reads and writes its rings (re-registered under `token`). If the offer
+    /// cannot be made, the request goes on to the forwarder like any Interest (which has
+    /// no route for it: the application falls back to the socket).
+    pub fn switch_to_shm(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        out: &mut Vec<Received>,
+    ) -> io::Result<()> {
+        let (Some(request), Some(ring)) = (self.shm_request.take(), self.shm_offer.take()) else {
+            return Ok(());
+        };
+        let result = match &self.transport {
+            Transport::Stream(s) if self.queue.is_empty() => s.unix_clone().and_then(|conn| {
+                self.deregister(registry)?;
+                ShmIo::offer(conn, ring).inspect_err(|_| {
+                    let _ = self.register(registry, token);
+                })
+            }),
+            _ => Err(io::ErrorKind::Unsupported.into()),
+        };
+        match result {
+            Ok(shm) => {
+                self.transport = Transport::Shm(Box::new(shm));
+                self.register(registry, token)
+            }
+            Err(e) => {
+                let c = &mut self.counters;
+                self.link
+                    .receive(self.id, Endpoint::Peer, request, Instant::now(), c, out);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether a shared-memory face has data in its ring (polled while the I/O thread is
+    /// awake: the application writes its eventfd only when the thread sleeps).
+    pub fn shm_has_input(&self) -> bool {
+        matches!(&self.transport, Transport::Shm(s) if s.has_input())
+    }
+
+    /// Before the I/O thread sleeps: asks a shared-memory face's application to wake it;
+    /// `true` when data arrived meanwhile (do not sleep).
+    pub fn shm_announce_sleep(&self) -> bool {
+        matches!(&self.transport, Transport::Shm(s) if s.announce_sleep())
     }
 
     /// Reads one burst from the face's own socket (one large read for streams, one
@@ -559,8 +647,24 @@ impl Face {
     ) -> Result<Progress, FaceError> {
         let (id, link, c) = (self.id, &mut self.link, &mut self.counters);
         let mut got = false;
+        let (offer, requested) = (&mut self.shm_offer, &mut self.shm_request);
         let progress = match &mut self.transport {
+            Transport::Stream(s) if offer.is_some() => s.recv_burst(hangup, budget, |frame| {
+                got = true;
+                if requested.is_some() {
+                    // The client waits for the answer: nothing follows the request.
+                } else if crate::shm::is_request(&frame) {
+                    *requested = Some(frame);
+                } else {
+                    *offer = None;
+                    link.receive(id, Endpoint::Peer, frame, now, c, out)
+                }
+            }),
             Transport::Stream(s) => s.recv_burst(hangup, budget, |frame| {
+                got = true;
+                link.receive(id, Endpoint::Peer, frame, now, c, out)
+            }),
+            Transport::Shm(s) => s.recv_burst(hangup, budget, |frame| {
                 got = true;
                 link.receive(id, Endpoint::Peer, frame, now, c, out)
             }),
@@ -580,8 +684,10 @@ impl Face {
         if let Err(FaceError::Framing(_)) = progress {
             self.counters.n_framing_errors += 1;
         }
-        if matches!(self.transport, Transport::Ws(_)) && !self.queue.is_empty() {
-            // A WebSocket handshake that just completed may have frames waiting.
+        if matches!(self.transport, Transport::Ws(_) | Transport::Shm(_)) && !self.queue.is_empty()
+        {
+            // A WebSocket handshake that just completed may have frames waiting; a
+            // shared-memory application that read may have made room for waiting frames.
             self.flush()?;
         }
         progress
@@ -665,6 +771,7 @@ impl Face {
             Transport::Ws(w) => w.flush(&mut self.queue, c),
             Transport::Ether(e) => e.flush(&mut self.queue, c),
             Transport::Redial(_) => Ok(Flushed::Done),
+            Transport::Shm(s) => s.flush(&mut self.queue, c),
         };
         // What the socket did not take waits past its burst: it must not pin receive buffers.
         self.queue.detach_waiting();

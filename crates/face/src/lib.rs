@@ -37,6 +37,7 @@ mod props;
 pub mod queue;
 pub mod reassembly;
 pub mod reliability;
+pub mod shm;
 mod stream;
 mod sys;
 pub mod tcp;

@@ -58,6 +58,17 @@ impl StreamIo {
         self.conn.as_fd().as_raw_fd()
     }
 
+    /// A second handle on a Unix connection (for the shared-memory face that replaces this
+    /// one); other connections are `Unsupported`.
+    pub fn unix_clone(&self) -> io::Result<mio::net::UnixStream> {
+        match &self.conn {
+            Conn::Unix(s) => Ok(mio::net::UnixStream::from_std(
+                std::os::unix::net::UnixStream::from(s.as_fd().try_clone_to_owned()?),
+            )),
+            Conn::Tcp(_) => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+
     /// Hands at most `budget` complete elements to `deliver`: first those a previous burst
     /// read but had no budget for, then from up to [`READS_PER_BURST`] reads. A read shorter
     /// than asked means the socket is drained (readiness fires again on new data), unless

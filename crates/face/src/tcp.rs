@@ -51,6 +51,7 @@ pub(crate) fn face(
         persistency,
         link_type: LinkType::PointToPoint,
         transport: Transport::Stream(StreamIo::new(Conn::Tcp(stream))),
+        shm_offer: None,
     };
     Ok(Face::new(id, parts, config))
 }
@@ -76,6 +77,7 @@ pub fn unconnected_face(
         persistency,
         link_type: LinkType::PointToPoint,
         transport: Transport::Redial(None),
+        shm_offer: None,
     };
     Face::new(id, parts, config)
 }

@@ -302,6 +302,7 @@ fn new_face(
             remote,
             seg,
         }),
+        shm_offer: None,
     };
     let mut face = Face::new(id, parts, config);
     face.set_mtu(unicast_mtu(remote, config));
@@ -419,6 +420,7 @@ pub fn multicast(
             batch: RecvBatch::new(MAX_FRAME_LEN),
             arena: Arena::default(),
         }),
+        shm_offer: None,
     };
     Ok(Face::new(id, parts, config))
 }

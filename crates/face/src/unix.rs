@@ -54,6 +54,7 @@ pub(crate) fn accepted(id: FaceId, stream: UnixStream, path: &Path, config: &Fac
         persistency: Persistency::OnDemand,
         link_type: LinkType::PointToPoint,
         transport: Transport::Stream(StreamIo::new(Conn::Unix(stream))),
+        shm_offer: config.shm_ring_size,
     };
     Face::new(id, parts, config)
 }
@@ -71,6 +72,7 @@ pub fn connect(id: FaceId, path: &Path, config: &FaceConfig) -> io::Result<Face>
         persistency: Persistency::Persistent,
         link_type: LinkType::PointToPoint,
         transport: Transport::Stream(StreamIo::new(Conn::Unix(stream))),
+        shm_offer: None,
     };
     Ok(Face::new(id, parts, config))
 }

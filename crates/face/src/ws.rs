@@ -159,6 +159,7 @@ pub(crate) fn accepted(id: FaceId, stream: TcpStream, config: &FaceConfig) -> io
         persistency: Persistency::OnDemand,
         link_type: LinkType::PointToPoint,
         transport: Transport::Ws(WsIo { fd, state }),
+        shm_offer: None,
     };
     Ok(Face::new(id, parts, config))
 }

@@ -1,13 +1,12 @@
-//! Whole TLV frames from a forwarder's unix stream, read in large chunks: what `kite perf` and
-//! `kite bench daemon` read their connections through.
+//! Whole TLV frames from a forwarder's unix stream or shared-memory ring, read in large
+//! chunks: what `kite perf` and `kite bench daemon` read their connections through.
 
 use std::io::ErrorKind;
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use bytes::Bytes;
+use kite_app::shm::LinkReader;
 use kite_face::framing::Framer;
 
 /// Whether a failed read only means nothing has arrived yet (a non-blocking socket, a read
@@ -21,7 +20,7 @@ pub fn nothing_yet(e: &std::io::Error) -> bool {
 
 /// Whole TLV frames from a stream, read in large chunks.
 pub struct FrameSource {
-    stream: UnixStream,
+    stream: LinkReader,
     framer: Framer,
 }
 
@@ -37,7 +36,8 @@ pub enum Fill {
 
 impl FrameSource {
     /// Reads from `stream`, waking at least every `tick` so the caller can keep time.
-    pub fn new(stream: UnixStream, tick: Duration) -> Result<Self> {
+    pub fn new(stream: impl Into<LinkReader>, tick: Duration) -> Result<Self> {
+        let mut stream = stream.into();
         stream.set_read_timeout(Some(tick))?;
         Ok(FrameSource {
             stream,
@@ -55,10 +55,10 @@ impl FrameSource {
         self.framer.next_frame().map_err(|e| anyhow!("{e}"))
     }
 
-    /// One read from the socket into the buffer's spare room (not zeroed first).
+    /// One read from the socket or ring into the buffer's spare room (not zeroed first).
     pub fn fill(&mut self) -> Result<Fill> {
-        match self.framer.read_from(self.stream.as_fd()) {
-            Ok(f) if f.read == 0 => Ok(Fill::Closed),
+        match self.stream.read_into(&mut self.framer) {
+            Ok(0) => Ok(Fill::Closed),
             Ok(_) => Ok(Fill::Data),
             Err(e) if nothing_yet(&e) => Ok(Fill::Idle),
             Err(e) => Err(e.into()),

@@ -102,6 +102,14 @@ pub struct RunArgs {
     /// (`kite face show`: in-too-large). Default: 8800, NFD's MAX_NDN_PACKET_SIZE.
     #[arg(long, value_name = "OCTETS", value_parser = parse_max_packet_size)]
     max_packet_size: Option<usize>,
+    /// Offer shared memory to local applications that ask for it on the unix socket
+    /// (`--shm false`: they keep the socket). Default: on.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    shm: Option<bool>,
+    /// Octets of each of a shared-memory face's two rings: a power of two, 65536-67108864;
+    /// each such face maps 4 KiB plus twice this. Default: 1048576 (1 MiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_shm_ring_size)]
+    shm_ring_size: Option<usize>,
     /// Milliseconds an Interest stays pending at most, whatever InterestLifetime it asks for
     /// (100-3600000): bounds how long a flood's Interests hold the PIT. Default: 120000.
     #[arg(long, value_name = "MS", value_parser = max_interest_lifetime)]
@@ -387,6 +395,12 @@ fn exit_on_panic() {
 fn parse_reconnect(s: &str) -> Result<u64, String> {
     let v = s.parse::<u64>().map_err(|e| format!("{s:?}: {e}"))?;
     crate::config::check_reconnect_seconds(v)
+}
+
+/// `--shm-ring-size`: the configuration file's rule.
+fn parse_shm_ring_size(s: &str) -> Result<usize, String> {
+    let v = s.parse::<usize>().map_err(|e| format!("{s:?}: {e}"))?;
+    crate::config::check_shm_ring_size(v)
 }
 
 /// `--max-packet-size`: the configuration file's rule.

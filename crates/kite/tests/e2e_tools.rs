@@ -686,6 +686,8 @@ fn two_producers_registering_at_once_with_the_same_key_both_succeed() {
             Command::new(env!("CARGO_BIN_EXE_kite"))
                 .args(["ping", "--server", &format!("/e2e/race/{p}")])
                 .args(["--socket", relay.to_str().unwrap()])
+                // The relay expects the command first, not a request for shared memory.
+                .env("KITE_SHM", "off")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

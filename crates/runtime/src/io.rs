@@ -18,6 +18,7 @@ use rtrb::Consumer;
 use super::dispatch::Dispatcher;
 use super::iolog::{CloseReason, IoLog};
 use super::park::{SleepFlag, Waker, SPIN_TIME};
+use super::shm::ShmFaces;
 use super::worker::{Step, Worker};
 use super::{
     CreateReply, FaceCommandError, FaceEvent, FaceOptions, FaceStatus, FwCommand, IoCommand,
@@ -150,6 +151,10 @@ pub(crate) struct IoThread {
     /// The faces with LpReliability on, whose timers (retransmissions, Acks) each turn
     /// checks.
     reliable: Vec<FaceId>,
+    /// Shared-memory faces, polled every turn while the thread is awake.
+    shm: ShmFaces,
+    /// The shared-memory faces one turn reads (kept across turns, so it does not reallocate).
+    shm_ready: Vec<FaceId>,
 }
 
 impl IoThread {
@@ -260,6 +265,8 @@ impl IoThread {
             log: IoLog::new(),
             busy,
             reliable: Vec::new(),
+            shm: ShmFaces::default(),
+            shm_ready: Vec::new(),
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -332,6 +339,7 @@ impl IoThread {
                 if self.from_fwd.iter().any(|c| !c.is_empty())
                     || !self.commands.is_empty()
                     || self.shards.iter().any(Worker::has_work)
+                    || self.shm.announce_sleep(&self.faces)
                 {
                     timeout = Some(Duration::ZERO);
                 }
@@ -378,6 +386,13 @@ impl IoThread {
                 self.read_channel(token, now);
             }
             self.rereading_channels.clear();
+            let mut shm_ready = core::mem::take(&mut self.shm_ready);
+            self.shm.ready(&self.faces, &mut shm_ready);
+            for &id in &shm_ready {
+                self.read_face(id, now, false);
+            }
+            shm_ready.clear();
+            self.shm_ready = shm_ready;
             if !self.handle_commands() {
                 (self.log).flush(&self.faces, &self.udp, &self.ether);
                 return;
@@ -642,6 +657,18 @@ impl IoThread {
             _ => {
                 let face = self.faces.get_mut(&id).expect("looked up above");
                 let r = face.recv_burst(now, hangup, budget, &mut self.received);
+                if face.shm_requested() {
+                    let token = Token(id.0 as usize);
+                    match face.switch_to_shm(self.poll.registry(), token, &mut self.received) {
+                        Ok(()) => {
+                            tracing::info!(face = id.0, "switched to shared memory");
+                            self.shm.add(id);
+                        }
+                        Err(e) => {
+                            tracing::info!(face = id.0, error = %e, "shared memory not offered")
+                        }
+                    }
+                }
                 self.dispatch();
                 r
             }

@@ -28,6 +28,7 @@ mod io;
 mod iolog;
 pub mod lograte;
 pub mod park;
+mod shm;
 mod worker;
 
 use std::path::PathBuf;

@@ -422,7 +422,7 @@ fn producer_registers_and_echoes_the_pit_token() {
         let reply = frames.next_frame(&mut reader).unwrap();
         NetPacket::decode_frame(reply).unwrap()
     });
-    let mut producer = Producer::new(Client::connect_unix(&path).unwrap());
+    let mut producer = Producer::new(Client::connect_unix_socket(&path).unwrap());
     producer.register(&name("/svc")).unwrap();
     assert_eq!(producer.prefixes(), [name("/svc")]);
     let stop = Arc::new(AtomicBool::new(false));

@@ -462,6 +462,7 @@ impl EtherChannel {
                 header: EtherHeader::ndn(remote, self.mac).encode(),
                 link: self.link,
             }),
+            shm_offer: None,
         };
         Face::new(id, parts, &self.config)
     }

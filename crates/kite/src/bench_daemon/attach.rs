@@ -88,7 +88,7 @@ fn register(client: &mut Client, prefix: &Name, face_id: Option<u64>) -> Result<
 
 fn attach_unix(path: &Path, prefix: &Name) -> Result<(Link, Link)> {
     let connect =
-        || Client::connect_unix(path).with_context(|| format!("connect {}", path.display()));
+        || Client::connect_unix_socket(path).with_context(|| format!("connect {}", path.display()));
     let mut client = connect()?;
     register(&mut client, prefix, None)?;
     let producer = client

@@ -95,7 +95,12 @@ pub fn run(a: FloodArgs) -> Result<String> {
             Target::Udp(addr) => (Link::datagram(Link::udp_socket(addr)?), "udp"),
             Target::Unix(_) => return Err(anyhow!("--udp takes udp://HOST:PORT")),
         },
-        None => (Link::stream(crate::perf::link::open(&socket)?)?, "unix"),
+        None => {
+            let stream = kite_app::Client::connect_unix_socket(&a.socket)?
+                .into_unix_stream()
+                .ok_or_else(|| anyhow!("a new connection has nothing buffered"))?;
+            (Link::stream(stream)?, "unix")
+        }
     };
     let mut template = Template::new(&prefix, a.lifetime)?;
     let start = Instant::now();

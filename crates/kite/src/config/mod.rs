@@ -148,12 +148,43 @@ impl Default for FaceSystem {
 }
 
 /// `[face_system.unix]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Unix {
     /// `path`: the socket local apps connect to (default: NFD's, or a per-user fallback).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
+    /// `shm`: offer shared-memory rings to local applications that ask on the socket.
+    pub shm: bool,
+    /// `shm_ring_size`: octets of each of a shared-memory face's two rings (a power of two,
+    /// [`kite_face::shm::RING_SIZE_RANGE`]); each such face maps 4 KiB plus twice this.
+    #[serde(deserialize_with = "shm_ring_size")]
+    pub shm_ring_size: usize,
+}
+
+impl Default for Unix {
+    fn default() -> Self {
+        Unix {
+            path: None,
+            shm: true,
+            shm_ring_size: kite_face::shm::DEFAULT_RING_SIZE,
+        }
+    }
+}
+
+/// The one rule for `shm_ring_size` and `kite run --shm-ring-size`.
+pub fn check_shm_ring_size(v: usize) -> Result<usize, String> {
+    let (lo, hi) = kite_face::shm::RING_SIZE_RANGE;
+    if !kite_face::shm::valid_ring_size(v) {
+        return Err(format!(
+            "shm_ring_size must be a power of two between {lo} and {hi}, not {v}"
+        ));
+    }
+    Ok(v)
+}
+
+fn shm_ring_size<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    check_shm_ring_size(usize::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 /// NFD's port for UDP and TCP, on loopback: neighbours are reached only when asked for.

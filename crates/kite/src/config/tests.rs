@@ -44,6 +44,8 @@ fn every_key() -> Config {
             lp_reliability_bytes: 1 << 20,
             unix: Unix {
                 path: Some("/tmp/kite.sock".into()),
+                shm: false,
+                shm_ring_size: 1 << 16,
             },
             udp: Udp {
                 listen: vec!["0.0.0.0:6363".parse().unwrap()],
@@ -306,6 +308,11 @@ fn bad_values_are_refused_at_their_line() {
             "[face_system]\nmax_packet_size = 8801\n",
             "2:19",
             "max_packet_size must be between 1024 and 8800",
+        ),
+        (
+            "[face_system.unix]\nshm_ring_size = 100000\n",
+            "2:17",
+            "shm_ring_size must be a power of two",
         ),
         (
             "[face_system.udp]\nidle_timeout = 0\n",

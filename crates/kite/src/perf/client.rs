@@ -144,8 +144,7 @@ pub fn run(a: ClientArgs) -> Result<String> {
             return Err(anyhow!("--verify needs --key-pub FILE or --verify-digest"))
         }
     };
-    let stream = link::open(&a.socket)?;
-    let mut out = stream.try_clone()?;
+    let (stream, mut out) = link::open(&a.socket)?;
     let mut src = FrameSource::new(stream, TICK)?;
     // Names no earlier run used, so no cache answers (unless --names makes them repeat).
     let run_id = std::time::SystemTime::now()

@@ -1,11 +1,12 @@
-//! The perf tools' connection to the forwarder: a unix stream (registered for a prefix when
-//! serving), read through [`crate::frames::FrameSource`].
+//! The perf tools' connection to the forwarder: a unix stream or, when the forwarder offers
+//! it, shared memory (registered for a prefix when serving), read through
+//! [`crate::frames::FrameSource`].
 
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
+use kite_app::shm::{LinkReader, LinkWriter};
 use kite_app::Client;
 use kite_packet::Name;
 
@@ -17,15 +18,18 @@ fn connect(socket: &Option<PathBuf>) -> Result<Client> {
     })
 }
 
-/// The raw socket of a new connection (perf needs a unix socket).
-pub fn open(socket: &Option<PathBuf>) -> Result<UnixStream> {
+/// The two directions of a new connection (perf needs a unix socket or shared memory).
+pub fn open(socket: &Option<PathBuf>) -> Result<(LinkReader, LinkWriter)> {
     connect(socket)?
-        .into_unix_stream()
+        .into_link()
         .ok_or_else(|| anyhow!("kite perf needs the forwarder's unix socket"))
 }
 
 /// A connection with `prefix` registered (rib/register for this face) through it.
-pub fn open_registered(socket: &Option<PathBuf>, prefix: &Name) -> Result<UnixStream> {
+pub fn open_registered(
+    socket: &Option<PathBuf>,
+    prefix: &Name,
+) -> Result<(LinkReader, LinkWriter)> {
     let mut client = connect(socket)?;
     let params = kite_mgmt::ControlParameters {
         name: Some(prefix.clone()),
@@ -35,7 +39,7 @@ pub fn open_registered(socket: &Option<PathBuf>, prefix: &Name) -> Result<UnixSt
         .command_ok("rib", "register", &params, Duration::from_secs(5))
         .with_context(|| format!("registering {prefix}"))?;
     client
-        .into_unix_stream()
+        .into_link()
         .ok_or_else(|| anyhow!("kite perf needs the forwarder's unix socket"))
 }
 

@@ -4,8 +4,8 @@
 //! `--threads 0` the reader signs and writes itself: no hand-off between threads, which is
 //! what a machine with fewer cores than threads to keep busy wants.
 
+use kite_app::shm::{LinkReader, LinkWriter};
 use std::collections::HashMap;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -128,7 +128,7 @@ pub fn run(a: ServerArgs) -> Result<String> {
         .map_err(|e| anyhow!("prefix {:?}: {e}", a.prefix))?;
     let signer = a.signing.signer(&prefix)?;
     let stop = crate::tools::stop_on_signal()?;
-    let stream = link::open_registered(&a.socket, &prefix)?;
+    let (stream, out) = link::open_registered(&a.socket, &prefix)?;
     let content = Bytes::from((0..a.payload).map(link::payload_octet).collect::<Vec<_>>());
     eprintln!(
         "kite perf server: {prefix}, {} signing, {}, {} B payload, freshness {} ms{}",
@@ -150,14 +150,14 @@ pub fn run(a: ServerArgs) -> Result<String> {
     let cpu_secs = if a.threads == 0 {
         let mut sink = Inline {
             maker,
-            out: stream.try_clone()?,
+            out,
             batch: WriteQueue::new(),
             stats: &stats,
         };
         read_loop(stream, &stats, clock, &mut sink)?;
         super::cpu::thread_cpu_secs().unwrap_or(0.0)
     } else {
-        threaded(stream, maker, a.threads, &stats, clock)?
+        threaded((stream, out), maker, a.threads, &stats, clock)?
     };
     let secs = start.elapsed().as_secs_f64();
     let end = stats.snapshot();
@@ -180,7 +180,7 @@ type Clock<'a> = (&'a AtomicBool, Instant, Option<Duration>);
 /// Runs `threads` signing threads and one writer beside the reading thread; returns the
 /// signing threads' CPU seconds.
 fn threaded(
-    stream: UnixStream,
+    (stream, out): (LinkReader, LinkWriter),
     maker: Maker,
     threads: usize,
     stats: &Arc<Stats>,
@@ -200,7 +200,6 @@ fn threaded(
         }));
     }
     drop((job_rx, reply_tx));
-    let out = stream.try_clone()?;
     let writer_stats = Arc::clone(stats);
     let writer = std::thread::spawn(move || write_loop(reply_rx, out, &writer_stats));
     let result = read_loop(stream, stats, clock, &mut Queue(job_tx));
@@ -236,7 +235,7 @@ impl Sink for Queue {
 /// Signs in the reading thread and writes what one read answered as one batch.
 struct Inline<'a> {
     maker: Maker,
-    out: UnixStream,
+    out: LinkWriter,
     batch: WriteQueue,
     stats: &'a Stats,
 }
@@ -256,7 +255,7 @@ impl Sink for Inline<'_> {
 
 /// Reads Interests into `sink` and prints a report line every second.
 fn read_loop(
-    stream: UnixStream,
+    stream: LinkReader,
     stats: &Stats,
     (stop, start, duration): Clock,
     sink: &mut impl Sink,
@@ -374,7 +373,7 @@ fn put(r: Reply, batch: &mut WriteQueue) -> usize {
 }
 
 /// Writes the Data queued in `batch`, if any, and counts them.
-fn write_batch(out: &mut UnixStream, batch: &mut WriteQueue, stats: &Stats) -> Result<()> {
+fn write_batch(out: &mut LinkWriter, batch: &mut WriteQueue, stats: &Stats) -> Result<()> {
     let queued = batch.len() as u64;
     if queued > 0 {
         batch.write_to(out)?;
@@ -384,7 +383,7 @@ fn write_batch(out: &mut UnixStream, batch: &mut WriteQueue, stats: &Stats) -> R
 }
 
 /// Writes signed Data, batching whatever is queued into one write.
-fn write_loop(replies: Receiver<Reply>, mut out: UnixStream, stats: &Stats) -> Result<()> {
+fn write_loop(replies: Receiver<Reply>, mut out: LinkWriter, stats: &Stats) -> Result<()> {
     let mut batch = WriteQueue::new();
     while let Ok(first) = replies.recv() {
         let mut octets = put(first, &mut batch);

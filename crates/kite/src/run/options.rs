@@ -38,6 +38,8 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     }
     faces.local_only |= args.local_only;
     faces.max_packet_size = args.max_packet_size.unwrap_or(faces.max_packet_size);
+    faces.unix.shm = args.shm.unwrap_or(faces.unix.shm);
+    faces.unix.shm_ring_size = args.shm_ring_size.unwrap_or(faces.unix.shm_ring_size);
     if let Some(n) = args.udp_on_demand_limit {
         faces.udp.on_demand_limit = n;
     }
@@ -151,6 +153,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     }
     r.face.udp_mtu = fs.udp.mtu;
     r.face.max_packet_size = fs.max_packet_size;
+    r.face.shm_ring_size = fs.unix.shm.then_some(fs.unix.shm_ring_size);
     r.face.idle_timeout = Duration::from_secs(fs.udp.idle_timeout);
     r.face.reassembly.max_bytes = fs.reassembly_bytes;
     r.face.reliability = kite_face::reliability::ReliabilityLimits {

@@ -1,0 +1,230 @@
+use std::io::{Read, Write};
+use std::sync::atomic::AtomicBool;
+
+use proptest::prelude::*;
+use smallvec::SmallVec;
+
+use super::*;
+use crate::queue::OutFrame;
+
+const RING: usize = RING_SIZE_RANGE.0;
+
+/// The forwarder's side and the application's halves of one offer over a socket pair, and
+/// the region's descriptor (to map it a third time, as a scribbler).
+fn pair() -> (ShmIo, ShmReader, ShmWriter, OwnedFd) {
+    let (fwd, app) = UnixStream::pair().unwrap();
+    fwd.set_nonblocking(true).unwrap();
+    let io = ShmIo::offer(mio::net::UnixStream::from_std(fwd), RING).unwrap();
+    let mut buf = [0u8; 4096];
+    let mut fds = Vec::new();
+    let n = recv_with_fds(&app, &mut buf, &mut fds).unwrap();
+    assert_eq!(&buf[..n], &offer_data()[..], "the offer is the Data");
+    let memfd = fds[0].try_clone().unwrap();
+    let (r, w) = attach(app, fds).unwrap();
+    (io, r, w, memfd)
+}
+
+fn element(len: usize, fill: u8) -> Vec<u8> {
+    let mut v = Vec::new();
+    kite_packet::varnum::put_varnum(&mut v, 6);
+    kite_packet::varnum::put_varnum(&mut v, len as u64);
+    v.resize(v.len() + len, fill);
+    v
+}
+
+fn queue_of(frames: &[Vec<u8>]) -> OutQueue {
+    let mut q = OutQueue::new(1024);
+    for f in frames {
+        assert!(q.push(OutFrame {
+            head: SmallVec::new(),
+            body: Bytes::from(f.clone()),
+        }));
+    }
+    q
+}
+
+/// Packets cross both rings whole and in order, past the rings' end (they wrap), and a full
+/// down ring blocks the forwarder instead of overwriting what the application did not read.
+#[test]
+fn packets_cross_both_rings_in_order_and_wrap() {
+    let (mut io, mut r, mut w, _) = pair();
+    r.set_read_timeout(Some(Duration::from_secs(2)));
+    let frames: Vec<Vec<u8>> = (0..40).map(|i| element(8000, i as u8)).collect();
+    // Up: 40 × 8 KB through a 64 KiB ring, read as the application writes.
+    let mut got = Vec::new();
+    for f in &frames {
+        w.write_all(f).unwrap();
+        io.recv_burst(false, usize::MAX, |b| got.push(b)).unwrap();
+    }
+    assert_eq!(got.len(), 40);
+    assert!(got.iter().zip(&frames).all(|(a, b)| a[..] == b[..]));
+    // Down: the queue fills the ring, blocks, and goes on as the application reads.
+    let mut q = queue_of(&frames);
+    let mut c = FaceCounters::default();
+    assert_eq!(io.flush(&mut q, &mut c).unwrap(), Flushed::Blocked);
+    let mut all = Vec::new();
+    let want: usize = frames.iter().map(Vec::len).sum();
+    let mut buf = vec![0u8; 10_000];
+    while all.len() < want {
+        let n = r.read(&mut buf).unwrap();
+        all.extend_from_slice(&buf[..n]);
+        io.flush(&mut q, &mut c).unwrap();
+    }
+    assert_eq!(all, frames.concat());
+    assert!(q.is_empty());
+    assert_eq!(c.n_out_bytes, want as u64);
+}
+
+/// A sleeping side is woken through its eventfd, and only then: the forwarder's eventfd is
+/// written when it announced sleep, not while it is awake.
+#[test]
+fn the_eventfd_is_written_only_for_a_sleeper() {
+    let (io, _r, mut w, _) = pair();
+    let readable = |fd: RawFd| {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd, no wait.
+        unsafe { libc::poll(&mut p, 1, 0) == 1 }
+    };
+    let wake = io.raw_fds()[1];
+    w.write_all(&element(10, 1)).unwrap();
+    assert!(!readable(wake), "awake: no system call to wake it");
+    assert!(io.announce_sleep(), "data already there: do not sleep");
+    let (mut io, _r2, mut w2, _) = pair();
+    assert!(!io.announce_sleep(), "nothing there: sleep");
+    w2.write_all(&element(10, 1)).unwrap();
+    assert!(readable(io.raw_fds()[1]), "asleep: woken");
+    let mut got = 0;
+    io.recv_burst(false, 10, |_| got += 1).unwrap();
+    assert_eq!(got, 1);
+}
+
+/// Positions the application writes are checked: a tail beyond the ring or behind the head,
+/// or a head ahead of what was written, ends the face with an error (no panic, no read or
+/// write outside the ring).
+#[test]
+fn impossible_positions_are_errors() {
+    let (mut io, _r, _w, memfd) = pair();
+    let scribbler = Region::attach(&memfd).unwrap();
+    scribbler
+        .u64_at(UP + TAIL)
+        .store(RING as u64 + 1, Ordering::Relaxed);
+    assert!(io.has_input(), "reported, so that the read sees it");
+    assert!(io.recv_burst(false, 10, |_| ()).is_err());
+    scribbler
+        .u64_at(UP + TAIL)
+        .store(u64::MAX, Ordering::Relaxed);
+    assert!(io.recv_burst(false, 10, |_| ()).is_err());
+    scribbler.u64_at(DOWN + HEAD).store(5, Ordering::Relaxed);
+    let mut q = queue_of(&[element(10, 0)]);
+    assert!(io.flush(&mut q, &mut FaceCounters::default()).is_err());
+}
+
+/// When the application's connection ends, the face ends, after what its ring still held.
+#[test]
+fn the_face_ends_with_the_connection() {
+    let (mut io, r, mut w, _) = pair();
+    w.write_all(&element(10, 7)).unwrap();
+    drop((r, w));
+    let mut got = 0;
+    let end = io.recv_burst(true, 10, |_| got += 1);
+    assert_eq!(got, 1);
+    assert!(matches!(end, Err(FaceError::Closed)));
+}
+
+/// A region that is not sealed against shrinking is refused by the application (a shrunk
+/// mapping would fault on access).
+#[test]
+fn an_unsealed_region_is_refused() {
+    // SAFETY: returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(c"t".as_ptr(), libc::MFD_CLOEXEC) };
+    assert!(fd >= 0);
+    // SAFETY: a descriptor just returned to us.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: a plain system call on our descriptor.
+    assert_eq!(unsafe { libc::ftruncate(fd.as_raw_fd(), 1 << 20) }, 0);
+    assert!(Region::attach(&fd).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever the application writes anywhere in the region (positions, flags, data),
+    /// interleaved with the forwarder's reads and writes, the forwarder's side never panics
+    /// and hands on only frames the framer accepted (each within its bounds).
+    #[test]
+    fn scribbling_on_the_region_only_hurts_the_face(
+        writes in prop::collection::vec((0usize..HEADER_LEN + 2 * RING, any::<u64>(), 0u8..4), 1..200),
+    ) {
+        let (mut io, _r, _w, memfd) = pair();
+        let s = Region::attach(&memfd).unwrap();
+        let mut q = queue_of(&[element(3000, 1), element(100, 2)]);
+        let mut c = FaceCounters::default();
+        for (off, value, op) in writes {
+            let off = off & !7;
+            if off < HEADER_LEN {
+                s.u64_at(off).store(value, Ordering::Relaxed);
+            } else {
+                // SAFETY: `off + 8` is within the mapping (8-aligned below its end).
+                unsafe { s.base.add(off).cast::<u64>().write_volatile(value) };
+            }
+            match op {
+                0 => {
+                    let _ = io.recv_burst(false, 64, |f| {
+                        assert!(f.len() <= crate::framing::MAX_FRAME_LEN);
+                    });
+                }
+                1 => {
+                    let _ = io.flush(&mut q, &mut c);
+                }
+                2 => {
+                    let _ = io.has_input();
+                }
+                _ => {
+                    let _ = io.announce_sleep();
+                }
+            }
+        }
+    }
+}
+
+/// Another process's thread scribbling on the region while the forwarder's side reads and
+/// writes it: no panic, no fault, and every call returns.
+#[test]
+fn a_concurrent_scribbler_cannot_crash_or_wedge_the_forwarder() {
+    let (mut io, _r, _w, memfd) = pair();
+    let s = Arc::new(Region::attach(&memfd).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let t = {
+        let (s, stop) = (s.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            while !stop.load(Ordering::Relaxed) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let off = (x as usize % (HEADER_LEN + 2 * RING)) & !7;
+                let value = if x & 1 == 0 { x >> 40 } else { x };
+                if off < HEADER_LEN {
+                    s.u64_at(off).store(value, Ordering::Relaxed);
+                } else {
+                    // SAFETY: 8-aligned and below the mapping's end.
+                    unsafe { s.base.add(off).cast::<u64>().write_volatile(value) };
+                }
+            }
+        })
+    };
+    let mut c = FaceCounters::default();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(300) {
+        let mut q = queue_of(&[element(5000, 3)]);
+        let _ = io.recv_burst(false, 64, |_| ());
+        let _ = io.flush(&mut q, &mut c);
+        let _ = io.announce_sleep();
+    }
+    stop.store(true, Ordering::Relaxed);
+    t.join().unwrap();
+}
