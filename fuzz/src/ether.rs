@@ -16,7 +16,7 @@ use hashbrown::HashMap;
 use kite_face::counters::FaceCounters;
 use kite_face::ether::frame::{padding, EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 use kite_face::ether::{demultiplex, Arrival};
-use kite_face::link::LinkService;
+use kite_face::link_service::LinkService;
 use kite_face::reassembly::{Endpoint, ReassemblyLimits};
 use kite_face::{FaceId, MacAddr};
 use kite_packet::{Interest, LpHeader, LpPacket, Name};

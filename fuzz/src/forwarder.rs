@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_face::counters::FaceCounters;
-use kite_face::link::{LinkService, Received, RxPacket};
+use kite_face::link_service::{LinkService, Received, RxPacket};
 use kite_face::queue::OutQueue;
 use kite_face::reassembly::{Endpoint, ReassemblyLimits};
 use kite_face::{MacAddr, PacketKind};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use kite_face::counters::FaceCounters;
 use kite_face::framing::MAX_NDN_PACKET_SIZE;
-use kite_face::link::{LinkService, Received, RxPacket};
+use kite_face::link_service::{LinkService, Received, RxPacket};
 use kite_face::queue::{OutFrame, OutQueue};
 use kite_face::reassembly::{Endpoint, ReassemblyLimits};
 use kite_face::reliability::ReliabilityLimits;

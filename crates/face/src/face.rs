@@ -15,7 +15,7 @@ use crate::congestion::{CongestionMarker, MarkingConfig};
 use crate::counters::FaceCounters;
 use crate::ether::{EtherPeer, LinkState};
 use crate::framing::{FramingError, MAX_NDN_PACKET_SIZE};
-use crate::link::{LinkService, Received};
+use crate::link_service::{LinkService, Received};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};

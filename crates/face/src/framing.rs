@@ -42,7 +42,7 @@ pub enum FramingError {
 
 /// What one [`Framer::read_from`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Filled {
+pub struct ReadCount {
     /// Octets read (0: end of stream).
     pub read: usize,
     /// Octets asked for: a shorter read means the socket had no more.
@@ -84,10 +84,10 @@ impl Framer {
     /// zeroed first (zeroing 64 KiB per read cost a stream reader ≈2 % of the machine at
     /// 8000-octet Data). A blocking socket's read timeout or a non-blocking socket with nothing
     /// to read is `WouldBlock`.
-    pub fn read_from(&mut self, fd: BorrowedFd<'_>) -> io::Result<Filled> {
+    pub fn read_from(&mut self, fd: BorrowedFd<'_>) -> io::Result<ReadCount> {
         let asked = self.read_room();
         let read = crate::sys::read_into(fd.as_raw_fd(), &mut self.buf, asked)?;
-        Ok(Filled { read, asked })
+        Ok(ReadCount { read, asked })
     }
 
     /// Octets held that do not yet form a complete element.

@@ -623,7 +623,7 @@ pub fn split_frame<'a>(head: &'a [u8], body: &'a [u8]) -> Option<(&'a [u8], &'a 
 mod tests {
     use super::*;
     use crate::framing::MAX_NDN_PACKET_SIZE;
-    use crate::link::{LinkService, Received, RxPacket};
+    use crate::link_service::{LinkService, Received, RxPacket};
     use crate::props::{FaceId, PacketKind};
     use crate::reassembly::{Endpoint, ReassemblyLimits};
     use kite_packet::{Data, LpHeader, LpPacket, Name, PitToken};

@@ -9,7 +9,7 @@
 mod answer;
 mod attach;
 pub mod flood;
-mod link;
+mod socket;
 mod window;
 
 use std::os::unix::net::UnixStream;
@@ -29,7 +29,7 @@ use serde_json::json;
 
 use answer::Answer;
 use attach::Target;
-use link::{Link, Recv};
+use socket::{LoadSocket, Recv};
 use window::Window;
 
 /// How long the consumer waits for anything from the forwarder before giving up.
@@ -78,7 +78,7 @@ pub struct DaemonArgs {
 
 /// Answers every Interest with a Data echoing its PIT token, until `stop` is set and no
 /// Interest came for a tick, or the forwarder closes the connection.
-fn produce(mut link: Link, payload: usize, stop: &AtomicBool) -> Result<()> {
+fn produce(mut link: LoadSocket, payload: usize, stop: &AtomicBool) -> Result<()> {
     let answer = Answer::new(payload);
     let mut head = Vec::new();
     loop {
@@ -145,7 +145,12 @@ impl Tally {
 
 /// Keeps `window` Interests outstanding under `prefix` for `duration`; a Data or a Nack frees
 /// its slot, and so does giving the Interest up as lost.
-fn consume(mut link: Link, prefix: &Name, window: usize, duration: Duration) -> Result<Tally> {
+fn consume(
+    mut link: LoadSocket,
+    prefix: &Name,
+    window: usize,
+    duration: Duration,
+) -> Result<Tally> {
     let mut w = Window::new(prefix.clone());
     let now = Instant::now();
     for _ in 0..window {
@@ -192,7 +197,7 @@ struct InProcess {
 
 impl InProcess {
     /// Starts it and connects the producer; returns the producer's and consumer's links.
-    fn start(a: &DaemonArgs, prefix: &Name) -> Result<(InProcess, Link, Link)> {
+    fn start(a: &DaemonArgs, prefix: &Name) -> Result<(InProcess, LoadSocket, LoadSocket)> {
         let dir = std::env::temp_dir().join(format!("kite-bench-{}", std::process::id()));
         let path = dir.join("kite.sock");
         let hasher = NameHasher::random();
@@ -236,8 +241,8 @@ impl InProcess {
                 _fib: fib,
                 dir,
             },
-            Link::stream(producer)?,
-            Link::stream(consumer)?,
+            LoadSocket::stream(producer)?,
+            LoadSocket::stream(consumer)?,
         ))
     }
 

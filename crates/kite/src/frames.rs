@@ -24,8 +24,8 @@ pub struct FrameSource {
     framer: Framer,
 }
 
-/// What one [`FrameSource::fill`] saw.
-pub enum Fill {
+/// What arrived in one [`FrameSource::fill`].
+pub enum Arrived {
     /// Octets arrived (frames may be ready).
     Data,
     /// The read timed out, or a signal interrupted it, with nothing new.
@@ -56,11 +56,11 @@ impl FrameSource {
     }
 
     /// One read from the socket or ring into the buffer's spare room (not zeroed first).
-    pub fn fill(&mut self) -> Result<Fill> {
+    pub fn fill(&mut self) -> Result<Arrived> {
         match self.stream.read_into(&mut self.framer) {
-            Ok(0) => Ok(Fill::Closed),
-            Ok(_) => Ok(Fill::Data),
-            Err(e) if nothing_yet(&e) => Ok(Fill::Idle),
+            Ok(0) => Ok(Arrived::Closed),
+            Ok(_) => Ok(Arrived::Data),
+            Err(e) if nothing_yet(&e) => Ok(Arrived::Idle),
             Err(e) => Err(e.into()),
         }
     }

@@ -19,7 +19,7 @@ use kite_mgmt::datasets::FaceStatus;
 use kite_mgmt::{decode_items, ControlParameters};
 use kite_packet::{LpPacket, Name};
 
-use super::link::Link;
+use super::socket::LoadSocket;
 
 /// How long management commands, and the wait for on-demand faces, may take.
 const MGMT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -57,7 +57,11 @@ impl Target {
     /// Connects the producer and the consumer; `control` is the management socket a UDP
     /// target registers through (default: the usual forwarder sockets). Returns the
     /// producer's link and the consumer's.
-    pub fn attach(&self, control: Option<&Path>, prefix: &Name) -> Result<(Link, Link)> {
+    pub fn attach(
+        &self,
+        control: Option<&Path>,
+        prefix: &Name,
+    ) -> Result<(LoadSocket, LoadSocket)> {
         match self {
             Target::Unix(path) => attach_unix(path, prefix),
             Target::Udp(addr) => attach_udp(*addr, control, prefix),
@@ -86,7 +90,7 @@ fn register(client: &mut Client, prefix: &Name, face_id: Option<u64>) -> Result<
     Ok(())
 }
 
-fn attach_unix(path: &Path, prefix: &Name) -> Result<(Link, Link)> {
+fn attach_unix(path: &Path, prefix: &Name) -> Result<(LoadSocket, LoadSocket)> {
     let connect =
         || Client::connect_unix_socket(path).with_context(|| format!("connect {}", path.display()));
     let mut client = connect()?;
@@ -96,20 +100,27 @@ fn attach_unix(path: &Path, prefix: &Name) -> Result<(Link, Link)> {
         .ok_or_else(|| anyhow!("the registration left unread packets on the producer's socket"))?;
     let consumer =
         UnixStream::connect(path).with_context(|| format!("connect {}", path.display()))?;
-    Ok((Link::stream(producer)?, Link::stream(consumer)?))
+    Ok((LoadSocket::stream(producer)?, LoadSocket::stream(consumer)?))
 }
 
-fn attach_udp(addr: SocketAddr, control: Option<&Path>, prefix: &Name) -> Result<(Link, Link)> {
+fn attach_udp(
+    addr: SocketAddr,
+    control: Option<&Path>,
+    prefix: &Name,
+) -> Result<(LoadSocket, LoadSocket)> {
     let mut client = match control {
         Some(p) => Client::connect_unix(p).with_context(|| format!("connect {}", p.display()))?,
         None => Client::connect_default().context("connecting to the forwarder's management")?,
     };
-    let producer = Link::udp_socket(addr)?;
-    let consumer = Link::udp_socket(addr)?;
+    let producer = LoadSocket::udp_socket(addr)?;
+    let consumer = LoadSocket::udp_socket(addr)?;
     let ids = face_ids(&mut client, &[&producer, &consumer])
         .with_context(|| format!("getting faces for the load at {}", FaceUri::Udp(addr)))?;
     register(&mut client, prefix, Some(ids[0]))?;
-    Ok((Link::datagram(producer), Link::datagram(consumer)))
+    Ok((
+        LoadSocket::datagram(producer),
+        LoadSocket::datagram(consumer),
+    ))
 }
 
 /// Makes the forwarder create an on-demand face for each socket (each sends an empty

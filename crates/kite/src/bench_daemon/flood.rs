@@ -16,7 +16,7 @@ use kite_packet::{Interest, Name, Nonce};
 use serde_json::json;
 
 use super::attach::Target;
-use super::link::Link;
+use super::socket::LoadSocket;
 
 /// Interests queued per write.
 const BATCH: usize = 64;
@@ -89,17 +89,17 @@ pub fn run(a: FloodArgs) -> Result<String> {
     let prefix: Name = a.prefix.parse().context("--prefix")?;
     let socket = Some(a.socket.clone());
     // Kept open and never read: the producer that never answers.
-    let _sink = crate::perf::link::open_registered(&socket, &prefix)?;
+    let _sink = crate::perf::connect::open_registered(&socket, &prefix)?;
     let (mut link, transport) = match &a.udp {
         Some(uri) => match Target::parse(uri).map_err(|e| anyhow!("--udp: {e}"))? {
-            Target::Udp(addr) => (Link::datagram(Link::udp_socket(addr)?), "udp"),
+            Target::Udp(addr) => (LoadSocket::datagram(LoadSocket::udp_socket(addr)?), "udp"),
             Target::Unix(_) => return Err(anyhow!("--udp takes udp://HOST:PORT")),
         },
         None => {
             let stream = kite_app::Client::connect_unix_socket(&a.socket)?
                 .into_unix_stream()
                 .ok_or_else(|| anyhow!("a new connection has nothing buffered"))?;
-            (Link::stream(stream)?, "unix")
+            (LoadSocket::stream(stream)?, "unix")
         }
     };
     let mut template = Template::new(&prefix, a.lifetime)?;

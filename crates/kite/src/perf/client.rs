@@ -14,9 +14,9 @@ use kite_packet::{Data, Interest, LpPacket, NackReason, Name, NetPacketView, Non
 use kite_security::{KeyFile, SignatureKind, Verifier};
 use serde_json::json;
 
+use super::connect;
 use super::histogram::Histogram;
-use super::link;
-use crate::frames::{Fill, FrameSource};
+use crate::frames::{Arrived, FrameSource};
 
 /// How often the loop wakes when nothing arrives, to check timeouts and the clock.
 const TICK: Duration = Duration::from_millis(10);
@@ -144,7 +144,7 @@ pub fn run(a: ClientArgs) -> Result<String> {
             return Err(anyhow!("--verify needs --key-pub FILE or --verify-digest"))
         }
     };
-    let (stream, mut out) = link::open(&a.socket)?;
+    let (stream, mut out) = connect::open(&a.socket)?;
     let mut src = FrameSource::new(stream, TICK)?;
     // Names no earlier run used, so no cache answers (unless --names makes them repeat).
     let run_id = std::time::SystemTime::now()
@@ -177,7 +177,7 @@ pub fn run(a: ClientArgs) -> Result<String> {
     w.out.clear();
     while start.elapsed() < a.duration {
         let fill = src.fill()?;
-        if matches!(fill, Fill::Closed) {
+        if matches!(fill, Arrived::Closed) {
             return Err(anyhow!("the forwarder closed the connection"));
         }
         let now = Instant::now();
@@ -291,7 +291,7 @@ fn take(
                 let pattern_ok = content
                     .iter()
                     .enumerate()
-                    .all(|(i, &b)| b == link::payload_octet(i));
+                    .all(|(i, &b)| b == connect::payload_octet(i));
                 if payload_check && !pattern_ok {
                     counts.payload_errors += 1;
                 }

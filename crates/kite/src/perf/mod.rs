@@ -5,9 +5,9 @@
 //! pipelined, batched I/O (many packets per read and per write), not one exchange at a time.
 
 mod client;
+pub(crate) mod connect;
 mod cpu;
 mod histogram;
-pub(crate) mod link;
 mod server;
 
 use anyhow::Result;

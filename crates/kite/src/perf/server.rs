@@ -19,8 +19,8 @@ use kite_app::WriteQueue;
 use kite_packet::{Data, LpHeader, LpPacket, Name, NetPacketView, PitToken};
 use kite_security::KeySigner;
 
-use super::link;
-use crate::frames::{Fill, FrameSource};
+use super::connect;
+use crate::frames::{Arrived, FrameSource};
 use crate::sign_args::SignArgs;
 
 /// Interests waiting for a signer, and signed Data waiting for the writer.
@@ -128,8 +128,12 @@ pub fn run(a: ServerArgs) -> Result<String> {
         .map_err(|e| anyhow!("prefix {:?}: {e}", a.prefix))?;
     let signer = a.signing.signer(&prefix)?;
     let stop = crate::tools::stop_on_signal()?;
-    let (stream, out) = link::open_registered(&a.socket, &prefix)?;
-    let content = Bytes::from((0..a.payload).map(link::payload_octet).collect::<Vec<_>>());
+    let (stream, out) = connect::open_registered(&a.socket, &prefix)?;
+    let content = Bytes::from(
+        (0..a.payload)
+            .map(connect::payload_octet)
+            .collect::<Vec<_>>(),
+    );
     eprintln!(
         "kite perf server: {prefix}, {} signing, {}, {} B payload, freshness {} ms{}",
         a.signing.sign,
@@ -295,8 +299,8 @@ fn read_loop(
             return Ok(());
         }
         match src.fill()? {
-            Fill::Data | Fill::Idle => {}
-            Fill::Closed => return Ok(()),
+            Arrived::Data | Arrived::Idle => {}
+            Arrived::Closed => return Ok(()),
         }
     }
 }

@@ -23,7 +23,7 @@ use kite_face::FaceId;
 use kite_packet::{LpHeader, LpPacket};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::frames::{nothing_yet, Fill, FrameSource};
+use crate::frames::{nothing_yet, Arrived, FrameSource};
 
 /// How long a read waits before the caller gets control back (to keep time, expire lost
 /// Interests or notice it should stop).
@@ -39,7 +39,7 @@ const UDP_BUFFER: usize = 8 << 20;
 /// Largest datagram read (NDN's largest packet is 8800 octets; room to spare).
 const MAX_DATAGRAM: usize = 16 * 1024;
 
-/// What one [`Link::recv`] got.
+/// What one [`LoadSocket::recv`] got.
 // Returned by value once per packet: boxing the packet would allocate each time.
 #[allow(clippy::large_enum_variant)]
 pub enum Recv {
@@ -52,7 +52,7 @@ pub enum Recv {
 }
 
 /// A connection to the forwarder.
-pub enum Link {
+pub enum LoadSocket {
     /// A unix stream socket.
     Stream {
         /// Frames read from the socket.
@@ -66,7 +66,7 @@ pub enum Link {
     Datagram(Box<Datagrams>),
 }
 
-/// The UDP side of a [`Link`].
+/// The UDP side of a [`LoadSocket`].
 pub struct Datagrams {
     /// The socket.
     socket: UdpSocket,
@@ -86,10 +86,10 @@ pub struct Datagrams {
     seg: Segmenter,
 }
 
-impl Link {
+impl LoadSocket {
     /// A link over a connected unix stream.
-    pub fn stream(s: UnixStream) -> Result<Link> {
-        Ok(Link::Stream {
+    pub fn stream(s: UnixStream) -> Result<LoadSocket> {
+        Ok(LoadSocket::Stream {
             input: FrameSource::new(s.try_clone()?, TICK)?,
             output: s,
             out: WriteQueue::new(),
@@ -118,8 +118,8 @@ impl Link {
         Ok(s)
     }
 
-    /// A link over a UDP socket from [`Link::udp_socket`].
-    pub fn datagram(socket: UdpSocket) -> Link {
+    /// A link over a UDP socket from [`LoadSocket::udp_socket`].
+    pub fn datagram(socket: UdpSocket) -> LoadSocket {
         // Coalesced receive where the kernel has it: the forwarder's segmented runs are read
         // whole instead of being cut up in its send path.
         let batch = match enable_gro(socket.as_raw_fd()) {
@@ -127,7 +127,7 @@ impl Link {
             Err(_) => RecvBatch::new(MAX_DATAGRAM),
         };
         let seg = Segmenter::for_socket(socket.as_raw_fd());
-        Link::Datagram(Box::new(Datagrams {
+        LoadSocket::Datagram(Box::new(Datagrams {
             socket,
             batch,
             queue: VecDeque::with_capacity(4 * BATCH),
@@ -143,43 +143,43 @@ impl Link {
     /// The next packet, waiting at most a [`TICK`].
     pub fn recv(&mut self) -> Result<Recv> {
         match self {
-            Link::Stream { input, .. } => loop {
+            LoadSocket::Stream { input, .. } => loop {
                 if let Some(frame) = input.next()? {
                     return Ok(Recv::Packet(LpPacket::decode(frame)?));
                 }
                 match input.fill()? {
-                    Fill::Data => {}
-                    Fill::Idle => return Ok(Recv::Idle),
-                    Fill::Closed => return Ok(Recv::Closed),
+                    Arrived::Data => {}
+                    Arrived::Idle => return Ok(Recv::Idle),
+                    Arrived::Closed => return Ok(Recv::Closed),
                 }
             },
-            Link::Datagram(d) => d.recv(),
+            LoadSocket::Datagram(d) => d.recv(),
         }
     }
 
     /// Whether octets already read may hold another packet (no read needed to get it).
     pub fn buffered(&self) -> bool {
         match self {
-            Link::Stream { input, .. } => input.buffered(),
-            Link::Datagram(d) => !d.queue.is_empty(),
+            LoadSocket::Stream { input, .. } => input.buffered(),
+            LoadSocket::Datagram(d) => !d.queue.is_empty(),
         }
     }
 
-    /// Queues one frame (a datagram, or stream octets) for the next [`Link::flush`].
+    /// Queues one frame (a datagram, or stream octets) for the next [`LoadSocket::flush`].
     pub fn send(&mut self, frame: &[u8]) -> Result<()> {
         self.send_split(&LpHeader::default(), frame, &Bytes::new());
         Ok(())
     }
 
     /// Queues the packet `head` followed by `tail` in an LpPacket with `header` (bare when it
-    /// has no field) for the next [`Link::flush`]. Over a stream `tail` is written from where
+    /// has no field) for the next [`LoadSocket::flush`]. Over a stream `tail` is written from where
     /// it is, not copied; a datagram is assembled whole.
     pub fn send_split(&mut self, header: &LpHeader, head: &[u8], tail: &Bytes) {
         match self {
-            Link::Stream { out, .. } => {
+            LoadSocket::Stream { out, .. } => {
                 out.push_split(header, head, tail.clone());
             }
-            Link::Datagram(d) => {
+            LoadSocket::Datagram(d) => {
                 if !header.is_empty() {
                     header.encode_header(Some(head.len() + tail.len()), &mut d.out);
                 }
@@ -194,8 +194,8 @@ impl Link {
     /// is queued.
     pub fn flush_if_due(&mut self) -> Result<()> {
         let full = match self {
-            Link::Stream { out, .. } => out.octets() > FLUSH_AT,
-            Link::Datagram(d) => d.ends.len() >= SEGMENTED_BATCH,
+            LoadSocket::Stream { out, .. } => out.octets() > FLUSH_AT,
+            LoadSocket::Datagram(d) => d.ends.len() >= SEGMENTED_BATCH,
         };
         if full || !self.buffered() {
             self.flush()?;
@@ -206,12 +206,12 @@ impl Link {
     /// Writes what is queued.
     pub fn flush(&mut self) -> Result<()> {
         match self {
-            Link::Stream { output, out, .. } => {
+            LoadSocket::Stream { output, out, .. } => {
                 if !out.is_empty() {
                     out.write_to(output)?;
                 }
             }
-            Link::Datagram(d) => d.flush()?,
+            LoadSocket::Datagram(d) => d.flush()?,
         }
         Ok(())
     }
@@ -219,8 +219,8 @@ impl Link {
     /// NDNLPv2 fragments received (UDP only).
     pub fn fragments(&self) -> u64 {
         match self {
-            Link::Stream { .. } => 0,
-            Link::Datagram(d) => d.fragments,
+            LoadSocket::Stream { .. } => 0,
+            LoadSocket::Datagram(d) => d.fragments,
         }
     }
 }
