@@ -64,7 +64,12 @@ pub(crate) fn negotiate(stream: UnixStream, path: &Path) -> io::Result<Negotiate
         }
         stream.set_read_timeout(Some(left))?;
         match shm::recv_with_fds(&stream, &mut chunk, &mut fds) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the forwarder closed the connection",
+                ))
+            }
             Ok(n) => framer.buffer().extend_from_slice(&chunk[..n]),
             Err(e)
                 if matches!(
