@@ -124,6 +124,26 @@ impl OutQueue {
         self.frames.as_slices()
     }
 
+    /// Fills `iov` with the unwritten parts of the first `iov.len() / 2` frames (a frame is at
+    /// most a header and a body), front first, for one vectored write; returns how many slices
+    /// it filled and their octets.
+    pub fn gather<'a>(&'a self, iov: &mut [std::io::IoSlice<'a>]) -> (usize, usize) {
+        let (mut n, mut total) = (0, 0);
+        let (a, b) = self.frames.as_slices();
+        let mut offset = self.front_written;
+        for f in a.iter().chain(b).take(iov.len() / 2) {
+            for part in f.parts_from(offset) {
+                if !part.is_empty() {
+                    iov[n] = std::io::IoSlice::new(part);
+                    n += 1;
+                    total += part.len();
+                }
+            }
+            offset = 0;
+        }
+        (n, total)
+    }
+
     /// Octets of the front frame already written.
     pub fn front_written(&self) -> usize {
         self.front_written

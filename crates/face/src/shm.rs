@@ -650,18 +650,7 @@ impl ShmIo {
                 return Ok(Flushed::Done);
             }
             let mut iov = [IoSlice::new(&[]); 2 * FRAMES];
-            let mut n_iov = 0;
-            let (a, b) = q.frames();
-            let mut offset = q.front_written();
-            for f in a.iter().chain(b).take(FRAMES) {
-                for part in f.parts_from(offset) {
-                    if !part.is_empty() {
-                        iov[n_iov] = IoSlice::new(part);
-                        n_iov += 1;
-                    }
-                }
-                offset = 0;
-            }
+            let (n_iov, _) = q.gather(&mut iov);
             let (n, wake) = self.tx.write_vectored(&iov[..n_iov])?;
             if wake {
                 signal(self.peer_rx.as_fd());

@@ -110,20 +110,7 @@ impl StreamIo {
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
         loop {
             let mut iov = [IoSlice::new(&[]); 2 * WRITEV_FRAMES];
-            let mut n_iov = 0;
-            let mut total = 0;
-            let (a, b) = q.frames();
-            let mut offset = q.front_written();
-            for f in a.iter().chain(b).take(WRITEV_FRAMES) {
-                for part in f.parts_from(offset) {
-                    if !part.is_empty() {
-                        iov[n_iov] = IoSlice::new(part);
-                        n_iov += 1;
-                        total += part.len();
-                    }
-                }
-                offset = 0;
-            }
+            let (n_iov, total) = q.gather(&mut iov);
             let res = match &mut self.conn {
                 Conn::Unix(s) => s.write_vectored(&iov[..n_iov]),
                 Conn::Tcp(s) => s.write_vectored(&iov[..n_iov]),
