@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use kite_app::fake::FakeForwarder;
 use kite_mgmt::command::parse_command;
 use kite_mgmt::datasets::{
-    ChannelDrops, ChannelStatus, FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry,
+    ChannelCounters, ChannelStatus, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry,
     ForwarderStatus, NextHopRecord, RibEntry, Route,
 };
 use kite_mgmt::tlv_types::{FacePersistency, FaceScope, LinkType, RouteOrigin};
@@ -74,13 +74,10 @@ fn faces() -> Vec<FaceStatus> {
                 n_in_interests: 7,
                 n_out_data: 6,
                 n_in_bytes: 734,
-                ..Default::default()
-            },
-            flags: 4,
-            drops: FaceDrops {
                 n_in_malformed: 3,
                 ..Default::default()
             },
+            flags: 4,
             ..Default::default()
         },
     ]
@@ -162,7 +159,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
     let channels = vec![
         ChannelStatus {
             local_uri: "udp4://0.0.0.0:6363".into(),
-            drops: ChannelDrops {
+            counters: ChannelCounters {
                 n_truncated: 4,
                 n_no_face: 2,
                 n_socket_drops: 9,

@@ -278,7 +278,7 @@ fn a_burst_over_unix_is_read_as_the_forwarder_takes_it_and_nothing_is_lost() {
         .max_by_key(|f| f.counters.n_in_interests)
         .expect("the burst's face");
     assert_eq!(
-        (answered, me.drops.n_in_queue_full),
+        (answered, me.counters.n_in_queue_full),
         (N, 0),
         "every Interest of the burst is answered, none dropped for a full ring"
     );

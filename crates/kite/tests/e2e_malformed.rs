@@ -16,7 +16,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::{eventually, free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::datasets::FaceDrops;
+use kite_mgmt::datasets::FaceCounters;
 use kite_packet::{Data, LpHeader, LpPacket, NetPacket, NetPacketView};
 use tungstenite::{Message, WebSocket};
 
@@ -69,10 +69,10 @@ impl Setup {
     }
 
     /// The drop counters of face `id` once `done` holds for them.
-    fn drops_when(&self, id: u64, done: impl Fn(&FaceDrops) -> bool) -> FaceDrops {
+    fn drops_when(&self, id: u64, done: impl Fn(&FaceCounters) -> bool) -> FaceCounters {
         eventually(WAIT, || {
             let f = peer::face(self.socket(), id)?;
-            done(&f.drops).then_some(f.drops)
+            done(&f.counters).then_some(f.counters)
         })
         .unwrap_or_else(|| panic!("drops of face {id}: {:?}", peer::face(self.socket(), id)))
     }
@@ -291,7 +291,7 @@ fn udp_channel_counts_what_no_face_received() {
             .into_iter()
             .find(|c| c.local_uri == local)
             .unwrap_or_else(|| panic!("no channel {local} in faces/channels"))
-            .drops
+            .counters
             .n_truncated
     };
     assert_eq!(truncated(), 0);

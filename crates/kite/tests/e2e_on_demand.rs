@@ -55,7 +55,7 @@ fn junk_from_new_senders_makes_no_face_and_is_counted_on_the_channel() {
             .into_iter()
             .find(|c| c.local_uri == local)
             .expect("the UDP channel is listed")
-            .drops
+            .counters
             .n_malformed
     };
     let junk: Vec<UdpSocket> = (0..40).map(|_| sender()).collect();

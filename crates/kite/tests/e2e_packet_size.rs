@@ -121,7 +121,7 @@ impl Setup {
     fn too_large_counted(&self, id: u64, n: u64) {
         let got = eventually(WAIT, || {
             let f = peer::face(self.socket(), id)?;
-            (f.drops.n_in_too_large >= n).then_some(f.drops.n_in_too_large)
+            (f.counters.n_in_too_large >= n).then_some(f.counters.n_in_too_large)
         });
         assert_eq!(
             got,
@@ -226,7 +226,7 @@ fn megabyte_interest_from_127_udp_fragments_is_dropped() {
     t.too_large_counted(face, 1);
     // Dropped at its second fragment (past 8800 octets): the 125 after it are refused (the
     // kernel may have lost a few), not held until the packet would be whole.
-    let drops = peer::face(t.socket(), face).unwrap().drops;
+    let drops = peer::face(t.socket(), face).unwrap().counters;
     assert!(drops.n_reassembly_dropped >= 100, "{drops:?}");
     let up = peer::face(t.socket(), upstream_face).unwrap();
     assert_eq!(up.counters.n_out_interests, 1, "{up:?}");

@@ -17,8 +17,8 @@ use std::process::Command;
 
 use bytes::Bytes;
 use kite_mgmt::datasets::{
-    CsInfo, FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus,
-    LpCounters, NextHopRecord, RibEntry, Route, StrategyChoice,
+    CsInfo, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    RibEntry, Route, StrategyChoice,
 };
 use kite_mgmt::tlv_types::{
     self as t, FaceEventKind, FacePersistency, FaceScope, FaceState, LinkType, RouteOrigin,
@@ -341,10 +341,7 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_out_nacks: c[5],
                     n_in_bytes: c[6],
                     n_out_bytes: c[7],
-                },
-                flags,
-                // Kite's extension: python-ndn must skip these non-critical elements.
-                drops: FaceDrops {
+                    // Kite's extension: python-ndn must skip these non-critical elements.
                     n_in_malformed: c[7],
                     n_in_lp_dropped: c[6],
                     n_reassembly_dropped: c[5],
@@ -354,15 +351,14 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_in_queue_full: c[1],
                     n_out_link_down: c[0],
                     n_in_too_large: c[0] ^ c[7],
+                    n_lp_retransmitted: c[1],
+                    n_lp_given_up: c[2],
+                    n_lp_acks_sent: c[3],
+                    n_lp_acks_received: c[4],
+                    n_lp_duplicates: c[5],
                 },
+                flags,
                 state: Some(FaceState(flags % 2)),
-                lp: LpCounters {
-                    n_retransmitted: c[1],
-                    n_given_up: c[2],
-                    n_acks_sent: c[3],
-                    n_acks_received: c[4],
-                    n_duplicates: c[5],
-                },
             }
         })
 }

@@ -39,7 +39,7 @@ pub fn run(args: ChannelArgs) -> Result<String> {
 }
 
 fn channel_json(c: &ChannelStatus) -> Value {
-    let d = &c.drops;
+    let d = &c.counters;
     json!({
         "local_uri": c.local_uri,
         "drops": {
@@ -62,7 +62,7 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
         "SOCKET",
     ]);
     for c in channels {
-        let d = &c.drops;
+        let d = &c.counters;
         t.row(vec![
             c.local_uri.clone(),
             d.n_truncated.to_string(),

@@ -231,7 +231,7 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
 }
 
 fn face_json(f: &FaceStatus) -> Value {
-    let (c, d) = (&f.counters, &f.drops);
+    let c = &f.counters;
     json!({
         "face_id": f.face_id,
         "uri": f.uri,
@@ -254,22 +254,22 @@ fn face_json(f: &FaceStatus) -> Value {
             "out_bytes": c.n_out_bytes,
         },
         "drops": {
-            "in_malformed": d.n_in_malformed,
-            "in_lp_dropped": d.n_in_lp_dropped,
-            "reassembly_dropped": d.n_reassembly_dropped,
-            "framing_errors": d.n_framing_errors,
-            "out_queue_full": d.n_out_queue_full,
-            "out_too_large": d.n_out_too_large,
-            "in_queue_full": d.n_in_queue_full,
-            "out_link_down": d.n_out_link_down,
-            "in_too_large": d.n_in_too_large,
+            "in_malformed": c.n_in_malformed,
+            "in_lp_dropped": c.n_in_lp_dropped,
+            "reassembly_dropped": c.n_reassembly_dropped,
+            "framing_errors": c.n_framing_errors,
+            "out_queue_full": c.n_out_queue_full,
+            "out_too_large": c.n_out_too_large,
+            "in_queue_full": c.n_in_queue_full,
+            "out_link_down": c.n_out_link_down,
+            "in_too_large": c.n_in_too_large,
         },
         "lp_reliability_counters": {
-            "retransmitted": f.lp.n_retransmitted,
-            "given_up": f.lp.n_given_up,
-            "acks_sent": f.lp.n_acks_sent,
-            "acks_received": f.lp.n_acks_received,
-            "duplicates": f.lp.n_duplicates,
+            "retransmitted": c.n_lp_retransmitted,
+            "given_up": c.n_lp_given_up,
+            "acks_sent": c.n_lp_acks_sent,
+            "acks_received": c.n_lp_acks_received,
+            "duplicates": c.n_lp_duplicates,
         },
         "state": f.state.map(format::face_state),
         "flags": f.flags,
@@ -322,7 +322,7 @@ fn face_table(faces: &[FaceStatus]) -> String {
 }
 
 fn face_details(f: &FaceStatus) -> String {
-    let (c, d) = (&f.counters, &f.drops);
+    let c = &f.counters;
     key_values(&[
         ("faceid", f.face_id.to_string()),
         ("remote", f.uri.clone()),
@@ -368,29 +368,19 @@ fn face_details(f: &FaceStatus) -> String {
         ),
         (
             "drops",
-            format!(
-                "malformed={} lp={} reassembly={} framing={} queue-full={} too-large={} \
-                 fwd-queue-full={} link-down={} in-too-large={}",
-                d.n_in_malformed,
-                d.n_in_lp_dropped,
-                d.n_reassembly_dropped,
-                d.n_framing_errors,
-                d.n_out_queue_full,
-                d.n_out_too_large,
-                d.n_in_queue_full,
-                d.n_out_link_down,
-                d.n_in_too_large,
-            ),
+            c.drops_by_reason()
+                .map(|(reason, n)| format!("{reason}={n}"))
+                .join(" "),
         ),
         (
             "lp-reliability",
             format!(
                 "retransmitted={} given-up={} acks-sent={} acks-received={} duplicates={}",
-                f.lp.n_retransmitted,
-                f.lp.n_given_up,
-                f.lp.n_acks_sent,
-                f.lp.n_acks_received,
-                f.lp.n_duplicates,
+                c.n_lp_retransmitted,
+                c.n_lp_given_up,
+                c.n_lp_acks_sent,
+                c.n_lp_acks_received,
+                c.n_lp_duplicates,
             ),
         ),
         ("flags", format::face_flags(f.flags)),

@@ -7,8 +7,8 @@ use kite_runtime::{FaceStatus as RtFace, ThreadCounters};
 use super::{unix_ms, Manager};
 use kite_mgmt::dataset::Dataset;
 use kite_mgmt::datasets::{
-    AvailableStrategy, ChannelDrops, ChannelStatus, CsInfo, FaceCounters, FaceDrops, FaceStatus,
-    FibEntry, ForwarderStatus, LpCounters, NextHopRecord, StrategyChoice,
+    AvailableStrategy, ChannelStatus, CsInfo, FaceCounters, FaceStatus, FibEntry, ForwarderStatus,
+    NextHopRecord, StrategyChoice,
 };
 use kite_mgmt::tlv_types::{self as t, FacePersistency};
 use kite_mgmt::{encode_items, Tlv};
@@ -27,7 +27,6 @@ pub(super) fn persistency(p: Persistency) -> FacePersistency {
 
 /// A runtime face as NFD's FaceStatus.
 pub(super) fn face_status(s: &RtFace) -> FaceStatus {
-    let c = &s.counters;
     FaceStatus {
         face_id: s.id.0,
         uri: s.remote.to_string(),
@@ -46,30 +45,10 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
         base_congestion_marking_interval: Some(s.marking.base_interval.as_nanos() as u64),
         default_congestion_threshold: Some(s.marking.threshold as u64),
         mtu: s.mtu.map(|m| m as u64),
-        counters: FaceCounters {
-            n_in_interests: c.n_in_interests,
-            n_in_data: c.n_in_data,
-            n_in_nacks: c.n_in_nacks,
-            n_out_interests: c.n_out_interests,
-            n_out_data: c.n_out_data,
-            n_out_nacks: c.n_out_nacks,
-            n_in_bytes: c.n_in_bytes,
-            n_out_bytes: c.n_out_bytes,
-        },
+        counters: s.counters,
         flags: u64::from(s.local_fields) << t::face_flag_bit::LOCAL_FIELDS_ENABLED
             | u64::from(s.lp_reliability) << t::face_flag_bit::LP_RELIABILITY_ENABLED
             | u64::from(s.marking.enabled) << t::face_flag_bit::CONGESTION_MARKING_ENABLED,
-        drops: FaceDrops {
-            n_in_malformed: c.n_in_malformed,
-            n_in_lp_dropped: c.n_in_lp_dropped,
-            n_reassembly_dropped: c.n_reassembly_dropped,
-            n_framing_errors: c.n_framing_errors,
-            n_out_queue_full: c.n_out_queue_full,
-            n_out_too_large: c.n_out_too_large,
-            n_in_queue_full: c.n_in_queue_full,
-            n_out_link_down: c.n_out_link_down,
-            n_in_too_large: c.n_in_too_large,
-        },
         state: Some(if s.up {
             t::FaceState::UP
         } else if s.reconnecting {
@@ -77,13 +56,6 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
         } else {
             t::FaceState::DOWN
         }),
-        lp: LpCounters {
-            n_retransmitted: c.n_lp_retransmitted,
-            n_given_up: c.n_lp_given_up,
-            n_acks_sent: c.n_lp_acks_sent,
-            n_acks_received: c.n_lp_acks_received,
-            n_duplicates: c.n_lp_duplicates,
-        },
     }
 }
 
@@ -109,9 +81,7 @@ pub(super) fn builtin_faces() -> Vec<FaceStatus> {
         mtu: None,
         counters: FaceCounters::default(),
         flags: 0,
-        drops: FaceDrops::default(),
         state: Some(t::FaceState::UP),
-        lp: LpCounters::default(),
     })
     .collect()
 }
@@ -175,13 +145,7 @@ impl Manager {
             .iter()
             .map(|c| ChannelStatus {
                 local_uri: c.local.to_string(),
-                drops: ChannelDrops {
-                    n_truncated: c.counters.n_truncated,
-                    n_malformed: c.counters.n_malformed,
-                    n_foreign: c.counters.n_foreign,
-                    n_no_face: c.counters.n_no_face,
-                    n_socket_drops: c.counters.n_socket_drops,
-                },
+                counters: c.counters,
             })
             .collect()
     }

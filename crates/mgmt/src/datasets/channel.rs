@@ -5,68 +5,20 @@ use bytes::Bytes;
 use kite_packet::tlv::Element;
 use kite_packet::Result;
 
+use super::counters::ChannelCounters;
 use crate::tlv_types as t;
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// Field order of ChannelStatus: NFD's LocalUri, then Kite's drop counters.
-const ORDER: [u64; 6] = [
-    t::LOCAL_URI,
-    t::KITE_N_CHANNEL_TRUNCATED,
-    t::KITE_N_CHANNEL_MALFORMED,
-    t::KITE_N_CHANNEL_FOREIGN,
-    t::KITE_N_CHANNEL_NO_FACE,
-    t::KITE_N_CHANNEL_SOCKET_DROPS,
-];
-
-/// What a channel dropped before any face saw it (Kite's extension; zero when absent, as
-/// from NFD).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ChannelDrops {
-    /// Datagrams longer than a receive slot.
-    pub n_truncated: u64,
-    /// Frames that did not parse: the link-layer envelope, or the NDN packet of a sender with
-    /// no face.
-    pub n_malformed: u64,
-    /// Frames for no face here (another host's or group's, this host's own).
-    pub n_foreign: u64,
-    /// Frames whose face does not exist and is not made on demand.
-    pub n_no_face: u64,
-    /// Frames the kernel dropped for a full socket receive buffer (Ethernet).
-    pub n_socket_drops: u64,
-}
-
-impl ChannelDrops {
-    /// Each counter with a short name (as `kite channel list --json` names them).
-    pub fn by_reason(&self) -> [(&'static str, u64); 5] {
-        [
-            ("truncated", self.n_truncated),
-            ("malformed", self.n_malformed),
-            ("foreign", self.n_foreign),
-            ("no_face", self.n_no_face),
-            ("socket", self.n_socket_drops),
-        ]
+const ORDER: [u64; 1 + ChannelCounters::TYPES.len()] = {
+    let mut o = [t::LOCAL_URI; 1 + ChannelCounters::TYPES.len()];
+    let mut i = 0;
+    while i < ChannelCounters::TYPES.len() {
+        o[i + 1] = ChannelCounters::TYPES[i];
+        i += 1;
     }
-
-    fn to_array(self) -> [u64; 5] {
-        [
-            self.n_truncated,
-            self.n_malformed,
-            self.n_foreign,
-            self.n_no_face,
-            self.n_socket_drops,
-        ]
-    }
-
-    fn from_array(a: [u64; 5]) -> Self {
-        ChannelDrops {
-            n_truncated: a[0],
-            n_malformed: a[1],
-            n_foreign: a[2],
-            n_no_face: a[3],
-            n_socket_drops: a[4],
-        }
-    }
-}
+    o
+};
 
 /// A channel (listener).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -74,7 +26,7 @@ pub struct ChannelStatus {
     /// LocalUri, e.g. `udp4://0.0.0.0:6363`.
     pub local_uri: String,
     /// Drop counters (Kite's extension).
-    pub drops: ChannelDrops,
+    pub counters: ChannelCounters,
 }
 
 impl Tlv for ChannelStatus {
@@ -82,25 +34,25 @@ impl Tlv for ChannelStatus {
 
     fn encode_value(&self, out: &mut Vec<u8>) {
         put_str(out, t::LOCAL_URI, &self.local_uri);
-        for (typ, n) in ORDER[1..].iter().zip(self.drops.to_array()) {
-            put_nonneg(out, *typ, n);
+        for &typ in ChannelCounters::TYPES {
+            put_nonneg(out, typ, self.counters.get(typ).expect("a counter"));
         }
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let mut local_uri = None;
-        let mut drops = [0u64; 5];
+        let mut counters = ChannelCounters::default();
         walk_strict(el.children(), &ORDER, None, |f| {
             if f.typ == t::LOCAL_URI {
                 local_uri = Some(string(f)?);
-            } else if let Some(i) = ORDER[1..].iter().position(|&x| x == f.typ) {
-                drops[i] = f.nonneg()?;
+            } else if let Some(c) = counters.get_mut(f.typ) {
+                *c = f.nonneg()?;
             }
             Ok(())
         })?;
         Ok(ChannelStatus {
             local_uri: required(local_uri, t::LOCAL_URI)?,
-            drops: ChannelDrops::from_array(drops),
+            counters,
         })
     }
 }
@@ -114,7 +66,7 @@ mod tests {
     fn exact_bytes_and_list_round_trip() {
         let c = ChannelStatus {
             local_uri: "tcp4://0.0.0.0:6363".into(),
-            drops: ChannelDrops::default(),
+            counters: ChannelCounters::default(),
         };
         let mut want = vec![130, 46, 129, 19];
         want.extend_from_slice(b"tcp4://0.0.0.0:6363");
@@ -124,7 +76,7 @@ mod tests {
         assert_eq!(c.encode(), want);
         let counted = ChannelStatus {
             local_uri: "udp4://0.0.0.0:6363".into(),
-            drops: ChannelDrops {
+            counters: ChannelCounters {
                 n_truncated: 3,
                 n_no_face: 300,
                 n_socket_drops: 7,
@@ -146,6 +98,6 @@ mod tests {
         });
         let c = ChannelStatus::decode(&Bytes::from(nfd)).unwrap();
         assert_eq!(c.local_uri, "dev://eth0");
-        assert_eq!(c.drops, ChannelDrops::default());
+        assert_eq!(c.counters, ChannelCounters::default());
     }
 }

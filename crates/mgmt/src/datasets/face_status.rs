@@ -5,12 +5,12 @@ use bytes::Bytes;
 use kite_packet::tlv::Element;
 use kite_packet::Result;
 
+use super::counters::FaceCounters;
 use crate::tlv_types::{self as t, FacePersistency, FaceScope, FaceState, LinkType};
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
-/// Field order of FaceStatus: NFD's, then Kite's drop counters, link state and LpReliability
-/// counters.
-const ORDER: [u64; 34] = [
+/// NFD's FaceStatus fields before its counters, in NFD's order.
+const HEAD: [u64; 10] = [
     t::FACE_ID,
     t::URI,
     t::LOCAL_URI,
@@ -21,195 +21,41 @@ const ORDER: [u64; 34] = [
     t::BASE_CONGESTION_MARKING_INTERVAL,
     t::DEFAULT_CONGESTION_THRESHOLD,
     t::MTU,
-    t::N_IN_INTERESTS,
-    t::N_IN_DATA,
-    t::N_IN_NACKS,
-    t::N_OUT_INTERESTS,
-    t::N_OUT_DATA,
-    t::N_OUT_NACKS,
-    t::N_IN_BYTES,
-    t::N_OUT_BYTES,
-    t::FLAGS,
-    t::KITE_N_IN_MALFORMED,
-    t::KITE_N_IN_LP_DROPPED,
-    t::KITE_N_REASSEMBLY_DROPPED,
-    t::KITE_N_FRAMING_ERRORS,
-    t::KITE_N_OUT_QUEUE_FULL,
-    t::KITE_N_OUT_TOO_LARGE,
-    t::KITE_N_IN_QUEUE_FULL,
-    t::KITE_N_OUT_LINK_DOWN,
-    t::KITE_FACE_STATE,
-    t::KITE_N_IN_TOO_LARGE,
-    t::KITE_N_LP_RETRANSMITTED,
-    t::KITE_N_LP_GIVEN_UP,
-    t::KITE_N_LP_ACKS_SENT,
-    t::KITE_N_LP_ACKS_RECEIVED,
-    t::KITE_N_LP_DUPLICATES,
 ];
 
-/// Index in [`ORDER`] of the first counter.
-const COUNTERS_AT: usize = 10;
-/// Index in [`ORDER`] of the first drop counter.
-const DROPS_AT: usize = 19;
-/// Index in [`ORDER`] of the link state.
-const STATE_AT: usize = 27;
-/// Index in [`ORDER`] of the drop counter that follows the link state.
-const TOO_LARGE_AT: usize = 28;
-/// Index in [`ORDER`] of the first LpReliability counter.
-const LP_AT: usize = 29;
+/// The lowest of Kite's TLV-TYPEs: Kite's fields follow NFD's.
+const KITE_FIRST: u64 = t::KITE_N_IN_MALFORMED;
 
-/// A face's NDNLPv2 LpReliability counters (Kite's extension; zero when absent, as from NFD).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LpCounters {
-    /// Frames sent again for want of an Ack.
-    pub n_retransmitted: u64,
-    /// Network packets given up.
-    pub n_given_up: u64,
-    /// Ack fields sent.
-    pub n_acks_sent: u64,
-    /// Ack fields received.
-    pub n_acks_received: u64,
-    /// Frames dropped as duplicates.
-    pub n_duplicates: u64,
-}
+/// Field order of FaceStatus: NFD's fields (its counters, then Flags), then Kite's extension
+/// (the drop and LpReliability counters and the link state) in ascending TLV-TYPE.
+const ORDER: [u64; HEAD.len() + FaceCounters::TYPES.len() + 2] = order();
 
-impl LpCounters {
-    fn to_array(self) -> [u64; 5] {
-        [
-            self.n_retransmitted,
-            self.n_given_up,
-            self.n_acks_sent,
-            self.n_acks_received,
-            self.n_duplicates,
-        ]
+const fn order() -> [u64; HEAD.len() + FaceCounters::TYPES.len() + 2] {
+    let mut o = [0; HEAD.len() + FaceCounters::TYPES.len() + 2];
+    let mut n = 0;
+    while n < HEAD.len() {
+        o[n] = HEAD[n];
+        n += 1;
     }
-
-    fn from_array(a: [u64; 5]) -> Self {
-        LpCounters {
-            n_retransmitted: a[0],
-            n_given_up: a[1],
-            n_acks_sent: a[2],
-            n_acks_received: a[3],
-            n_duplicates: a[4],
-        }
+    let c = FaceCounters::TYPES;
+    let mut i = 0;
+    while i < c.len() && c[i] < KITE_FIRST {
+        o[n] = c[i];
+        (n, i) = (n + 1, i + 1);
     }
-}
-
-/// A face's traffic counters, in FaceStatus order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FaceCounters {
-    /// NInInterests.
-    pub n_in_interests: u64,
-    /// NInData.
-    pub n_in_data: u64,
-    /// NInNacks.
-    pub n_in_nacks: u64,
-    /// NOutInterests.
-    pub n_out_interests: u64,
-    /// NOutData.
-    pub n_out_data: u64,
-    /// NOutNacks.
-    pub n_out_nacks: u64,
-    /// NInBytes.
-    pub n_in_bytes: u64,
-    /// NOutBytes.
-    pub n_out_bytes: u64,
-}
-
-impl FaceCounters {
-    fn to_array(self) -> [u64; 8] {
-        [
-            self.n_in_interests,
-            self.n_in_data,
-            self.n_in_nacks,
-            self.n_out_interests,
-            self.n_out_data,
-            self.n_out_nacks,
-            self.n_in_bytes,
-            self.n_out_bytes,
-        ]
+    o[n] = t::FLAGS;
+    n += 1;
+    while i < c.len() && c[i] < t::KITE_FACE_STATE {
+        o[n] = c[i];
+        (n, i) = (n + 1, i + 1);
     }
-
-    fn from_array(a: [u64; 8]) -> Self {
-        FaceCounters {
-            n_in_interests: a[0],
-            n_in_data: a[1],
-            n_in_nacks: a[2],
-            n_out_interests: a[3],
-            n_out_data: a[4],
-            n_out_nacks: a[5],
-            n_in_bytes: a[6],
-            n_out_bytes: a[7],
-        }
+    o[n] = t::KITE_FACE_STATE;
+    n += 1;
+    while i < c.len() {
+        o[n] = c[i];
+        (n, i) = (n + 1, i + 1);
     }
-}
-
-/// Why a face dropped frames (Kite's extension of FaceStatus; zero when absent, as from NFD).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FaceDrops {
-    /// Frames whose LpPacket or network packet did not decode.
-    pub n_in_malformed: u64,
-    /// Packets carrying an LP field they may not.
-    pub n_in_lp_dropped: u64,
-    /// Fragments dropped by reassembly.
-    pub n_reassembly_dropped: u64,
-    /// Stream framing errors (each closed the face).
-    pub n_framing_errors: u64,
-    /// Frames dropped because the output queue was full.
-    pub n_out_queue_full: u64,
-    /// Frames too large to fragment to the MTU.
-    pub n_out_too_large: u64,
-    /// Packets the forwarder had no room for (its input ring was full).
-    pub n_in_queue_full: u64,
-    /// Frames dropped unsent because the link was down.
-    pub n_out_link_down: u64,
-    /// Packets over the largest packet size accepted (whole or reassembled).
-    pub n_in_too_large: u64,
-}
-
-impl FaceDrops {
-    /// Each counter with the short name `kite face show` prints it under.
-    pub fn by_reason(&self) -> [(&'static str, u64); 9] {
-        [
-            ("malformed", self.n_in_malformed),
-            ("lp", self.n_in_lp_dropped),
-            ("reassembly", self.n_reassembly_dropped),
-            ("framing", self.n_framing_errors),
-            ("queue-full", self.n_out_queue_full),
-            ("too-large", self.n_out_too_large),
-            ("fwd-queue-full", self.n_in_queue_full),
-            ("link-down", self.n_out_link_down),
-            ("in-too-large", self.n_in_too_large),
-        ]
-    }
-
-    fn to_array(self) -> [u64; 8] {
-        [
-            self.n_in_malformed,
-            self.n_in_lp_dropped,
-            self.n_reassembly_dropped,
-            self.n_framing_errors,
-            self.n_out_queue_full,
-            self.n_out_too_large,
-            self.n_in_queue_full,
-            self.n_out_link_down,
-        ]
-    }
-
-    /// The counters carried before the link state; [`FaceDrops::n_in_too_large`] follows it.
-    fn from_array(a: [u64; 8], n_in_too_large: u64) -> Self {
-        FaceDrops {
-            n_in_too_large,
-            n_in_malformed: a[0],
-            n_in_lp_dropped: a[1],
-            n_reassembly_dropped: a[2],
-            n_framing_errors: a[3],
-            n_out_queue_full: a[4],
-            n_out_too_large: a[5],
-            n_in_queue_full: a[6],
-            n_out_link_down: a[7],
-        }
-    }
+    o
 }
 
 /// One face's status.
@@ -235,16 +81,12 @@ pub struct FaceStatus {
     pub default_congestion_threshold: Option<u64>,
     /// Mtu.
     pub mtu: Option<u64>,
-    /// Counters.
+    /// NFD's counters and Kite's (drops, LpReliability).
     pub counters: FaceCounters,
     /// Flags (face flag bits).
     pub flags: u64,
-    /// Drop counters (Kite's extension).
-    pub drops: FaceDrops,
     /// Link state (Kite's extension; `None` from NFD).
     pub state: Option<FaceState>,
-    /// LpReliability counters (Kite's extension).
-    pub lp: LpCounters,
 }
 
 impl Tlv for FaceStatus {
@@ -269,17 +111,12 @@ impl Tlv for FaceStatus {
             self.default_congestion_threshold,
         );
         put_opt_nonneg(out, t::MTU, self.mtu);
-        for (typ, n) in ORDER[COUNTERS_AT..].iter().zip(self.counters.to_array()) {
-            put_nonneg(out, *typ, n);
-        }
-        put_nonneg(out, t::FLAGS, self.flags);
-        for (typ, n) in ORDER[DROPS_AT..STATE_AT].iter().zip(self.drops.to_array()) {
-            put_nonneg(out, *typ, n);
-        }
-        put_opt_nonneg(out, t::KITE_FACE_STATE, self.state.map(|s| s.0));
-        put_nonneg(out, t::KITE_N_IN_TOO_LARGE, self.drops.n_in_too_large);
-        for (typ, n) in ORDER[LP_AT..].iter().zip(self.lp.to_array()) {
-            put_nonneg(out, *typ, n);
+        for &typ in &ORDER[HEAD.len()..] {
+            match typ {
+                t::FLAGS => put_nonneg(out, typ, self.flags),
+                t::KITE_FACE_STATE => put_opt_nonneg(out, typ, self.state.map(|s| s.0)),
+                _ => put_nonneg(out, typ, self.counters.get(typ).expect("a counter")),
+            }
         }
     }
 
@@ -303,9 +140,20 @@ impl Tlv for FaceStatus {
         let uri = required(uri, t::URI)?;
         let local_uri = required(local_uri, t::LOCAL_URI)?;
         let (face_scope, face_persistency, link_type) = (need(4)?, need(5)?, need(6)?);
-        let mut counters = [0u64; 8];
-        for (k, c) in counters.iter_mut().enumerate() {
-            *c = need(COUNTERS_AT + k)?;
+        let mut counters = FaceCounters::default();
+        let mut flags = 0;
+        for (i, &typ) in ORDER.iter().enumerate().skip(HEAD.len()) {
+            // NFD's fields are required; Kite's are zero when absent, as from NFD.
+            let n = if typ < KITE_FIRST {
+                need(i)?
+            } else {
+                numbers[i].unwrap_or(0)
+            };
+            match counters.get_mut(typ) {
+                Some(c) => *c = n,
+                None if typ == t::FLAGS => flags = n,
+                None => {}
+            }
         }
         Ok(FaceStatus {
             face_id,
@@ -318,14 +166,13 @@ impl Tlv for FaceStatus {
             base_congestion_marking_interval: numbers[7],
             default_congestion_threshold: numbers[8],
             mtu: numbers[9],
-            counters: FaceCounters::from_array(counters),
-            flags: need(18)?,
-            drops: FaceDrops::from_array(
-                core::array::from_fn(|k| numbers[DROPS_AT + k].unwrap_or(0)),
-                numbers[TOO_LARGE_AT].unwrap_or(0),
-            ),
-            state: numbers[STATE_AT].map(FaceState),
-            lp: LpCounters::from_array(core::array::from_fn(|k| numbers[LP_AT + k].unwrap_or(0))),
+            counters,
+            flags,
+            state: ORDER
+                .iter()
+                .position(|&x| x == t::KITE_FACE_STATE)
+                .and_then(|i| numbers[i])
+                .map(FaceState),
         })
     }
 }
@@ -443,22 +290,16 @@ mod tests {
                 n_out_data: 6,
                 n_in_bytes: 734,
                 n_out_bytes: 1536,
-                ..Default::default()
-            },
-            flags: 5,
-            drops: FaceDrops {
                 n_in_malformed: 3,
                 n_out_queue_full: 1,
                 n_out_link_down: 2,
                 n_in_too_large: 4,
+                n_lp_retransmitted: 9,
+                n_lp_duplicates: 1,
                 ..Default::default()
             },
+            flags: 5,
             state: Some(FaceState::DOWN),
-            lp: LpCounters {
-                n_retransmitted: 9,
-                n_duplicates: 1,
-                ..Default::default()
-            },
         }
     }
 
@@ -491,7 +332,12 @@ mod tests {
         }
         let flags_at = fields.iter().position(|f| f.typ == t::FLAGS).unwrap();
         let after: Vec<u64> = fields[flags_at + 1..].iter().map(|f| f.typ).collect();
-        assert_eq!(after, ORDER[DROPS_AT..], "drops, then the link state");
+        let flags_in_order = ORDER.iter().position(|&x| x == t::FLAGS).unwrap();
+        assert_eq!(
+            after,
+            ORDER[flags_in_order + 1..],
+            "Kite's fields follow Flags"
+        );
         // NDN's rule: a TLV-TYPE above 31 that is even may be skipped by who does not know it.
         assert!(after.iter().all(|&x| x > 31 && x % 2 == 0));
 
@@ -501,9 +347,28 @@ mod tests {
             v.extend_from_slice(&wire[el.value_start..fields[flags_at].end()])
         });
         let decoded = FaceStatus::decode(&Bytes::from(nfd)).unwrap();
-        assert_eq!(decoded.drops, FaceDrops::default());
         assert_eq!(decoded.state, None);
-        assert_eq!(decoded.counters, s.counters);
+        let nfd_counters = FaceCounters {
+            n_in_interests: 7,
+            n_out_data: 6,
+            n_in_bytes: 734,
+            n_out_bytes: 1536,
+            ..Default::default()
+        };
+        assert_eq!(decoded.counters, nfd_counters, "Kite's counters zero");
+    }
+
+    #[test]
+    fn field_order_is_nfds_then_kites_in_ascending_type() {
+        let want = [
+            105, 114, 129, 109, 132, 133, 134, 135, 136, 137, // FaceId .. Mtu
+            144, 145, 151, 146, 147, 152, 148, 149, // NFD's counters
+            108, // Flags
+            0x4B00, 0x4B02, 0x4B04, 0x4B06, 0x4B08, 0x4B0A, 0x4B0C, 0x4B0E, // drops
+            0x4B10, // link state
+            0x4B20, 0x4B22, 0x4B24, 0x4B26, 0x4B28, 0x4B2A, // in-too-large, LpReliability
+        ];
+        assert_eq!(ORDER, want);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! / [`decode_items`](crate::decode_items)); ForwarderStatus alone has no outer element.
 
 pub mod channel;
+pub mod counters;
 pub mod cs_info;
 pub mod face_status;
 pub mod fib;
@@ -13,9 +14,10 @@ pub mod forwarder_status;
 pub mod rib;
 pub mod strategy_choice;
 
-pub use channel::{ChannelDrops, ChannelStatus};
+pub use channel::ChannelStatus;
+pub use counters::{ChannelCounters, FaceCounters};
 pub use cs_info::CsInfo;
-pub use face_status::{FaceCounters, FaceDrops, FaceQueryFilter, FaceStatus, LpCounters};
+pub use face_status::{FaceQueryFilter, FaceStatus};
 pub use fib::{FibEntry, NextHopRecord};
 pub use forwarder_status::ForwarderStatus;
 pub use rib::{RibEntry, Route};

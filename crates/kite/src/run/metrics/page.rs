@@ -214,7 +214,7 @@ pub fn render(s: &Snapshot) -> String {
             &["local URI", "truncated", "malformed", "foreign", "no face"],
             s.channels.iter().map(|c| {
                 let mut row = vec![t(c.local_uri.clone())];
-                row.extend(c.drops.by_reason().iter().map(|(_, n)| Cell::Num(*n)));
+                row.extend(c.counters.by_reason().iter().map(|(_, n)| Cell::Num(*n)));
                 row
             }),
         );
@@ -292,7 +292,7 @@ fn faces(out: &mut String, s: &Snapshot) {
     let shown = s.faces.len().min(super::PAGE_ROWS);
     let row = |(f, q): &(FaceStatus, usize)| {
         let c = &f.counters;
-        let drops: u64 = f.drops.by_reason().iter().map(|(_, n)| n).sum();
+        let drops: u64 = f.counters.drops_by_reason().iter().map(|(_, n)| n).sum();
         vec![
             Cell::Num(f.face_id),
             t(f.uri.clone()),

@@ -187,7 +187,7 @@ pub fn metrics(s: &Snapshot, openmetrics: bool) -> String {
         "Datagrams a UDP or Ethernet channel read but handed to no face, by reason.",
     );
     for c in &s.channels {
-        for (reason, n) in c.drops.by_reason() {
+        for (reason, n) in c.counters.by_reason() {
             e.sample(
                 "kite_channel_drops_total",
                 &[("local", &c.local_uri), ("reason", reason)],
@@ -276,7 +276,7 @@ fn face_metrics(e: &mut Exposition, s: &Snapshot) {
     );
     for (f, _, id) in &faces {
         let l = labels(f, id);
-        for (reason, n) in f.drops.by_reason() {
+        for (reason, n) in f.counters.drops_by_reason() {
             let mut l = borrow(&l).to_vec();
             l.push(("reason", reason));
             e.sample("kite_face_drops_total", &l, n);

@@ -1,0 +1,187 @@
+//! The counters a face and a datagram channel keep, defined once: the faces update these very
+//! structs (`kite_face` re-exports them) and FaceStatus and ChannelStatus carry them, so a new
+//! counter is one line here (with its TLV-TYPE) and nowhere else.
+//!
+//! Plain integers: a face or channel is owned by one thread, which alone updates them; a
+//! management reader gets a copy from that thread.
+
+use crate::tlv_types as t;
+
+/// Defines a set of `u64` counters: the struct and, from the same list, each counter's
+/// TLV-TYPE in its dataset (in the order the list gives), so that encoding and decoding walk
+/// the fields the struct has.
+macro_rules! counter_set {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* $field:ident = $typ:path, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: u64, )*
+        }
+
+        impl $name {
+            /// Each counter's TLV-TYPE, in the order the fields are declared.
+            pub const TYPES: &'static [u64] = &[$($typ),*];
+
+            /// The counter carried under TLV-TYPE `typ`, if it is one of these.
+            pub fn get(&self, typ: u64) -> Option<u64> {
+                match typ {
+                    $(x if x == $typ => Some(self.$field),)*
+                    _ => None,
+                }
+            }
+
+            /// The counter carried under TLV-TYPE `typ`, to set while decoding.
+            pub fn get_mut(&mut self, typ: u64) -> Option<&mut u64> {
+                match typ {
+                    $(x if x == $typ => Some(&mut self.$field),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+counter_set! {
+    /// Counters of one face: NFD's FaceStatus counters (NFD's order), then Kite's drop
+    /// reasons and LpReliability counters (ascending TLV-TYPE; zero when absent, as from NFD).
+    pub struct FaceCounters {
+        /// Interests received (NFD NInInterests).
+        n_in_interests = t::N_IN_INTERESTS,
+        /// Data received (NInData).
+        n_in_data = t::N_IN_DATA,
+        /// Nacks received (NInNacks).
+        n_in_nacks = t::N_IN_NACKS,
+        /// Interests sent (NOutInterests).
+        n_out_interests = t::N_OUT_INTERESTS,
+        /// Data sent (NOutData).
+        n_out_data = t::N_OUT_DATA,
+        /// Nacks sent (NOutNacks).
+        n_out_nacks = t::N_OUT_NACKS,
+        /// Link-layer octets received (NInBytes).
+        n_in_bytes = t::N_IN_BYTES,
+        /// Link-layer octets written to the socket (NOutBytes).
+        n_out_bytes = t::N_OUT_BYTES,
+        /// Frames dropped because the LpPacket or the packet in it did not decode.
+        n_in_malformed = t::KITE_N_IN_MALFORMED,
+        /// Packets dropped for carrying an LP field they may not (NextHopFaceId without local
+        /// fields, NextHopFaceId on Data or Nack, Nack on a Data).
+        n_in_lp_dropped = t::KITE_N_IN_LP_DROPPED,
+        /// Fragments dropped by reassembly (bounds, duplicates, inconsistent FragCount,
+        /// timeout).
+        n_reassembly_dropped = t::KITE_N_REASSEMBLY_DROPPED,
+        /// Stream elements that broke framing (too long or malformed TLV header): each closes
+        /// the face.
+        n_framing_errors = t::KITE_N_FRAMING_ERRORS,
+        /// Frames dropped because the output queue was full.
+        n_out_queue_full = t::KITE_N_OUT_QUEUE_FULL,
+        /// Frames dropped because they could not be fragmented to the MTU.
+        n_out_too_large = t::KITE_N_OUT_TOO_LARGE,
+        /// Packets received whole but dropped because the forwarding thread's input ring was
+        /// full (the forwarder is overloaded; counted against the face they came from).
+        n_in_queue_full = t::KITE_N_IN_QUEUE_FULL,
+        /// Frames dropped unsent because the face's link was down (an Ethernet interface that
+        /// is down or has no carrier).
+        n_out_link_down = t::KITE_N_OUT_LINK_DOWN,
+        /// Packets received whole (in one frame or reassembled) but dropped because they
+        /// exceed the largest packet the face accepts (its configured max_packet_size).
+        n_in_too_large = t::KITE_N_IN_TOO_LARGE,
+        /// Frames sent again because no NDNLPv2 Ack came for them in time (LpReliability).
+        n_lp_retransmitted = t::KITE_N_LP_RETRANSMITTED,
+        /// Network packets given up after their frames' retransmissions ran out, or to make
+        /// room in the store of unacknowledged frames (LpReliability).
+        n_lp_given_up = t::KITE_N_LP_GIVEN_UP,
+        /// Ack fields sent (piggybacked or in LpPackets of Acks alone).
+        n_lp_acks_sent = t::KITE_N_LP_ACKS_SENT,
+        /// Ack fields received on a face with LpReliability on (junk ones included).
+        n_lp_acks_received = t::KITE_N_LP_ACKS_RECEIVED,
+        /// Frames dropped because their Sequence was already received (a retransmission
+        /// whose Ack was lost).
+        n_lp_duplicates = t::KITE_N_LP_DUPLICATES,
+    }
+}
+
+impl FaceCounters {
+    /// Each drop counter with the short name `kite face show` and the metrics print it under.
+    pub fn drops_by_reason(&self) -> [(&'static str, u64); 9] {
+        [
+            ("malformed", self.n_in_malformed),
+            ("lp", self.n_in_lp_dropped),
+            ("reassembly", self.n_reassembly_dropped),
+            ("framing", self.n_framing_errors),
+            ("queue-full", self.n_out_queue_full),
+            ("too-large", self.n_out_too_large),
+            ("fwd-queue-full", self.n_in_queue_full),
+            ("link-down", self.n_out_link_down),
+            ("in-too-large", self.n_in_too_large),
+        ]
+    }
+}
+
+counter_set! {
+    /// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face
+    /// (Kite's extension of ChannelStatus; zero when absent, as from NFD). A drop it can pin
+    /// on an existing face is counted on that face too.
+    pub struct ChannelCounters {
+        /// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
+        n_truncated = t::KITE_N_CHANNEL_TRUNCATED,
+        /// Frames that did not parse: a link-layer envelope (a short Ethernet header, a sender
+        /// address of an unknown family), or, from a sender with no face, the NDN packet (an
+        /// LpPacket, Interest or Data that does not decode makes no face).
+        n_malformed = t::KITE_N_CHANNEL_MALFORMED,
+        /// Frames for no face here: another host's, another group's, this host's own.
+        n_foreign = t::KITE_N_CHANNEL_FOREIGN,
+        /// Frames whose face does not exist and is not made on demand (a frame to NDN's group
+        /// when the multicast face is gone).
+        n_no_face = t::KITE_N_CHANNEL_NO_FACE,
+        /// Frames the kernel dropped because the socket's receive buffer was full (Ethernet
+        /// channels, from PACKET_STATISTICS; read once a second).
+        n_socket_drops = t::KITE_N_CHANNEL_SOCKET_DROPS,
+    }
+}
+
+impl ChannelCounters {
+    /// Each counter with a short name (as `kite channel list --json` names them).
+    pub fn by_reason(&self) -> [(&'static str, u64); 5] {
+        [
+            ("truncated", self.n_truncated),
+            ("malformed", self.n_malformed),
+            ("foreign", self.n_foreign),
+            ("no_face", self.n_no_face),
+            ("socket", self.n_socket_drops),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_counter_has_its_own_type_and_field() {
+        for types in [FaceCounters::TYPES, ChannelCounters::TYPES] {
+            for (i, a) in types.iter().enumerate() {
+                assert!(!types[i + 1..].contains(a), "type {a:#x} listed twice");
+            }
+        }
+        let mut c = FaceCounters::default();
+        for (i, &typ) in FaceCounters::TYPES.iter().enumerate() {
+            *c.get_mut(typ).unwrap() = i as u64 + 1;
+        }
+        let values: Vec<u64> = FaceCounters::TYPES
+            .iter()
+            .map(|&x| c.get(x).unwrap())
+            .collect();
+        assert_eq!(
+            values,
+            (1..=FaceCounters::TYPES.len() as u64).collect::<Vec<_>>()
+        );
+        assert_eq!(c.n_in_interests, 1);
+        assert_eq!(c.n_lp_duplicates, FaceCounters::TYPES.len() as u64);
+        assert_eq!(c.get(t::FLAGS), None);
+    }
+}
