@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use kite_mgmt::tlv_types as wire;
+
 /// A face's identifier. The caller assigns ids and never reuses one, so a route naming a
 /// destroyed face can never reach a newer face.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -95,6 +97,38 @@ pub enum LinkType {
     AdHoc = 2,
 }
 
+// NFD's wire numbers for the properties above (kite-mgmt's open enums), converted here and
+// nowhere else: this is the one crate that knows both.
+
+impl From<FaceScope> for wire::FaceScope {
+    fn from(s: FaceScope) -> Self {
+        wire::FaceScope(s as u64)
+    }
+}
+
+impl From<Persistency> for wire::FacePersistency {
+    fn from(p: Persistency) -> Self {
+        wire::FacePersistency(p as u64)
+    }
+}
+
+impl From<wire::FacePersistency> for Persistency {
+    /// A value NFD does not define is read as persistent, the default of `faces/create`.
+    fn from(p: wire::FacePersistency) -> Self {
+        match p {
+            wire::FacePersistency::ON_DEMAND => Persistency::OnDemand,
+            wire::FacePersistency::PERMANENT => Persistency::Permanent,
+            _ => Persistency::Persistent,
+        }
+    }
+}
+
+impl From<LinkType> for wire::LinkType {
+    fn from(l: LinkType) -> Self {
+        wire::LinkType(l as u64)
+    }
+}
+
 /// The kind of network packet a frame carries; counters are kept per kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PacketKind {
@@ -115,5 +149,29 @@ mod tests {
         let mut ids = FaceIds::new();
         assert_eq!(ids.next_id(), FaceId(256));
         assert_eq!(ids.next_id(), FaceId(257));
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+
+    #[test]
+    fn properties_carry_nfds_wire_numbers() {
+        use wire::{FacePersistency as P, FaceScope as S, LinkType as L};
+        for (p, w) in [
+            (Persistency::Persistent, P::PERSISTENT),
+            (Persistency::OnDemand, P::ON_DEMAND),
+            (Persistency::Permanent, P::PERMANENT),
+        ] {
+            assert_eq!(P::from(p), w);
+            assert_eq!(Persistency::from(w), p);
+        }
+        assert_eq!(Persistency::from(P(7)), Persistency::Persistent);
+        assert_eq!(S::from(FaceScope::Local), S::LOCAL);
+        assert_eq!(S::from(FaceScope::NonLocal), S::NON_LOCAL);
+        assert_eq!(L::from(LinkType::PointToPoint), L::POINT_TO_POINT);
+        assert_eq!(L::from(LinkType::MultiAccess), L::MULTI_ACCESS);
+        assert_eq!(L::from(LinkType::AdHoc), L::AD_HOC);
     }
 }

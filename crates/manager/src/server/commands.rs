@@ -11,7 +11,7 @@ use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 use super::{log, status, unix_ms, Manager};
 use crate::rib::{FibChange, RibRoute};
 use kite_mgmt::command::{CommandSignature, TopPrefix, Verb};
-use kite_mgmt::tlv_types::{cs_flag_bit, face_flag_bit, status as code, FacePersistency};
+use kite_mgmt::tlv_types::{cs_flag_bit, face_flag_bit, status as code};
 use kite_mgmt::{Command, ControlParameters, ControlResponse};
 
 /// Key under which unsigned-by-key commands (DigestSha256, as python-ndn sends) are checked
@@ -29,21 +29,13 @@ pub(super) fn response(c: u64, text: &str) -> ControlResponse {
     ControlResponse::new(c, text)
 }
 
-fn persistency_from(p: FacePersistency) -> Persistency {
-    match p {
-        FacePersistency::ON_DEMAND => Persistency::OnDemand,
-        FacePersistency::PERMANENT => Persistency::Permanent,
-        _ => Persistency::Persistent,
-    }
-}
-
 /// The ControlParameters NFD answers face commands with.
 fn face_parameters(s: &FaceStatus) -> ControlParameters {
     let mut p = ControlParameters {
         face_id: Some(s.id.0),
         uri: Some(s.remote.to_string()),
         local_uri: Some(s.local.to_string()),
-        face_persistency: Some(status::persistency(s.persistency)),
+        face_persistency: Some(s.persistency.into()),
         mtu: s.mtu.map(|m| m as u64),
         base_congestion_marking_interval: Some(s.marking.base_interval.as_nanos() as u64),
         default_congestion_threshold: Some(s.marking.threshold as u64),
@@ -285,7 +277,7 @@ impl Manager {
             Ok(u) => u,
             Err(_) => return response(code::BAD_REQUEST, "Non-canonical URI").into(),
         };
-        let persistency = persistency_from(p.face_persistency.unwrap_or_default());
+        let persistency = p.face_persistency.unwrap_or_default().into();
         if let Err(why) = create_policy(&remote, local.as_ref(), persistency) {
             return response(code::NOT_ACCEPTABLE, &why).into();
         }
@@ -335,7 +327,7 @@ impl Manager {
             return response(code::NOT_ACCEPTABLE, &why);
         }
         let id = FaceId(p.face_id.unwrap_or(0));
-        let persistency = p.face_persistency.map(persistency_from);
+        let persistency = p.face_persistency.map(Persistency::from);
         match self.runtime.update_face(id, persistency, face_options(&p)) {
             Ok(s) => {
                 self.faces.insert(s.id, s.clone());

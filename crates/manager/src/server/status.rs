@@ -1,7 +1,5 @@
 //! The status datasets, generated from the runtime's threads, the FIB writer and the RIB.
 
-use kite_face::{LinkType, Persistency};
-use kite_fw::face::FaceScope;
 use kite_runtime::{FaceStatus as RtFace, ThreadCounters};
 
 use super::{unix_ms, Manager};
@@ -16,15 +14,6 @@ use kite_mgmt::{encode_items, Tlv};
 /// The forwarder's version string in `status/general`.
 pub const VERSION: &str = concat!("kite-", env!("CARGO_PKG_VERSION"));
 
-/// NFD's wire number for a persistency.
-pub(super) fn persistency(p: Persistency) -> FacePersistency {
-    match p {
-        Persistency::Persistent => FacePersistency::PERSISTENT,
-        Persistency::OnDemand => FacePersistency::ON_DEMAND,
-        Persistency::Permanent => FacePersistency::PERMANENT,
-    }
-}
-
 /// A runtime face as NFD's FaceStatus.
 pub(super) fn face_status(s: &RtFace) -> FaceStatus {
     FaceStatus {
@@ -32,16 +21,9 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
         uri: s.remote.to_string(),
         local_uri: s.local.to_string(),
         expiration_period: None,
-        face_scope: match s.scope {
-            FaceScope::Local => t::FaceScope::LOCAL,
-            FaceScope::NonLocal => t::FaceScope::NON_LOCAL,
-        },
-        face_persistency: persistency(s.persistency),
-        link_type: match s.link_type {
-            LinkType::PointToPoint => t::LinkType::POINT_TO_POINT,
-            LinkType::MultiAccess => t::LinkType::MULTI_ACCESS,
-            LinkType::AdHoc => t::LinkType::AD_HOC,
-        },
+        face_scope: s.scope.into(),
+        face_persistency: s.persistency.into(),
+        link_type: s.link_type.into(),
         base_congestion_marking_interval: Some(s.marking.base_interval.as_nanos() as u64),
         default_congestion_threshold: Some(s.marking.threshold as u64),
         mtu: s.mtu.map(|m| m as u64),
