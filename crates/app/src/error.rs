@@ -49,7 +49,7 @@ pub enum ClientError {
     /// The forwarder sent a TLV element longer than any packet may be.
     #[error("the forwarder sent a {len}-octet element, longer than any packet may be")]
     FrameTooLarge {
-        /// The announced TLV-LENGTH.
+        /// The element's length as its header announces it (header and value).
         len: u64,
     },
     /// A status dataset does not follow the segmentation convention (no version or segment

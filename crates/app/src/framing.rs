@@ -1,12 +1,15 @@
-//! TLV stream framing: a byte stream (Unix or TCP socket) carries whole top-level TLV elements
-//! back to back; [`FrameReader`] buffers reads until one element is complete.
+//! TLV stream framing for applications and tools: a byte stream (Unix or TCP socket, a
+//! shared-memory ring, or a datagram or WebSocket link seen as one) carries whole top-level TLV
+//! elements back to back; [`FrameReader`] buffers reads until one element is complete. It cuts
+//! elements with the forwarder's own [`Framer`] (same bounds, same header rules), and every
+//! reader of a forwarder connection, in this crate and in the `kite` tools, goes through it.
 
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 
 use bytes::Bytes;
-use kite_face::framing::Framer;
+use kite_face::framing::{Framer, FramingError};
 
 use crate::error::ClientError;
 
@@ -14,18 +17,31 @@ use crate::error::ClientError;
 /// plus room for its NDNLPv2 header, as a forwarder's stream faces accept.
 pub use kite_face::framing::MAX_FRAME_LEN;
 
-/// What a [`FrameReader`] reads from: any byte stream, read into zeroed room, or a socket
-/// whose descriptor it may read into uninitialized room (no 64 KiB of zeroes per read).
+/// What a [`FrameReader`] reads from: any byte stream, read into room zeroed first, or one
+/// that can read into the frame buffer's uninitialized room itself (a socket by `read(2)`, a
+/// shared-memory ring by copying), which spares 64 KiB of zeroes per read.
 pub trait Source: Read {
-    /// The socket to read with `read(2)` into uninitialized memory, if this is one.
-    fn fd(&self) -> Option<BorrowedFd<'_>> {
-        None
+    /// One read into `framer`'s buffer, of at most [`Framer::read_room`] octets; 0: the stream
+    /// ended.
+    fn read_into(&mut self, framer: &mut Framer) -> io::Result<usize> {
+        read_zeroed(self, framer)
     }
 }
 
+/// One read of `src` into `framer`'s buffer, into room zeroed first.
+pub(crate) fn read_zeroed<R: Read + ?Sized>(src: &mut R, framer: &mut Framer) -> io::Result<usize> {
+    let room = framer.read_room();
+    let buf = framer.buffer();
+    let at = buf.len();
+    buf.resize(at + room, 0);
+    let read = src.read(&mut buf[at..]);
+    buf.truncate(at + *read.as_ref().unwrap_or(&0));
+    read
+}
+
 impl Source for UnixStream {
-    fn fd(&self) -> Option<BorrowedFd<'_>> {
-        Some(self.as_fd())
+    fn read_into(&mut self, framer: &mut Framer) -> io::Result<usize> {
+        Ok(framer.read_from(self.as_fd())?.read)
     }
 }
 
@@ -48,25 +64,31 @@ impl FrameReader {
         self.framer.pending() > 0
     }
 
-    /// The next whole element when it is already buffered (no read).
+    /// The next whole element when it is already buffered (no read). An element longer than
+    /// [`MAX_FRAME_LEN`] or a malformed TLV header is an error: the stream cannot be
+    /// resynchronized after it.
     pub fn buffered_frame(&mut self) -> Result<Option<Bytes>, ClientError> {
-        let buf = self.framer.buffer();
-        Ok(complete_len(buf)?.map(|len| buf.split_to(len).freeze()))
+        self.framer.next_frame().map_err(|e| match e {
+            FramingError::TooLong(len) => ClientError::FrameTooLarge { len },
+            FramingError::Malformed(e) => ClientError::Decode(e),
+        })
+    }
+
+    /// One read from `src` into the buffer; 0: the stream ended. For a caller that keeps
+    /// time between reads (a read timeout is the source's error, as `read` gives it).
+    pub fn fill(&mut self, src: &mut impl Source) -> io::Result<usize> {
+        src.read_into(&mut self.framer)
     }
 
     /// The next whole element, reading from `src` as often as needed. End of stream is an
-    /// `UnexpectedEof` I/O error; a frame longer than [`MAX_FRAME_LEN`] is a decode error (the
+    /// `UnexpectedEof` I/O error; a frame longer than [`MAX_FRAME_LEN`] is an error (the
     /// stream cannot be resynchronized after it).
     pub fn next_frame(&mut self, src: &mut impl Source) -> Result<Bytes, ClientError> {
         loop {
             if let Some(frame) = self.buffered_frame()? {
                 return Ok(frame);
             }
-            let n = match src.fd() {
-                Some(fd) => self.framer.read_from(fd)?.read,
-                None => self.read_zeroed(src)?,
-            };
-            if n == 0 {
+            if self.fill(src)? == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the forwarder closed the connection",
@@ -75,57 +97,11 @@ impl FrameReader {
             }
         }
     }
-
-    /// One read of a source without a descriptor, into room zeroed first.
-    fn read_zeroed(&mut self, src: &mut impl Read) -> io::Result<usize> {
-        let room = self.framer.read_room();
-        let buf = self.framer.buffer();
-        let at = buf.len();
-        buf.resize(at + room, 0);
-        let read = src.read(&mut buf[at..]);
-        buf.truncate(at + *read.as_ref().unwrap_or(&0));
-        read
-    }
 }
 
-/// The length of the element that starts `buf` (whether or not all of it is there), when its
-/// header is whole and it is not too large.
-pub(crate) fn element_len(buf: &[u8]) -> Option<usize> {
-    let (_, type_len) = varnum(buf)?;
-    let (value_len, len_len) = varnum(&buf[type_len..])?;
-    usize::try_from(value_len)
-        .ok()?
-        .checked_add(type_len + len_len)
-        .filter(|&t| t <= MAX_FRAME_LEN)
-}
-
-/// The length of the whole element at the start of `buf` when it is entirely buffered.
-fn complete_len(buf: &[u8]) -> Result<Option<usize>, ClientError> {
-    let Some((_, type_len)) = varnum(buf) else {
-        return Ok(None);
-    };
-    let Some((value_len, len_len)) = varnum(&buf[type_len..]) else {
-        return Ok(None);
-    };
-    let total = usize::try_from(value_len)
-        .ok()
-        .and_then(|v| v.checked_add(type_len + len_len))
-        .filter(|&t| t <= MAX_FRAME_LEN)
-        .ok_or(ClientError::FrameTooLarge { len: value_len })?;
-    Ok((buf.len() >= total).then_some(total))
-}
-
-/// A VAR-NUMBER at the start of `buf` and its size, or `None` when it is not all there yet.
-fn varnum(buf: &[u8]) -> Option<(u64, usize)> {
-    let first = *buf.first()?;
-    let size = match first {
-        0..=252 => return Some((u64::from(first), 1)),
-        253 => 3,
-        254 => 5,
-        255 => 9,
-    };
-    let bytes = buf.get(1..size)?;
-    Some((bytes.iter().fold(0, |n, &b| n << 8 | u64::from(b)), size))
+/// Whether `datagram` is exactly one whole TLV element within the frame bounds.
+pub(crate) fn is_one_element(datagram: &[u8]) -> bool {
+    kite_face::framing::element_len(datagram) == Ok(Some(datagram.len()))
 }
 
 #[cfg(test)]
@@ -208,7 +184,7 @@ mod tests {
         };
         assert!(matches!(
             FrameReader::new().next_frame(&mut src),
-            Err(ClientError::FrameTooLarge { len: 65536 })
+            Err(ClientError::FrameTooLarge { len: 65542 })
         ));
     }
 }

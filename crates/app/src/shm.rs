@@ -119,14 +119,13 @@ impl LinkReader {
             }
         }
     }
+}
 
-    /// One read into `framer`'s buffer (not zeroed first); 0: the forwarder closed.
-    pub fn read_into(&mut self, framer: &mut Framer) -> io::Result<usize> {
+impl crate::framing::Source for LinkReader {
+    /// Into the frame buffer's uninitialized room, from the socket or the ring.
+    fn read_into(&mut self, framer: &mut Framer) -> io::Result<usize> {
         match self {
-            LinkReader::Unix(s) => {
-                use std::os::fd::AsFd;
-                Ok(framer.read_from(s.as_fd())?.read)
-            }
+            LinkReader::Unix(s) => crate::framing::Source::read_into(s, framer),
             LinkReader::Shm(r) => {
                 let room = framer.read_room();
                 r.read_buf(framer.buffer(), room)

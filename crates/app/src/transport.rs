@@ -6,7 +6,7 @@
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::TcpStream;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -14,8 +14,9 @@ use kite_face::shm::{ShmReader, ShmWriter};
 use tungstenite::{Message, WebSocket};
 
 use crate::endpoint::Endpoint;
-use crate::framing::Source;
+use crate::framing::{read_zeroed, Source};
 use crate::udp::UdpLink;
+use kite_face::framing::Framer;
 
 /// The connected socket.
 #[derive(Debug)]
@@ -109,12 +110,17 @@ impl Read for Transport {
 }
 
 impl Source for Transport {
-    /// Unix and TCP streams are read straight into the frame buffer's uninitialized room.
-    fn fd(&self) -> Option<BorrowedFd<'_>> {
+    /// Unix and TCP streams and the shared-memory ring are read straight into the frame
+    /// buffer's uninitialized room; a UDP or WebSocket link into room zeroed first.
+    fn read_into(&mut self, framer: &mut Framer) -> io::Result<usize> {
         match self {
-            Transport::Unix(s) => Some(s.as_fd()),
-            Transport::Tcp(s) => Some(s.as_fd()),
-            Transport::Udp(_) | Transport::Ws(_) | Transport::Shm(_) => None,
+            Transport::Unix(s) => Ok(framer.read_from(s.as_fd())?.read),
+            Transport::Tcp(s) => Ok(framer.read_from(s.as_fd())?.read),
+            Transport::Shm(s) => {
+                let room = framer.read_room();
+                s.0.read_buf(framer.buffer(), room)
+            }
+            Transport::Udp(_) | Transport::Ws(_) => read_zeroed(self, framer),
         }
     }
 }

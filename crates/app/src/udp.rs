@@ -15,7 +15,7 @@ use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use kite_face::FaceId;
 use kite_packet::{tt, Fragments, LpPacket};
 
-use crate::framing::element_len;
+use crate::framing::is_one_element;
 use crate::random::random_u64;
 
 /// The largest datagram sent: NFD's and Kite's default UDP face MTU, which their receive
@@ -91,7 +91,7 @@ impl UdpLink {
             let n = self.socket.recv(out)?;
             let now = Instant::now();
             self.reassembler.expire(now);
-            if element_len(&out[..n]) != Some(n) {
+            if !is_one_element(&out[..n]) {
                 continue;
             }
             if out[0] != tt::LP_PACKET as u8 {
@@ -118,7 +118,7 @@ impl UdpLink {
                 }
                 .encode()
             };
-            if whole.len() <= out.len() && element_len(&whole) == Some(whole.len()) {
+            if whole.len() <= out.len() && is_one_element(&whole) {
                 out[..whole.len()].copy_from_slice(&whole);
                 return Ok(whole.len());
             }

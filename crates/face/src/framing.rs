@@ -109,7 +109,7 @@ impl Framer {
 
 /// The length of the element at the start of `buf` (header and value), once its header is
 /// complete; checks the bounds as soon as the TLV-LENGTH is known.
-fn element_len(buf: &[u8]) -> Result<Option<usize>, FramingError> {
+pub fn element_len(buf: &[u8]) -> Result<Option<usize>, FramingError> {
     let (typ, tlen) = match read_varnum(buf) {
         Ok(v) => v,
         Err(DecodeError::Truncated) => return Ok(None),

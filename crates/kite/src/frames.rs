@@ -1,13 +1,14 @@
 //! Whole TLV frames from a forwarder's unix stream or shared-memory ring, read in large
-//! chunks: what `kite perf` and `kite bench daemon` read their connections through.
+//! chunks by kite-app's [`FrameReader`], with reads that time out so the caller keeps time:
+//! what `kite perf` and `kite bench daemon` read their connections through.
 
 use std::io::ErrorKind;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use bytes::Bytes;
+use kite_app::framing::FrameReader;
 use kite_app::shm::LinkReader;
-use kite_face::framing::Framer;
 
 /// Whether a failed read only means nothing has arrived yet (a non-blocking socket, a read
 /// timeout, a signal), so the caller should poll again rather than give up.
@@ -21,7 +22,7 @@ pub fn nothing_yet(e: &std::io::Error) -> bool {
 /// Whole TLV frames from a stream, read in large chunks.
 pub struct FrameSource {
     stream: LinkReader,
-    framer: Framer,
+    reader: FrameReader,
 }
 
 /// What arrived in one [`FrameSource::fill`].
@@ -41,23 +42,23 @@ impl FrameSource {
         stream.set_read_timeout(Some(tick))?;
         Ok(FrameSource {
             stream,
-            framer: Framer::new(),
+            reader: FrameReader::new(),
         })
     }
 
     /// Whether octets are buffered that no frame has returned yet (a read may not be needed).
     pub fn buffered(&self) -> bool {
-        self.framer.pending() > 0
+        self.reader.has_buffered()
     }
 
     /// The next buffered frame, if a whole one is there.
     pub fn next(&mut self) -> Result<Option<Bytes>> {
-        self.framer.next_frame().map_err(|e| anyhow!("{e}"))
+        self.reader.buffered_frame().map_err(|e| anyhow!("{e}"))
     }
 
     /// One read from the socket or ring into the buffer's spare room (not zeroed first).
     pub fn fill(&mut self) -> Result<Arrived> {
-        match self.stream.read_into(&mut self.framer) {
+        match self.reader.fill(&mut self.stream) {
             Ok(0) => Ok(Arrived::Closed),
             Ok(_) => Ok(Arrived::Data),
             Err(e) if nothing_yet(&e) => Ok(Arrived::Idle),
