@@ -99,9 +99,18 @@ impl Reloader {
         let job: Job = Box::new(move |m: &mut Manager| {
             let _ = tx.send(apply(m, &runtime, &old, &next, faces));
         });
-        if self.jobs.send(job).is_err() {
-            tracing::error!("management has stopped; the configuration is not applied");
-            return;
+        match self.jobs.send_timeout(job, APPLY_TIMEOUT) {
+            Ok(()) => {}
+            Err(crossbeam_channel::SendTimeoutError::Timeout(_)) => {
+                tracing::error!(
+                    "management did not take the configuration within {APPLY_TIMEOUT:?}"
+                );
+                return;
+            }
+            Err(crossbeam_channel::SendTimeoutError::Disconnected(_)) => {
+                tracing::error!("management has stopped; the configuration is not applied");
+                return;
+            }
         }
         let Ok((faces, failures)) = rx.recv_timeout(APPLY_TIMEOUT) else {
             tracing::error!("management did not apply the configuration within {APPLY_TIMEOUT:?}");

@@ -39,9 +39,14 @@ use kite_mgmt::tlv_types::FaceEventKind;
 use kite_mgmt::{parse_command, FaceEventNotification, Tlv};
 
 /// Work another thread hands the management thread, run between two commands with the
-/// manager itself (the daemon's configuration reload changes faces, routes and strategies as
-/// commands would).
+/// manager itself: the daemon's configuration reload (which changes faces, routes and
+/// strategies as commands would) and the metrics endpoint's snapshots. A job that must answer
+/// carries its own reply channel.
 pub type Job = Box<dyn FnOnce(&mut Manager) + Send>;
+
+/// Jobs that may wait for the management thread at once: what other threads can queue on it.
+/// A sender that must not wait (the metrics endpoint) gives up when the queue is full.
+pub const JOB_QUEUE: usize = 4;
 
 /// The management thread's state.
 pub struct Manager {
@@ -64,13 +69,10 @@ pub struct Manager {
     /// (it answers every other request at once), and each for a bounded time.
     creating: std::collections::HashMap<u64, Creating>,
     next_tag: u64,
-    /// Work handed over by [`Manager::jobs`]'s senders.
+    /// Work handed over by [`Manager::jobs`]'s senders and [`StatusSource`]s, at most
+    /// [`JOB_QUEUE`] waiting; the sender is kept to hand out.
     jobs_tx: crossbeam_channel::Sender<Job>,
     jobs_rx: Receiver<Job>,
-    /// Snapshots asked for by [`StatusSource`]s (the metrics endpoint); the sender is kept to
-    /// hand out.
-    snapshot_tx: crossbeam_channel::Sender<snapshot::SnapshotRequest>,
-    snapshot_rx: Receiver<snapshot::SnapshotRequest>,
     /// The last dataset version published.
     last_version: u64,
     start_unix_ms: u64,
@@ -126,8 +128,7 @@ impl Manager {
     /// Takes over the FIB writer, which [`Manager::route_internal_face`] has prepared.
     pub fn new(runtime: RuntimeHandle, fib: FibWriter, strategies: StrategyTable) -> Self {
         let (created_tx, created_rx) = crossbeam_channel::unbounded();
-        let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
-        let (snapshot_tx, snapshot_rx) = snapshot::channel();
+        let (jobs_tx, jobs_rx) = crossbeam_channel::bounded(JOB_QUEUE);
         Manager {
             runtime,
             fib,
@@ -144,8 +145,6 @@ impl Manager {
             next_tag: 0,
             jobs_tx,
             jobs_rx,
-            snapshot_tx,
-            snapshot_rx,
             last_version: 0,
             start_unix_ms: unix_ms(),
             log: log::budget(),
@@ -172,7 +171,6 @@ impl Manager {
         let events = self.runtime.face_events().clone();
         let created = self.created_rx.clone();
         let jobs = self.jobs_rx.clone();
-        let snapshots = self.snapshot_rx.clone();
         let readvertised = self.readvertise_results.1.clone();
         loop {
             let next = match (self.rib.next_expiry(), self.readvertise_next_due()) {
@@ -199,11 +197,6 @@ impl Manager {
                 recv(created) -> c => {
                     if let Ok((tag, r)) = c {
                         self.on_face_created(tag, r);
-                    }
-                },
-                recv(snapshots) -> r => {
-                    if let Ok(r) = r {
-                        self.on_snapshot_request(r);
                     }
                 },
                 recv(readvertised) -> r => {

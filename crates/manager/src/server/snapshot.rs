@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 use kite_runtime::{BusyTimes, ThreadCounters};
 
 use super::status::{builtin_faces, cs_totals, face_status};
-use super::{unix_ms, Manager};
+use super::{unix_ms, Job, Manager};
 use kite_mgmt::datasets::{
     ChannelStatus, CsInfo, FaceStatus, FibEntry, ForwarderStatus, RibEntry, StrategyChoice,
 };
@@ -50,44 +50,32 @@ pub struct Tables {
     pub strategies_total: usize,
 }
 
-/// A request for a [`Snapshot`]: with the tables cut to `tables` entries each, or without.
-pub(super) struct SnapshotRequest {
-    tables: Option<usize>,
-    reply: Sender<Snapshot>,
-}
-
 /// Where a reader asks the management thread for snapshots.
 #[derive(Clone)]
 pub struct StatusSource {
-    tx: Sender<SnapshotRequest>,
+    jobs: Sender<Job>,
 }
 
 impl StatusSource {
     /// Asks for a snapshot (with each table cut to `tables` entries, or no tables) and waits
-    /// up to `timeout` for it. `None` when management did not answer in time or another
-    /// request is still waiting (one at a time: a reader cannot queue work on management).
+    /// up to `timeout` for it. `None` when management did not answer in time or its job
+    /// queue is full (a reader never waits to queue work on management).
     pub fn snapshot(&self, tables: Option<usize>, timeout: Duration) -> Option<Snapshot> {
         let (reply, rx) = crossbeam_channel::bounded(1);
-        self.tx.try_send(SnapshotRequest { tables, reply }).ok()?;
+        let job: Job = Box::new(move |m: &mut Manager| {
+            let _ = reply.send(m.snapshot(tables));
+        });
+        self.jobs.try_send(job).ok()?;
         rx.recv_timeout(timeout).ok()
     }
-}
-
-/// The management thread's end of the requests.
-pub(super) fn channel() -> (Sender<SnapshotRequest>, Receiver<SnapshotRequest>) {
-    crossbeam_channel::bounded(1)
 }
 
 impl Manager {
     /// Where another thread asks this one for snapshots.
     pub fn status_source(&self) -> StatusSource {
         StatusSource {
-            tx: self.snapshot_tx.clone(),
+            jobs: self.jobs_tx.clone(),
         }
-    }
-
-    pub(super) fn on_snapshot_request(&self, r: SnapshotRequest) {
-        let _ = r.reply.send(self.snapshot(r.tables));
     }
 
     fn snapshot(&self, tables: Option<usize>) -> Snapshot {
