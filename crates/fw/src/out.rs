@@ -7,7 +7,8 @@ use kite_packet::{HopHeader, NackReason, OutgoingInterest, PitToken};
 
 use crate::face::FaceId;
 
-/// One packet to send.
+/// One packet a forwarding thread sends: what it pushes on its output ring for the I/O thread
+/// (or hands to management, for the internal face), with the face it goes out of.
 #[derive(Debug, Clone)]
 pub enum Out {
     /// An Interest forwarded upstream.

@@ -3,7 +3,7 @@
 use kite_packet::{tt, Name, Nonce};
 
 use super::interest::sha2_digest;
-use super::{DropReason, InData, Invocation, State, UnsolicitedPolicy};
+use super::{DropReason, InData, Invocation, Pipelines, UnsolicitedPolicy};
 use crate::face::{FaceScope, LinkType};
 use crate::fib::FibGuard;
 use crate::hash::NameHashes;
@@ -22,7 +22,7 @@ enum NameMatch {
     Digest,
 }
 
-impl State {
+impl Pipelines {
     pub(super) fn on_data(
         &mut self,
         fib: &FibGuard<'_>,

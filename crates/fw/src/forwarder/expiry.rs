@@ -2,14 +2,14 @@
 
 use kite_packet::Nonce;
 
-use super::{Invocation, State};
+use super::{Invocation, Pipelines};
 use crate::face::FaceId;
 use crate::fib::FibGuard;
 use crate::out::Out;
 use crate::strategy::TimerEvent;
 use crate::time::Time;
 
-impl State {
+impl Pipelines {
     /// Fires every timer due by `now`.
     pub(super) fn on_timers(&mut self, fib: &FibGuard<'_>, now: Time, out: &mut Vec<Out>) {
         let mut fired = core::mem::take(&mut self.fired);

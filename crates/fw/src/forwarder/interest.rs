@@ -2,7 +2,7 @@
 
 use kite_packet::{tt, InterestView, NackReason, Name, Nonce, PitToken};
 
-use super::{Counters, DropReason, InInterest, Invocation, State};
+use super::{Counters, DropReason, InInterest, Invocation, Pipelines};
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, FibGuard};
 use crate::hash::NameHashes;
@@ -11,7 +11,7 @@ use crate::pcct::{DownRecord, NameScope, PitEntry};
 use crate::strategy::TimerEvent;
 use crate::time::Time;
 
-impl State {
+impl Pipelines {
     pub(super) fn on_interest(
         &mut self,
         fib: &FibGuard<'_>,

@@ -149,12 +149,13 @@ pub struct InNack {
 /// One forwarding thread.
 pub struct Forwarder {
     fib: FibReader,
-    state: State,
+    pipelines: Pipelines,
 }
 
-/// Everything but the FIB reader, so a FIB read section and the pipelines can be borrowed
-/// at once.
-struct State {
+/// NFD's forwarding pipelines (`on_interest`, `on_data`, `on_nack`, expiry) with the tables
+/// and scratch they run on: everything of a forwarding thread but the FIB reader, kept apart
+/// so a FIB read section and the pipelines can be borrowed at once.
+struct Pipelines {
     config: ForwarderConfig,
     pcct: Pcct,
     dnl: DeadNonceList,
@@ -169,7 +170,7 @@ struct State {
     hasher: NameHasher,
     counters: Counters,
     /// PIT entries of this thread that each face has a downstream record in (its share of the
-    /// PIT, see [`State::admits`]). Only faces holding entries have a key.
+    /// PIT, see [`Pipelines::admits`]). Only faces holding entries have a key.
     pit_held: HashMap<FaceId, u32>,
     next_pit_id: u64,
     rng: u64,
@@ -190,7 +191,7 @@ impl Forwarder {
         let timers = TimerWheel::new(now, Duration::from_millis(1), config.timer_capacity);
         Forwarder {
             fib,
-            state: State {
+            pipelines: Pipelines {
                 pcct: Pcct::new(thread, config.pcct),
                 dnl: DeadNonceList::new(config.dnl, now),
                 timers,
@@ -224,13 +225,13 @@ impl Forwarder {
         out: &mut Vec<Out>,
     ) {
         // Strategies first: a FIB entry entered below never names a strategy newer than this.
-        self.state.strategies.refresh();
+        self.pipelines.strategies.refresh();
         let Some(fib) = self.fib.enter() else {
             // The FIB writer is gone (shutdown): nothing can be forwarded.
             interests.clear();
             return;
         };
-        let s = &mut self.state;
+        let s = &mut self.pipelines;
         s.last_now = now;
         let start = out.len();
         for d in data {
@@ -288,72 +289,75 @@ impl Forwarder {
 
     /// When the next timer is due: how long an idle thread may sleep.
     pub fn next_deadline(&self) -> Option<Time> {
-        self.state.timers.next_deadline()
+        self.pipelines.timers.next_deadline()
     }
 
     /// Makes a face known to this thread.
     pub fn add_face(&mut self, face: FaceId, info: FaceInfo) {
-        self.state.faces.insert(face, info);
+        self.pipelines.faces.insert(face, info);
     }
 
     /// Forgets a face and purges it from every PIT entry; entries left with no downstream
     /// are finalized as unsatisfied.
     pub fn remove_face(&mut self, face: FaceId) {
-        self.state.faces.remove(&face);
-        self.state.purge_face(face);
-        self.state.pit_held.remove(&face);
+        self.pipelines.faces.remove(&face);
+        self.pipelines.purge_face(face);
+        self.pipelines.pit_held.remove(&face);
     }
 
     /// PIT entries in which `face` has a downstream record (its share of this thread's PIT).
     pub fn pit_held(&self, face: FaceId) -> usize {
-        self.state.pit_held.get(&face).map_or(0, |&n| n as usize)
+        self.pipelines
+            .pit_held
+            .get(&face)
+            .map_or(0, |&n| n as usize)
     }
 
     /// This thread's counters.
     pub fn counters(&self) -> &Counters {
-        &self.state.counters
+        &self.pipelines.counters
     }
 
     /// The PIT-CS table (read-only: for management datasets and tests).
     pub fn pcct(&self) -> &Pcct {
-        &self.state.pcct
+        &self.pipelines.pcct
     }
 
     /// The Dead Nonce List (read-only).
     pub fn dnl(&self) -> &DeadNonceList {
-        &self.state.dnl
+        &self.pipelines.dnl
     }
 
     /// Pending timers.
     pub fn timers_pending(&self) -> usize {
-        self.state.timers.len()
+        self.pipelines.timers.len()
     }
 
     /// Changes the CS capacity of this thread (management's `cs/config`).
     pub fn set_cs_capacity(&mut self, capacity: usize) {
-        self.state.pcct.set_cs_capacity(capacity);
+        self.pipelines.pcct.set_cs_capacity(capacity);
     }
 
     /// Changes the CS capacity in octets of this thread (a configuration reload).
     pub fn set_cs_bytes(&mut self, bytes: usize) {
-        self.state.pcct.set_cs_byte_capacity(bytes);
+        self.pipelines.pcct.set_cs_byte_capacity(bytes);
     }
 
     /// Changes which unsolicited Data is cached (a configuration reload).
     pub fn set_unsolicited(&mut self, policy: UnsolicitedPolicy) {
-        self.state.config.unsolicited = policy;
+        self.pipelines.config.unsolicited = policy;
     }
 
     /// Sets NFD's CS admit and serve flags.
     pub fn set_cs_flags(&mut self, admit: bool, serve: bool) {
-        self.state.config.cs_admit = admit;
-        self.state.config.cs_serve = serve;
+        self.pipelines.config.cs_admit = admit;
+        self.pipelines.config.cs_serve = serve;
     }
 
     /// Erases up to `limit` cached Data under `prefix` (and the indirect entries under it);
     /// returns how many Data were erased (management's `cs/erase`).
     pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
-        let pcct = &mut self.state.pcct;
+        let pcct = &mut self.pipelines.pcct;
         let under: Vec<(u32, bool)> = pcct
             .cs_slots()
             .filter_map(|slot| {
@@ -376,11 +380,14 @@ impl Forwarder {
 
     /// The CS flags: (admit, serve).
     pub fn cs_flags(&self) -> (bool, bool) {
-        (self.state.config.cs_admit, self.state.config.cs_serve)
+        (
+            self.pipelines.config.cs_admit,
+            self.pipelines.config.cs_serve,
+        )
     }
 }
 
-impl State {
+impl Pipelines {
     /// A nonce for an Interest that arrived without one.
     fn random_nonce(&mut self) -> Nonce {
         let mut x = self.rng;

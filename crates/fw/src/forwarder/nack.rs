@@ -2,7 +2,7 @@
 
 use kite_packet::{NackReason, Nonce};
 
-use super::{DropReason, InNack, Invocation, State};
+use super::{DropReason, InNack, Invocation, Pipelines};
 use crate::fib::FibGuard;
 use crate::out::Out;
 use crate::strategy::StrategyTable;
@@ -12,7 +12,7 @@ use crate::time::Time;
 /// between them forever.
 const DUPLICATE_RETRIES: u8 = 1;
 
-impl State {
+impl Pipelines {
     pub(super) fn on_nack(
         &mut self,
         fib: &FibGuard<'_>,
