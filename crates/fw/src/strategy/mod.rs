@@ -9,16 +9,15 @@
 //!
 //! Built-ins: [`best_route`] (lowest-cost eligible nexthop, exponential retransmission
 //! suppression, next nexthop on retransmission), [`multicast`] (every eligible nexthop),
-//! [`random`], [`round_robin`] and [`asf`] (the nexthop with the lowest measured SRTT, probing
+//! random and round-robin ([`one_nexthop`]) and [`asf`] (the nexthop with the lowest measured SRTT, probing
 //! the others now and then).
 
 pub mod asf;
 pub mod best_route;
 mod ctx;
 pub mod multicast;
-pub mod random;
+pub mod one_nexthop;
 mod retx;
-pub mod round_robin;
 mod table;
 
 use kite_packet::{NackReason, Name};
