@@ -43,6 +43,10 @@ pub struct FaceCounters {
     /// Frames dropped unsent because the face's link was down (an Ethernet interface that is
     /// down or has no carrier).
     pub n_out_link_down: u64,
+    /// Frames dropped because the socket refused them for a reason that may pass (an
+    /// nftables or iptables output rule: EPERM; no buffer space: ENOBUFS; an unreachable
+    /// destination): the face stays and sends the next frame.
+    pub n_out_send_failed: u64,
     /// Packets received whole (in one frame or reassembled) but dropped because they exceed
     /// the largest packet accepted ([`crate::FaceConfig::max_packet_size`]).
     pub n_in_too_large: u64,

@@ -354,6 +354,7 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_in_queue_full: c[1],
                     n_out_link_down: c[0],
                     n_in_too_large: c[0] ^ c[7],
+                    n_out_send_failed: c[1] ^ c[6],
                 },
                 state: Some(FaceState(flags % 2)),
                 lp: LpCounters {

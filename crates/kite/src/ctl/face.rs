@@ -263,6 +263,7 @@ fn face_json(f: &FaceStatus) -> Value {
             "in_queue_full": d.n_in_queue_full,
             "out_link_down": d.n_out_link_down,
             "in_too_large": d.n_in_too_large,
+            "out_send_failed": d.n_out_send_failed,
         },
         "lp_reliability_counters": {
             "retransmitted": f.lp.n_retransmitted,
@@ -370,7 +371,7 @@ fn face_details(f: &FaceStatus) -> String {
             "drops",
             format!(
                 "malformed={} lp={} reassembly={} framing={} queue-full={} too-large={} \
-                 fwd-queue-full={} link-down={} in-too-large={}",
+                 fwd-queue-full={} link-down={} in-too-large={} send-failed={}",
                 d.n_in_malformed,
                 d.n_in_lp_dropped,
                 d.n_reassembly_dropped,
@@ -380,6 +381,7 @@ fn face_details(f: &FaceStatus) -> String {
                 d.n_in_queue_full,
                 d.n_out_link_down,
                 d.n_in_too_large,
+                d.n_out_send_failed,
             ),
         ),
         (

@@ -69,6 +69,7 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
             n_in_queue_full: c.n_in_queue_full,
             n_out_link_down: c.n_out_link_down,
             n_in_too_large: c.n_in_too_large,
+            n_out_send_failed: c.n_out_send_failed,
         },
         state: Some(if s.up {
             t::FaceState::UP

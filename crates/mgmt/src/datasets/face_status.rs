@@ -10,7 +10,7 @@ use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_st
 
 /// Field order of FaceStatus: NFD's, then Kite's drop counters, link state and LpReliability
 /// counters.
-const ORDER: [u64; 34] = [
+const ORDER: [u64; 35] = [
     t::FACE_ID,
     t::URI,
     t::LOCAL_URI,
@@ -45,6 +45,7 @@ const ORDER: [u64; 34] = [
     t::KITE_N_LP_ACKS_SENT,
     t::KITE_N_LP_ACKS_RECEIVED,
     t::KITE_N_LP_DUPLICATES,
+    t::KITE_N_OUT_SEND_FAILED,
 ];
 
 /// Index in [`ORDER`] of the first counter.
@@ -57,6 +58,8 @@ const STATE_AT: usize = 27;
 const TOO_LARGE_AT: usize = 28;
 /// Index in [`ORDER`] of the first LpReliability counter.
 const LP_AT: usize = 29;
+/// Index in [`ORDER`] of the drop counter that follows the LpReliability counters.
+const SEND_FAILED_AT: usize = 34;
 
 /// A face's NDNLPv2 LpReliability counters (Kite's extension; zero when absent, as from NFD).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -165,11 +168,14 @@ pub struct FaceDrops {
     pub n_out_link_down: u64,
     /// Packets over the largest packet size accepted (whole or reassembled).
     pub n_in_too_large: u64,
+    /// Frames the socket refused for a reason that may pass (a firewall rule, no buffer
+    /// space, an unreachable destination).
+    pub n_out_send_failed: u64,
 }
 
 impl FaceDrops {
     /// Each counter with the short name `kite face show` prints it under.
-    pub fn by_reason(&self) -> [(&'static str, u64); 9] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 10] {
         [
             ("malformed", self.n_in_malformed),
             ("lp", self.n_in_lp_dropped),
@@ -180,6 +186,7 @@ impl FaceDrops {
             ("fwd-queue-full", self.n_in_queue_full),
             ("link-down", self.n_out_link_down),
             ("in-too-large", self.n_in_too_large),
+            ("send-failed", self.n_out_send_failed),
         ]
     }
 
@@ -196,10 +203,12 @@ impl FaceDrops {
         ]
     }
 
-    /// The counters carried before the link state; [`FaceDrops::n_in_too_large`] follows it.
-    fn from_array(a: [u64; 8], n_in_too_large: u64) -> Self {
+    /// The counters carried before the link state; [`FaceDrops::n_in_too_large`] follows it,
+    /// [`FaceDrops::n_out_send_failed`] the LpReliability counters.
+    fn from_array(a: [u64; 8], n_in_too_large: u64, n_out_send_failed: u64) -> Self {
         FaceDrops {
             n_in_too_large,
+            n_out_send_failed,
             n_in_malformed: a[0],
             n_in_lp_dropped: a[1],
             n_reassembly_dropped: a[2],
@@ -278,9 +287,10 @@ impl Tlv for FaceStatus {
         }
         put_opt_nonneg(out, t::KITE_FACE_STATE, self.state.map(|s| s.0));
         put_nonneg(out, t::KITE_N_IN_TOO_LARGE, self.drops.n_in_too_large);
-        for (typ, n) in ORDER[LP_AT..].iter().zip(self.lp.to_array()) {
+        for (typ, n) in ORDER[LP_AT..SEND_FAILED_AT].iter().zip(self.lp.to_array()) {
             put_nonneg(out, *typ, n);
         }
+        put_nonneg(out, t::KITE_N_OUT_SEND_FAILED, self.drops.n_out_send_failed);
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
@@ -323,6 +333,7 @@ impl Tlv for FaceStatus {
             drops: FaceDrops::from_array(
                 core::array::from_fn(|k| numbers[DROPS_AT + k].unwrap_or(0)),
                 numbers[TOO_LARGE_AT].unwrap_or(0),
+                numbers[SEND_FAILED_AT].unwrap_or(0),
             ),
             state: numbers[STATE_AT].map(FaceState),
             lp: LpCounters::from_array(core::array::from_fn(|k| numbers[LP_AT + k].unwrap_or(0))),
@@ -451,6 +462,7 @@ mod tests {
                 n_out_queue_full: 1,
                 n_out_link_down: 2,
                 n_in_too_large: 4,
+                n_out_send_failed: 5,
                 ..Default::default()
             },
             state: Some(FaceState::DOWN),
