@@ -61,13 +61,14 @@ for e in "${ends[@]}"; do
 done
 sleep 1
 
-# Drops $1 percent of the frames (all but ARP) arriving on every interface.
+# Drops $1 percent of the frames (all but ARP) arriving on every interface (B has two: each
+# namespace is flushed once, then every interface gets its chain).
 set_loss() {
+  for n in "${ns[@]}"; do ip netns exec "$n" nft flush ruleset; done
+  (( $1 > 0 )) || return 0
   for e in "${ends[@]}"; do
     read -r i dev _ <<<"$e"
-    ip netns exec "${ns[$i]}" nft flush ruleset
-    if (( $1 > 0 )); then
-      ip netns exec "${ns[$i]}" nft -f - <<EOF
+    ip netns exec "${ns[$i]}" nft -f - <<EOF
 table netdev lossy {
   chain in_$dev {
     type filter hook ingress device "$dev" priority 0;
@@ -75,7 +76,6 @@ table netdev lossy {
   }
 }
 EOF
-    fi
   done
 }
 
