@@ -6,7 +6,11 @@
 # on A fetches them, and the copy is compared with cmp. Setups:
 #   udp-path  UDP faces at their default MTU, the path's (1472 here): NDNLPv2 fragments per hop
 #   udp-8800  UDP faces at MTU 8800 (NFD's default): Data leaves as IP fragments
+#   udp-nogso UDP faces at the path's MTU, with the veths taking no segmented burst
+#             (gso_max_segs 1): the kernel cuts bursts into datagrams before the veth, so
+#             nftables drops single datagrams, as it drops single frames on Ethernet
 #   ether     Ethernet faces (MTU 1500)
+#   ether-lpr Ethernet faces with NDNLPv2 LpReliability on (hop-by-hop resending of lost frames)
 # Every round runs every setup at every loss rate, so all see the same machine load; a fetch
 # that fails (it gives up after 12 s without progress) or exceeds GET_TIMEOUT seconds (120)
 # counts as 0 goodput.
@@ -15,13 +19,13 @@
 # (medians) and lossy-<commit>.svg (median goodput against loss rate).
 #   sudo bench/lossy.sh [SIZE_MB] [ROUNDS]        (defaults: 30 and 5)
 # KITE=path uses that binary instead of building; LOSSES="0 1 2 5" and SETUPS="udp-path
-# udp-8800 ether" choose what runs; GET_ARGS adds flags to every `kite get`. Needs root, ip (iproute2) and nft (nftables).
+# udp-8800 ether ether-lpr" choose what runs; GET_ARGS adds flags to every `kite get`. Needs root, ip (iproute2) and nft (nftables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb=${1:-30}
 rounds=${2:-5}
 losses=(${LOSSES:-0 1 2 5})
-setups=(${SETUPS:-udp-path udp-8800 ether})
+setups=(${SETUPS:-udp-path udp-8800 ether ether-lpr})
 command -v nft >/dev/null || { echo "lossy.sh: needs nft (Debian package nftables)" >&2; exit 1; }
 if [[ -z ${KITE:-} ]]; then
   cargo build --release --quiet -p kite
@@ -57,13 +61,14 @@ for e in "${ends[@]}"; do
 done
 sleep 1
 
-# Drops $1 percent of the frames (all but ARP) arriving on every interface.
+# Drops $1 percent of the frames (all but ARP) arriving on every interface (B has two: each
+# namespace is flushed once, then every interface gets its chain).
 set_loss() {
+  for n in "${ns[@]}"; do ip netns exec "$n" nft flush ruleset; done
+  (( $1 > 0 )) || return 0
   for e in "${ends[@]}"; do
     read -r i dev _ <<<"$e"
-    ip netns exec "${ns[$i]}" nft flush ruleset
-    if (( $1 > 0 )); then
-      ip netns exec "${ns[$i]}" nft -f - <<EOF
+    ip netns exec "${ns[$i]}" nft -f - <<EOF
 table netdev lossy {
   chain in_$dev {
     type filter hook ingress device "$dev" priority 0;
@@ -71,7 +76,6 @@ table netdev lossy {
   }
 }
 EOF
-    fi
   done
 }
 
@@ -83,7 +87,7 @@ config() {
   [[ $setup == udp-8800 ]] && mtu_line="mtu = 8800"
   {
     echo "[face_system]"
-    if [[ $setup == ether ]]; then
+    if [[ $setup == ether* ]]; then
       echo -e "[face_system.udp]\nlisten = []\n[face_system.tcp]\nlisten = []"
       case $i in
         0) echo -e "[face_system.ether]\ninterfaces = [\"ab\"]" ;;
@@ -104,9 +108,10 @@ config() {
     for p in "${peers[@]}"; do
       read -r udp eth dev route <<<"$p"
       local uri=$udp
-      [[ $setup == ether ]] && uri=$eth
+      [[ $setup == ether* ]] && uri=$eth
       echo -e "[[face]]\nuri = \"$uri\"\npersistency = \"permanent\""
-      [[ $setup == ether ]] && echo "local_uri = \"dev://$dev\""
+      [[ $setup == ether* ]] && echo "local_uri = \"dev://$dev\""
+      [[ $setup == ether-lpr ]] && echo "lp_reliability = true"
       [[ -n $mtu_line ]] && echo "$mtu_line"
       [[ $route == route ]] && echo -e "[[route]]\nprefix = \"/lossy\"\nface = \"$uri\""
     done
@@ -115,7 +120,12 @@ config() {
 }
 
 start_chain() {
-  local setup=$1
+  local setup=$1 segs=65535
+  [[ $setup == udp-nogso ]] && segs=1
+  for e in "${ends[@]}"; do
+    read -r i dev _ <<<"$e"
+    ip -n "${ns[$i]}" link set dev "$dev" gso_max_segs "$segs"
+  done
   for i in 0 1 2; do
     local cfg
     cfg=$(config "$setup" "$i")
@@ -183,11 +193,11 @@ with open(summary, "w") as f:
                     f"{statistics.median(x[0] for x in runs):.1f},"
                     f"{statistics.median(retx) if retx else '-'}\n")
 print(open(summary).read())
-base = series.get("udp-path", {})
-if 0 in base and 1 in base:
-    g0 = statistics.median(x[0] for x in base[0])
-    g1 = statistics.median(x[0] for x in base[1])
-    print(f"udp-path: goodput at 1 % loss / at no loss = {g1 / g0:.2f}")
+for s, base in series.items():
+    if 0 in base and 1 in base:
+        g0 = statistics.median(x[0] for x in base[0])
+        g1 = statistics.median(x[0] for x in base[1])
+        print(f"{s}: goodput at 1 % loss / at no loss = {g1 / g0 if g0 else 0:.2f}")
 # An SVG line chart: median goodput against loss rate, one line per setup.
 colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
 losses = sorted({int(r["loss_percent"]) for r in rows})

@@ -179,8 +179,10 @@ impl Arena {
 
 /// Writes `q` with `sendmmsg` to `dest` (or the socket's bound peer), each frame sent as
 /// `header`, the frame, and `padding(frame length)`, until the queue is empty or the socket is
-/// full. With `seg` (UDP), runs of equal-length frames go out as segmented messages. A send
-/// error other than "full" drops the frame that caused it and is returned.
+/// full. With `seg` (UDP), runs of equal-length frames go out as segmented messages. A frame
+/// the socket refuses for a reason that may pass ([`send_error_passes`]) is dropped and
+/// counted, and the flush goes on with the next; another send error drops the frame that
+/// caused it and is returned, for the caller to give the face up.
 pub(crate) fn flush_queue(
     fd: RawFd,
     dest: Option<SocketAddr>,
@@ -210,11 +212,39 @@ pub(crate) fn flush_queue(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 q.pop_frames(1);
-                return Err(e.into());
+                match e.raw_os_error() {
+                    Some(libc::ENETDOWN) => c.n_out_link_down += 1,
+                    _ if send_error_passes(&e) => c.n_out_send_failed += 1,
+                    _ => return Err(e.into()),
+                }
             }
         }
     }
     Ok(Flushed::Done)
+}
+
+/// Whether a datagram socket's send error concerns the frame or the moment rather than the
+/// socket, so the face outlives it: a firewall rule dropping output (EPERM, EACCES), no
+/// buffer or queue space (ENOBUFS, ENOMEM), a destination or network that cannot be reached
+/// now (EHOSTUNREACH, ENETUNREACH, EHOSTDOWN, ECONNREFUSED from an earlier ICMP error), an
+/// address that is not there now (EADDRNOTAVAIL), a frame larger than the path takes now
+/// (EMSGSIZE). Anything else (EBADF, EINVAL, ENXIO for an interface gone, …) is for good.
+pub(crate) fn send_error_passes(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::EPERM
+                | libc::EACCES
+                | libc::ENOBUFS
+                | libc::ENOMEM
+                | libc::EHOSTUNREACH
+                | libc::ENETUNREACH
+                | libc::EHOSTDOWN
+                | libc::ECONNREFUSED
+                | libc::EADDRNOTAVAIL
+                | libc::EMSGSIZE
+        )
+    )
 }
 
 /// No padding: for links without a minimum frame size.
@@ -263,6 +293,22 @@ mod tests {
         p.remove(&4, FaceId(304));
         assert_eq!(p.get(&4), None);
         assert_eq!(p.get(&1), Some(FaceId(301)));
+    }
+
+    #[test]
+    fn refusals_that_may_pass_are_told_from_broken_sockets() {
+        let e = io::Error::from_raw_os_error;
+        for passes in [
+            libc::EPERM,
+            libc::ENOBUFS,
+            libc::EHOSTUNREACH,
+            libc::EMSGSIZE,
+        ] {
+            assert!(send_error_passes(&e(passes)), "{passes}");
+        }
+        for broken in [libc::EBADF, libc::ENOTSOCK, libc::EINVAL, libc::ENXIO] {
+            assert!(!send_error_passes(&e(broken)), "{broken}");
+        }
     }
 
     #[test]

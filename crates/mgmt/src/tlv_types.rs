@@ -144,6 +144,9 @@ pub const KITE_N_LP_ACKS_SENT: u64 = 0x4B26;
 pub const KITE_N_LP_ACKS_RECEIVED: u64 = 0x4B28;
 /// NDNLPv2 LpReliability: frames dropped as duplicates of a Sequence already received.
 pub const KITE_N_LP_DUPLICATES: u64 = 0x4B2A;
+/// Frames dropped because the socket refused them for a reason that may pass (a firewall
+/// rule, no buffer space, an unreachable destination). After the LpReliability counters.
+pub const KITE_N_OUT_SEND_FAILED: u64 = 0x4B2C;
 
 // ---- Kite's ChannelStatus extension ----
 //

@@ -356,6 +356,7 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_lp_acks_sent: c[3],
                     n_lp_acks_received: c[4],
                     n_lp_duplicates: c[5],
+                    n_out_send_failed: c[1] ^ c[6],
                 },
                 flags,
                 state: Some(FaceState(flags % 2)),

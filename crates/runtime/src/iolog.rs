@@ -69,7 +69,7 @@ fn persistency(p: Persistency) -> &'static str {
 }
 
 /// The I/O thread's drops, in the order of [`IO_DROPS`]: faces' counters, then channels'.
-const IO_DROP_KINDS: usize = 13;
+const IO_DROP_KINDS: usize = 14;
 
 static IO_DROPS: [DropKind; IO_DROP_KINDS] = [
     DropKind {
@@ -118,6 +118,11 @@ static IO_DROPS: [DropKind; IO_DROP_KINDS] = [
         what: "frames dropped: the face's link is down",
     },
     DropKind {
+        reason: "out-send-failed",
+        level: Level::WARN,
+        what: "frames dropped: the socket refused them (a firewall rule, no buffer space, an unreachable destination)",
+    },
+    DropKind {
         reason: "channel-truncated",
         level: Level::INFO,
         what: "datagrams dropped by a channel: longer than a receive slot",
@@ -139,7 +144,7 @@ static IO_DROPS: [DropKind; IO_DROP_KINDS] = [
     },
 ];
 
-fn face_drops(c: &FaceCounters) -> [u64; 9] {
+fn face_drops(c: &FaceCounters) -> [u64; 10] {
     [
         c.n_in_queue_full,
         c.n_out_queue_full,
@@ -150,6 +155,7 @@ fn face_drops(c: &FaceCounters) -> [u64; 9] {
         c.n_in_too_large,
         c.n_out_too_large,
         c.n_out_link_down,
+        c.n_out_send_failed,
     ]
 }
 
@@ -158,7 +164,7 @@ pub(super) struct IoLog {
     faces: LineBudget,
     drops: DropReport<IO_DROP_KINDS>,
     /// Drop counters of the faces already closed (theirs are gone with them).
-    closed: [u64; 9],
+    closed: [u64; 10],
     restrained: LineBudget,
 }
 
@@ -167,7 +173,7 @@ impl IoLog {
         IoLog {
             faces: LineBudget::new(FACE_LINES, Duration::from_secs(1)),
             drops: DropReport::new("io", &IO_DROPS),
-            closed: [0; 9],
+            closed: [0; 10],
             restrained: LineBudget::new(1, crate::lograte::DROP_LOG_INTERVAL),
         }
     }
@@ -272,16 +278,16 @@ impl IoLog {
                 *t += d;
             }
         }
-        totals[..9].copy_from_slice(&sum);
+        totals[..10].copy_from_slice(&sum);
         let channels = udp
             .iter()
             .map(UdpChannel::counters)
             .chain(ether.iter().map(EtherChannel::counters));
         for c in channels {
-            totals[9] += c.n_truncated;
-            totals[10] += c.n_malformed;
-            totals[11] += c.n_no_face;
-            totals[12] += c.n_foreign;
+            totals[10] += c.n_truncated;
+            totals[11] += c.n_malformed;
+            totals[12] += c.n_no_face;
+            totals[13] += c.n_foreign;
         }
         totals
     }

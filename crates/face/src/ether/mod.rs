@@ -504,23 +504,19 @@ impl EtherPeer {
 
     /// Writes the queue with `sendmmsg` (header, frame, padding) until it is empty or the
     /// socket is full. A frame refused because the link is down (before the link monitor
-    /// told the face) is dropped and counted, and the flush goes on; another send error
-    /// drops the frame that caused it and is returned.
+    /// told the face) or for a reason that may pass is dropped and counted, and the flush
+    /// goes on ([`flush_queue`]); another send error drops the frame that caused it and is
+    /// returned.
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        loop {
-            match flush_queue(
-                self.raw_fd(),
-                None,
-                &self.header,
-                frame::padding,
-                None,
-                q,
-                c,
-            ) {
-                Err(FaceError::Io(e)) if is_link_down(&e) => c.n_out_link_down += 1,
-                done => return done,
-            }
-        }
+        flush_queue(
+            self.raw_fd(),
+            None,
+            &self.header,
+            frame::padding,
+            None,
+            q,
+            c,
+        )
     }
 }
 

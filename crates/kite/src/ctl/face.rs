@@ -263,6 +263,7 @@ fn face_json(f: &FaceStatus) -> Value {
             "in_queue_full": c.n_in_queue_full,
             "out_link_down": c.n_out_link_down,
             "in_too_large": c.n_in_too_large,
+            "out_send_failed": c.n_out_send_failed,
         },
         "lp_reliability_counters": {
             "retransmitted": c.n_lp_retransmitted,

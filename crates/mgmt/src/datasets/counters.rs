@@ -102,12 +102,16 @@ counter_set! {
         /// Frames dropped because their Sequence was already received (a retransmission
         /// whose Ack was lost).
         n_lp_duplicates = t::KITE_N_LP_DUPLICATES,
+        /// Frames dropped because the socket refused them for a reason that may pass (an
+        /// nftables or iptables output rule: EPERM; no buffer space: ENOBUFS; an unreachable
+        /// destination): the face stays and sends the next frame.
+        n_out_send_failed = t::KITE_N_OUT_SEND_FAILED,
     }
 }
 
 impl FaceCounters {
     /// Each drop counter with the short name `kite face show` and the metrics print it under.
-    pub fn drops_by_reason(&self) -> [(&'static str, u64); 9] {
+    pub fn drops_by_reason(&self) -> [(&'static str, u64); 10] {
         [
             ("malformed", self.n_in_malformed),
             ("lp", self.n_in_lp_dropped),
@@ -118,6 +122,7 @@ impl FaceCounters {
             ("fwd-queue-full", self.n_in_queue_full),
             ("link-down", self.n_out_link_down),
             ("in-too-large", self.n_in_too_large),
+            ("send-failed", self.n_out_send_failed),
         ]
     }
 }
@@ -181,7 +186,7 @@ mod tests {
             (1..=FaceCounters::TYPES.len() as u64).collect::<Vec<_>>()
         );
         assert_eq!(c.n_in_interests, 1);
-        assert_eq!(c.n_lp_duplicates, FaceCounters::TYPES.len() as u64);
+        assert_eq!(c.n_out_send_failed, FaceCounters::TYPES.len() as u64);
         assert_eq!(c.get(t::FLAGS), None);
     }
 }

@@ -367,6 +367,7 @@ mod tests {
             0x4B00, 0x4B02, 0x4B04, 0x4B06, 0x4B08, 0x4B0A, 0x4B0C, 0x4B0E, // drops
             0x4B10, // link state
             0x4B20, 0x4B22, 0x4B24, 0x4B26, 0x4B28, 0x4B2A, // in-too-large, LpReliability
+            0x4B2C, // send-failed
         ];
         assert_eq!(ORDER, want);
     }

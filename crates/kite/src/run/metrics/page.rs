@@ -41,7 +41,10 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Cel
         out.push_str("</tr>");
     }
     for row in rows {
-        debug_assert!(head.is_empty() || row.len() == head.len(), "a row under {head:?}");
+        debug_assert!(
+            head.is_empty() || row.len() == head.len(),
+            "a row under {head:?}"
+        );
         out.push_str("<tr>");
         for c in row {
             match c {
@@ -212,7 +215,14 @@ pub fn render(s: &Snapshot) -> String {
         out.push_str("<h2>Channels</h2>");
         table(
             &mut out,
-            &["local URI", "truncated", "malformed", "foreign", "no face", "socket"],
+            &[
+                "local URI",
+                "truncated",
+                "malformed",
+                "foreign",
+                "no face",
+                "socket",
+            ],
             s.channels.iter().map(|c| {
                 let mut row = vec![t(c.local_uri.clone())];
                 row.extend(c.counters.by_reason().iter().map(|(_, n)| Cell::Num(*n)));
