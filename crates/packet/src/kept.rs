@@ -146,37 +146,10 @@ impl Drop for Kept {
             let mut free = free.borrow_mut();
             let list = &mut free[self.class];
             if list.len() < room {
-                warm(&buf, self.len);
                 list.push(buf);
             }
         });
     }
-}
-
-/// Cache lines of a buffer given back that [`Kept`]'s drop starts loading (see [`warm`]).
-const WARM_LINES: usize = 2;
-
-/// Starts loading the first [`WARM_LINES`] cache lines of `buf`, a buffer just given back to
-/// its free list. The next copy of its class takes it (the lists are last in, first out),
-/// and a buffer a table gives back is most often long out of cache (a CS evicts its least
-/// recently used entry as it caches the next): without this, that copy's stores wait for
-/// the lines to arrive (`perf` of `kite bench fwd`: ≈5 % of an exchange stalled right after
-/// the CS's copy). Of 2, 4, 8 and 16 lines, 2 measured best, within the noise of the others.
-#[inline]
-#[allow(unsafe_code)]
-fn warm(buf: &[u8], len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    for line in buf[..len].chunks(64).take(WARM_LINES) {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is in the target's
-        // baseline features); a prefetch is a hint that never faults, and the address is
-        // inside a live buffer anyway.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>());
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (buf, len);
 }
 
 /// A shareable copy of `packet` in a buffer of its own (see the module documentation).
@@ -253,41 +226,8 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_keeps_nothing_of_the_buffer_it_was_copied_from_alive() {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        use std::sync::Arc;
-        struct Burst(Vec<u8>, Arc<AtomicBool>);
-        impl AsRef<[u8]> for Burst {
-            fn as_ref(&self) -> &[u8] {
-                &self.0
-            }
-        }
-        impl Drop for Burst {
-            fn drop(&mut self) {
-                self.1.store(true, Ordering::SeqCst);
-            }
-        }
-        let freed = Arc::new(AtomicBool::new(false));
-        let burst = Bytes::from_owner(Burst(vec![5u8; 256 << 10], freed.clone()));
-        let packet = burst.slice(1000..1700);
-        drop(burst);
-        let shared = copy(&packet);
-        let owned = Kept::new(&packet);
-        assert!(!freed.load(Ordering::SeqCst));
-        drop(packet);
-        assert!(
-            freed.load(Ordering::SeqCst),
-            "the copies keep the burst alive"
-        );
-        assert_eq!(
-            (&shared[..], &owned[..]),
-            (&[5u8; 700][..], &[5u8; 700][..])
-        );
-    }
-
-    #[test]
     fn a_buffer_given_back_is_the_next_one_taken_in_every_class() {
-        // What `warm` relies on: the buffer it starts loading is the next copy's.
+        // Last in, first out: a table's turnover keeps reusing the same few buffers.
         for len in [1, 64, 65, 100, 512, 513, 1000, 2048, 4097, 8800, MAX_CLASS] {
             let first = Kept::new(&vec![1u8; len]);
             let at = first.as_ptr();
