@@ -27,37 +27,56 @@ const MAX_CLASS: usize = 9216;
 /// Number of size classes: 64-octet steps to 512, 128 to 2048, 256 to 4096, 512 to 9216.
 const CLASSES: usize = 8 + 12 + 8 + 10;
 
-/// The class index and size for a copy of `len` octets (`None`: larger than every class).
-fn class(len: usize) -> Option<(usize, usize)> {
-    let (index, size) = match len {
-        0..=512 => {
-            let i = len.max(1).div_ceil(64);
-            (i - 1, i * 64)
-        }
-        513..=2048 => {
-            let i = (len - 512).div_ceil(128);
-            (7 + i, 512 + i * 128)
-        }
-        2049..=4096 => {
-            let i = (len - 2048).div_ceil(256);
-            (19 + i, 2048 + i * 256)
-        }
-        4097..=MAX_CLASS => {
-            let i = (len - 4096).div_ceil(512);
-            (27 + i, 4096 + i * 512)
-        }
-        _ => return None,
-    };
-    Some((index, size))
+/// The size of each class, by the index [`class`] gives.
+const SIZES: [usize; CLASSES] = {
+    let mut sizes = [0; CLASSES];
+    let mut i = 0;
+    while i < CLASSES {
+        sizes[i] = match i {
+            0..=7 => (i + 1) * 64,
+            8..=19 => 512 + (i - 7) * 128,
+            20..=27 => 2048 + (i - 19) * 256,
+            _ => 4096 + (i - 27) * 512,
+        };
+        i += 1;
+    }
+    sizes
+};
+
+/// Buffers a thread keeps idle per class: [`IDLE_BYTES_PER_CLASS`] over the class size
+/// (computed once, so giving a buffer back divides nothing).
+const ROOM: [usize; CLASSES] = {
+    let mut room = [0; CLASSES];
+    let mut i = 0;
+    while i < CLASSES {
+        room[i] = IDLE_BYTES_PER_CLASS / SIZES[i];
+        i += 1;
+    }
+    room
+};
+
+/// The class index for a copy of `len` octets (`None`: larger than every class).
+#[inline]
+fn class(len: usize) -> Option<usize> {
+    match len {
+        0..=512 => Some(len.max(1).div_ceil(64) - 1),
+        513..=2048 => Some(7 + (len - 512).div_ceil(128)),
+        2049..=4096 => Some(19 + (len - 2048).div_ceil(256)),
+        4097..=MAX_CLASS => Some(27 + (len - 4096).div_ceil(512)),
+        _ => None,
+    }
 }
 
 /// Octets a copy of `len` octets occupies: its size class (or `len` beyond the classes).
+#[inline]
 pub fn footprint(len: usize) -> usize {
-    class(len).map_or(len, |(_, size)| size)
+    class(len).map_or(len, |c| SIZES[c])
 }
 
 thread_local! {
-    static FREE: RefCell<[Vec<Box<[u8]>>; CLASSES]> = RefCell::new(std::array::from_fn(|_| Vec::new()));
+    /// Idle buffers of this thread, by class, most recently given back last.
+    static FREE: RefCell<[Vec<Box<[u8]>>; CLASSES]> =
+        const { RefCell::new([const { Vec::new() }; CLASSES]) };
 }
 
 /// A copy of a packet in a pooled buffer, owned by one holder; back to a free list when
@@ -73,8 +92,9 @@ pub struct Kept {
 
 impl Kept {
     /// A copy of `packet` (see the module documentation).
+    #[inline]
     pub fn new(packet: &[u8]) -> Kept {
-        let Some((class, size)) = class(packet.len()) else {
+        let Some(class) = class(packet.len()) else {
             return Kept {
                 buf: packet.into(),
                 len: packet.len(),
@@ -85,7 +105,7 @@ impl Kept {
             .try_with(|free| free.borrow_mut()[class].pop())
             .ok()
             .flatten();
-        let mut buf = reused.unwrap_or_else(|| vec![0; size].into_boxed_slice());
+        let mut buf = reused.unwrap_or_else(|| vec![0; SIZES[class]].into_boxed_slice());
         buf[..packet.len()].copy_from_slice(packet);
         Kept {
             buf,
@@ -102,12 +122,14 @@ impl Kept {
 
 impl core::ops::Deref for Kept {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         &self.buf[..self.len]
     }
 }
 
 impl AsRef<[u8]> for Kept {
+    #[inline]
     fn as_ref(&self) -> &[u8] {
         self
     }
@@ -115,11 +137,10 @@ impl AsRef<[u8]> for Kept {
 
 impl Drop for Kept {
     fn drop(&mut self) {
-        if self.class == CLASSES {
+        let Some(&room) = ROOM.get(self.class) else {
             return;
-        }
+        };
         let buf = core::mem::take(&mut self.buf);
-        let room = IDLE_BYTES_PER_CLASS / buf.len();
         // During thread exit the free lists may be gone: the buffer is then simply freed.
         let _ = FREE.try_with(|free| {
             let mut free = free.borrow_mut();
@@ -142,9 +163,10 @@ mod tests {
 
     #[test]
     fn classes_cover_every_length_tightly_and_in_order() {
-        let mut last = class(1).unwrap();
+        let mut last = (class(1).unwrap(), SIZES[0]);
         for len in 1..=MAX_CLASS {
-            let (i, size) = class(len).unwrap();
+            let i = class(len).unwrap();
+            let size = SIZES[i];
             assert!(i < CLASSES && size >= len, "{len}");
             assert!(
                 size - len < 64 || (size - len) * 4 <= len,
@@ -199,7 +221,22 @@ mod tests {
     fn idle_buffers_per_class_are_bounded() {
         let copies: Vec<Bytes> = (0..3000).map(|_| copy(&[0u8; 100])).collect();
         drop(copies);
-        let idle = FREE.with(|f| f.borrow()[class(100).unwrap().0].len());
+        let idle = FREE.with(|f| f.borrow()[class(100).unwrap()].len());
         assert_eq!(idle, IDLE_BYTES_PER_CLASS / 128);
+    }
+
+    #[test]
+    fn a_buffer_given_back_is_the_next_one_taken_in_every_class() {
+        // Last in, first out: the buffer taken is the one given back last, the likeliest
+        // still in cache, and a table's turnover keeps reusing the same few buffers.
+        for len in [1, 64, 65, 100, 512, 513, 1000, 2048, 4097, 8800, MAX_CLASS] {
+            let (older, last) = (Kept::new(&vec![1u8; len]), Kept::new(&vec![1u8; len]));
+            let at = last.as_ptr();
+            drop(older);
+            drop(last);
+            let next = Kept::new(&vec![2u8; len]);
+            assert_eq!(next.as_ptr(), at, "{len}");
+            assert_eq!(&next[..], &vec![2u8; len][..]);
+        }
     }
 }

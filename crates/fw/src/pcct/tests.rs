@@ -406,3 +406,70 @@ fn lowering_the_octet_capacity_evicts_the_least_recently_used_at_once() {
     assert_eq!((t.cs_len(), t.cs_bytes()), (2, 2 * per));
     assert!(t.entry(slots[1]).is_none() && t.entry(slots[2]).is_some());
 }
+
+/// A receive buffer that says when its allocation is freed.
+struct Burst {
+    octets: Vec<u8>,
+    freed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl AsRef<[u8]> for Burst {
+    fn as_ref(&self) -> &[u8] {
+        &self.octets
+    }
+}
+
+impl Drop for Burst {
+    fn drop(&mut self) {
+        self.freed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `packets` one after another in a 64 KiB receive buffer, as slices of it, and a flag set
+/// when the buffer is freed.
+fn tracked_burst(packets: &[&[u8]]) -> (Vec<Bytes>, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    let freed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut octets = vec![0xee; 64 * 1024];
+    let mut at = 100;
+    let mut ranges = Vec::new();
+    for p in packets {
+        octets[at..at + p.len()].copy_from_slice(p);
+        ranges.push(at..at + p.len());
+        at += p.len() + 100;
+    }
+    let burst = Bytes::from_owner(Burst {
+        octets,
+        freed: freed.clone(),
+    });
+    (ranges.into_iter().map(|r| burst.slice(r)).collect(), freed)
+}
+
+#[test]
+fn pending_interests_and_cached_data_let_their_receive_buffer_go() {
+    let mut t = small();
+    let mut i = Interest::new(name("/live/interest"));
+    i.nonce = Some(Nonce::from(1));
+    let (interest_wire, data_wire) = (i.encode(), vec![0x06, 0x02, 0x07, 0x00]);
+    let (mut packets, freed) = tracked_burst(&[&interest_wire, &data_wire]);
+    let data = packets.pop().unwrap();
+    let view = InterestView::decode(packets.pop().unwrap()).unwrap();
+    let n = view.name.clone();
+    let s = t.find_or_insert(&n, hash(&n), None).unwrap();
+    t.pit_insert(s, false, PitEntry::new(1, view, StrategyId(0)))
+        .unwrap();
+    let d = insert(&mut t, "/live/data", None);
+    t.cs_insert_direct(d, &data, Time::ZERO);
+    assert!(!freed.load(std::sync::atomic::Ordering::SeqCst));
+    // The burst is over: what the caller held of the buffer goes, the tables' entries stay.
+    drop((n, data));
+    assert!(
+        freed.load(std::sync::atomic::Ordering::SeqCst),
+        "a pending Interest or a cached Data keeps the receive buffer alive"
+    );
+    assert_eq!(
+        &t.pit(s, false).unwrap().interest.wire()[..],
+        &interest_wire[..]
+    );
+    let (_, cached) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    assert_eq!(&cached[..], &data_wire[..]);
+}
