@@ -324,6 +324,15 @@ impl Dispatcher {
         !self.restrained.is_empty() && self.cap(face, self.clock.now()) != usize::MAX
     }
 
+    /// How long `face` stays restrained from now (zero when it is not).
+    pub fn restraint_left(&self, face: FaceId) -> core::time::Duration {
+        let now = self.clock.now();
+        match self.restrained.get(&face) {
+            Some(&until) if until > now => core::time::Duration::from_nanos(until.0 - now.0),
+            _ => core::time::Duration::ZERO,
+        }
+    }
+
     /// The most Interests `face` may have queued in a thread's ring at `now`.
     fn cap(&self, face: FaceId, now: Time) -> usize {
         if self.restrained.is_empty() {
