@@ -81,17 +81,18 @@ fn grow_buffers(s: &Socket) {
 
 impl UdpChannel {
     /// Binds `addr` (an IPv6 channel is IPv6-only, so IPv4 gets its own channel as in NFD).
-    /// The listener allows address reuse, which its faces' connected sockets need to bind
-    /// the same address.
+    /// The listener allows address reuse once bound, which its faces' connected sockets need
+    /// to bind the same address; not before, so that binding a port another socket holds
+    /// (another daemon's listener) still fails.
     pub fn bind(addr: SocketAddr, config: FaceConfig) -> io::Result<Self> {
         let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
         if addr.is_ipv6() {
             s.set_only_v6(true)?;
         }
-        s.set_reuse_address(true)?;
         s.set_nonblocking(true)?;
         grow_buffers(&s);
         s.bind(&addr.into())?;
+        s.set_reuse_address(true)?;
         let socket = UdpSocket::from_std(s.into());
         let local = socket.local_addr()?;
         // Coalesced receive where the kernel has it: a peer's segmented run is read whole.
@@ -372,7 +373,8 @@ fn unicast_mtu(remote: SocketAddr, config: &FaceConfig) -> usize {
 const MIN_PATH_MTU: usize = 576 - 28;
 
 /// A socket for the unicast face toward `remote`: bound to the listener's `local` address
-/// (allowed by `SO_REUSEADDR` on both) and connected to `remote`, so that Linux delivers
+/// (allowed by `SO_REUSEADDR` on both; a socket of another user's could bind it likewise, as
+/// NFD's listeners allow too) and connected to `remote`, so that Linux delivers
 /// `remote`'s datagrams to it rather than to the listener (a connected socket matches the
 /// 4-tuple, the listener only the local address). Its receive buffer is
 /// [`FaceConfig::udp_socket_buffer`]; `coalescing` asks for coalesced receive, as the
@@ -625,6 +627,45 @@ mod tests {
             "{got} < {}",
             SOCKET_BUFFER.min(limit)
         );
+    }
+
+    #[test]
+    fn a_peers_datagrams_reach_its_faces_own_socket_and_others_the_listener() {
+        let mut channel = UdpChannel::bind("127.0.0.1:0".parse().unwrap(), FaceConfig::default())
+            .expect("bind on loopback");
+        let to = channel.local_addr();
+        let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let id = FaceId(300);
+        let remote = a.local_addr().unwrap();
+        let face = channel
+            .connect(id, remote, Persistency::Persistent)
+            .expect("a face toward a");
+        let fd = face.raw_fd().expect("the face has a socket of its own");
+        // An Interest /x from each peer.
+        let interest = [0x05, 0x05, 0x07, 0x03, 0x08, 0x01, b'x'];
+        a.send_to(&interest, to).unwrap();
+        b.send_to(&interest, to).unwrap();
+        let now = Instant::now();
+        let (mut got, mut ids) = (Vec::new(), FaceIds::new());
+        let deadline = now + std::time::Duration::from_secs(5);
+        while got.is_empty() && Instant::now() < deadline {
+            channel
+                .recv_face(id, remote, fd, BATCH, now, &mut got)
+                .expect("read the face's socket");
+        }
+        assert_eq!(got.len(), 1, "a's datagram on its face's socket");
+        assert_eq!((got[0].face, &got[0].frame[..]), (id, &interest[..]));
+        let (mut heard, mut created, mut evicted) = (Vec::new(), Vec::new(), Vec::new());
+        while heard.is_empty() && Instant::now() < deadline {
+            channel
+                .recv_burst(now, &mut ids, &mut heard, &mut created, &mut evicted)
+                .expect("read the listener");
+        }
+        assert_eq!(heard.len(), 1, "only b's datagram on the listener");
+        assert_eq!(created.len(), 1);
+        assert_eq!(created[0].udp_remote(), Some(b.local_addr().unwrap()));
+        assert_eq!(heard[0].face, created[0].id());
     }
 
     #[test]
