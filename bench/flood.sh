@@ -5,9 +5,18 @@
 # round by round so every mode sees the same machine load. Reports the median Data/s of each
 # mode, the ratio flooded/alone, and the Nacks (Congestion: no room) the consumer got. The
 # daemon is restarted for each measurement, so no flood's PIT entries carry over.
-# Writes bench/results/flood-<commit>.csv.
+# Writes bench/results/flood-<commit>.csv (flood-<commit>-pinned.csv with PIN=1).
 #   bench/flood.sh [SECONDS] [ROUNDS]
 # KITE=path uses that binary instead of building; FLOODS="unix udp" picks the flooded modes.
+#
+# Unpinned (the default), every process runs where the scheduler puts it: on a machine of few
+# cores the flooder takes a core the forwarder, the producer and the consumer would use, so
+# the ratio counts the flooder's own CPU as well as what Kite spends on the flood. PIN=1
+# measures what the flood costs the forwarder alone, as if it came from another machine: Kite,
+# `kite perf server` and `kite perf client` share CPU SERVE_CPU (default 0), the flooder runs on
+# CPU FLOOD_CPU (default 1), in every mode including alone. Over loopback the kernel's receive path for
+# the flood (the UDP socket lookup, queueing or dropping each datagram; the unix socket's
+# copy) runs in the sender's context, so on the flooder's CPU; Kite pays for what it reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -17,7 +26,18 @@ if [[ -z ${KITE:-} ]]; then
   KITE=target/release/kite
 fi
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-dirty")
-out=bench/results/flood-$commit.csv
+pin=${PIN:-0}
+serve_cpu=${SERVE_CPU:-0}
+flood_cpu=${FLOOD_CPU:-1}
+serve=()
+flooder=()
+suffix=""
+if [[ $pin == 1 ]]; then
+  serve=(taskset -c "$serve_cpu")
+  flooder=(taskset -c "$flood_cpu")
+  suffix="-pinned"
+fi
+out=bench/results/flood-$commit$suffix.csv
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -31,12 +51,12 @@ port=$((20000 + RANDOM % 20000))
 # One measurement: mode is "alone" or the flood's transport.
 measure() {
   local mode=$1
-  "$KITE" run --socket "$tmp/nfd.sock" --udp "127.0.0.1:$port" --tcp "127.0.0.1:$((port + 1))" \
+  "${serve[@]}" "$KITE" run --socket "$tmp/nfd.sock" --udp "127.0.0.1:$port" --tcp "127.0.0.1:$((port + 1))" \
     2>"$tmp/kite.log" &
   local daemon=$!
   pids+=("$daemon")
   for _ in $(seq 100); do [[ -S $tmp/nfd.sock ]] && break; sleep 0.1; done
-  "$KITE" perf server /perf --payload 1000 --threads 0 --sign digest-sha256 \
+  "${serve[@]}" "$KITE" perf server /perf --payload 1000 --threads 0 --sign digest-sha256 \
     --socket "$tmp/nfd.sock" >/dev/null 2>"$tmp/server.err" &
   local server=$!
   pids+=("$server")
@@ -45,14 +65,14 @@ measure() {
   if [[ $mode != alone ]]; then
     local via=()
     [[ $mode == udp ]] && via=(--udp "udp://127.0.0.1:$port")
-    "$KITE" bench flood --socket "$tmp/nfd.sock" "${via[@]}" --duration "$((secs + 3))s" --json \
+    "${flooder[@]}" "$KITE" bench flood --socket "$tmp/nfd.sock" "${via[@]}" --duration "$((secs + 3))s" --json \
       >"$tmp/flood.out" 2>&1 &
     flood=$!
     pids+=("$flood")
     sleep 1 # the flood reaches its share of the PIT and the rings before the consumer starts
   fi
   local json
-  json=$("$KITE" perf client /perf --window 64 --duration "${secs}s" --socket "$tmp/nfd.sock" \
+  json=$("${serve[@]}" "$KITE" perf client /perf --window 64 --duration "${secs}s" --socket "$tmp/nfd.sock" \
     --json 2>/dev/null | tail -1)
   [[ -n $flood ]] && { wait "$flood" || true; }
   kill "$server" "$daemon" 2>/dev/null || true
@@ -68,7 +88,10 @@ PY
 
 {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores"
-  echo "# command: bench/flood.sh $secs $rounds (kite run defaults; perf server /perf --payload 1000 --threads 0; perf client --window 64 --duration ${secs}s; kite bench flood, lifetime 2^64-1 ms)"
+  pinning="unpinned"
+  [[ $pin == 1 ]] && pinning="pinned: kite run, perf server and client on CPU $serve_cpu, flooder on CPU $flood_cpu"
+  echo "# $pinning"
+  echo "# command: PIN=$pin bench/flood.sh $secs $rounds (kite run defaults; perf server /perf --payload 1000 --threads 0; perf client --window 64 --duration ${secs}s; kite bench flood, lifetime 2^64-1 ms)"
   echo "round,mode,data_per_sec,nacks,congestion_nacks,timeouts,flood_interests_per_sec"
 } > "$out"
 modes="alone ${FLOODS:-unix udp}"

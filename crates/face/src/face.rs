@@ -49,6 +49,14 @@ pub fn check_mtu(mtu: u64) -> Result<usize, String> {
 /// of fragmented Data overflowed whenever the I/O thread was busy elsewhere.
 pub const DEFAULT_ETHER_SOCKET_BUFFER: usize = 4 << 20;
 
+/// The receive buffer asked for each unicast UDP face's own socket by default. Each face
+/// reads its own socket, so a burst toward one face no longer shares a listener's buffer
+/// with every other face; 256 KiB holds some 110 full 1500-octet datagrams as the kernel
+/// accounts them (it charges twice the payload, and caps the request at
+/// `net.core.rmem_max`). The kernel's memory for UDP faces is at most
+/// `udp_on_demand_limit` × this × 2 per listener, plus the permanent faces'.
+pub const DEFAULT_UDP_FACE_SOCKET_BUFFER: usize = 256 << 10;
+
 /// NFD's default idle timeout of on-demand UDP faces.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -74,6 +82,10 @@ pub struct FaceConfig {
     pub udp_on_demand_limit: usize,
     /// On-demand faces an Ethernet channel keeps at most, likewise.
     pub ether_on_demand_limit: usize,
+    /// Receive buffer asked for each unicast UDP face's own socket, in octets: what the
+    /// kernel holds for one peer while its face is not read (restrained, or the I/O thread
+    /// busy); beyond it the kernel drops that peer's datagrams alone.
+    pub udp_socket_buffer: usize,
     /// Receive buffer asked for each Ethernet interface's socket, in octets (the kernel's
     /// memory per interface, bounded by this).
     pub ether_socket_buffer: usize,
@@ -119,6 +131,7 @@ impl Default for FaceConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             udp_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
             ether_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
+            udp_socket_buffer: DEFAULT_UDP_FACE_SOCKET_BUFFER,
             ether_socket_buffer: DEFAULT_ETHER_SOCKET_BUFFER,
             reassembly: ReassemblyLimits::default(),
             marking: MarkingConfig::default(),
@@ -530,13 +543,15 @@ impl Face {
         )
     }
 
-    /// The file descriptor readiness is reported on; `None` for UDP unicast and Ethernet
-    /// faces, whose channel's socket carries their readiness (the caller flushes them on its
-    /// events).
+    /// The file descriptor readiness is reported on; `None` for Ethernet faces and the UDP
+    /// unicast faces without a socket of their own, whose channel's socket carries their
+    /// readiness (the caller flushes them on its events). A UDP unicast face's own socket is
+    /// read by its channel ([`crate::UdpChannel::recv_face`]), not by [`Face::recv_burst`].
     pub fn raw_fd(&self) -> Option<RawFd> {
         match &self.transport {
             Transport::Stream(s) => Some(s.raw_fd()),
-            Transport::Udp(_) | Transport::Ether(_) => None,
+            Transport::Udp(p) => p.raw_fd(),
+            Transport::Ether(_) => None,
             Transport::Multicast(m) => Some(m.raw_fd()),
             Transport::Ws(w) => Some(w.raw_fd()),
             Transport::Redial(c) => c.as_ref().map(Connecting::raw_fd),

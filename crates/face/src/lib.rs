@@ -54,8 +54,8 @@ pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, LinkState};
 pub use face::{
     check_mtu, Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_ETHER_SOCKET_BUFFER,
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_MTU, MTU_RANGE,
-    ON_DEMAND_LIMIT_RANGE,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_FACE_SOCKET_BUFFER, DEFAULT_UDP_MTU,
+    MTU_RANGE, ON_DEMAND_LIMIT_RANGE,
 };
 pub use link_service::{Received, RxPacket};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};

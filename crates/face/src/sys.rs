@@ -90,8 +90,13 @@ impl RecvBatch {
     /// [`RecvBatch::recv`], retried when a signal interrupts it; `None` when nothing is
     /// waiting (the socket is drained).
     pub fn recv_ready(&mut self, fd: RawFd) -> io::Result<Option<usize>> {
+        self.recv_ready_at_most(fd, BATCH)
+    }
+
+    /// [`RecvBatch::recv_ready`] of at most `max` (at most [`BATCH`]) datagrams.
+    pub fn recv_ready_at_most(&mut self, fd: RawFd, max: usize) -> io::Result<Option<usize>> {
         loop {
-            match self.recv(fd) {
+            match self.recv_at_most(fd, max) {
                 Ok(n) => return Ok(Some(n)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -103,6 +108,12 @@ impl RecvBatch {
     /// Receives up to [`BATCH`] datagrams from `fd` in one `recvmmsg` call; returns how many.
     /// A datagram longer than a slot arrives truncated (see [`RecvBatch::truncated`]).
     pub fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
+        self.recv_at_most(fd, BATCH)
+    }
+
+    /// [`RecvBatch::recv`] of at most `max` (at most [`BATCH`]) datagrams.
+    fn recv_at_most(&mut self, fd: RawFd, max: usize) -> io::Result<usize> {
+        let max = max.min(BATCH);
         // SAFETY: iovec and mmsghdr are plain old data; all-zero is a valid value.
         let mut iov: [libc::iovec; BATCH] = unsafe { mem::zeroed() };
         // SAFETY: as above.
@@ -130,7 +141,7 @@ impl RecvBatch {
             libc::recvmmsg(
                 fd,
                 hdrs.as_mut_ptr(),
-                BATCH as libc::c_uint,
+                max as libc::c_uint,
                 libc::MSG_DONTWAIT,
                 std::ptr::null_mut(),
             )

@@ -1,9 +1,21 @@
-//! UDP faces. A [`UdpChannel`] owns one socket per local endpoint, reads it with `recvmmsg`
-//! and demultiplexes datagrams by sender: a new sender gets an on-demand face, closed by the
-//! caller once [`Face::idle_expired`](crate::Face::idle_expired). Unicast faces send through
-//! the channel's socket with `sendmmsg`. A multicast face owns its own socket, joined to the
-//! group, and is permanent and multi-access.
+//! UDP faces. A [`UdpChannel`] owns one listening socket per local endpoint, reads it with
+//! `recvmmsg` and demultiplexes datagrams by sender: a new sender gets an on-demand face,
+//! closed by the caller once [`Face::idle_expired`](crate::Face::idle_expired). Each unicast
+//! face then gets a socket of its own, bound to the listener's address (`SO_REUSEADDR`) and
+//! connected to its peer, as NFD's unicast UDP faces have: the kernel demultiplexes by
+//! 4-tuple (a connected socket is preferred to the listener), so the peer's datagrams reach
+//! the face's socket, which the I/O thread reads ([`UdpChannel::recv_face`]) only as far as
+//! the forwarder has room, and not at all while the face is restrained. A flooding peer
+//! then costs Kite nothing per datagram it sends: the kernel drops into the face's full
+//! receive buffer ([`FaceConfig::udp_socket_buffer`]). Datagrams that reached the listener
+//! before the face's socket existed are still demultiplexed to the face by sender. A face
+//! sends through its own socket with `sendmmsg`. Each unicast face costs one file
+//! descriptor and one receive buffer; one whose socket cannot be made (no descriptor left)
+//! shares the listener's, read and demultiplexed as a new sender's datagrams are. A
+//! multicast face owns its own socket, joined to the group, and is permanent and
+//! multi-access.
 
+use std::cell::Cell;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::{AsRawFd, RawFd};
@@ -40,6 +52,10 @@ pub struct UdpChannel {
     counters: ChannelCounters,
     /// Whether the socket sends segmented runs (each face then learns its own path's limit).
     segmenter: Segmenter,
+    /// Whether the channel reads coalesced messages (its faces' sockets then ask for them).
+    coalescing: bool,
+    /// Faces made without a socket of their own since [`UdpChannel::take_shared`].
+    shared: Cell<u64>,
 }
 
 impl std::fmt::Debug for UdpChannel {
@@ -65,6 +81,9 @@ fn grow_buffers(s: &Socket) {
 
 impl UdpChannel {
     /// Binds `addr` (an IPv6 channel is IPv6-only, so IPv4 gets its own channel as in NFD).
+    /// The listener allows address reuse once bound, which its faces' connected sockets need
+    /// to bind the same address; not before, so that binding a port another socket holds
+    /// (another daemon's listener) still fails.
     pub fn bind(addr: SocketAddr, config: FaceConfig) -> io::Result<Self> {
         let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
         if addr.is_ipv6() {
@@ -73,12 +92,14 @@ impl UdpChannel {
         s.set_nonblocking(true)?;
         grow_buffers(&s);
         s.bind(&addr.into())?;
+        s.set_reuse_address(true)?;
         let socket = UdpSocket::from_std(s.into());
         let local = socket.local_addr()?;
         // Coalesced receive where the kernel has it: a peer's segmented run is read whole.
-        let batch = match enable_gro(socket.as_raw_fd()) {
-            Ok(()) => RecvBatch::coalescing(),
-            Err(_) => RecvBatch::new(MAX_FRAME_LEN),
+        let coalescing = enable_gro(socket.as_raw_fd()).is_ok();
+        let batch = match coalescing {
+            true => RecvBatch::coalescing(),
+            false => RecvBatch::new(MAX_FRAME_LEN),
         };
         let segmenter = Segmenter::for_socket(socket.as_raw_fd());
         Ok(UdpChannel {
@@ -91,6 +112,8 @@ impl UdpChannel {
             reassembler: Reassembler::new(config.reassembly_limits()),
             config,
             counters: ChannelCounters::default(),
+            coalescing,
+            shared: Cell::new(0),
         })
     }
 
@@ -183,15 +206,7 @@ impl UdpChannel {
                     Some(id) => id,
                     None if is_ndn_packet(&frame) => {
                         evicted.extend(self.peers.make_room());
-                        let f = new_face(
-                            &self.socket,
-                            self.local,
-                            self.segmenter,
-                            &self.config,
-                            ids.next_id(),
-                            from,
-                            Persistency::OnDemand,
-                        );
+                        let f = self.new_face(ids.next_id(), from, Persistency::OnDemand);
                         let id = f.id();
                         self.peers.insert(from, id, true, now);
                         created.push(f);
@@ -229,15 +244,91 @@ impl UdpChannel {
         }
         let on_demand = persistency == Persistency::OnDemand;
         self.peers.insert(remote, id, on_demand, Instant::now());
-        Ok(new_face(
-            &self.socket,
-            self.local,
-            self.segmenter,
-            &self.config,
-            id,
-            remote,
-            persistency,
-        ))
+        Ok(self.new_face(id, remote, persistency))
+    }
+
+    /// How many faces were made sharing the listener's socket (their own could not be made,
+    /// for want of file descriptors) since the last call, for the caller to log.
+    pub fn take_shared(&self) -> u64 {
+        self.shared.replace(0)
+    }
+
+    /// Reads one burst of at most `max` messages (one `recvmmsg`) from the own socket `fd`
+    /// of face `face` (toward `remote`) into `datagrams` at `now`, as
+    /// [`UdpChannel::recv_burst`] reads the listener,
+    /// with the channel's buffers (a face holds none of its own). A refused earlier send
+    /// (an ICMP port unreachable the connected socket reports once) reads as more to come.
+    pub fn recv_face(
+        &mut self,
+        face: FaceId,
+        remote: SocketAddr,
+        fd: RawFd,
+        max: usize,
+        now: Instant,
+        datagrams: &mut Vec<Datagram>,
+    ) -> io::Result<Progress> {
+        let n = match self.batch.recv_ready_at_most(fd, max) {
+            Ok(Some(n)) => n,
+            Ok(None) => return Ok(Progress::Drained),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => return Ok(Progress::More),
+            Err(e) => return Err(e),
+        };
+        // The face is as recent as its last datagram, whichever socket brought it, for the
+        // choice of the idlest face to give up.
+        self.peers.touch(&remote, now);
+        for i in 0..n {
+            let pieces = self.batch.datagrams(i);
+            if self.batch.truncated(i) || pieces.clone().any(|d| d.len() > MAX_FRAME_LEN) {
+                let cut = if self.batch.truncated(i) {
+                    1
+                } else {
+                    pieces.len()
+                };
+                self.counters.n_truncated += cut as u64;
+                datagrams.extend((0..cut).map(|_| Datagram::cut(face, Endpoint::Peer)));
+                continue;
+            }
+            for d in pieces {
+                datagrams.push(Datagram {
+                    face,
+                    from: Endpoint::Peer,
+                    frame: self.arena.copy(d),
+                });
+            }
+        }
+        Ok(if n == max.min(BATCH) {
+            Progress::More
+        } else {
+            Progress::Drained
+        })
+    }
+
+    /// A unicast face toward `remote` with a socket of its own ([`connected_socket`]), or,
+    /// when that cannot be made, sending through the listener's (which then carries its
+    /// datagrams, demultiplexed by sender).
+    fn new_face(&self, id: FaceId, remote: SocketAddr, persistency: Persistency) -> Face {
+        let own = connected_socket(self.local, remote, &self.config, self.coalescing);
+        let peer = match own {
+            Ok(socket) => {
+                let seg = Segmenter::for_socket(socket.as_raw_fd());
+                UdpPeer {
+                    socket: Arc::new(socket),
+                    own: true,
+                    remote,
+                    seg,
+                }
+            }
+            Err(_) => {
+                self.shared.set(self.shared.get() + 1);
+                UdpPeer {
+                    socket: Arc::clone(&self.socket),
+                    own: false,
+                    remote,
+                    seg: self.segmenter,
+                }
+            }
+        };
+        new_face(self.local, &self.config, id, peer, persistency)
     }
 
     /// Forgets `remote`'s face `face` once the caller closed it, so its next datagram
@@ -281,27 +372,51 @@ fn unicast_mtu(remote: SocketAddr, config: &FaceConfig) -> usize {
 /// the headers (a smaller interface MTU is left to IP fragmentation).
 const MIN_PATH_MTU: usize = 576 - 28;
 
-/// A unicast face toward `remote` through a channel's `socket` bound at `local`.
-fn new_face(
-    socket: &Arc<UdpSocket>,
+/// A socket for the unicast face toward `remote`: bound to the listener's `local` address
+/// (allowed by `SO_REUSEADDR` on both; a socket of another user's could bind it likewise, as
+/// NFD's listeners allow too) and connected to `remote`, so that Linux delivers
+/// `remote`'s datagrams to it rather than to the listener (a connected socket matches the
+/// 4-tuple, the listener only the local address). Its receive buffer is
+/// [`FaceConfig::udp_socket_buffer`]; `coalescing` asks for coalesced receive, as the
+/// channel's buffers expect.
+fn connected_socket(
     local: SocketAddr,
-    seg: Segmenter,
+    remote: SocketAddr,
+    config: &FaceConfig,
+    coalescing: bool,
+) -> io::Result<UdpSocket> {
+    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
+    if local.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    s.set_reuse_address(true)?;
+    s.set_nonblocking(true)?;
+    let _ = s.set_recv_buffer_size(config.udp_socket_buffer);
+    let _ = s.set_send_buffer_size(SOCKET_BUFFER);
+    s.bind(&local.into())?;
+    s.connect(&remote.into())?;
+    if coalescing {
+        enable_gro(s.as_raw_fd())?;
+    }
+    Ok(UdpSocket::from_std(s.into()))
+}
+
+/// A unicast face toward `peer`'s remote, bound at `local`.
+fn new_face(
+    local: SocketAddr,
     config: &FaceConfig,
     id: FaceId,
-    remote: SocketAddr,
+    peer: UdpPeer,
     persistency: Persistency,
 ) -> Face {
+    let remote = peer.remote;
     let parts = FaceParts {
         remote: FaceUri::Udp(remote),
         local: FaceUri::Udp(local),
         scope: FaceScope::NonLocal,
         persistency,
         link_type: LinkType::PointToPoint,
-        transport: Transport::Udp(UdpPeer {
-            socket: Arc::clone(socket),
-            remote,
-            seg,
-        }),
+        transport: Transport::Udp(peer),
         shm_offer: None,
     };
     let mut face = Face::new(id, parts, config);
@@ -309,11 +424,13 @@ fn new_face(
     face
 }
 
-/// A unicast UDP face's end: its channel's socket, the remote address, and what the path to
-/// it takes segmented.
+/// A unicast UDP face's end: its socket (its own, connected to the remote, or its channel's),
+/// the remote address, and what the path to it takes segmented.
 #[derive(Debug)]
 pub(crate) struct UdpPeer {
     socket: Arc<UdpSocket>,
+    /// Whether `socket` is the face's own (connected) socket rather than the listener's.
+    own: bool,
     remote: SocketAddr,
     seg: Segmenter,
 }
@@ -323,16 +440,31 @@ impl UdpPeer {
         self.remote
     }
 
+    /// The face's own socket, which the caller watches and reads; `None` when it shares the
+    /// listener's.
+    pub fn raw_fd(&self) -> Option<RawFd> {
+        self.own.then(|| self.socket.as_raw_fd())
+    }
+
+    /// Sends the queue. A connected socket reports an ICMP port unreachable from the peer
+    /// once, as a refused send: that frame is lost, as a datagram may be, and the rest go
+    /// on (the face is not failed for it, since anyone can forge such an ICMP message).
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        flush_queue(
-            self.socket.as_raw_fd(),
-            Some(self.remote),
-            &[],
-            no_padding,
-            Some(&mut self.seg),
-            q,
-            c,
-        )
+        let dest = (!self.own).then_some(self.remote);
+        loop {
+            match flush_queue(
+                self.socket.as_raw_fd(),
+                dest,
+                &[],
+                no_padding,
+                Some(&mut self.seg),
+                q,
+                c,
+            ) {
+                Err(FaceError::Io(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                r => return r,
+            }
+        }
     }
 }
 
@@ -495,6 +627,45 @@ mod tests {
             "{got} < {}",
             SOCKET_BUFFER.min(limit)
         );
+    }
+
+    #[test]
+    fn a_peers_datagrams_reach_its_faces_own_socket_and_others_the_listener() {
+        let mut channel = UdpChannel::bind("127.0.0.1:0".parse().unwrap(), FaceConfig::default())
+            .expect("bind on loopback");
+        let to = channel.local_addr();
+        let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let id = FaceId(300);
+        let remote = a.local_addr().unwrap();
+        let face = channel
+            .connect(id, remote, Persistency::Persistent)
+            .expect("a face toward a");
+        let fd = face.raw_fd().expect("the face has a socket of its own");
+        // An Interest /x from each peer.
+        let interest = [0x05, 0x05, 0x07, 0x03, 0x08, 0x01, b'x'];
+        a.send_to(&interest, to).unwrap();
+        b.send_to(&interest, to).unwrap();
+        let now = Instant::now();
+        let (mut got, mut ids) = (Vec::new(), FaceIds::new());
+        let deadline = now + std::time::Duration::from_secs(5);
+        while got.is_empty() && Instant::now() < deadline {
+            channel
+                .recv_face(id, remote, fd, BATCH, now, &mut got)
+                .expect("read the face's socket");
+        }
+        assert_eq!(got.len(), 1, "a's datagram on its face's socket");
+        assert_eq!((got[0].face, &got[0].frame[..]), (id, &interest[..]));
+        let (mut heard, mut created, mut evicted) = (Vec::new(), Vec::new(), Vec::new());
+        while heard.is_empty() && Instant::now() < deadline {
+            channel
+                .recv_burst(now, &mut ids, &mut heard, &mut created, &mut evicted)
+                .expect("read the listener");
+        }
+        assert_eq!(heard.len(), 1, "only b's datagram on the listener");
+        assert_eq!(created.len(), 1);
+        assert_eq!(created[0].udp_remote(), Some(b.local_addr().unwrap()));
+        assert_eq!(heard[0].face, created[0].id());
     }
 
     #[test]

@@ -64,6 +64,12 @@ pub struct RunArgs {
     /// takes the place of the idlest. Default: 4096.
     #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]
     udp_on_demand_limit: Option<usize>,
+    /// Receive buffer asked for each unicast UDP face's own socket, in octets (at least
+    /// 65536; the kernel caps it at net.core.rmem_max): what it holds for one peer while the
+    /// face is not read (a restrained flooder), beyond which it drops that peer's datagrams.
+    /// Default: 262144 (256 KiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
+    udp_socket_buffer: Option<usize>,
     /// On-demand faces each Ethernet interface keeps at most (1-1048576), likewise. Default:
     /// 4096.
     #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]

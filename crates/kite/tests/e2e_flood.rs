@@ -3,14 +3,16 @@
 //! 2^64-1 ms, takes at most its share of the PIT and of the input rings, so other faces'
 //! Interests still get through and get their Data; its entries leave by
 //! `--max-interest-lifetime`; and a stream face whose Interests the forwarder has no room for
-//! is read more slowly (its socket pushes back) instead of losing them.
+//! is read more slowly (its socket pushes back) instead of losing them. A UDP flooder's
+//! datagrams reach a socket of its face's own, which is not read while the face is
+//! restrained: the kernel drops them there, and other UDP peers exchange as before.
 //!
 //! Nothing here measures a rate: floods run until the forwarder refuses them (a Congestion
 //! Nack back to the flooder), and deadlines only guard against hangs.
 
 mod common;
 
-use std::net::UdpSocket;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -75,6 +77,8 @@ impl Setup {
 /// one UDP socket or one unix connection, until stopped; counts the Congestion Nacks that
 /// come back (the forwarder refusing it room).
 struct Flood {
+    /// The flooding socket's address (UDP; unspecified for unix).
+    addr: SocketAddrV4,
     stop: Arc<AtomicBool>,
     congestion_nacks: Arc<AtomicU64>,
     threads: Vec<JoinHandle<()>>,
@@ -88,7 +92,12 @@ impl Flood {
         sock.set_read_timeout(Some(Duration::from_millis(100)))
             .expect("read timeout");
         let reader = sock.try_clone().expect("clone the UDP socket");
+        let addr = match sock.local_addr().expect("local address") {
+            SocketAddr::V4(a) => a,
+            other => panic!("IPv4 expected, not {other}"),
+        };
         Flood::start(
+            addr,
             move |batch: &[Bytes]| {
                 for i in batch {
                     // A full socket buffer drops datagrams, as a network would.
@@ -113,6 +122,7 @@ impl Flood {
         let mut writer = Conn::unix(socket);
         let mut reader = writer.try_clone();
         Flood::start(
+            SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
             move |batch: &[Bytes]| writer.try_send(&batch.concat()).is_ok(),
             move || reader.recv(Duration::from_millis(100)),
             tag,
@@ -120,6 +130,7 @@ impl Flood {
     }
 
     fn start(
+        addr: SocketAddrV4,
         mut send: impl FnMut(&[Bytes]) -> bool + Send + 'static,
         mut recv: impl FnMut() -> Got + Send + 'static,
         tag: &'static str,
@@ -152,6 +163,7 @@ impl Flood {
             }
         });
         Flood {
+            addr,
             stop,
             congestion_nacks,
             threads: vec![writer, reader],
@@ -222,6 +234,63 @@ fn a_huge_lifetime_udp_flood_neither_locks_out_other_faces_nor_outlives_the_cap(
         peer::general(&s).n_pit_entries
     );
     exchange(&mut consumer, "/ok/after").expect("after the flood");
+}
+
+/// Sends one Interest under `/ok` over UDP from `sock` (connected to the daemon) and returns
+/// what came back, as [`exchange`] does.
+fn exchange_udp(sock: &UdpSocket, name: &str) -> Result<(), String> {
+    sock.send(&interest(name, 10_000))
+        .map_err(|e| format!("{name}: send: {e}"))?;
+    let mut buf = [0u8; 9000];
+    let n = sock.recv(&mut buf).map_err(|e| format!("{name}: {e}"))?;
+    match NetPacket::decode_frame(Bytes::copy_from_slice(&buf[..n])) {
+        Ok((_, NetPacket::Data(d))) if d.name.to_string() == name => Ok(()),
+        Ok((_, NetPacket::Nack(n))) => Err(format!("{name}: Nack {:?}", n.reason)),
+        other => Err(format!("{name}: {other:?}")),
+    }
+}
+
+#[test]
+fn a_restrained_udp_flooder_is_dropped_in_its_own_socket_while_another_udp_peer_exchanges() {
+    let _one = one_flood_at_a_time();
+    let setup = Setup::start(&[]);
+    let flood = Flood::udp(setup.udp, "udp");
+    flood.wait_refused();
+
+    // Another UDP peer gets every Data while the flood goes on.
+    let consumer = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP socket");
+    consumer.connect(("127.0.0.1", setup.udp)).expect("connect");
+    consumer
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("read timeout");
+    for k in 0..200 {
+        exchange_udp(&consumer, &format!("/ok/udp/{k}")).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    // Both peers have a socket of their own in the daemon, connected to them; the flooder's
+    // is left unread while it is restrained, so the kernel drops the flood there.
+    let me = |s: &UdpSocket| match s.local_addr().unwrap() {
+        SocketAddr::V4(a) => a,
+        other => panic!("IPv4 expected, not {other}"),
+    };
+    let sockets = common::procnet::udp4_sockets(setup.udp);
+    let consumer_socket = sockets.iter().find(|s| s.remote == Some(me(&consumer)));
+    assert!(
+        consumer_socket.is_some(),
+        "no socket for the consumer: {sockets:?}"
+    );
+    let flooder = flood.addr;
+    let dropped = common::eventually(GUARD, || {
+        let s = common::procnet::udp4_sockets(setup.udp);
+        s.into_iter()
+            .find(|s| s.remote == Some(flooder) && s.drops > 0)
+    });
+    assert!(
+        dropped.is_some(),
+        "the flooder's own socket never overflowed: {:?}",
+        common::procnet::udp4_sockets(setup.udp)
+    );
+    flood.stop();
 }
 
 #[test]

@@ -1,14 +1,16 @@
 //! On-demand UDP faces are bounded against `kite run` over loopback: only a datagram that
 //! decodes as an NDN packet makes a face (junk from new senders is counted on the channel),
 //! and a listener keeps at most `on_demand_limit` on-demand faces, giving up the idlest for a
-//! new sender.
+//! new sender. Each on-demand face has a socket of its own connected to its peer, and only
+//! while the face lives.
 
 mod common;
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
 
 use common::peer::{self, interest};
+use common::procnet::connected_peers;
 use common::{eventually, free_udp_port, Daemon};
 use kite_mgmt::tlv_types::FacePersistency;
 
@@ -27,6 +29,13 @@ fn daemon(udp: u16, extra: &[&str]) -> Daemon {
 
 fn sender() -> UdpSocket {
     UdpSocket::bind("127.0.0.1:0").expect("bind a UDP socket")
+}
+
+fn addr(s: &UdpSocket) -> SocketAddrV4 {
+    match s.local_addr().unwrap() {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(a) => panic!("an IPv4 sender, not {a}"),
+    }
 }
 
 fn uri(s: &UdpSocket) -> String {
@@ -73,14 +82,17 @@ fn junk_from_new_senders_makes_no_face_and_is_counted_on_the_channel() {
         .unwrap_or_else(|| panic!("40 junk datagrams counted, got {}", malformed()));
     let faces = on_demand_udp(kite.socket());
     assert!(faces.is_empty(), "junk made faces: {faces:?}");
+    assert_eq!(connected_peers(udp), vec![], "junk made sockets");
 
-    // The same sender's next datagram, a well-formed Interest, makes its face.
+    // The same sender's next datagram, a well-formed Interest, makes its face, with a socket
+    // of its own connected to the sender.
     junk[0].send_to(&interest("/ok", 4000), to).unwrap();
     let want = uri(&junk[0]);
     eventually(WAIT, || {
         on_demand_udp(kite.socket()).contains(&want).then_some(())
     })
     .expect("a face for the well-formed Interest's sender");
+    assert_eq!(connected_peers(udp), vec![addr(&junk[0])]);
 }
 
 #[test]
@@ -115,6 +127,13 @@ fn a_full_listener_gives_up_its_idlest_on_demand_face_for_a_new_sender() {
         "the busy sender and the three newest kept, got {:?}",
         on_demand_udp(kite.socket())
     );
+    // The faces given up closed their sockets: one socket per face kept.
+    let mut kept: Vec<SocketAddrV4> = [&busy, &others[7], &others[8], &others[9]]
+        .into_iter()
+        .map(addr)
+        .collect();
+    kept.sort();
+    assert_eq!(connected_peers(udp), kept);
 }
 
 #[test]
@@ -139,5 +158,11 @@ fn new_senders_within_one_burst_stay_within_the_limit() {
         faces.len() <= 2,
         "{} on-demand faces: {faces:?}",
         faces.len()
+    );
+    let sockets = connected_peers(udp);
+    assert!(
+        sockets.len() <= 2,
+        "{} face sockets: {sockets:?}",
+        sockets.len()
     );
 }

@@ -275,10 +275,12 @@ const RESTRAINT: core::time::Duration = core::time::Duration::from_millis(100);
 /// Interests a restrained face may have queued in each thread's ring. A face past its share
 /// of the PIT has its new Interests Nacked; each still costs a turn of the pipelines (table
 /// lookups, the Nack), so a flooder left at its full share of the ring would keep most of the
-/// forwarder's time. Restrained, a stream flooder is read a few frames a turn (its socket
-/// fills and its writes wait) and a datagram flooder's excess is dropped before the
-/// pipelines. A consumer within its share is never Nacked for want of room, so never
-/// restrained; one whose upstreams Nack it with Congestion is slowed for as long.
+/// forwarder's time. Restrained, a stream face or a UDP face with its own socket is not read
+/// at all until its restraint ends (the I/O thread parks it: its sender's socket fills, or the
+/// kernel drops into the face's), and the Interests of a face sharing a datagram channel's
+/// socket beyond this cap are dropped before the pipelines. A consumer within its share is
+/// never Nacked for want of room, so never restrained; one whose upstreams Nack it with
+/// Congestion is paused for as long.
 const RESTRAINED_QUEUE: usize = 4;
 
 impl Dispatcher {
@@ -322,6 +324,15 @@ impl Dispatcher {
     /// Whether `face` is restrained now (it was refused room in the last [`RESTRAINT`]).
     pub fn is_restrained(&self, face: FaceId) -> bool {
         !self.restrained.is_empty() && self.cap(face, self.clock.now()) != usize::MAX
+    }
+
+    /// How long `face` stays restrained from now (zero when it is not).
+    pub fn restraint_left(&self, face: FaceId) -> core::time::Duration {
+        let now = self.clock.now();
+        match self.restrained.get(&face) {
+            Some(&until) if until > now => core::time::Duration::from_nanos(until.0 - now.0),
+            _ => core::time::Duration::ZERO,
+        }
     }
 
     /// The most Interests `face` may have queued in a thread's ring at `now`.

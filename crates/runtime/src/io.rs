@@ -2,6 +2,8 @@
 //! (the input stage), and writes what the forwarding threads send (the output stage), one
 //! `writev`/`sendmmsg` per face per burst. Sleeps in `epoll_wait` when it has nothing to do.
 
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -138,6 +140,11 @@ pub(crate) struct IoThread {
     /// Restrained faces met in one datagram burst and the bare Interests each may still hand
     /// over in it (kept across bursts, so it does not reallocate).
     restrained_room: Vec<(FaceId, usize)>,
+    /// Faces (and whether their peer closed) not read while they are restrained: a stream
+    /// left unread fills its sender's socket and stops it, a UDP face's own socket fills and
+    /// the kernel drops the rest, so a flooder costs the thread nothing until its restraint
+    /// ends. Read again then; at most one entry per face.
+    parked: Vec<(FaceId, bool)>,
     /// Datagram channels (by poll token) with more to read than one burst took: read again
     /// next turn, like `unread`.
     unread_channels: Vec<Token>,
@@ -259,6 +266,7 @@ impl IoThread {
             rereading: Vec::new(),
             unread_channels: Vec::new(),
             restrained_room: Vec::new(),
+            parked: Vec::new(),
             rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
@@ -328,6 +336,7 @@ impl IoThread {
                         (!self.redials.is_empty())
                             .then(|| self.redial_next.saturating_duration_since(t)),
                     )
+                    .chain((self.parked.iter()).map(|&(id, _)| self.dispatcher.restraint_left(id)))
                     .chain(self.reliable.iter().filter_map(|id| {
                         let due = self.faces.get(id)?.reliability_due()?;
                         Some(due.saturating_duration_since(t))
@@ -386,6 +395,9 @@ impl IoThread {
                 self.read_channel(token, now);
             }
             self.rereading_channels.clear();
+            if !self.parked.is_empty() {
+                self.unpark(now);
+            }
             let mut shm_ready = core::mem::take(&mut self.shm_ready);
             self.shm.ready(&self.faces, &mut shm_ready);
             for &id in &shm_ready {
@@ -643,11 +655,24 @@ impl IoThread {
     /// Reads one burst from a face's own socket and dispatches it. A face that can push back
     /// (a stream) reads only as many packets as the forwarding threads have room for from
     /// it; with none, it is not read (its sender's socket fills and the kernel slows it)
-    /// until the rings drain. A face with more to read is read again next turn.
+    /// until the rings drain. A face with more to read is read again next turn. A restrained
+    /// stream or UDP face is not read at all until its restraint ends (it is parked).
     fn read_face(&mut self, id: FaceId, now: Instant, hangup: bool) {
         let Some(face) = self.faces.get(&id) else {
             return;
         };
+        let udp = face.udp_remote().zip(face.raw_fd());
+        if (face.pushes_back() || udp.is_some()) && self.dispatcher.is_restrained(id) {
+            match self.parked.iter_mut().find(|(f, _)| *f == id) {
+                Some((_, closed)) => *closed |= hangup,
+                None => self.parked.push((id, hangup)),
+            }
+            return;
+        }
+        if let Some((remote, fd)) = udp {
+            self.read_udp_face(id, remote, fd, now);
+            return;
+        }
         let budget = match face.pushes_back() {
             true => STREAM_QUANTUM.min(self.dispatcher.room(id, face.scope() == FaceScope::Local)),
             false => usize::MAX,
@@ -685,6 +710,54 @@ impl IoThread {
             Err(e) => CloseReason::Error(format!("receive failed: {e}")),
         };
         self.transport_failed(id, why, now);
+    }
+
+    /// Reads one burst from the own socket `fd` of UDP face `id` (toward `remote`), at most
+    /// as many datagrams as the forwarding threads have room for from it (the rest wait in
+    /// its socket, and beyond its receive buffer the kernel drops them), and dispatches it.
+    fn read_udp_face(&mut self, id: FaceId, remote: SocketAddr, fd: RawFd, now: Instant) {
+        let Some(u) = (self.faces.get(&id)).and_then(|f| {
+            self.udp
+                .iter()
+                .position(|c| c.local_uri() == *f.local_uri())
+        }) else {
+            return;
+        };
+        let budget = STREAM_QUANTUM.min(self.dispatcher.room(id, false));
+        let progress = match budget {
+            0 => Ok(Progress::More),
+            _ => {
+                let r = self.udp[u].recv_face(id, remote, fd, budget, now, &mut self.datagrams);
+                self.deliver_datagrams(DatagramChannel::Udp(u), now);
+                self.dispatch();
+                r
+            }
+        };
+        match progress {
+            Ok(Progress::More) => {
+                if !self.unread.contains(&(id, false)) {
+                    self.unread.push((id, false));
+                }
+            }
+            Ok(Progress::Drained) => {}
+            Err(e) => {
+                self.transport_failed(id, CloseReason::Error(format!("receive failed: {e}")), now)
+            }
+        }
+    }
+
+    /// Reads the parked faces whose restraint ended.
+    fn unpark(&mut self, now: Instant) {
+        let mut i = 0;
+        while i < self.parked.len() {
+            let (id, hangup) = self.parked[i];
+            if self.dispatcher.is_restrained(id) {
+                i += 1;
+                continue;
+            }
+            self.parked.swap_remove(i);
+            self.read_face(id, now, hangup);
+        }
     }
 
     /// A face's socket failed or its peer closed: a permanent TCP face keeps its id and
@@ -1044,6 +1117,18 @@ impl IoThread {
                     total = ch.counters().n_socket_drops,
                     "the kernel dropped frames for a full receive buffer (raise \
                      face_system.ether.socket_buffer)"
+                );
+            }
+        }
+        for u in &self.udp {
+            let shared = u.take_shared();
+            if shared > 0 {
+                // At most once a second per listener (the housekeeping tick).
+                tracing::warn!(
+                    listener = %u.local_addr(),
+                    faces = shared,
+                    "UDP faces made without a socket of their own share the listener's \
+                     (raise the open files limit)"
                 );
             }
         }

@@ -209,6 +209,11 @@ pub struct Udp {
     /// them takes the place of the idlest.
     #[serde(deserialize_with = "on_demand_limit")]
     pub on_demand_limit: usize,
+    /// `socket_buffer`: receive buffer asked for each unicast face's own socket, in octets
+    /// (at least [`MIN_BUDGET_BYTES`]): what the kernel holds for one peer while its face is
+    /// not read, beyond which it drops that peer's datagrams.
+    #[serde(deserialize_with = "budget_bytes")]
+    pub socket_buffer: usize,
     /// `multicast`: a UDP multicast face on `multicast_group` on each multicast-capable
     /// interface with an IPv4 address (NFD's `mcast`), so neighbours on a LAN find each other.
     pub multicast: bool,
@@ -231,6 +236,7 @@ impl Default for Udp {
             mtu: kite_face::DEFAULT_UDP_MTU,
             idle_timeout: kite_face::DEFAULT_IDLE_TIMEOUT.as_secs(),
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+            socket_buffer: kite_face::DEFAULT_UDP_FACE_SOCKET_BUFFER,
             multicast: false,
             multicast_group: NDN_UDP_MULTICAST,
             multicast_whitelist: Vec::new(),

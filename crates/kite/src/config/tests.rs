@@ -52,6 +52,7 @@ fn every_key() -> Config {
                 mtu: 1400,
                 idle_timeout: 30,
                 on_demand_limit: 100,
+                socket_buffer: 1 << 20,
                 multicast: true,
                 multicast_group: "224.0.23.171:56364".parse().unwrap(),
                 multicast_whitelist: vec!["eth0".into()],

@@ -43,6 +43,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(n) = args.udp_on_demand_limit {
         faces.udp.on_demand_limit = n;
     }
+    if let Some(n) = args.udp_socket_buffer {
+        faces.udp.socket_buffer = n;
+    }
     if let Some(n) = args.ether_on_demand_limit {
         faces.ether.on_demand_limit = n;
     }
@@ -161,6 +164,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
         max_bytes: fs.lp_reliability_bytes,
     };
     r.face.udp_on_demand_limit = fs.udp.on_demand_limit;
+    r.face.udp_socket_buffer = fs.udp.socket_buffer;
     r.face.ether_on_demand_limit = fs.ether.on_demand_limit;
     r.face.redial_initial = Duration::from_secs(fs.tcp.reconnect_initial);
     r.face.redial_max = Duration::from_secs(fs.tcp.reconnect_max);

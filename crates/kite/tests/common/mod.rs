@@ -22,6 +22,7 @@ const PY_DEADLINE: Duration = Duration::from_secs(60);
 pub mod ctl;
 pub mod netns;
 pub mod peer;
+pub mod procnet;
 #[path = "../../../../tests/support/pyndn.rs"]
 mod pyndn;
 pub mod tools;

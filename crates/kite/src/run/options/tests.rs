@@ -34,6 +34,7 @@ listen = ["127.0.0.1:7001"]
 mtu = 1400
 idle_timeout = 30
 on_demand_limit = 50
+socket_buffer = 524288
 [face_system.tcp]
 listen = ["127.0.0.1:7002"]
 [face_system.websocket]
@@ -194,6 +195,19 @@ fn on_demand_limits_follow_the_configuration_files_rule_on_the_command_line() {
 }
 
 #[test]
+fn the_udp_socket_buffer_follows_the_configuration_files_rule_on_the_command_line() {
+    let file = "[face_system.udp]\nsocket_buffer = 4096\n";
+    let e = Config::parse(file, "t.toml").expect_err("4096 octets refused in the file");
+    let Err(flag) = Cli::try_parse_from(["kite", "--udp-socket-buffer", "4096"]) else {
+        panic!("--udp-socket-buffer 4096 accepted");
+    };
+    let rule = crate::config::check_budget(4096).unwrap_err();
+    assert!(e.to_string().contains(&rule), "{e}");
+    assert!(flag.to_string().contains(&rule), "{flag}");
+    assert!(Cli::try_parse_from(["kite", "--udp-socket-buffer", "65536"]).is_ok());
+}
+
+#[test]
 fn max_interest_lifetimes_outside_the_files_range_are_refused_on_the_command_line() {
     for bad in ["99", "3600001", "-1", "x"] {
         let r = Cli::try_parse_from(["kite", "--max-interest-lifetime", bad]);
@@ -243,6 +257,7 @@ fn the_runtime_starts_with_the_file_values() {
     assert_eq!(r.face.max_packet_size, 4000);
     assert_eq!(r.face.idle_timeout, Duration::from_secs(30));
     assert_eq!(r.face.udp_on_demand_limit, 50);
+    assert_eq!(r.face.udp_socket_buffer, 512 << 10);
     assert_eq!(r.face.ether_on_demand_limit, 60);
     assert_eq!(r.face.ether_socket_buffer, 1 << 20);
     let f = &r.forwarder;
