@@ -49,12 +49,13 @@ pub fn check_mtu(mtu: u64) -> Result<usize, String> {
 /// of fragmented Data overflowed whenever the I/O thread was busy elsewhere.
 pub const DEFAULT_ETHER_SOCKET_BUFFER: usize = 4 << 20;
 
-/// The receive buffer asked for each unicast UDP face's own socket by default. Each face
+/// The receive buffer asked for each on-demand UDP face's own socket by default (a face the
+/// operator made gets the listener's 4 MiB). Each face
 /// reads its own socket, so a burst toward one face no longer shares a listener's buffer
 /// with every other face; 256 KiB holds some 110 full 1500-octet datagrams as the kernel
 /// accounts them (it charges twice the payload, and caps the request at
 /// `net.core.rmem_max`). The kernel's memory for UDP faces is at most
-/// `udp_on_demand_limit` × this × 2 per listener, plus the permanent faces'.
+/// `udp_on_demand_limit` × this × 2 per listener, plus 8 MiB per face the operator made.
 pub const DEFAULT_UDP_FACE_SOCKET_BUFFER: usize = 256 << 10;
 
 /// NFD's default idle timeout of on-demand UDP faces.
@@ -82,9 +83,10 @@ pub struct FaceConfig {
     pub udp_on_demand_limit: usize,
     /// On-demand faces an Ethernet channel keeps at most, likewise.
     pub ether_on_demand_limit: usize,
-    /// Receive buffer asked for each unicast UDP face's own socket, in octets: what the
+    /// Receive buffer asked for each on-demand UDP face's own socket, in octets: what the
     /// kernel holds for one peer while its face is not read (restrained, or the I/O thread
-    /// busy); beyond it the kernel drops that peer's datagrams alone.
+    /// busy); beyond it the kernel drops that peer's datagrams alone. Faces made by
+    /// configuration or `faces/create` ask for the listener's 4 MiB.
     pub udp_socket_buffer: usize,
     /// Receive buffer asked for each Ethernet interface's socket, in octets (the kernel's
     /// memory per interface, bounded by this).
