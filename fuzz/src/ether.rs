@@ -9,6 +9,7 @@
 //! by its only peer; the frame handed on is the payload's first TLV element (padding cut)
 //! and never reaches past the payload; every face's reassembly stays within its bounds.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -83,9 +84,17 @@ pub fn write_interest_frame(w: &mut Writer, dst: u8, src: u8, c: u8) {
     w.u8(op::BUILT).u8(dst).u8(src).u8(2 << 2).u8(c);
 }
 
+/// The Interest for `/e/<c>`, encoded once per `c` for the whole campaign (a frame step
+/// copies it, so no input sees another's).
 fn interest(c: u8) -> Bytes {
-    let name: Name = "/e".parse().expect("a name");
-    Interest::new(name.append_generic(&[c])).encode()
+    static INTERESTS: OnceLock<Vec<Bytes>> = OnceLock::new();
+    INTERESTS.get_or_init(|| {
+        let name: Name = "/e".parse().expect("a name");
+        (0..=u8::MAX)
+            .map(|c| Interest::new(name.clone().append_generic(&[c])).encode())
+            .collect()
+    })[usize::from(c)]
+    .clone()
 }
 
 fn built(inp: &mut Input<'_>) -> Vec<u8> {

@@ -1041,7 +1041,15 @@ impl Driver {
                             name = name.prefix(name.len() - 1);
                         }
                         for k in 0..*extra {
-                            name.push(names::component(names::sel::seg(k)).as_ref());
+                            // A name of the longest length takes no more components: its
+                            // producer could not have made a longer one.
+                            let c = names::component(names::sel::seg(k));
+                            if name.value().len() + c.as_ref().encoded_len()
+                                > kite_packet::name::MAX_NAME_VALUE_LEN
+                            {
+                                break;
+                            }
+                            name.push(c.as_ref());
                         }
                         let mut d = Data::new(name, &b"answer"[..]);
                         d.meta.freshness_period = Some(u64::from(*freshness));

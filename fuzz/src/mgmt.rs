@@ -5,6 +5,7 @@
 //! FaceId-0 substitution, replay protection, and dataset request recognition.
 
 use bytes::Bytes;
+use kite_manager::{ReplayGuard, RibRoute};
 use kite_mgmt::datasets::{
     ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, RibEntry,
     StrategyChoice,
@@ -13,7 +14,6 @@ use kite_mgmt::{
     dataset, decode_items, encode_items, parse_command, ControlParameters, ControlResponse,
     FaceEventNotification, PrefixAnnouncement, Tlv,
 };
-use kite_manager::{ReplayGuard, RibRoute};
 use kite_packet::Interest;
 
 /// What the input after the first octet is (the first octet modulo [`KINDS`]).

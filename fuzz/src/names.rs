@@ -35,18 +35,22 @@ pub fn component(s: u8) -> OwnedComponent {
 /// component. A name too long to encode stops growing.
 pub fn read(inp: &mut Input<'_>) -> Name {
     let n = inp.u8() % (MAX_COMPONENTS + 1);
-    let mut name = Name::root();
+    let mut comps = Vec::with_capacity(usize::from(n));
+    let mut octets = 0;
     for _ in 0..n {
         let c = component(inp.u8());
         let len = c.as_ref().value().len();
         // Component types are below 253: one octet of TLV-TYPE, one or three of TLV-LENGTH.
         let encoded = 1 + if len < 253 { 1 } else { 3 } + len;
-        if name.value().len() + encoded > kite_packet::name::MAX_NAME_VALUE_LEN {
+        if octets + encoded > kite_packet::name::MAX_NAME_VALUE_LEN {
             continue;
         }
-        name.push(c.as_ref());
+        octets += encoded;
+        comps.push(c);
     }
-    name
+    // Built at once: pushing component by component copies the name each time, which for
+    // names of tens of kilobytes cost more than the forwarder's work on them.
+    Name::from_components(comps.iter().map(OwnedComponent::as_ref))
 }
 
 /// Writes a name as [`read`] reads it, from its selectors.

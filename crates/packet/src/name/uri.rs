@@ -6,7 +6,7 @@ use core::fmt;
 use bytes::BytesMut;
 use thiserror::Error;
 
-use super::{Component, Name, MAX_NAME_VALUE_LEN};
+use super::{Component, Name, Offsets, MAX_NAME_VALUE_LEN};
 use crate::tt;
 use crate::varnum::{nonneg_len, put_nonneg, read_nonneg};
 
@@ -77,22 +77,45 @@ pub(super) fn write_component(f: &mut fmt::Formatter<'_>, c: Component<'_>) -> f
 }
 
 /// Writes a value with every octet outside the URI unreserved set percent-escaped; a value of
-/// periods only (including the empty value) gets three more periods.
+/// periods only (including the empty value) gets three more periods. Runs of unreserved octets
+/// are written at once.
 fn write_escaped(f: &mut fmt::Formatter<'_>, v: &[u8]) -> fmt::Result {
     if v.iter().all(|&b| b == b'.') {
         f.write_str("...")?;
     }
-    for &b in v {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            write!(f, "{}", b as char)?;
-        } else {
-            write!(f, "%{b:02X}")?;
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+    let mut rest = v;
+    while !rest.is_empty() {
+        let run = rest
+            .iter()
+            .position(|&b| !unreserved(b))
+            .unwrap_or(rest.len());
+        if run > 0 {
+            // Unreserved octets are ASCII.
+            f.write_str(core::str::from_utf8(&rest[..run]).map_err(|_| fmt::Error)?)?;
+            rest = &rest[run..];
+            continue;
         }
+        let b = rest[0];
+        let e = [
+            b'%',
+            HEX_UPPER[usize::from(b >> 4)],
+            HEX_UPPER[usize::from(b & 15)],
+        ];
+        f.write_str(core::str::from_utf8(&e).map_err(|_| fmt::Error)?)?;
+        rest = &rest[1..];
     }
     Ok(())
 }
 
+/// Upper-case hexadecimal digits, for percent-escapes.
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
 /// Parses a name URI; an `ndn:` scheme and the leading `/` are optional.
+///
+/// One pass that writes each component's TLV into the name's buffer, through one scratch
+/// value: no allocation per component, so a long hostile URI costs time linear in its length
+/// with a small constant.
 pub(super) fn parse_name(uri: &str) -> Result<Name, UriError> {
     let path = uri.strip_prefix("ndn:").unwrap_or(uri);
     let path = path.strip_prefix('/').unwrap_or(path);
@@ -100,53 +123,63 @@ pub(super) fn parse_name(uri: &str) -> Result<Name, UriError> {
     if path.is_empty() {
         return Ok(Name::root());
     }
-    let parsed = path
-        .split('/')
-        .map(parse_component)
-        .collect::<Result<Vec<_>, _>>()?;
-    let comps = parsed
-        .iter()
-        .map(|(typ, value)| {
-            Component::new(*typ, value).ok_or_else(|| UriError::BadType(typ.to_string()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let len: usize = comps.iter().map(Component::encoded_len).sum();
+    // A component's TLV is at most its text plus a 3-octet type and a 3-octet length.
+    let mut buf = BytesMut::with_capacity(path.len().min(MAX_NAME_VALUE_LEN) + 8);
+    let mut starts = Offsets::new();
+    let mut value = Vec::new();
+    // Octets of the whole name; past MAX_NAME_VALUE_LEN the rest is parsed (a bad component
+    // is still reported as such) but no longer written.
+    let mut len = 0usize;
+    for text in path.split('/') {
+        value.clear();
+        let typ = parse_component(text, &mut value)?;
+        let c = Component::new(typ, &value).ok_or_else(|| UriError::BadType(typ.to_string()))?;
+        let at = len;
+        len += c.encoded_len();
+        if len <= MAX_NAME_VALUE_LEN {
+            starts.push(at as u16);
+            c.encode(&mut buf);
+        }
+    }
     if len > MAX_NAME_VALUE_LEN {
         return Err(UriError::TooLong(len));
     }
-    Ok(Name::from_components(comps))
+    Ok(Name::from_parts(buf.freeze(), starts))
 }
 
-/// Parses one component's URI form into its type and value.
-fn parse_component(text: &str) -> Result<(u64, Vec<u8>), UriError> {
+/// Parses one component's URI form: its value goes to `value` (empty on entry), its type is
+/// returned.
+fn parse_component(text: &str, value: &mut Vec<u8>) -> Result<u64, UriError> {
     if text.is_empty() {
         return Err(UriError::EmptyComponent(text.into()));
     }
     let Some((prefix, rest)) = text.split_once('=') else {
-        return Ok((tt::GENERIC_NAME_COMPONENT, unescape(text)?));
+        unescape(text, value)?;
+        return Ok(tt::GENERIC_NAME_COMPONENT);
     };
     if let Some(&(_, typ)) = DIGEST_ALIASES.iter().find(|(a, _)| *a == prefix) {
-        return parse_digest(text, rest).map(|v| (typ, v));
+        parse_digest(text, rest, value)?;
+        return Ok(typ);
     }
     if let Some(&(_, typ)) = NUMBER_ALIASES.iter().find(|(a, _)| *a == prefix) {
         let n: u64 = parse_decimal(rest).ok_or_else(|| UriError::BadNumber(text.into()))?;
-        let mut v = BytesMut::with_capacity(nonneg_len(n));
-        put_nonneg(&mut v, n);
-        return Ok((typ, v.to_vec()));
+        put_nonneg(value, n);
+        return Ok(typ);
     }
     if !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit()) {
         let typ = parse_decimal(prefix)
             .filter(|t| (1..=0xFFFF).contains(t))
             .ok_or_else(|| UriError::BadType(text.into()))?;
-        let value = unescape(rest)?;
+        unescape(rest, value)?;
         let is_digest = DIGEST_ALIASES.iter().any(|(_, t)| *t == typ);
         if is_digest && value.len() != 32 {
             return Err(UriError::BadDigest(text.into()));
         }
-        return Ok((typ, value));
+        return Ok(typ);
     }
     // An '=' that does not introduce a type is part of a generic value.
-    Ok((tt::GENERIC_NAME_COMPONENT, unescape(text)?))
+    unescape(text, value)?;
+    Ok(tt::GENERIC_NAME_COMPONENT)
 }
 
 /// A decimal number of digits only (no sign, no spaces).
@@ -157,29 +190,36 @@ fn parse_decimal(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-/// Decodes 64 hexadecimal digits.
-fn parse_digest(text: &str, hex: &str) -> Result<Vec<u8>, UriError> {
+/// Decodes 64 hexadecimal digits into `out`.
+fn parse_digest(text: &str, hex: &str, out: &mut Vec<u8>) -> Result<(), UriError> {
     let bad = || UriError::BadDigest(text.into());
     if hex.len() != 64 {
         return Err(bad());
     }
-    hex.as_bytes()
-        .chunks(2)
-        .map(|p| Some(hex_val(p[0])? << 4 | hex_val(p[1])?))
-        .collect::<Option<Vec<u8>>>()
-        .ok_or_else(bad)
+    for p in hex.as_bytes().chunks(2) {
+        out.push(
+            hex_val(p[0])
+                .zip(hex_val(p[1]))
+                .ok_or_else(bad)
+                .map(|(h, l)| h << 4 | l)?,
+        );
+    }
+    Ok(())
 }
 
-/// Undoes percent-escapes and the extra periods of period-only values.
-fn unescape(text: &str) -> Result<Vec<u8>, UriError> {
+/// Undoes percent-escapes and the extra periods of period-only values, into `out`.
+fn unescape(text: &str, out: &mut Vec<u8>) -> Result<(), UriError> {
     let bytes = text.as_bytes();
     if bytes.iter().all(|&b| b == b'.') {
         return match bytes.len() {
             0..=2 => Err(UriError::DotComponent(text.into())),
-            n => Ok(vec![b'.'; n - 3]),
+            n => {
+                out.resize(n - 3, b'.');
+                Ok(())
+            }
         };
     }
-    let mut out = Vec::with_capacity(bytes.len());
+    out.reserve(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
@@ -191,11 +231,16 @@ fn unescape(text: &str) -> Result<Vec<u8>, UriError> {
             }
             i += 3;
         } else {
-            out.push(bytes[i]);
-            i += 1;
+            // The run up to the next escape, copied at once.
+            let run = bytes[i..]
+                .iter()
+                .position(|&b| b == b'%')
+                .unwrap_or(bytes.len() - i);
+            out.extend_from_slice(&bytes[i..i + run]);
+            i += run;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The value of one hexadecimal digit.
@@ -299,5 +344,34 @@ mod tests {
             Name::from_uri(&format!("/params-sha256={}", "g".repeat(64))),
             Err(UriError::BadDigest(_))
         ));
+    }
+
+    #[test]
+    fn the_longest_name_parses_and_one_octet_more_is_too_long() {
+        // 21845 components of 1 octet (3 octets each) fill 65535 octets exactly.
+        let longest = "/a".repeat(MAX_NAME_VALUE_LEN / 3);
+        let n = Name::from_uri(&longest).unwrap();
+        assert_eq!((n.len(), n.value().len()), (21845, MAX_NAME_VALUE_LEN));
+        assert_eq!(n.to_uri(), longest);
+        assert_eq!(
+            Name::from_uri(&format!("{longest}/b")),
+            Err(UriError::TooLong(MAX_NAME_VALUE_LEN + 3))
+        );
+        // A bad component after the limit is still reported as such.
+        assert!(matches!(
+            Name::from_uri(&format!("{longest}/b/%zz")),
+            Err(UriError::BadEscape(_))
+        ));
+    }
+
+    #[test]
+    fn escapes_between_runs_of_plain_octets_round_trip() {
+        let v: Vec<u8> = (0..=255u8).chain(b"plain".iter().copied()).collect();
+        let name = Name::from_components([Component::generic(&v)]);
+        let uri = name.to_uri();
+        assert!(uri.starts_with("/%00%01%02"), "{uri}");
+        assert!(uri.contains("%2C-.%2F0123456789%3A"), "{uri}");
+        assert!(uri.ends_with("%FE%FFplain"), "{uri}");
+        assert_eq!(Name::from_uri(&uri).unwrap(), name);
     }
 }
