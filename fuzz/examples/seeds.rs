@@ -15,11 +15,11 @@ use kite_mgmt::datasets::{
     ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
     RibEntry, Route, StrategyChoice,
 };
-use kite_mgmt::tlv_types::RouteOrigin;
+use kite_mgmt::nfd::RouteOrigin;
 use kite_mgmt::{encode_items, ControlParameters, ControlResponse, FaceEventNotification, Tlv};
 use kite_packet::encode::put_nonneg_tlv;
 use kite_packet::{
-    tt, ContentType, Data, DigestSha256, Interest, KeyLocator, MetaInfo, Name, OwnedComponent,
+    tlv_type, ContentType, Data, DigestSha256, Interest, KeyLocator, MetaInfo, Name, OwnedComponent,
     SignatureInfo, SignatureType,
 };
 
@@ -316,12 +316,12 @@ fn mgmt_seeds() {
     let mut content = Vec::new();
     put_nonneg_tlv(
         &mut content,
-        kite_mgmt::tlv_types::EXPIRATION_PERIOD,
+        kite_mgmt::nfd::EXPIRATION_PERIOD,
         3_600_000,
     );
     let pa_name = name("/announced")
         .append(
-            OwnedComponent::new(tt::KEYWORD_NAME_COMPONENT, &b"PA"[..])
+            OwnedComponent::new(tlv_type::KEYWORD_NAME_COMPONENT, &b"PA"[..])
                 .expect("keyword")
                 .as_ref(),
         )
@@ -358,9 +358,9 @@ fn mgmt_seeds() {
         &signed.encode_signed(&DigestSha256).expect("signed"),
     );
     let mut sig_info = Vec::new();
-    SignatureInfo::new(SignatureType::DIGEST_SHA256).encode(tt::SIGNATURE_INFO, &mut sig_info);
+    SignatureInfo::new(SignatureType::DIGEST_SHA256).encode(tlv_type::SIGNATURE_INFO, &mut sig_info);
     let mut sig_value = Vec::new();
-    kite_packet::encode::put_tlv(&mut sig_value, tt::SIGNATURE_VALUE, &[0; 32]);
+    kite_packet::encode::put_tlv(&mut sig_value, tlv_type::SIGNATURE_VALUE, &[0; 32]);
     let v02 = Interest::new(
         name("/localhost/nfd/rib/unregister")
             .append_generic(&register.encode())

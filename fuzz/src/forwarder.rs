@@ -37,7 +37,7 @@ use kite_fw::pcct::{PcctConfig, LOCALHOST_PIT_RESERVE};
 use kite_fw::strategy::{FaceInfo, StrategyTable};
 use kite_fw::time::Time;
 use kite_packet::{
-    tt, CachePolicy, Data, DataView, DigestSha256, Fragments, Interest, InterestView, LpHeader,
+    tlv_type, CachePolicy, Data, DataView, DigestSha256, Fragments, Interest, InterestView, LpHeader,
     LpPacket, NackReason, Name, Nonce, OwnedComponent, PitToken,
 };
 
@@ -1390,7 +1390,7 @@ fn satisfies(d: &DataView, name: &Name, cbp: bool) -> bool {
     {
         let digest = d.implicit_digest();
         let full = d.name.clone().append(
-            OwnedComponent::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, digest.to_vec())
+            OwnedComponent::new(tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT, digest.to_vec())
                 .expect("a digest component")
                 .as_ref(),
         );

@@ -3,7 +3,7 @@
 //! components of 0 to 55 and of 256 to 8192 octets (so names reach the maximum name length,
 //! to the octet).
 
-use kite_packet::{tt, Name, OwnedComponent};
+use kite_packet::{tlv_type, Name, OwnedComponent};
 
 use crate::input::{Input, Writer};
 
@@ -22,9 +22,9 @@ pub fn component(s: u8) -> OwnedComponent {
         0x00..=0x3f => OwnedComponent::generic(POOL[usize::from(s % 8)].as_bytes().to_vec()),
         0x40..=0x7f => OwnedComponent::generic(vec![s & 0x3f]),
         0x80..=0xbf => OwnedComponent::segment(u64::from(s & 0x3f)),
-        0xc0 => OwnedComponent::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, vec![0xc0; 32])
+        0xc0 => OwnedComponent::new(tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT, vec![0xc0; 32])
             .expect("32 octets make a digest"),
-        0xc1 => OwnedComponent::new(tt::PARAMETERS_SHA256_DIGEST_COMPONENT, vec![0xc1; 32])
+        0xc1 => OwnedComponent::new(tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT, vec![0xc1; 32])
             .expect("32 octets make a digest"),
         0xc2..=0xc7 => OwnedComponent::generic(vec![b'L'; 1 << (s - 0xc2 + 8)]),
         _ => OwnedComponent::generic(vec![b'S'; usize::from(s - 0xc8)]),

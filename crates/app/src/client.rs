@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_packet::{tt, Data, Interest, LpHeader, NetPacket, Nonce};
+use kite_packet::{tlv_type, Data, Interest, LpHeader, NetPacket, Nonce};
 
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
@@ -235,7 +235,7 @@ pub(crate) fn satisfies(interest: &Interest, data: &Data) -> bool {
         return true;
     }
     match want.last() {
-        Some(c) if c.typ() == tt::IMPLICIT_SHA256_DIGEST_COMPONENT => {
+        Some(c) if c.typ() == tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT => {
             want.prefix(want.len() - 1) == data.name && c.value() == data.implicit_digest()
         }
         _ => false,
@@ -265,12 +265,12 @@ mod tests {
         let with_digest = d
             .name
             .clone()
-            .append(Component::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, &digest).unwrap());
+            .append(Component::new(tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT, &digest).unwrap());
         assert!(satisfies(&Interest::new(with_digest), &d));
         let wrong = d
             .name
             .clone()
-            .append(Component::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, &[0; 32]).unwrap());
+            .append(Component::new(tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT, &[0; 32]).unwrap());
         assert!(!satisfies(&Interest::new(wrong), &d));
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use kite_packet::{tt, Data, Interest, LpHeader, NackReason, Name, NetPacket};
+use kite_packet::{tlv_type, Data, Interest, LpHeader, NackReason, Name, NetPacket};
 
 use crate::client::{random_nonce, satisfies, Client};
 use crate::error::ClientError;
@@ -106,7 +106,7 @@ impl Pipeline {
         let digest_named = interest
             .name
             .last()
-            .is_some_and(|c| c.typ() == tt::IMPLICIT_SHA256_DIGEST_COMPONENT);
+            .is_some_and(|c| c.typ() == tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT);
         if interest.can_be_prefix || digest_named {
             self.others.push(id);
         } else {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
-use kite_mgmt::tlv_types::status;
+use kite_mgmt::nfd::status;
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::name::Component;
 use kite_packet::{

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_mgmt::tlv_types::RouteOrigin;
+use kite_mgmt::nfd::RouteOrigin;
 use kite_mgmt::ControlParameters;
 use kite_packet::{Interest, LpHeader, Name, NetPacket};
 

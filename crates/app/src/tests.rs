@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kite_mgmt::command::CommandSignature;
-use kite_mgmt::tlv_types::RouteOrigin;
+use kite_mgmt::nfd::RouteOrigin;
 use kite_mgmt::{parse_command, ControlParameters, ControlResponse};
 use kite_packet::{Data, DigestSha256, Interest, Nack, NackReason, Name};
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use kite_face::FaceId;
-use kite_packet::{tt, Fragments, LpPacket};
+use kite_packet::{tlv_type, Fragments, LpPacket};
 
 use crate::framing::is_one_element;
 use crate::random::random_u64;
@@ -94,7 +94,7 @@ impl UdpLink {
             if !is_one_element(&out[..n]) {
                 continue;
             }
-            if out[0] != tt::LP_PACKET as u8 {
+            if out[0] != tlv_type::LP_PACKET as u8 {
                 return Ok(n);
             }
             let Ok(lp) = LpPacket::decode(Bytes::copy_from_slice(&out[..n])) else {

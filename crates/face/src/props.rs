@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use kite_mgmt::tlv_types as wire;
+use kite_mgmt::nfd as wire;
 
 /// A face's identifier. The caller assigns ids and never reuses one, so a route naming a
 /// destroyed face can never reach a newer face.

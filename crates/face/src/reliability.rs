@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use kite_packet::encode::{put_header, put_nonneg_tlv, put_u64_tlv, tlv_len};
 use kite_packet::kept::Kept;
-use kite_packet::tt;
+use kite_packet::tlv_type;
 use kite_packet::varnum::read_varnum;
 use smallvec::SmallVec;
 
@@ -362,8 +362,9 @@ impl Reliability {
         c: &mut FaceCounters,
         q: &mut OutQueue,
     ) -> bool {
-        let whole =
-            lp_len(SEQ_FIELD + fields.len() + U64_FIELD + tlv_len(tt::FRAGMENT, payload.len()));
+        let whole = lp_len(
+            SEQ_FIELD + fields.len() + U64_FIELD + tlv_len(tlv_type::FRAGMENT, payload.len()),
+        );
         let (count, first_room, room) = if whole <= mtu {
             (1, payload.len(), payload.len())
         } else {
@@ -408,11 +409,11 @@ impl Reliability {
                 .min(start + if index == 0 { first_room } else { room });
             let f = &mut self.scratch;
             f.clear();
-            put_u64_tlv(f, tt::SEQUENCE, *next_seq);
+            put_u64_tlv(f, tlv_type::SEQUENCE, *next_seq);
             *next_seq = next_seq.wrapping_add(1);
             if count > 1 {
-                put_nonneg_tlv(f, tt::FRAG_INDEX, index as u64);
-                put_nonneg_tlv(f, tt::FRAG_COUNT, count as u64);
+                put_nonneg_tlv(f, tlv_type::FRAG_INDEX, index as u64);
+                put_nonneg_tlv(f, tlv_type::FRAG_COUNT, count as u64);
             }
             if index == 0 {
                 f.extend_from_slice(fields);
@@ -437,7 +438,7 @@ impl Reliability {
     /// Queues the frame of TxSequence `tx` with as many Acks as fit.
     fn transmit(&mut self, tx: u64, mtu: usize, c: &mut FaceCounters, q: &mut OutQueue) {
         let slot = &self.slots[(tx - self.front_tx) as usize];
-        let frag = tlv_len(tt::FRAGMENT, slot.payload.len());
+        let frag = tlv_len(tlv_type::FRAGMENT, slot.payload.len());
         let base = slot.fields.len() + U64_FIELD;
         // Acks ride along while the frame fits the MTU and its header stays inline (at most
         // 4 octets each of LpPacket and Fragment TLV-TYPE and TLV-LENGTH).
@@ -450,13 +451,13 @@ impl Reliability {
         }
         let head = &mut self.scratch;
         head.clear();
-        put_header(head, tt::LP_PACKET, base + n * U64_FIELD + frag);
+        put_header(head, tlv_type::LP_PACKET, base + n * U64_FIELD + frag);
         head.extend_from_slice(&slot.fields);
         for &a in self.acks.iter().take(n) {
-            put_u64_tlv(head, tt::ACK, a);
+            put_u64_tlv(head, tlv_type::ACK, a);
         }
-        put_u64_tlv(head, tt::TX_SEQUENCE, tx);
-        put_header(head, tt::FRAGMENT, slot.payload.len());
+        put_u64_tlv(head, tlv_type::TX_SEQUENCE, tx);
+        put_header(head, tlv_type::FRAGMENT, slot.payload.len());
         let frame = OutFrame {
             head: SmallVec::from_slice(head),
             body: slot.payload.clone(),
@@ -545,9 +546,9 @@ impl Reliability {
         while !self.acks.is_empty() {
             let n = self.acks.len().min(per_frame);
             self.scratch.clear();
-            put_header(&mut self.scratch, tt::LP_PACKET, n * U64_FIELD);
+            put_header(&mut self.scratch, tlv_type::LP_PACKET, n * U64_FIELD);
             for a in self.acks.drain(..n) {
-                put_u64_tlv(&mut self.scratch, tt::ACK, a);
+                put_u64_tlv(&mut self.scratch, tlv_type::ACK, a);
             }
             let frame = OutFrame {
                 head: SmallVec::from_slice(&self.scratch),
@@ -566,7 +567,7 @@ impl Reliability {
 
 /// Octets of an LpPacket whose value is `value_len` octets.
 fn lp_len(value_len: usize) -> usize {
-    tlv_len(tt::LP_PACKET, value_len)
+    tlv_len(tlv_type::LP_PACKET, value_len)
 }
 
 /// The LP header fields and the network packet of a frame given as link-header octets and
@@ -577,8 +578,8 @@ fn lp_len(value_len: usize) -> usize {
 pub fn split_frame<'a>(head: &'a [u8], body: &'a [u8]) -> Option<(&'a [u8], &'a [u8])> {
     let (frame, body_len) = if head.is_empty() {
         match body.first().map(|&t| u64::from(t)) {
-            Some(tt::INTEREST | tt::DATA) => return Some((&[], body)),
-            Some(tt::LP_PACKET) => (body, 0),
+            Some(tlv_type::INTEREST | tlv_type::DATA) => return Some((&[], body)),
+            Some(tlv_type::LP_PACKET) => (body, 0),
             _ => return None,
         }
     } else {
@@ -586,7 +587,7 @@ pub fn split_frame<'a>(head: &'a [u8], body: &'a [u8]) -> Option<(&'a [u8], &'a 
     };
     let (typ, n) = read_varnum(frame).ok()?;
     let (len, m) = read_varnum(&frame[n..]).ok()?;
-    if typ != tt::LP_PACKET || len != (frame.len() - n - m + body_len) as u64 {
+    if typ != tlv_type::LP_PACKET || len != (frame.len() - n - m + body_len) as u64 {
         return None;
     }
     let value = &frame[n + m..];
@@ -596,7 +597,7 @@ pub fn split_frame<'a>(head: &'a [u8], body: &'a [u8]) -> Option<(&'a [u8], &'a 
         let (len, m) = read_varnum(value.get(at + n..)?).ok()?;
         let len = usize::try_from(len).ok()?;
         let start = at + n + m;
-        if typ == tt::FRAGMENT {
+        if typ == tlv_type::FRAGMENT {
             let fields = &value[..at];
             return if head.is_empty() {
                 (start + len == value.len() && len > 0).then(|| (fields, &value[start..]))
@@ -606,12 +607,12 @@ pub fn split_frame<'a>(head: &'a [u8], body: &'a [u8]) -> Option<(&'a [u8], &'a 
         }
         if !matches!(
             typ,
-            tt::PIT_TOKEN
-                | tt::NACK
-                | tt::INCOMING_FACE_ID
-                | tt::NEXT_HOP_FACE_ID
-                | tt::CACHE_POLICY
-                | tt::CONGESTION_MARK
+            tlv_type::PIT_TOKEN
+                | tlv_type::NACK
+                | tlv_type::INCOMING_FACE_ID
+                | tlv_type::NEXT_HOP_FACE_ID
+                | tlv_type::CACHE_POLICY
+                | tlv_type::CONGESTION_MARK
         ) {
             return None;
         }

@@ -493,7 +493,7 @@ pub fn recv_with_fds(
 
 /// Whether `frame` (a face's first) is the Interest asking for shared memory.
 pub(crate) fn is_request(frame: &Bytes) -> bool {
-    frame.first() == Some(&(kite_packet::tt::INTEREST as u8))
+    frame.first() == Some(&(kite_packet::tlv_type::INTEREST as u8))
         && Interest::decode(frame.clone())
             .is_ok_and(|i| i.name == OFFER_NAME.parse::<Name>().expect("a valid name"))
 }

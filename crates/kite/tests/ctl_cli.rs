@@ -9,7 +9,7 @@ use kite_mgmt::datasets::{
     ChannelCounters, ChannelStatus, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry,
     ForwarderStatus, NextHopRecord, RibEntry, Route,
 };
-use kite_mgmt::tlv_types::{FacePersistency, FaceScope, LinkType, RouteOrigin};
+use kite_mgmt::nfd::{FacePersistency, FaceScope, LinkType, RouteOrigin};
 use kite_mgmt::{encode_items, ControlParameters, ControlResponse, Tlv};
 use serde_json::Value;
 

@@ -124,7 +124,7 @@ fn a_missing_forwarder_is_reported() {
 
 #[test]
 fn face_events_reach_a_subscriber() {
-    use kite_mgmt::tlv_types::FaceEventKind;
+    use kite_mgmt::nfd::FaceEventKind;
     use kite_mgmt::{FaceEventNotification, Tlv};
     use kite_packet::{Interest, Name};
     use std::time::Duration;

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use common::netns::{ip, ip_ok, say};
 use common::{py, py_one, Daemon, Producer};
-use kite_mgmt::tlv_types::FaceEventKind;
+use kite_mgmt::nfd::FaceEventKind;
 use kite_mgmt::{FaceEventNotification, Tlv};
 use kite_packet::{Interest, Name};
 use serde_json::Value;
@@ -549,10 +549,7 @@ fn lp_reliability_repairs_a_lossy_unicast_ethernet_link() {
         face_id: Some(group),
         ..Default::default()
     };
-    p.set_flag_bit(
-        kite_mgmt::tlv_types::face_flag_bit::LP_RELIABILITY_ENABLED,
-        true,
-    );
+    p.set_flag_bit(kite_mgmt::nfd::face_flag_bit::LP_RELIABILITY_ENABLED, true);
     let resp = common::peer::mgmt(a.socket())
         .command("faces", "update", &p, Duration::from_secs(10))
         .expect("an answer");

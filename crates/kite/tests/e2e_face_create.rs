@@ -18,7 +18,7 @@ use bytes::Bytes;
 use common::netns::{ip, ip_ok, say};
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::{ctl, Daemon};
-use kite_mgmt::tlv_types::status;
+use kite_mgmt::nfd::status;
 use kite_mgmt::ControlParameters;
 use kite_packet::NetPacket;
 

@@ -13,7 +13,7 @@ use common::ctl::ok;
 use common::{eventually, free_tcp_port, free_udp_port, reap, Daemon};
 use kite_app::mgmt::nfd_name;
 use kite_app::Client;
-use kite_mgmt::tlv_types::status;
+use kite_mgmt::nfd::status;
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, Nonce};
 

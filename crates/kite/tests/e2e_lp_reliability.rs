@@ -17,7 +17,7 @@ use common::ctl::{json, ok as ctl_ok};
 use common::peer::{self, mgmt};
 use common::tools::{kite, random_file, sha256_of, Put};
 use common::{free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::tlv_types::{face_flag_bit, status};
+use kite_mgmt::nfd::{face_flag_bit, status};
 use kite_mgmt::ControlParameters;
 
 /// Share of datagrams the relay drops each way, in percent.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::peer::{self, interest};
 use common::procnet::connected_peers;
 use common::{eventually, free_udp_port, Daemon};
-use kite_mgmt::tlv_types::FacePersistency;
+use kite_mgmt::nfd::FacePersistency;
 
 const WAIT: Duration = Duration::from_secs(10);
 

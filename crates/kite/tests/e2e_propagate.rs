@@ -21,7 +21,7 @@ use common::netns::Lab;
 use common::peer::{self, Conn, Producer};
 use common::{ctl, Daemon};
 use kite_manager::server::MAX_LOCALHOP_ROUTES;
-use kite_mgmt::tlv_types::{status, RouteOrigin};
+use kite_mgmt::nfd::{status, RouteOrigin};
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::NetPacket;
 

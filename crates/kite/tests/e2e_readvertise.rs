@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use common::peer::{Conn, Producer};
 use common::{ctl, Daemon};
-use kite_mgmt::tlv_types::RouteOrigin;
+use kite_mgmt::nfd::RouteOrigin;
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, Name};
 

@@ -6,10 +6,10 @@
 
 use bytes::Bytes;
 use kite_packet::tlv::Reader;
-use kite_packet::{tt, ContentType, Data, DecodeError, Name, ValidityPeriod};
+use kite_packet::{tlv_type, ContentType, Data, DecodeError, Name, ValidityPeriod};
 use thiserror::Error;
 
-use crate::tlv_types::{self as t};
+use crate::nfd::{self as t};
 
 /// Cost NFD gives routes made from a prefix announcement.
 pub const PREFIX_ANNOUNCEMENT_ROUTE_COST: u64 = 2048;
@@ -48,7 +48,8 @@ impl PrefixAnnouncement {
         let n = data.name.len();
         let named_right = n >= 3
             && data.name.get(n - 3).is_some_and(|c| {
-                c.typ() == tt::KEYWORD_NAME_COMPONENT && c.value() == t::PREFIX_ANNOUNCEMENT_KEYWORD
+                c.typ() == tlv_type::KEYWORD_NAME_COMPONENT
+                    && c.value() == t::PREFIX_ANNOUNCEMENT_KEYWORD
             })
             && data
                 .name
@@ -70,7 +71,7 @@ impl PrefixAnnouncement {
         let mut validity = None;
         while let Some(el) = r.next_element() {
             let el = el?;
-            if el.typ == tt::VALIDITY_PERIOD && validity.is_none() {
+            if el.typ == tlv_type::VALIDITY_PERIOD && validity.is_none() {
                 validity = Some(ValidityPeriod::decode(&el)?);
             } else {
                 el.skip_unknown()?;
@@ -129,7 +130,7 @@ mod tests {
 
     pub(crate) fn announcement(prefix: &str, content: Vec<u8>, ct: ContentType) -> Bytes {
         let name: Name = prefix.parse().unwrap();
-        let kw = OwnedComponent::new(tt::KEYWORD_NAME_COMPONENT, &b"PA"[..]).unwrap();
+        let kw = OwnedComponent::new(tlv_type::KEYWORD_NAME_COMPONENT, &b"PA"[..]).unwrap();
         let name = name
             .append(kw.as_ref())
             .append(OwnedComponent::version(1).as_ref())
@@ -147,9 +148,9 @@ mod tests {
         kite_packet::encode::put_nonneg_tlv(&mut c, t::EXPIRATION_PERIOD, exp);
         if let Some((nb, na)) = validity {
             let mut v = Vec::new();
-            kite_packet::encode::put_tlv(&mut v, tt::NOT_BEFORE, nb.as_bytes());
-            kite_packet::encode::put_tlv(&mut v, tt::NOT_AFTER, na.as_bytes());
-            kite_packet::encode::put_tlv(&mut c, tt::VALIDITY_PERIOD, &v);
+            kite_packet::encode::put_tlv(&mut v, tlv_type::NOT_BEFORE, nb.as_bytes());
+            kite_packet::encode::put_tlv(&mut v, tlv_type::NOT_AFTER, na.as_bytes());
+            kite_packet::encode::put_tlv(&mut c, tlv_type::VALIDITY_PERIOD, &v);
         }
         c
     }

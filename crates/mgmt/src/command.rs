@@ -12,13 +12,13 @@
 //!    limit (414).
 
 use bytes::Bytes;
-use kite_packet::{tt, DecodeError, Interest, KeyLocator, Name, SignatureInfo};
+use kite_packet::{tlv_type, DecodeError, Interest, KeyLocator, Name, SignatureInfo};
 use thiserror::Error;
 
 use crate::announce::{AnnounceError, PrefixAnnouncement};
 use crate::control_parameters::ControlParameters;
 use crate::control_response::ControlResponse;
-use crate::tlv_types::{self as t, route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
+use crate::nfd::{self as t, route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
 
 /// Which management prefix a command came under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,10 +141,10 @@ impl Verb {
                 ],
             ),
             Verb::FacesDestroy => (&[t::FACE_ID], &[]),
-            Verb::FibAddNextHop => (&[tt::NAME], &[t::FACE_ID, t::COST]),
-            Verb::FibRemoveNextHop => (&[tt::NAME], &[t::FACE_ID]),
+            Verb::FibAddNextHop => (&[tlv_type::NAME], &[t::FACE_ID, t::COST]),
+            Verb::FibRemoveNextHop => (&[tlv_type::NAME], &[t::FACE_ID]),
             Verb::RibRegister => (
-                &[tt::NAME],
+                &[tlv_type::NAME],
                 &[
                     t::FACE_ID,
                     t::ORIGIN,
@@ -153,12 +153,12 @@ impl Verb {
                     t::EXPIRATION_PERIOD,
                 ],
             ),
-            Verb::RibUnregister => (&[tt::NAME], &[t::FACE_ID, t::ORIGIN]),
+            Verb::RibUnregister => (&[tlv_type::NAME], &[t::FACE_ID, t::ORIGIN]),
             Verb::RibAnnounce => (&[], &[]),
-            Verb::StrategyChoiceSet => (&[tt::NAME, t::STRATEGY], &[]),
-            Verb::StrategyChoiceUnset => (&[tt::NAME], &[]),
+            Verb::StrategyChoiceSet => (&[tlv_type::NAME, t::STRATEGY], &[]),
+            Verb::StrategyChoiceUnset => (&[tlv_type::NAME], &[]),
             Verb::CsConfig => (&[], &[t::CAPACITY, t::FLAGS, t::MASK]),
-            Verb::CsErase => (&[tt::NAME], &[t::COUNT]),
+            Verb::CsErase => (&[tlv_type::NAME], &[t::COUNT]),
             Verb::StrategyLoad => (&[t::STRATEGY, t::URI], &[t::FLAGS]),
             Verb::StrategyUnload => (&[t::STRATEGY], &[]),
         };
@@ -290,7 +290,7 @@ pub fn parse_command(interest: &Interest) -> Result<Command, CommandError> {
     let name = &interest.name;
     let generic = |i: usize| {
         name.get(i)
-            .filter(|c| c.typ() == tt::GENERIC_NAME_COMPONENT)
+            .filter(|c| c.typ() == tlv_type::GENERIC_NAME_COMPONENT)
             .map(|c| c.value())
     };
     let top = match (generic(0), generic(1)) {
@@ -348,19 +348,21 @@ fn signature_of(interest: &Interest) -> Result<CommandSignature, CommandError> {
     }
     let comp = |back: usize| name.get(n - back).expect("index within the name").value();
     let looks_like = |v: &[u8], typ: u64| v.first() == Some(&(typ as u8));
-    if !looks_like(comp(2), tt::SIGNATURE_INFO) || !looks_like(comp(1), tt::SIGNATURE_VALUE) {
+    if !looks_like(comp(2), tlv_type::SIGNATURE_INFO)
+        || !looks_like(comp(1), tlv_type::SIGNATURE_VALUE)
+    {
         return Ok(CommandSignature::Unsigned);
     }
     let info_wire = Bytes::copy_from_slice(comp(2));
-    let info_el = kite_packet::tlv::read_single_of(&info_wire, tt::SIGNATURE_INFO)
+    let info_el = kite_packet::tlv::read_single_of(&info_wire, tlv_type::SIGNATURE_INFO)
         .map_err(CommandError::MalformedSignature)?;
     let info =
         SignatureInfo::decode(&info_wire, &info_el).map_err(CommandError::MalformedSignature)?;
     let value_wire = Bytes::copy_from_slice(comp(1));
-    let value_el = kite_packet::tlv::read_single_of(&value_wire, tt::SIGNATURE_VALUE)
+    let value_el = kite_packet::tlv::read_single_of(&value_wire, tlv_type::SIGNATURE_VALUE)
         .map_err(CommandError::MalformedSignature)?;
     let ts = comp(4);
-    let timestamp = kite_packet::varnum::read_nonneg(tt::GENERIC_NAME_COMPONENT, ts)
+    let timestamp = kite_packet::varnum::read_nonneg(tlv_type::GENERIC_NAME_COMPONENT, ts)
         .map_err(CommandError::MalformedSignature)?;
     Ok(CommandSignature::V02 {
         timestamp,
@@ -483,7 +485,7 @@ fn apply_defaults(verb: Verb, p: &mut ControlParameters) {
 /// A field's name as ndn-cxx spells it in validation messages.
 fn field_name(typ: u64) -> &'static str {
     match typ {
-        tt::NAME => "Name",
+        tlv_type::NAME => "Name",
         t::FACE_ID => "FaceId",
         t::URI => "Uri",
         t::LOCAL_URI => "LocalUri",

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use kite_packet::tlv::Element;
 use kite_packet::{Name, Result};
 
-use crate::tlv_types::{self as t, FacePersistency, RouteOrigin};
+use crate::nfd::{self as t, FacePersistency, RouteOrigin};
 use crate::wire::{
     nested_name, put_name, put_nested, put_nonneg, put_opt_nonneg, put_str, string, walk_lenient,
     Tlv,
@@ -77,7 +77,7 @@ impl ControlParameters {
     /// checks against the allowed set).
     pub fn present_fields(&self) -> Vec<u64> {
         let present = [
-            (self.name.is_some(), kite_packet::tt::NAME),
+            (self.name.is_some(), kite_packet::tlv_type::NAME),
             (self.face_id.is_some(), t::FACE_ID),
             (self.uri.is_some(), t::URI),
             (self.local_uri.is_some(), t::LOCAL_URI),
@@ -151,7 +151,7 @@ impl Tlv for ControlParameters {
         let mut p = ControlParameters::default();
         walk_lenient(el, |f| {
             match f.typ {
-                kite_packet::tt::NAME => p.name = Some(Name::from_element(buf, f)?),
+                kite_packet::tlv_type::NAME => p.name = Some(Name::from_element(buf, f)?),
                 t::FACE_ID => p.face_id = Some(f.nonneg()?),
                 t::URI => p.uri = Some(string(f)?),
                 t::LOCAL_URI => p.local_uri = Some(string(f)?),

@@ -8,7 +8,7 @@ use kite_packet::tlv::Element;
 use kite_packet::Result;
 
 use crate::control_parameters::ControlParameters;
-use crate::tlv_types::{self as t, status};
+use crate::nfd::{self as t, status};
 use crate::wire::{put_nonneg, put_str, string, Tlv};
 
 /// A command's answer.

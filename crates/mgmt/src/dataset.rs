@@ -8,11 +8,11 @@
 //! later segment Interests.
 
 use bytes::Bytes;
-use kite_packet::{tt, ContentType, Data, DigestSha256, Name, OwnedComponent};
+use kite_packet::{tlv_type, ContentType, Data, DigestSha256, Name, OwnedComponent};
 
 use crate::control_response::ControlResponse;
 use crate::datasets::FaceQueryFilter;
-use crate::tlv_types::status;
+use crate::nfd::status;
 use crate::wire::Tlv;
 
 /// Most Content octets per dataset segment (`MAX_NDN_PACKET_SIZE` 8800 − 800).
@@ -59,7 +59,7 @@ pub enum DatasetRequest {
 pub fn parse_dataset_request(name: &Name) -> Option<DatasetRequest> {
     let generic = |i: usize| {
         name.get(i)
-            .filter(|c| c.typ() == tt::GENERIC_NAME_COMPONENT)
+            .filter(|c| c.typ() == tlv_type::GENERIC_NAME_COMPONENT)
             .map(|c| c.value())
     };
     if generic(0)? != b"localhost" || generic(1)? != b"nfd" {
@@ -196,7 +196,7 @@ impl NotificationStream {
 
     /// The signed Data of the next notification, whose Content is `payload`.
     pub fn post(&mut self, payload: &[u8]) -> Bytes {
-        let seq = OwnedComponent::number(tt::SEQUENCE_NUM_NAME_COMPONENT, self.next_seq);
+        let seq = OwnedComponent::number(tlv_type::SEQUENCE_NUM_NAME_COMPONENT, self.next_seq);
         self.next_seq += 1;
         let mut d = Data::new(
             self.prefix.clone().append(seq.as_ref()),

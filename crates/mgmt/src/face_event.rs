@@ -6,7 +6,7 @@ use kite_packet::tlv::Element;
 use kite_packet::Result;
 
 use crate::datasets::FaceStatus;
-use crate::tlv_types::{self as t, FaceEventKind, FacePersistency, FaceScope, LinkType};
+use crate::nfd::{self as t, FaceEventKind, FacePersistency, FaceScope, LinkType};
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// Field order of FaceEventNotification.

@@ -21,7 +21,7 @@ pub mod control_response;
 pub mod dataset;
 pub mod datasets;
 pub mod face_event;
-pub mod tlv_types;
+pub mod nfd;
 mod wire;
 
 pub use announce::PrefixAnnouncement;

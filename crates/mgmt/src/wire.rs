@@ -82,7 +82,7 @@ pub(crate) fn put_str(out: &mut Vec<u8>, typ: u64, s: &str) {
 
 /// Writes a Name element.
 pub(crate) fn put_name(out: &mut Vec<u8>, name: &Name) {
-    put_header(out, kite_packet::tt::NAME, name.value().len());
+    put_header(out, kite_packet::tlv_type::NAME, name.value().len());
     out.extend_from_slice(name.value());
 }
 
@@ -97,7 +97,7 @@ pub(crate) fn string(el: &Element<'_>) -> Result<String> {
 /// The Name nested in `el` (Strategy { Name }).
 pub(crate) fn nested_name(buf: &Bytes, el: &Element<'_>) -> Result<Name> {
     let mut r = el.children();
-    let name = r.expect(kite_packet::tt::NAME)?;
+    let name = r.expect(kite_packet::tlv_type::NAME)?;
     while let Some(extra) = r.next_element() {
         extra?.skip_unknown()?;
     }

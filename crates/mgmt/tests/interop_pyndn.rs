@@ -20,7 +20,7 @@ use kite_mgmt::datasets::{
     CsInfo, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
     RibEntry, Route, StrategyChoice,
 };
-use kite_mgmt::tlv_types::{
+use kite_mgmt::nfd::{
     self as t, FaceEventKind, FacePersistency, FaceScope, FaceState, LinkType, RouteOrigin,
 };
 use kite_mgmt::{

@@ -10,7 +10,7 @@ use crate::headroom;
 use crate::name::{Name, OwnedComponent, ScannedName};
 use crate::signature::{SignError, SignatureInfo, SignatureType, Signer};
 use crate::tlv::{read_single, read_single_of, Element, OrderGuard, Reader};
-use crate::tt;
+use crate::tlv_type;
 
 /// ContentType numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,22 +48,22 @@ impl MetaInfo {
         while let Some(child) = r.next_element() {
             let child = child?;
             match child.typ {
-                tt::CONTENT_TYPE => {
+                tlv_type::CONTENT_TYPE => {
                     guard.see(child.typ, 1)?;
                     m.content_type = Some(ContentType(child.nonneg()?));
                 }
-                tt::FRESHNESS_PERIOD => {
+                tlv_type::FRESHNESS_PERIOD => {
                     guard.see(child.typ, 2)?;
                     m.freshness_period = Some(child.nonneg()?);
                 }
-                tt::FINAL_BLOCK_ID => {
+                tlv_type::FINAL_BLOCK_ID => {
                     guard.see(child.typ, 3)?;
                     let c = read_single(child.value)?;
                     crate::name::validate_components(child.value)?;
                     let value = packet.slice(child.value_start + c.value_start..child.end());
                     m.final_block_id = Some(OwnedComponent::new(c.typ, value).ok_or(
                         DecodeError::InvalidValue {
-                            typ: tt::FINAL_BLOCK_ID,
+                            typ: tlv_type::FINAL_BLOCK_ID,
                             reason: "component type outside 1..=65535",
                         },
                     )?);
@@ -82,21 +82,20 @@ impl MetaInfo {
 
     fn value_len(&self) -> usize {
         self.content_type
-            .map_or(0, |t| nonneg_tlv_len(tt::CONTENT_TYPE, t.0))
+            .map_or(0, |t| nonneg_tlv_len(tlv_type::CONTENT_TYPE, t.0))
             + self
                 .freshness_period
-                .map_or(0, |f| nonneg_tlv_len(tt::FRESHNESS_PERIOD, f))
-            + self
-                .final_block_id
-                .as_ref()
-                .map_or(0, |c| tlv_len(tt::FINAL_BLOCK_ID, c.as_ref().encoded_len()))
+                .map_or(0, |f| nonneg_tlv_len(tlv_type::FRESHNESS_PERIOD, f))
+            + self.final_block_id.as_ref().map_or(0, |c| {
+                tlv_len(tlv_type::FINAL_BLOCK_ID, c.as_ref().encoded_len())
+            })
     }
 
     fn encoded_len(&self) -> usize {
         if self.is_empty() {
             0
         } else {
-            tlv_len(tt::META_INFO, self.value_len())
+            tlv_len(tlv_type::META_INFO, self.value_len())
         }
     }
 
@@ -104,15 +103,15 @@ impl MetaInfo {
         if self.is_empty() {
             return;
         }
-        put_header(out, tt::META_INFO, self.value_len());
+        put_header(out, tlv_type::META_INFO, self.value_len());
         if let Some(t) = self.content_type {
-            put_nonneg_tlv(out, tt::CONTENT_TYPE, t.0);
+            put_nonneg_tlv(out, tlv_type::CONTENT_TYPE, t.0);
         }
         if let Some(f) = self.freshness_period {
-            put_nonneg_tlv(out, tt::FRESHNESS_PERIOD, f);
+            put_nonneg_tlv(out, tlv_type::FRESHNESS_PERIOD, f);
         }
         if let Some(c) = &self.final_block_id {
-            put_header(out, tt::FINAL_BLOCK_ID, c.as_ref().encoded_len());
+            put_header(out, tlv_type::FINAL_BLOCK_ID, c.as_ref().encoded_len());
             c.as_ref().encode(out);
         }
     }
@@ -143,26 +142,33 @@ impl DataView {
     /// Decodes what forwarding needs from a Data element that fills `wire`.
     #[inline]
     pub fn decode(wire: Bytes) -> Result<Self> {
-        let el = read_single_of(&wire, tt::DATA)?;
+        let el = read_single_of(&wire, tlv_type::DATA)?;
         let mut r = el.children();
-        let name = ScannedName::scan(&r.expect(tt::NAME)?)?;
+        let name = ScannedName::scan(&r.expect(tlv_type::NAME)?)?;
         let mut guard = OrderGuard::default();
-        guard.see(tt::NAME, rank::NAME)?;
+        guard.see(tlv_type::NAME, rank::NAME)?;
         let mut meta = MetaInfo::default();
         let mut content_at = wire.len();
         while let Some(typ) = r.peek_type() {
-            if matches!(typ, tt::CONTENT | tt::SIGNATURE_INFO | tt::SIGNATURE_VALUE) {
+            if matches!(
+                typ,
+                tlv_type::CONTENT | tlv_type::SIGNATURE_INFO | tlv_type::SIGNATURE_VALUE
+            ) {
                 // Stop before Content: its length was bounded by the outer element already.
                 content_at = r.offset();
                 break;
             }
             let child = r.read()?;
             match child.typ {
-                tt::META_INFO => {
+                tlv_type::META_INFO => {
                     guard.see(child.typ, rank::META_INFO)?;
                     meta = MetaInfo::decode(&wire, &child)?;
                 }
-                tt::NAME => return Err(DecodeError::Duplicate { typ: tt::NAME }),
+                tlv_type::NAME => {
+                    return Err(DecodeError::Duplicate {
+                        typ: tlv_type::NAME,
+                    })
+                }
                 _ => child.skip_unknown()?,
             }
         }
@@ -269,19 +275,21 @@ impl Data {
         while let Some(child) = r.next_element() {
             let child = child?;
             match child.typ {
-                tt::CONTENT => {
+                tlv_type::CONTENT => {
                     guard.see(child.typ, rank::CONTENT)?;
                     content = Some(wire.slice(child.value_range()));
                 }
-                tt::SIGNATURE_INFO => {
+                tlv_type::SIGNATURE_INFO => {
                     guard.see(child.typ, rank::SIG_INFO)?;
                     sig_info = Some(SignatureInfo::decode(wire, &child)?);
                 }
-                tt::SIGNATURE_VALUE => {
+                tlv_type::SIGNATURE_VALUE => {
                     guard.see(child.typ, rank::SIG_VALUE)?;
                     sig_value = Some(wire.slice(child.value_range()));
                 }
-                tt::NAME | tt::META_INFO => return Err(DecodeError::OutOfOrder { typ: child.typ }),
+                tlv_type::NAME | tlv_type::META_INFO => {
+                    return Err(DecodeError::OutOfOrder { typ: child.typ })
+                }
                 _ => child.skip_unknown()?,
             }
         }
@@ -290,10 +298,10 @@ impl Data {
             meta: v.meta,
             content,
             sig_info: sig_info.ok_or(DecodeError::Missing {
-                typ: tt::SIGNATURE_INFO,
+                typ: tlv_type::SIGNATURE_INFO,
             })?,
             sig_value: sig_value.ok_or(DecodeError::Missing {
-                typ: tt::SIGNATURE_VALUE,
+                typ: tlv_type::SIGNATURE_VALUE,
             })?,
             wire: Some(wire.clone()),
         })
@@ -311,7 +319,7 @@ impl Data {
         let mut r = outer.children();
         let mut end = outer.value_start;
         while let Some(Ok(el)) = r.next_element() {
-            if el.typ == tt::SIGNATURE_VALUE {
+            if el.typ == tlv_type::SIGNATURE_VALUE {
                 return Some(wire.slice(outer.value_start..end));
             }
             end = el.end();
@@ -329,11 +337,12 @@ impl Data {
 
     /// Encodes the Data with its current SignatureInfo and SignatureValue.
     pub fn encode(&self) -> Bytes {
-        let value_len = self.unsigned_len() + tlv_len(tt::SIGNATURE_VALUE, self.sig_value.len());
+        let value_len =
+            self.unsigned_len() + tlv_len(tlv_type::SIGNATURE_VALUE, self.sig_value.len());
         let mut buf = headroom::buffer(value_len);
         self.encode_unsigned(&self.sig_info, &mut buf);
-        put_tlv(&mut buf, tt::SIGNATURE_VALUE, &self.sig_value);
-        headroom::finish(buf, tt::DATA)
+        put_tlv(&mut buf, tlv_type::SIGNATURE_VALUE, &self.sig_value);
+        headroom::finish(buf, tlv_type::DATA)
     }
 
     /// What follows the Name in [`Data::encode`]'s octets (MetaInfo, Content, SignatureInfo,
@@ -343,10 +352,10 @@ impl Data {
     /// header and the Name per packet.
     pub fn encode_after_name(&self) -> Bytes {
         let len = self.unsigned_len() - self.name.encoded_len()
-            + tlv_len(tt::SIGNATURE_VALUE, self.sig_value.len());
+            + tlv_len(tlv_type::SIGNATURE_VALUE, self.sig_value.len());
         let mut out = Vec::with_capacity(len);
         self.encode_after_name_unsigned(&self.sig_info, &mut out);
-        put_tlv(&mut out, tt::SIGNATURE_VALUE, &self.sig_value);
+        put_tlv(&mut out, tlv_type::SIGNATURE_VALUE, &self.sig_value);
         Bytes::from(out)
     }
 
@@ -356,14 +365,14 @@ impl Data {
         let mut info = self.sig_info.clone();
         info.sig_type = signer.signature_type();
         info.key_locator = signer.key_locator();
-        let capacity = self.unsigned_len() - self.sig_info.encoded_len(tt::SIGNATURE_INFO)
-            + info.encoded_len(tt::SIGNATURE_INFO)
-            + tlv_len(tt::SIGNATURE_VALUE, signer.max_signature_len());
+        let capacity = self.unsigned_len() - self.sig_info.encoded_len(tlv_type::SIGNATURE_INFO)
+            + info.encoded_len(tlv_type::SIGNATURE_INFO)
+            + tlv_len(tlv_type::SIGNATURE_VALUE, signer.max_signature_len());
         let mut buf = headroom::buffer(capacity);
         self.encode_unsigned(&info, &mut buf);
         let sig = signer.sign(&[&buf[headroom::HEADROOM..]])?;
-        put_tlv(&mut buf, tt::SIGNATURE_VALUE, &sig);
-        Ok(headroom::finish(buf, tt::DATA))
+        put_tlv(&mut buf, tlv_type::SIGNATURE_VALUE, &sig);
+        Ok(headroom::finish(buf, tlv_type::DATA))
     }
 
     /// Octets from Name through SignatureInfo (with the current SignatureInfo).
@@ -373,8 +382,8 @@ impl Data {
             + self
                 .content
                 .as_ref()
-                .map_or(0, |c| tlv_len(tt::CONTENT, c.len()))
-            + self.sig_info.encoded_len(tt::SIGNATURE_INFO)
+                .map_or(0, |c| tlv_len(tlv_type::CONTENT, c.len()))
+            + self.sig_info.encoded_len(tlv_type::SIGNATURE_INFO)
     }
 
     fn encode_unsigned(&self, info: &SignatureInfo, out: &mut impl BufMut) {
@@ -386,9 +395,9 @@ impl Data {
     fn encode_after_name_unsigned(&self, info: &SignatureInfo, out: &mut impl BufMut) {
         self.meta.encode(out);
         if let Some(c) = &self.content {
-            put_tlv(out, tt::CONTENT, c);
+            put_tlv(out, tlv_type::CONTENT, c);
         }
-        info.encode(tt::SIGNATURE_INFO, out);
+        info.encode(tlv_type::SIGNATURE_INFO, out);
     }
 }
 

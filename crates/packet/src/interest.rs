@@ -10,7 +10,7 @@ use crate::headroom;
 use crate::name::{Name, ParamsDigest, ScannedName};
 use crate::signature::{SignError, SignatureInfo, Signer};
 use crate::tlv::{read_single_of, Element, OrderGuard, Reader};
-use crate::tt;
+use crate::tlv_type;
 
 /// InterestLifetime when the element is absent (ms).
 pub const DEFAULT_LIFETIME_MS: u64 = 4000;
@@ -39,7 +39,9 @@ impl From<u32> for Nonce {
 fn validate_forwarding_hint(el: &Element<'_>) -> Result<()> {
     let mut r = el.children();
     if r.is_empty() {
-        return Err(DecodeError::Missing { typ: tt::NAME });
+        return Err(DecodeError::Missing {
+            typ: tlv_type::NAME,
+        });
     }
     while let Some(child) = r.next_element() {
         delegation_name(&child?)?;
@@ -50,15 +52,15 @@ fn validate_forwarding_hint(el: &Element<'_>) -> Result<()> {
 /// The Name element of one ForwardingHint entry (a Name, or a Delegation's Name), validated.
 fn delegation_name<'a>(child: &Element<'a>) -> Result<Element<'a>> {
     let name = match child.typ {
-        tt::NAME => *child,
-        tt::DELEGATION => {
+        tlv_type::NAME => *child,
+        tlv_type::DELEGATION => {
             let mut r = child.children();
-            r.expect(tt::PREFERENCE)?.nonneg()?;
-            r.expect(tt::NAME)?
+            r.expect(tlv_type::PREFERENCE)?.nonneg()?;
+            r.expect(tlv_type::NAME)?
         }
         typ => {
             return Err(DecodeError::UnexpectedType {
-                expected: tt::NAME,
+                expected: tlv_type::NAME,
                 actual: typ,
             })
         }
@@ -114,17 +116,17 @@ impl InterestView {
     /// Decodes what forwarding needs from an Interest element that fills `wire`.
     #[inline]
     pub fn decode(wire: Bytes) -> Result<Self> {
-        let el = read_single_of(&wire, tt::INTEREST)?;
+        let el = read_single_of(&wire, tlv_type::INTEREST)?;
         let mut r = el.children();
-        let name = ScannedName::scan(&r.expect(tt::NAME)?)?;
+        let name = ScannedName::scan(&r.expect(tlv_type::NAME)?)?;
         if name.is_empty() {
             return Err(DecodeError::InvalidValue {
-                typ: tt::NAME,
+                typ: tlv_type::NAME,
                 reason: "an Interest name needs at least one component",
             });
         }
         let mut guard = OrderGuard::default();
-        guard.see(tt::NAME, rank::NAME)?;
+        guard.see(tlv_type::NAME, rank::NAME)?;
         let (mut can_be_prefix, mut must_be_fresh) = (false, false);
         let (mut nonce, mut lifetime, mut hop_limit, mut hint) = (None, None, None, None);
         let (mut nonce_at, mut hop_limit_at) = (None, None);
@@ -132,22 +134,22 @@ impl InterestView {
         while !r.is_empty() {
             let child = r.read()?;
             match child.typ {
-                tt::CAN_BE_PREFIX => {
+                tlv_type::CAN_BE_PREFIX => {
                     guard.see(child.typ, rank::CAN_BE_PREFIX)?;
                     child.expect_len(0)?;
                     can_be_prefix = true;
                 }
-                tt::MUST_BE_FRESH => {
+                tlv_type::MUST_BE_FRESH => {
                     guard.see(child.typ, rank::MUST_BE_FRESH)?;
                     child.expect_len(0)?;
                     must_be_fresh = true;
                 }
-                tt::FORWARDING_HINT => {
+                tlv_type::FORWARDING_HINT => {
                     guard.see(child.typ, rank::FORWARDING_HINT)?;
                     validate_forwarding_hint(&child)?;
                     hint = Some((child.value_start as u32, child.end() as u32));
                 }
-                tt::NONCE => {
+                tlv_type::NONCE => {
                     guard.see(child.typ, rank::NONCE)?;
                     let n: [u8; 4] =
                         child
@@ -160,27 +162,31 @@ impl InterestView {
                     nonce = Some(Nonce(n));
                     nonce_at = Some(child.value_start as u32);
                 }
-                tt::INTEREST_LIFETIME => {
+                tlv_type::INTEREST_LIFETIME => {
                     guard.see(child.typ, rank::LIFETIME)?;
                     lifetime = Some(child.nonneg()?);
                 }
-                tt::HOP_LIMIT => {
+                tlv_type::HOP_LIMIT => {
                     guard.see(child.typ, rank::HOP_LIMIT)?;
                     child.expect_len(1)?;
                     hop_limit = Some(child.value[0]);
                     hop_limit_at = Some(child.value_start as u32);
                 }
-                tt::APPLICATION_PARAMETERS => {
+                tlv_type::APPLICATION_PARAMETERS => {
                     guard.see(child.typ, rank::APP_PARAMS)?;
                     params_at = child.start;
                     break;
                 }
-                tt::INTEREST_SIGNATURE_INFO | tt::INTEREST_SIGNATURE_VALUE => {
+                tlv_type::INTEREST_SIGNATURE_INFO | tlv_type::INTEREST_SIGNATURE_VALUE => {
                     return Err(DecodeError::Missing {
-                        typ: tt::APPLICATION_PARAMETERS,
+                        typ: tlv_type::APPLICATION_PARAMETERS,
                     })
                 }
-                tt::NAME => return Err(DecodeError::Duplicate { typ: tt::NAME }),
+                tlv_type::NAME => {
+                    return Err(DecodeError::Duplicate {
+                        typ: tlv_type::NAME,
+                    })
+                }
                 _ => child.skip_unknown()?,
             }
         }
@@ -323,28 +329,28 @@ impl Interest {
         while let Some(child) = r.next_element() {
             let child = child?;
             match child.typ {
-                tt::INTEREST_SIGNATURE_INFO => {
+                tlv_type::INTEREST_SIGNATURE_INFO => {
                     guard.see(child.typ, rank::SIG_INFO)?;
                     i.sig_info = Some(SignatureInfo::decode(wire, &child)?);
                 }
-                tt::INTEREST_SIGNATURE_VALUE => {
+                tlv_type::INTEREST_SIGNATURE_VALUE => {
                     guard.see(child.typ, rank::SIG_VALUE)?;
                     if i.sig_info.is_none() {
                         return Err(DecodeError::Missing {
-                            typ: tt::INTEREST_SIGNATURE_INFO,
+                            typ: tlv_type::INTEREST_SIGNATURE_INFO,
                         });
                     }
                     i.sig_value = Some(wire.slice(child.value_range()));
                 }
-                tt::NAME
-                | tt::CAN_BE_PREFIX
-                | tt::MUST_BE_FRESH
-                | tt::FORWARDING_HINT
-                | tt::NONCE
-                | tt::INTEREST_LIFETIME
-                | tt::HOP_LIMIT
-                | tt::APPLICATION_PARAMETERS => {
-                    return Err(if child.typ == tt::APPLICATION_PARAMETERS {
+                tlv_type::NAME
+                | tlv_type::CAN_BE_PREFIX
+                | tlv_type::MUST_BE_FRESH
+                | tlv_type::FORWARDING_HINT
+                | tlv_type::NONCE
+                | tlv_type::INTEREST_LIFETIME
+                | tlv_type::HOP_LIMIT
+                | tlv_type::APPLICATION_PARAMETERS => {
+                    return Err(if child.typ == tlv_type::APPLICATION_PARAMETERS {
                         DecodeError::Duplicate { typ: child.typ }
                     } else {
                         DecodeError::OutOfOrder { typ: child.typ }
@@ -355,7 +361,7 @@ impl Interest {
         }
         if i.sig_info.is_some() && i.sig_value.is_none() {
             return Err(DecodeError::Missing {
-                typ: tt::INTEREST_SIGNATURE_VALUE,
+                typ: tlv_type::INTEREST_SIGNATURE_VALUE,
             });
         }
         let digest_at = v
@@ -422,64 +428,66 @@ impl Interest {
 
         let hint_value_len: usize = self.forwarding_hint.iter().map(Name::encoded_len).sum();
         let sig_value_max = match (signer, &self.sig_value) {
-            (Some(s), _) => tlv_len(tt::INTEREST_SIGNATURE_VALUE, s.max_signature_len()),
-            (None, Some(v)) if sig_info.is_some() => tlv_len(tt::INTEREST_SIGNATURE_VALUE, v.len()),
+            (Some(s), _) => tlv_len(tlv_type::INTEREST_SIGNATURE_VALUE, s.max_signature_len()),
+            (None, Some(v)) if sig_info.is_some() => {
+                tlv_len(tlv_type::INTEREST_SIGNATURE_VALUE, v.len())
+            }
             _ => 0,
         };
-        let capacity = tlv_len(tt::NAME, name_value_len)
+        let capacity = tlv_len(tlv_type::NAME, name_value_len)
             + if self.can_be_prefix { 2 } else { 0 }
             + if self.must_be_fresh { 2 } else { 0 }
             + if self.forwarding_hint.is_empty() {
                 0
             } else {
-                tlv_len(tt::FORWARDING_HINT, hint_value_len)
+                tlv_len(tlv_type::FORWARDING_HINT, hint_value_len)
             }
             + if self.nonce.is_some() { 6 } else { 0 }
             + self
                 .lifetime
-                .map_or(0, |l| nonneg_tlv_len(tt::INTEREST_LIFETIME, l))
+                .map_or(0, |l| nonneg_tlv_len(tlv_type::INTEREST_LIFETIME, l))
             + if self.hop_limit.is_some() { 3 } else { 0 }
-            + params.map_or(0, |p| tlv_len(tt::APPLICATION_PARAMETERS, p.len()))
-            + sig_info.map_or(0, |s| s.encoded_len(tt::INTEREST_SIGNATURE_INFO))
+            + params.map_or(0, |p| tlv_len(tlv_type::APPLICATION_PARAMETERS, p.len()))
+            + sig_info.map_or(0, |s| s.encoded_len(tlv_type::INTEREST_SIGNATURE_INFO))
             + sig_value_max;
 
         let mut buf = headroom::buffer(capacity);
-        put_header(&mut buf, tt::NAME, name_value_len);
+        put_header(&mut buf, tlv_type::NAME, name_value_len);
         let before_at = buf.len();
         buf.put_slice(before);
         let digest_slot = buf.len() + 2;
         if params.is_some() {
-            put_header(&mut buf, tt::PARAMETERS_SHA256_DIGEST_COMPONENT, 32);
+            put_header(&mut buf, tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT, 32);
             buf.put_bytes(0, 32);
         }
         let after_at = buf.len();
         buf.put_slice(after);
         if self.can_be_prefix {
-            put_header(&mut buf, tt::CAN_BE_PREFIX, 0);
+            put_header(&mut buf, tlv_type::CAN_BE_PREFIX, 0);
         }
         if self.must_be_fresh {
-            put_header(&mut buf, tt::MUST_BE_FRESH, 0);
+            put_header(&mut buf, tlv_type::MUST_BE_FRESH, 0);
         }
         if !self.forwarding_hint.is_empty() {
-            put_header(&mut buf, tt::FORWARDING_HINT, hint_value_len);
+            put_header(&mut buf, tlv_type::FORWARDING_HINT, hint_value_len);
             for n in &self.forwarding_hint {
                 n.encode(&mut buf);
             }
         }
         if let Some(n) = self.nonce {
-            put_tlv(&mut buf, tt::NONCE, &n.0);
+            put_tlv(&mut buf, tlv_type::NONCE, &n.0);
         }
         if let Some(l) = self.lifetime {
-            put_nonneg_tlv(&mut buf, tt::INTEREST_LIFETIME, l);
+            put_nonneg_tlv(&mut buf, tlv_type::INTEREST_LIFETIME, l);
         }
         if let Some(h) = self.hop_limit {
-            put_tlv(&mut buf, tt::HOP_LIMIT, &[h]);
+            put_tlv(&mut buf, tlv_type::HOP_LIMIT, &[h]);
         }
         let params_at = buf.len();
         if let Some(p) = params {
-            put_tlv(&mut buf, tt::APPLICATION_PARAMETERS, p);
+            put_tlv(&mut buf, tlv_type::APPLICATION_PARAMETERS, p);
             if let Some(info) = sig_info {
-                info.encode(tt::INTEREST_SIGNATURE_INFO, &mut buf);
+                info.encode(tlv_type::INTEREST_SIGNATURE_INFO, &mut buf);
                 match signer {
                     Some(s) => {
                         let parts = [
@@ -488,11 +496,11 @@ impl Interest {
                             &buf[params_at..],
                         ];
                         let sig = s.sign(&parts)?;
-                        put_tlv(&mut buf, tt::INTEREST_SIGNATURE_VALUE, &sig);
+                        put_tlv(&mut buf, tlv_type::INTEREST_SIGNATURE_VALUE, &sig);
                     }
                     None => {
                         if let Some(v) = &self.sig_value {
-                            put_tlv(&mut buf, tt::INTEREST_SIGNATURE_VALUE, v);
+                            put_tlv(&mut buf, tlv_type::INTEREST_SIGNATURE_VALUE, v);
                         }
                     }
                 }
@@ -500,7 +508,7 @@ impl Interest {
             let digest = Sha256::digest(&buf[params_at..]);
             buf[digest_slot..digest_slot + 32].copy_from_slice(&digest);
         }
-        Ok(headroom::finish(buf, tt::INTEREST))
+        Ok(headroom::finish(buf, tlv_type::INTEREST))
     }
 
     /// The signed portion of a decoded signed Interest `wire` as the pieces a verifier
@@ -524,7 +532,7 @@ impl Interest {
         let mut end = v.params_at;
         while let Some(el) = r.next_element() {
             let el = el?;
-            if el.typ == tt::INTEREST_SIGNATURE_VALUE {
+            if el.typ == tlv_type::INTEREST_SIGNATURE_VALUE {
                 break;
             }
             end = el.end();

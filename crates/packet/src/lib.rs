@@ -36,7 +36,7 @@ pub mod signature;
 #[cfg(test)]
 mod testutil;
 pub mod tlv;
-pub mod tt;
+pub mod tlv_type;
 pub mod varnum;
 
 pub use data::{ContentType, Data, DataView, MetaInfo};

@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, put_u64_tlv, tlv_len};
 use crate::error::{DecodeError, Result};
 use crate::tlv::{read_single, read_single_of, set_once, Element};
-use crate::tt;
+use crate::tlv_type;
 
 mod fragment;
 mod hop;
@@ -127,20 +127,20 @@ pub struct LpHeader {
 /// Sort positions of the header fields (increasing TLV-TYPE; Fragment last).
 fn field_rank(typ: u64) -> Option<u8> {
     Some(match typ {
-        tt::SEQUENCE => 1,
-        tt::FRAG_INDEX => 2,
-        tt::FRAG_COUNT => 3,
-        tt::PIT_TOKEN => 4,
-        tt::NACK => 5,
-        tt::INCOMING_FACE_ID => 6,
-        tt::NEXT_HOP_FACE_ID => 7,
-        tt::CACHE_POLICY => 8,
-        tt::CONGESTION_MARK => 9,
-        tt::ACK => 10,
-        tt::TX_SEQUENCE => 11,
-        tt::NON_DISCOVERY => 12,
-        tt::PREFIX_ANNOUNCEMENT => 13,
-        tt::FRAGMENT => 14,
+        tlv_type::SEQUENCE => 1,
+        tlv_type::FRAG_INDEX => 2,
+        tlv_type::FRAG_COUNT => 3,
+        tlv_type::PIT_TOKEN => 4,
+        tlv_type::NACK => 5,
+        tlv_type::INCOMING_FACE_ID => 6,
+        tlv_type::NEXT_HOP_FACE_ID => 7,
+        tlv_type::CACHE_POLICY => 8,
+        tlv_type::CONGESTION_MARK => 9,
+        tlv_type::ACK => 10,
+        tlv_type::TX_SEQUENCE => 11,
+        tlv_type::NON_DISCOVERY => 12,
+        tlv_type::PREFIX_ANNOUNCEMENT => 13,
+        tlv_type::FRAGMENT => 14,
         _ => return None,
     })
 }
@@ -182,40 +182,45 @@ impl LpHeader {
     #[inline]
     pub fn fields_len(&self) -> usize {
         let u64_field = |typ| tlv_len(typ, 8);
-        self.sequence.map_or(0, |_| u64_field(tt::SEQUENCE))
+        self.sequence.map_or(0, |_| u64_field(tlv_type::SEQUENCE))
             + self
                 .frag_index
-                .map_or(0, |n| nonneg_tlv_len(tt::FRAG_INDEX, n))
+                .map_or(0, |n| nonneg_tlv_len(tlv_type::FRAG_INDEX, n))
             + self
                 .frag_count
-                .map_or(0, |n| nonneg_tlv_len(tt::FRAG_COUNT, n))
+                .map_or(0, |n| nonneg_tlv_len(tlv_type::FRAG_COUNT, n))
             + self
                 .pit_token
-                .map_or(0, |t| tlv_len(tt::PIT_TOKEN, t.as_slice().len()))
+                .map_or(0, |t| tlv_len(tlv_type::PIT_TOKEN, t.as_slice().len()))
             + self.nack.map_or(0, nack_field_len)
             + self
                 .incoming_face_id
-                .map_or(0, |n| nonneg_tlv_len(tt::INCOMING_FACE_ID, n))
+                .map_or(0, |n| nonneg_tlv_len(tlv_type::INCOMING_FACE_ID, n))
             + self
                 .next_hop_face_id
-                .map_or(0, |n| nonneg_tlv_len(tt::NEXT_HOP_FACE_ID, n))
+                .map_or(0, |n| nonneg_tlv_len(tlv_type::NEXT_HOP_FACE_ID, n))
             + self.cache_policy.map_or(0, |p| {
-                tlv_len(tt::CACHE_POLICY, nonneg_tlv_len(tt::CACHE_POLICY_TYPE, p.0))
+                tlv_len(
+                    tlv_type::CACHE_POLICY,
+                    nonneg_tlv_len(tlv_type::CACHE_POLICY_TYPE, p.0),
+                )
             })
             + self
                 .congestion_mark
-                .map_or(0, |n| nonneg_tlv_len(tt::CONGESTION_MARK, n))
-            + self.acks.len() * u64_field(tt::ACK)
-            + self.tx_sequence.map_or(0, |_| u64_field(tt::TX_SEQUENCE))
+                .map_or(0, |n| nonneg_tlv_len(tlv_type::CONGESTION_MARK, n))
+            + self.acks.len() * u64_field(tlv_type::ACK)
+            + self
+                .tx_sequence
+                .map_or(0, |_| u64_field(tlv_type::TX_SEQUENCE))
             + if self.non_discovery {
-                tlv_len(tt::NON_DISCOVERY, 0)
+                tlv_len(tlv_type::NON_DISCOVERY, 0)
             } else {
                 0
             }
             + self
                 .prefix_announcement
                 .as_ref()
-                .map_or(0, |p| tlv_len(tt::PREFIX_ANNOUNCEMENT, p.len()))
+                .map_or(0, |p| tlv_len(tlv_type::PREFIX_ANNOUNCEMENT, p.len()))
     }
 
     /// Octets [`LpHeader::encode_header`] writes for a fragment of `fragment_len` octets
@@ -223,9 +228,9 @@ impl LpHeader {
     #[inline]
     pub fn header_len(&self, fragment_len: Option<usize>) -> usize {
         let fields = self.fields_len();
-        let value_len = fields + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n));
-        let frag_header = fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n) - n);
-        tlv_len(tt::LP_PACKET, value_len) - value_len + fields + frag_header
+        let value_len = fields + fragment_len.map_or(0, |n| tlv_len(tlv_type::FRAGMENT, n));
+        let frag_header = fragment_len.map_or(0, |n| tlv_len(tlv_type::FRAGMENT, n) - n);
+        tlv_len(tlv_type::LP_PACKET, value_len) - value_len + fields + frag_header
     }
 
     /// Appends `packet` as a link sends it: bare when no field is set (see
@@ -243,54 +248,55 @@ impl LpHeader {
     /// is wrapped for a link without being copied.
     #[inline]
     pub fn encode_header(&self, fragment_len: Option<usize>, out: &mut impl BufMut) {
-        let value_len = self.fields_len() + fragment_len.map_or(0, |n| tlv_len(tt::FRAGMENT, n));
-        put_header(out, tt::LP_PACKET, value_len);
+        let value_len =
+            self.fields_len() + fragment_len.map_or(0, |n| tlv_len(tlv_type::FRAGMENT, n));
+        put_header(out, tlv_type::LP_PACKET, value_len);
         if let Some(s) = self.sequence {
-            put_u64_tlv(out, tt::SEQUENCE, s);
+            put_u64_tlv(out, tlv_type::SEQUENCE, s);
         }
         if let Some(n) = self.frag_index {
-            put_nonneg_tlv(out, tt::FRAG_INDEX, n);
+            put_nonneg_tlv(out, tlv_type::FRAG_INDEX, n);
         }
         if let Some(n) = self.frag_count {
-            put_nonneg_tlv(out, tt::FRAG_COUNT, n);
+            put_nonneg_tlv(out, tlv_type::FRAG_COUNT, n);
         }
         if let Some(t) = &self.pit_token {
-            put_tlv(out, tt::PIT_TOKEN, t.as_slice());
+            put_tlv(out, tlv_type::PIT_TOKEN, t.as_slice());
         }
         if let Some(r) = self.nack {
             put_nack(out, r);
         }
         if let Some(n) = self.incoming_face_id {
-            put_nonneg_tlv(out, tt::INCOMING_FACE_ID, n);
+            put_nonneg_tlv(out, tlv_type::INCOMING_FACE_ID, n);
         }
         if let Some(n) = self.next_hop_face_id {
-            put_nonneg_tlv(out, tt::NEXT_HOP_FACE_ID, n);
+            put_nonneg_tlv(out, tlv_type::NEXT_HOP_FACE_ID, n);
         }
         if let Some(p) = self.cache_policy {
             put_header(
                 out,
-                tt::CACHE_POLICY,
-                nonneg_tlv_len(tt::CACHE_POLICY_TYPE, p.0),
+                tlv_type::CACHE_POLICY,
+                nonneg_tlv_len(tlv_type::CACHE_POLICY_TYPE, p.0),
             );
-            put_nonneg_tlv(out, tt::CACHE_POLICY_TYPE, p.0);
+            put_nonneg_tlv(out, tlv_type::CACHE_POLICY_TYPE, p.0);
         }
         if let Some(n) = self.congestion_mark {
-            put_nonneg_tlv(out, tt::CONGESTION_MARK, n);
+            put_nonneg_tlv(out, tlv_type::CONGESTION_MARK, n);
         }
         for &a in &self.acks {
-            put_u64_tlv(out, tt::ACK, a);
+            put_u64_tlv(out, tlv_type::ACK, a);
         }
         if let Some(s) = self.tx_sequence {
-            put_u64_tlv(out, tt::TX_SEQUENCE, s);
+            put_u64_tlv(out, tlv_type::TX_SEQUENCE, s);
         }
         if self.non_discovery {
-            put_header(out, tt::NON_DISCOVERY, 0);
+            put_header(out, tlv_type::NON_DISCOVERY, 0);
         }
         if let Some(p) = &self.prefix_announcement {
-            put_tlv(out, tt::PREFIX_ANNOUNCEMENT, p);
+            put_tlv(out, tlv_type::PREFIX_ANNOUNCEMENT, p);
         }
         if let Some(n) = fragment_len {
-            put_header(out, tt::FRAGMENT, n);
+            put_header(out, tlv_type::FRAGMENT, n);
         }
     }
 
@@ -298,22 +304,22 @@ impl LpHeader {
     fn decode_field(&mut self, packet: &Bytes, f: &Element<'_>) -> Result<()> {
         let typ = f.typ;
         match f.typ {
-            tt::SEQUENCE => set_once(&mut self.sequence, f.nonneg()?, typ),
-            tt::FRAG_INDEX => set_once(&mut self.frag_index, f.nonneg()?, typ),
-            tt::FRAG_COUNT => set_once(&mut self.frag_count, f.nonneg()?, typ),
-            tt::PIT_TOKEN => {
+            tlv_type::SEQUENCE => set_once(&mut self.sequence, f.nonneg()?, typ),
+            tlv_type::FRAG_INDEX => set_once(&mut self.frag_index, f.nonneg()?, typ),
+            tlv_type::FRAG_COUNT => set_once(&mut self.frag_count, f.nonneg()?, typ),
+            tlv_type::PIT_TOKEN => {
                 let t = PitToken::new(f.value).ok_or(DecodeError::InvalidLength {
                     typ: f.typ,
                     len: f.value.len(),
                 })?;
                 set_once(&mut self.pit_token, t, typ)
             }
-            tt::NACK => {
+            tlv_type::NACK => {
                 let mut reason = NackReason::NONE;
                 let mut r = f.children();
                 while let Some(c) = r.next_element() {
                     let c = c?;
-                    if c.typ == tt::NACK_REASON {
+                    if c.typ == tlv_type::NACK_REASON {
                         reason = NackReason(c.nonneg()?);
                     } else {
                         c.skip_unknown()?;
@@ -321,19 +327,19 @@ impl LpHeader {
                 }
                 set_once(&mut self.nack, reason, typ)
             }
-            tt::INCOMING_FACE_ID => set_once(&mut self.incoming_face_id, f.nonneg()?, typ),
-            tt::NEXT_HOP_FACE_ID => set_once(&mut self.next_hop_face_id, f.nonneg()?, typ),
-            tt::CACHE_POLICY => {
-                let t = f.children().expect(tt::CACHE_POLICY_TYPE)?.nonneg()?;
+            tlv_type::INCOMING_FACE_ID => set_once(&mut self.incoming_face_id, f.nonneg()?, typ),
+            tlv_type::NEXT_HOP_FACE_ID => set_once(&mut self.next_hop_face_id, f.nonneg()?, typ),
+            tlv_type::CACHE_POLICY => {
+                let t = f.children().expect(tlv_type::CACHE_POLICY_TYPE)?.nonneg()?;
                 set_once(&mut self.cache_policy, CachePolicy(t), typ)
             }
-            tt::CONGESTION_MARK => set_once(&mut self.congestion_mark, f.nonneg()?, typ),
-            tt::ACK => {
+            tlv_type::CONGESTION_MARK => set_once(&mut self.congestion_mark, f.nonneg()?, typ),
+            tlv_type::ACK => {
                 self.acks.push(f.nonneg()?);
                 Ok(())
             }
-            tt::TX_SEQUENCE => set_once(&mut self.tx_sequence, f.nonneg()?, typ),
-            tt::NON_DISCOVERY => {
+            tlv_type::TX_SEQUENCE => set_once(&mut self.tx_sequence, f.nonneg()?, typ),
+            tlv_type::NON_DISCOVERY => {
                 f.expect_len(0)?;
                 if self.non_discovery {
                     return Err(DecodeError::Duplicate { typ });
@@ -341,8 +347,8 @@ impl LpHeader {
                 self.non_discovery = true;
                 Ok(())
             }
-            tt::PREFIX_ANNOUNCEMENT => {
-                read_single_of(f.value, tt::DATA)?;
+            tlv_type::PREFIX_ANNOUNCEMENT => {
+                read_single_of(f.value, tlv_type::DATA)?;
                 set_once(
                     &mut self.prefix_announcement,
                     packet.slice(f.value_range()),
@@ -356,15 +362,15 @@ impl LpHeader {
 
 /// Octets of the whole Nack field for `reason`.
 fn nack_field_len(reason: NackReason) -> usize {
-    tlv_len(tt::NACK, nack_value_len(reason))
+    tlv_len(tlv_type::NACK, nack_value_len(reason))
 }
 
 /// Writes the Nack field (with NackReason unless it is [`NackReason::NONE`]); shared by the
 /// full header and the per-hop writer so both produce the same octets.
 fn put_nack(out: &mut impl BufMut, reason: NackReason) {
-    put_header(out, tt::NACK, nack_value_len(reason));
+    put_header(out, tlv_type::NACK, nack_value_len(reason));
     if reason != NackReason::NONE {
-        put_nonneg_tlv(out, tt::NACK_REASON, reason.0);
+        put_nonneg_tlv(out, tlv_type::NACK_REASON, reason.0);
     }
 }
 
@@ -373,7 +379,7 @@ fn nack_value_len(reason: NackReason) -> usize {
     if reason == NackReason::NONE {
         0
     } else {
-        nonneg_tlv_len(tt::NACK_REASON, reason.0)
+        nonneg_tlv_len(tlv_type::NACK_REASON, reason.0)
     }
 }
 
@@ -393,16 +399,16 @@ impl LpPacket {
     pub fn decode(frame: Bytes) -> Result<Self> {
         let outer = read_single(&frame)?;
         match outer.typ {
-            tt::INTEREST | tt::DATA => {
+            tlv_type::INTEREST | tlv_type::DATA => {
                 return Ok(LpPacket {
                     header: LpHeader::default(),
                     fragment: Some(frame),
                 })
             }
-            tt::LP_PACKET => {}
+            tlv_type::LP_PACKET => {}
             actual => {
                 return Err(DecodeError::UnexpectedType {
-                    expected: tt::LP_PACKET,
+                    expected: tlv_type::LP_PACKET,
                     actual,
                 })
             }
@@ -433,7 +439,7 @@ impl LpPacket {
                 return Err(DecodeError::OutOfOrder { typ: f.typ });
             }
             let Some(rank) = field_rank(f.typ) else {
-                if tt::lp_can_ignore(f.typ) {
+                if tlv_type::lp_can_ignore(f.typ) {
                     continue;
                 }
                 return Err(DecodeError::UnknownCritical { typ: f.typ });
@@ -442,7 +448,7 @@ impl LpPacket {
                 return Err(DecodeError::OutOfOrder { typ: f.typ });
             }
             last_rank = rank;
-            if f.typ == tt::FRAGMENT {
+            if f.typ == tlv_type::FRAGMENT {
                 if f.value.is_empty() {
                     return Err(DecodeError::InvalidLength { typ: f.typ, len: 0 });
                 }
@@ -455,7 +461,7 @@ impl LpPacket {
         let count = h.frag_count.unwrap_or(1);
         if count == 0 || h.frag_index.unwrap_or(0) >= count {
             return Err(DecodeError::InvalidValue {
-                typ: tt::FRAG_INDEX,
+                typ: tlv_type::FRAG_INDEX,
                 reason: "FragIndex must be below a non-zero FragCount",
             });
         }
@@ -488,8 +494,8 @@ impl LpPacket {
 /// included.
 #[inline]
 fn token_only(value: &[u8]) -> Option<(PitToken, core::ops::Range<usize>)> {
-    const PIT_TOKEN: u8 = tt::PIT_TOKEN as u8;
-    const FRAGMENT: u8 = tt::FRAGMENT as u8;
+    const PIT_TOKEN: u8 = tlv_type::PIT_TOKEN as u8;
+    const FRAGMENT: u8 = tlv_type::FRAGMENT as u8;
     let [PIT_TOKEN, token_len @ 1..=32, rest @ ..] = value else {
         return None;
     };

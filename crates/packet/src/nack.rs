@@ -6,7 +6,7 @@ use bytes::Bytes;
 use crate::error::{DecodeError, Result};
 use crate::interest::Interest;
 use crate::lp::{LpHeader, LpPacket, NackReason};
-use crate::tt;
+use crate::tlv_type;
 
 /// A Nack for an Interest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,20 +21,18 @@ impl Nack {
     /// The Nack carried by a decoded frame; fails unless `lp` has a Nack header and an
     /// unfragmented Interest.
     pub fn from_lp(lp: &LpPacket) -> Result<Self> {
-        let reason = lp
-            .header
-            .nack
-            .ok_or(DecodeError::Missing { typ: tt::NACK })?;
+        let reason = lp.header.nack.ok_or(DecodeError::Missing {
+            typ: tlv_type::NACK,
+        })?;
         if lp.is_fragmented() {
             return Err(DecodeError::InvalidValue {
-                typ: tt::NACK,
+                typ: tlv_type::NACK,
                 reason: "a Nack must not be fragmented",
             });
         }
-        let fragment = lp
-            .fragment
-            .clone()
-            .ok_or(DecodeError::Missing { typ: tt::FRAGMENT })?;
+        let fragment = lp.fragment.clone().ok_or(DecodeError::Missing {
+            typ: tlv_type::FRAGMENT,
+        })?;
         Ok(Nack {
             reason,
             interest: Interest::decode(fragment)?,

@@ -7,7 +7,7 @@ use crate::error::{DecodeError, Result};
 use crate::interest::{Interest, InterestView};
 use crate::lp::{LpHeader, LpPacket};
 use crate::nack::Nack;
-use crate::tt;
+use crate::tlv_type;
 use crate::varnum::read_varnum;
 
 /// The forwarder view of a network-layer packet (an LpPacket's reassembled fragment).
@@ -24,10 +24,10 @@ impl NetPacketView {
     #[inline]
     pub fn decode(wire: Bytes) -> Result<Self> {
         match outer_type(&wire)? {
-            tt::INTEREST => InterestView::decode(wire).map(NetPacketView::Interest),
-            tt::DATA => DataView::decode(wire).map(NetPacketView::Data),
+            tlv_type::INTEREST => InterestView::decode(wire).map(NetPacketView::Interest),
+            tlv_type::DATA => DataView::decode(wire).map(NetPacketView::Data),
             actual => Err(DecodeError::UnexpectedType {
-                expected: tt::INTEREST,
+                expected: tlv_type::INTEREST,
                 actual,
             }),
         }
@@ -52,23 +52,22 @@ impl NetPacket {
         let lp = LpPacket::decode(frame)?;
         if lp.is_fragmented() {
             return Err(DecodeError::InvalidValue {
-                typ: tt::FRAG_COUNT,
+                typ: tlv_type::FRAG_COUNT,
                 reason: "a fragment needs reassembly before it can be decoded",
             });
         }
         let packet = if lp.header.nack.is_some() {
             NetPacket::Nack(Nack::from_lp(&lp)?)
         } else {
-            let wire = lp
-                .fragment
-                .clone()
-                .ok_or(DecodeError::Missing { typ: tt::FRAGMENT })?;
+            let wire = lp.fragment.clone().ok_or(DecodeError::Missing {
+                typ: tlv_type::FRAGMENT,
+            })?;
             match outer_type(&wire)? {
-                tt::INTEREST => NetPacket::Interest(Interest::decode(wire)?),
-                tt::DATA => NetPacket::Data(Data::decode(wire)?),
+                tlv_type::INTEREST => NetPacket::Interest(Interest::decode(wire)?),
+                tlv_type::DATA => NetPacket::Data(Data::decode(wire)?),
                 actual => {
                     return Err(DecodeError::UnexpectedType {
-                        expected: tt::INTEREST,
+                        expected: tlv_type::INTEREST,
                         actual,
                     })
                 }

@@ -12,7 +12,7 @@ use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, tlv_len
 use crate::error::{DecodeError, Result};
 use crate::name::Name;
 use crate::tlv::{set_once, Element};
-use crate::tt;
+use crate::tlv_type;
 
 /// SignatureType numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,15 +45,15 @@ pub enum KeyLocator {
 impl KeyLocator {
     fn decode(packet: &Bytes, el: &Element<'_>) -> Result<Self> {
         let mut r = el.children();
-        let inner = r
-            .next_element()
-            .ok_or(DecodeError::Missing { typ: tt::NAME })??;
+        let inner = r.next_element().ok_or(DecodeError::Missing {
+            typ: tlv_type::NAME,
+        })??;
         let kl = match inner.typ {
-            tt::NAME => KeyLocator::Name(Name::from_element(packet, &inner)?),
-            tt::KEY_DIGEST => KeyLocator::KeyDigest(packet.slice(inner.value_range())),
+            tlv_type::NAME => KeyLocator::Name(Name::from_element(packet, &inner)?),
+            tlv_type::KEY_DIGEST => KeyLocator::KeyDigest(packet.slice(inner.value_range())),
             typ => {
                 return Err(DecodeError::UnexpectedType {
-                    expected: tt::NAME,
+                    expected: tlv_type::NAME,
                     actual: typ,
                 })
             }
@@ -67,15 +67,15 @@ impl KeyLocator {
     fn value_len(&self) -> usize {
         match self {
             KeyLocator::Name(n) => n.encoded_len(),
-            KeyLocator::KeyDigest(d) => tlv_len(tt::KEY_DIGEST, d.len()),
+            KeyLocator::KeyDigest(d) => tlv_len(tlv_type::KEY_DIGEST, d.len()),
         }
     }
 
     fn encode(&self, out: &mut impl BufMut) {
-        put_header(out, tt::KEY_LOCATOR, self.value_len());
+        put_header(out, tlv_type::KEY_LOCATOR, self.value_len());
         match self {
             KeyLocator::Name(n) => n.encode(out),
-            KeyLocator::KeyDigest(d) => put_tlv(out, tt::KEY_DIGEST, d),
+            KeyLocator::KeyDigest(d) => put_tlv(out, tlv_type::KEY_DIGEST, d),
         }
     }
 }
@@ -102,8 +102,8 @@ impl ValidityPeriod {
     /// Content); unknown non-critical elements after NotAfter are skipped.
     pub fn decode(el: &Element<'_>) -> Result<Self> {
         let mut r = el.children();
-        let nb = r.expect(tt::NOT_BEFORE)?;
-        let na = r.expect(tt::NOT_AFTER)?;
+        let nb = r.expect(tlv_type::NOT_BEFORE)?;
+        let na = r.expect(tlv_type::NOT_AFTER)?;
         while let Some(extra) = r.next_element() {
             extra?.skip_unknown()?;
         }
@@ -112,17 +112,17 @@ impl ValidityPeriod {
             reason: "timestamp is not YYYYMMDDThhmmss",
         };
         Ok(ValidityPeriod {
-            not_before: parse_timestamp(nb.value).ok_or(bad(tt::NOT_BEFORE))?,
-            not_after: parse_timestamp(na.value).ok_or(bad(tt::NOT_AFTER))?,
+            not_before: parse_timestamp(nb.value).ok_or(bad(tlv_type::NOT_BEFORE))?,
+            not_after: parse_timestamp(na.value).ok_or(bad(tlv_type::NOT_AFTER))?,
         })
     }
 
-    const VALUE_LEN: usize = tlv_len(tt::NOT_BEFORE, 15) + tlv_len(tt::NOT_AFTER, 15);
+    const VALUE_LEN: usize = tlv_len(tlv_type::NOT_BEFORE, 15) + tlv_len(tlv_type::NOT_AFTER, 15);
 
     fn encode(&self, out: &mut impl BufMut) {
-        put_header(out, tt::VALIDITY_PERIOD, Self::VALUE_LEN);
-        put_tlv(out, tt::NOT_BEFORE, &self.not_before);
-        put_tlv(out, tt::NOT_AFTER, &self.not_after);
+        put_header(out, tlv_type::VALIDITY_PERIOD, Self::VALUE_LEN);
+        put_tlv(out, tlv_type::NOT_BEFORE, &self.not_before);
+        put_tlv(out, tlv_type::NOT_AFTER, &self.not_after);
     }
 }
 
@@ -175,21 +175,21 @@ impl SignatureInfo {
     /// each at most once.
     pub fn decode(packet: &Bytes, el: &Element<'_>) -> Result<Self> {
         let mut r = el.children();
-        let st = r.expect(tt::SIGNATURE_TYPE)?;
+        let st = r.expect(tlv_type::SIGNATURE_TYPE)?;
         let mut info = SignatureInfo::new(SignatureType(st.nonneg()?));
         while let Some(child) = r.next_element() {
             let child = child?;
             let typ = child.typ;
             match child.typ {
-                tt::KEY_LOCATOR => set_once(
+                tlv_type::KEY_LOCATOR => set_once(
                     &mut info.key_locator,
                     KeyLocator::decode(packet, &child)?,
                     typ,
                 )?,
-                tt::VALIDITY_PERIOD => {
+                tlv_type::VALIDITY_PERIOD => {
                     set_once(&mut info.validity, ValidityPeriod::decode(&child)?, typ)?
                 }
-                tt::SIGNATURE_NONCE => {
+                tlv_type::SIGNATURE_NONCE => {
                     if child.value.is_empty() {
                         return Err(DecodeError::InvalidLength {
                             typ: child.typ,
@@ -198,9 +198,9 @@ impl SignatureInfo {
                     }
                     set_once(&mut info.nonce, packet.slice(child.value_range()), typ)?
                 }
-                tt::SIGNATURE_TIME => set_once(&mut info.time, child.nonneg()?, typ)?,
-                tt::SIGNATURE_SEQ_NUM => set_once(&mut info.seq_num, child.nonneg()?, typ)?,
-                tt::SIGNATURE_TYPE => return Err(DecodeError::Duplicate { typ }),
+                tlv_type::SIGNATURE_TIME => set_once(&mut info.time, child.nonneg()?, typ)?,
+                tlv_type::SIGNATURE_SEQ_NUM => set_once(&mut info.seq_num, child.nonneg()?, typ)?,
+                tlv_type::SIGNATURE_TYPE => return Err(DecodeError::Duplicate { typ }),
                 _ => child.skip_unknown()?,
             }
         }
@@ -209,24 +209,24 @@ impl SignatureInfo {
 
     /// Octets of the TLV-VALUE.
     pub fn value_len(&self) -> usize {
-        nonneg_tlv_len(tt::SIGNATURE_TYPE, self.sig_type.0)
+        nonneg_tlv_len(tlv_type::SIGNATURE_TYPE, self.sig_type.0)
             + self
                 .key_locator
                 .as_ref()
-                .map_or(0, |k| tlv_len(tt::KEY_LOCATOR, k.value_len()))
+                .map_or(0, |k| tlv_len(tlv_type::KEY_LOCATOR, k.value_len()))
             + self.validity.map_or(0, |_| {
-                tlv_len(tt::VALIDITY_PERIOD, ValidityPeriod::VALUE_LEN)
+                tlv_len(tlv_type::VALIDITY_PERIOD, ValidityPeriod::VALUE_LEN)
             })
             + self
                 .nonce
                 .as_ref()
-                .map_or(0, |n| tlv_len(tt::SIGNATURE_NONCE, n.len()))
+                .map_or(0, |n| tlv_len(tlv_type::SIGNATURE_NONCE, n.len()))
             + self
                 .time
-                .map_or(0, |t| nonneg_tlv_len(tt::SIGNATURE_TIME, t))
+                .map_or(0, |t| nonneg_tlv_len(tlv_type::SIGNATURE_TIME, t))
             + self
                 .seq_num
-                .map_or(0, |s| nonneg_tlv_len(tt::SIGNATURE_SEQ_NUM, s))
+                .map_or(0, |s| nonneg_tlv_len(tlv_type::SIGNATURE_SEQ_NUM, s))
     }
 
     /// Octets of the element with TLV-TYPE `typ` (22 for Data, 44 for Interests).
@@ -237,7 +237,7 @@ impl SignatureInfo {
     /// Writes the element with TLV-TYPE `typ` (22 for Data, 44 for Interests).
     pub fn encode(&self, typ: u64, out: &mut impl BufMut) {
         put_header(out, typ, self.value_len());
-        put_nonneg_tlv(out, tt::SIGNATURE_TYPE, self.sig_type.0);
+        put_nonneg_tlv(out, tlv_type::SIGNATURE_TYPE, self.sig_type.0);
         if let Some(k) = &self.key_locator {
             k.encode(out);
         }
@@ -245,13 +245,13 @@ impl SignatureInfo {
             v.encode(out);
         }
         if let Some(n) = &self.nonce {
-            put_tlv(out, tt::SIGNATURE_NONCE, n);
+            put_tlv(out, tlv_type::SIGNATURE_NONCE, n);
         }
         if let Some(t) = self.time {
-            put_nonneg_tlv(out, tt::SIGNATURE_TIME, t);
+            put_nonneg_tlv(out, tlv_type::SIGNATURE_TIME, t);
         }
         if let Some(s) = self.seq_num {
-            put_nonneg_tlv(out, tt::SIGNATURE_SEQ_NUM, s);
+            put_nonneg_tlv(out, tlv_type::SIGNATURE_SEQ_NUM, s);
         }
     }
 }
@@ -311,8 +311,8 @@ mod tests {
 
     fn round(info: &SignatureInfo) -> Result<SignatureInfo> {
         let mut v = Vec::new();
-        info.encode(tt::SIGNATURE_INFO, &mut v);
-        assert_eq!(v.len(), info.encoded_len(tt::SIGNATURE_INFO));
+        info.encode(tlv_type::SIGNATURE_INFO, &mut v);
+        assert_eq!(v.len(), info.encoded_len(tlv_type::SIGNATURE_INFO));
         let b = Bytes::from(v);
         let el = read_single(&b)?;
         SignatureInfo::decode(&b, &el)
@@ -371,7 +371,7 @@ mod tests {
         let mut info = SignatureInfo::new(SignatureType::SHA256_WITH_ECDSA);
         info.validity = ValidityPeriod::new("20260101T000000", "20361231T235959");
         let mut v = Vec::new();
-        info.encode(tt::SIGNATURE_INFO, &mut v);
+        info.encode(tlv_type::SIGNATURE_INFO, &mut v);
         let t = v.iter().position(|&b| b == b'T').unwrap();
         v[t] = b'0';
         assert!(matches!(

@@ -5,7 +5,7 @@
 //! element without copying it.
 
 use crate::error::{DecodeError, Result};
-use crate::tt;
+use crate::tlv_type;
 use crate::varnum::{read_nonneg, read_varnum};
 
 /// One element: its TLV-TYPE, its value, and where it sits in the packet.
@@ -81,7 +81,7 @@ impl<'a> Element<'a> {
     /// Fails with `UnknownCritical` when this unrecognized element is critical.
     #[inline]
     pub fn skip_unknown(&self) -> Result<()> {
-        if tt::is_critical(self.typ) {
+        if tlv_type::is_critical(self.typ) {
             Err(DecodeError::UnknownCritical { typ: self.typ })
         } else {
             Ok(())
@@ -315,13 +315,13 @@ mod tests {
 
     #[test]
     fn criticality_rule() {
-        assert!(tt::is_critical(31));
-        assert!(tt::is_critical(33));
-        assert!(!tt::is_critical(32));
-        assert!(!tt::is_critical(36));
-        assert!(tt::lp_can_ignore(800 + 4 * 3));
-        assert!(!tt::lp_can_ignore(801));
-        assert!(!tt::lp_can_ignore(960));
-        assert!(!tt::lp_can_ignore(796));
+        assert!(tlv_type::is_critical(31));
+        assert!(tlv_type::is_critical(33));
+        assert!(!tlv_type::is_critical(32));
+        assert!(!tlv_type::is_critical(36));
+        assert!(tlv_type::lp_can_ignore(800 + 4 * 3));
+        assert!(!tlv_type::lp_can_ignore(801));
+        assert!(!tlv_type::lp_can_ignore(960));
+        assert!(!tlv_type::lp_can_ignore(796));
     }
 }

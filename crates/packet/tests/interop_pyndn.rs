@@ -15,7 +15,7 @@ use std::process::Command;
 use bytes::Bytes;
 use kite_packet::tlv::Reader;
 use kite_packet::{
-    tt, Data, DecodeError, Interest, KeyLocator, LpPacket, NackReason, Name, SignatureInfo,
+    tlv_type, Data, DecodeError, Interest, KeyLocator, LpPacket, NackReason, Name, SignatureInfo,
 };
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
@@ -186,7 +186,7 @@ fn lp_fields_out_of_order(wire: &[u8]) -> bool {
     let mut r = outer.children();
     let mut last = 0;
     while let Some(Ok(f)) = r.next_element() {
-        if f.typ == tt::FRAGMENT {
+        if f.typ == tlv_type::FRAGMENT {
             break;
         }
         if f.typ < last {

@@ -5,7 +5,7 @@ mod common;
 
 use bytes::Bytes;
 use kite_packet::{
-    tt, Data, DataView, Interest, InterestView, LpPacket, Name, NetPacket, NetPacketView,
+    tlv_type, Data, DataView, Interest, InterestView, LpPacket, Name, NetPacket, NetPacketView,
 };
 use proptest::prelude::*;
 
@@ -41,7 +41,7 @@ proptest! {
         prop_assert_eq!(back.name.len(), expected_len);
         prop_assert!(i.name.is_prefix_of(&back.name));
         if has_params {
-            prop_assert_eq!(back.name.last().unwrap().typ(), tt::PARAMETERS_SHA256_DIGEST_COMPONENT);
+            prop_assert_eq!(back.name.last().unwrap().typ(), tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT);
         }
         prop_assert_eq!(back.can_be_prefix, i.can_be_prefix);
         prop_assert_eq!(back.must_be_fresh, i.must_be_fresh);

@@ -13,7 +13,7 @@ use kite_face::{
     Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
     LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
 };
-use kite_packet::{tt, NackReason};
+use kite_packet::{tlv_type, NackReason};
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
@@ -578,7 +578,7 @@ impl IoThread {
             };
             // A restrained face's bare Interests beyond its room are dropped before they are
             // decoded: a datagram flooder cannot be slowed, only made cheap.
-            if d.frame.first() == Some(&(tt::INTEREST as u8))
+            if d.frame.first() == Some(&(tlv_type::INTEREST as u8))
                 && self.dispatcher.is_restrained(d.face)
             {
                 let i = match self.restrained_room.iter().position(|(f, _)| *f == d.face) {

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kite_packet::{
-    tt, Component, ContentType, Data, DataView, HopHeader, Interest, InterestView, LpHeader,
+    tlv_type, Component, ContentType, Data, DataView, HopHeader, Interest, InterestView, LpHeader,
     LpPacket, Name, Nonce, PitToken, SignatureInfo, SignatureType,
 };
 
@@ -278,7 +278,8 @@ impl Scenario {
                 name = name.append(Component::new(127, b"Y").expect("valid type"));
             }
             name = name.append(
-                Component::new(tt::SEGMENT_NAME_COMPONENT, &[(k % 251) as u8]).expect("valid type"),
+                Component::new(tlv_type::SEGMENT_NAME_COMPONENT, &[(k % 251) as u8])
+                    .expect("valid type"),
             );
             let mut interest = Interest::new(name);
             interest.nonce = Some(Nonce::from(k as u32));
@@ -455,9 +456,9 @@ impl Runner<'_> {
     fn produce(&mut self, token: PitToken, name: &[u8]) -> Bytes {
         let suffix = self.scenario.suffix.as_ref().map_or(&[][..], |s| s.value());
         let name_value_len = name.len() + suffix.len();
-        let name_tlv = kite_packet::encode::tlv_len(tt::NAME, name_value_len);
+        let name_tlv = kite_packet::encode::tlv_len(tlv_type::NAME, name_value_len);
         let data_len =
-            kite_packet::encode::tlv_len(tt::DATA, name_tlv + self.scenario.data_tail.len());
+            kite_packet::encode::tlv_len(tlv_type::DATA, name_tlv + self.scenario.data_tail.len());
         let header = HopHeader {
             pit_token: Some(&token),
             ..HopHeader::default()
@@ -469,10 +470,10 @@ impl Runner<'_> {
         header.encode_header(data_len, &mut self.arena);
         kite_packet::encode::put_header(
             &mut self.arena,
-            tt::DATA,
+            tlv_type::DATA,
             name_tlv + self.scenario.data_tail.len(),
         );
-        kite_packet::encode::put_header(&mut self.arena, tt::NAME, name_value_len);
+        kite_packet::encode::put_header(&mut self.arena, tlv_type::NAME, name_value_len);
         self.arena.put_slice(name);
         self.arena.put_slice(suffix);
         self.arena.put_slice(&self.scenario.data_tail);

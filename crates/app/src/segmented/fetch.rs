@@ -16,7 +16,7 @@ use std::fmt;
 
 use bytes::Bytes;
 use kite_packet::tlv::Reader;
-use kite_packet::{tt, Data, Interest, NackReason, Name};
+use kite_packet::{tlv_type, Data, Interest, NackReason, Name};
 use thiserror::Error;
 
 use super::cc::{CcOptions, Window};
@@ -681,7 +681,7 @@ fn versioned_name_of_metadata(asked: &Name, data: &Data) -> Option<Name> {
     let n = data.name.len();
     let well_named = n == asked.len() + 2
         && asked.is_prefix_of(&data.name)
-        && asked.last()?.typ() == tt::KEYWORD_NAME_COMPONENT
+        && asked.last()?.typ() == tlv_type::KEYWORD_NAME_COMPONENT
         && asked.last()?.value() == METADATA_KEYWORD
         && data.name.get(n - 2)?.as_version().is_some()
         && data.name.get(n - 1)?.as_segment().is_some();
@@ -692,7 +692,7 @@ fn versioned_name_of_metadata(asked: &Name, data: &Data) -> Option<Name> {
     let mut r = Reader::new(content);
     while let Some(e) = r.next_element() {
         let e = e.ok()?;
-        if e.typ == tt::NAME {
+        if e.typ == tlv_type::NAME {
             return Name::decode(content.slice(e.range()))
                 .ok()
                 .filter(|v| !v.is_empty());

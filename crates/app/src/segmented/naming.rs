@@ -2,7 +2,7 @@
 //! and the RDR metadata name `<prefix>/32=metadata` ndncatchunks asks to discover a version.
 
 use kite_packet::name::Component;
-use kite_packet::{tt, Name, OwnedComponent};
+use kite_packet::{tlv_type, Name, OwnedComponent};
 
 /// The keyword of the RDR metadata component.
 pub const METADATA_KEYWORD: &[u8] = b"metadata";
@@ -17,7 +17,7 @@ pub fn segment_name(versioned: &Name, n: u64) -> Name {
 /// `<prefix>/32=metadata`.
 pub fn metadata_name(prefix: &Name) -> Name {
     prefix.clone().append(
-        Component::new(tt::KEYWORD_NAME_COMPONENT, METADATA_KEYWORD)
+        Component::new(tlv_type::KEYWORD_NAME_COMPONENT, METADATA_KEYWORD)
             .expect("the keyword type is a valid component type"),
     )
 }
@@ -77,8 +77,8 @@ mod tests {
     #[test]
     fn names_use_the_typed_components() {
         let s = segment_name(&name("/a/v=1"), 5);
-        assert_eq!(s.last().unwrap().typ(), tt::SEGMENT_NAME_COMPONENT);
-        assert_eq!(s.get(1).unwrap().typ(), tt::VERSION_NAME_COMPONENT);
+        assert_eq!(s.last().unwrap().typ(), tlv_type::SEGMENT_NAME_COMPONENT);
+        assert_eq!(s.get(1).unwrap().typ(), tlv_type::VERSION_NAME_COMPONENT);
         assert_eq!(s.get(1).unwrap().as_version(), Some(1));
         assert_eq!(metadata_name(&name("/a")), name("/a/32=metadata"));
         assert!(ends_in_version(&name("/a/v=1")));

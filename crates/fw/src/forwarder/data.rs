@@ -1,6 +1,6 @@
 //! The Data pipeline.
 
-use kite_packet::{tt, Name, Nonce};
+use kite_packet::{tlv_type, Name, Nonce};
 
 use super::interest::sha2_digest;
 use super::{DropReason, InData, Invocation, Pipelines, UnsolicitedPolicy};
@@ -119,7 +119,8 @@ impl Pipelines {
             return false;
         }
         let digest = sha2_digest(pkt.data.wire());
-        let Some(c) = kite_packet::Component::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, &digest)
+        let Some(c) =
+            kite_packet::Component::new(tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT, &digest)
         else {
             return false;
         };
@@ -255,7 +256,7 @@ fn name_match(interest_name: &Name, data_name: &Name, data_wire: &[u8]) -> Optio
         return Some(NameMatch::Prefix);
     }
     let last = interest_name.last()?;
-    let digest_named = last.typ() == tt::IMPLICIT_SHA256_DIGEST_COMPONENT
+    let digest_named = last.typ() == tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT
         && interest_name.len() == data_name.len() + 1
         && data_name.is_prefix_of(interest_name);
     (digest_named && last.value() == sha2_digest(data_wire)).then_some(NameMatch::Digest)

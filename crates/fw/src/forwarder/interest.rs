@@ -1,6 +1,6 @@
 //! The Interest pipeline.
 
-use kite_packet::{tt, InterestView, NackReason, Name, Nonce, PitToken};
+use kite_packet::{tlv_type, InterestView, NackReason, Name, Nonce, PitToken};
 
 use super::{Counters, DropReason, InInterest, Invocation, Pipelines};
 use crate::face::{FaceId, FaceScope, LinkType};
@@ -263,7 +263,7 @@ impl Pipelines {
     ) -> Option<(u32, bytes::Bytes)> {
         let name = &pkt.interest.name;
         let last = name.last()?;
-        if last.typ() != tt::IMPLICIT_SHA256_DIGEST_COMPONENT {
+        if last.typ() != tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT {
             return None;
         }
         let prefix = name.prefix(name.len() - 1);

@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 use kite_packet::encode::put_header;
-use kite_packet::{tt, Data, Name};
+use kite_packet::{tlv_type, Data, Name};
 
 /// A Data with everything after its Name encoded once.
 pub struct Answer {
@@ -26,7 +26,7 @@ impl Answer {
     /// Writes the Data's TLV header and `name` into `head`; the Data is `head` followed by
     /// [`Answer::tail`].
     pub fn head(&self, name: &Name, head: &mut Vec<u8>) {
-        put_header(head, tt::DATA, name.encoded_len() + self.tail.len());
+        put_header(head, tlv_type::DATA, name.encoded_len() + self.tail.len());
         name.encode(head);
     }
 

@@ -1,6 +1,6 @@
 use std::collections::BTreeSet;
 
-use kite_mgmt::tlv_types::RouteOrigin;
+use kite_mgmt::nfd::RouteOrigin;
 use toml::{Spanned, Value};
 
 use super::*;

@@ -6,7 +6,7 @@ use std::fmt;
 use kite_face::FaceUri;
 use kite_fw::forwarder::UnsolicitedPolicy;
 use kite_fw::strategy::StrategyTable;
-use kite_mgmt::tlv_types::{FacePersistency, RouteOrigin};
+use kite_mgmt::nfd::{FacePersistency, RouteOrigin};
 use kite_packet::Name;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};

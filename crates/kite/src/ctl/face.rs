@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use kite_app::{nfd_name, Client};
 use kite_face::FaceUri;
 use kite_mgmt::datasets::{FaceQueryFilter, FaceStatus};
-use kite_mgmt::tlv_types::{face_flag_bit, status, FacePersistency};
+use kite_mgmt::nfd::{face_flag_bit, status, FacePersistency};
 use kite_mgmt::{decode_items, ControlParameters, Tlv};
 use serde_json::{json, Value};
 

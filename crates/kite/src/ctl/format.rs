@@ -1,7 +1,7 @@
 //! How management values read in text and JSON: enumeration names as nfdc prints them,
 //! timestamps and durations.
 
-use kite_mgmt::tlv_types::{
+use kite_mgmt::nfd::{
     cs_flag_bit, face_flag_bit, route_flags, FacePersistency, FaceScope, FaceState, LinkType,
     RouteOrigin,
 };

@@ -146,7 +146,7 @@ pub fn run(args: StrategyArgs) -> Result<String> {
             let params = ControlParameters {
                 strategy: Some(kite_name(&name)?),
                 uri: Some(path.display().to_string()),
-                flags: replace.then_some(kite_mgmt::tlv_types::strategy_load_flag::REPLACE),
+                flags: replace.then_some(kite_mgmt::nfd::strategy_load_flag::REPLACE),
                 ..Default::default()
             };
             let r = command_ok(&mut client, "kite-strategy", "load", &params)?;

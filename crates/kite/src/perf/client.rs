@@ -310,7 +310,7 @@ fn content_len(wire: &[u8], at: usize) -> usize {
     kite_packet::tlv::Reader::new(&wire[at..])
         .next_element()
         .and_then(Result::ok)
-        .filter(|el| el.typ == kite_packet::tt::CONTENT)
+        .filter(|el| el.typ == kite_packet::tlv_type::CONTENT)
         .map_or(0, |el| el.value.len())
 }
 

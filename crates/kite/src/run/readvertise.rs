@@ -14,7 +14,7 @@ use kite_manager::readvertise::{Policy, GATEWAY_COST, GATEWAY_REFRESH_MS, NLSR_R
 use kite_manager::server::{
     Manager, ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
 };
-use kite_mgmt::tlv_types::status;
+use kite_mgmt::nfd::status;
 
 use crate::config;
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use kite_manager::server::{Job, Manager};
-use kite_mgmt::tlv_types::cs_flag_bit;
+use kite_mgmt::nfd::cs_flag_bit;
 use kite_mgmt::{ControlParameters, Verb};
 use kite_runtime::RuntimeHandle;
 use tracing_subscriber::{reload, EnvFilter, Registry};

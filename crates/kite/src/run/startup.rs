@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 use kite_manager::server::Manager;
-use kite_mgmt::tlv_types::{face_flag_bit, route_flags, status};
+use kite_mgmt::nfd::{face_flag_bit, route_flags, status};
 use kite_mgmt::{ControlParameters, ControlResponse, Verb};
 
 use crate::config::{Config, FaceEntry, FaceRef, Prefix, RouteEntry, Strategy};

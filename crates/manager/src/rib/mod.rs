@@ -17,7 +17,7 @@ use thiserror::Error;
 use kite_mgmt::announce::{PrefixAnnouncement, PREFIX_ANNOUNCEMENT_ROUTE_COST};
 use kite_mgmt::control_parameters::ControlParameters;
 use kite_mgmt::datasets::{RibEntry, Route};
-use kite_mgmt::tlv_types::{route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
+use kite_mgmt::nfd::{route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
 
 pub use kite_mgmt::datasets::NextHopRecord as NextHop;
 

@@ -11,7 +11,7 @@ use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 use super::{log, status, unix_ms, Manager};
 use crate::rib::{FibChange, RibRoute};
 use kite_mgmt::command::{CommandSignature, TopPrefix, Verb};
-use kite_mgmt::tlv_types::{cs_flag_bit, face_flag_bit, status as code};
+use kite_mgmt::nfd::{cs_flag_bit, face_flag_bit, status as code};
 use kite_mgmt::{Command, ControlParameters, ControlResponse};
 
 /// Key under which unsigned-by-key commands (DigestSha256, as python-ndn sends) are checked

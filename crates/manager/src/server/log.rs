@@ -153,7 +153,7 @@ pub(super) fn summary(budget: &mut LineBudget) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kite_mgmt::tlv_types::RouteOrigin;
+    use kite_mgmt::nfd::RouteOrigin;
 
     #[test]
     fn parameters_read_as_key_value_pairs() {

@@ -35,7 +35,7 @@ use crate::rib::Rib;
 use crate::storage::Storage;
 use commands::Outcome;
 use kite_mgmt::dataset::{self, DatasetRequest, NotificationStream};
-use kite_mgmt::tlv_types::FaceEventKind;
+use kite_mgmt::nfd::FaceEventKind;
 use kite_mgmt::{parse_command, FaceEventNotification, Tlv};
 
 /// Work another thread hands the management thread, run between two commands with the
@@ -347,7 +347,7 @@ impl Manager {
             FaceEvent::Destroyed(s) => {
                 self.faces.remove(&s.id);
                 let now = self.now_ms();
-                let gone: Vec<(Name, kite_mgmt::tlv_types::RouteOrigin)> = self
+                let gone: Vec<(Name, kite_mgmt::nfd::RouteOrigin)> = self
                     .rib
                     .routes()
                     .flat_map(|(p, rs)| {

@@ -9,7 +9,7 @@ use kite_packet::Name;
 use super::Manager;
 use crate::readvertise::{Policy, Readvertise, Verb};
 use crate::rib::RibRoute;
-use kite_mgmt::tlv_types::{route_flags, RouteOrigin};
+use kite_mgmt::nfd::{route_flags, RouteOrigin};
 use kite_mgmt::ControlParameters;
 
 /// A command for the readvertise client to send: `/<command_prefix>/rib/<verb>/<params>`,

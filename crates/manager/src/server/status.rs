@@ -8,7 +8,7 @@ use kite_mgmt::datasets::{
     AvailableStrategy, ChannelStatus, CsInfo, FaceCounters, FaceStatus, FibEntry, ForwarderStatus,
     NextHopRecord, StrategyChoice,
 };
-use kite_mgmt::tlv_types::{self as t, FacePersistency};
+use kite_mgmt::nfd::{self as t, FacePersistency};
 use kite_mgmt::{encode_items, Tlv};
 
 /// The forwarder's version string in `status/general`.

@@ -17,7 +17,7 @@ use kite_packet::Name;
 
 use super::commands::response;
 use super::Manager;
-use kite_mgmt::tlv_types::{status as code, strategy_load_flag};
+use kite_mgmt::nfd::{status as code, strategy_load_flag};
 use kite_mgmt::{ControlParameters, ControlResponse};
 
 /// Where loaded strategies are named.

@@ -80,9 +80,9 @@ fn v02_name(prefix: &str, p: &ControlParameters, timestamp: &[u8]) -> Name {
     let mut info = Vec::new();
     let mut si = SignatureInfo::new(SignatureType::SHA256_WITH_ECDSA);
     si.key_locator = Some(KeyLocator::Name("/op/KEY/2".parse().unwrap()));
-    si.encode(tt::SIGNATURE_INFO, &mut info);
+    si.encode(tlv_type::SIGNATURE_INFO, &mut info);
     let mut value = Vec::new();
-    kite_packet::encode::put_tlv(&mut value, tt::SIGNATURE_VALUE, &[0xAB; 32]);
+    kite_packet::encode::put_tlv(&mut value, tlv_type::SIGNATURE_VALUE, &[0xAB; 32]);
     command_name(prefix, p)
         .append_generic(timestamp)
         .append_generic(&[9; 8])
@@ -279,7 +279,7 @@ fn defaults_of_each_verb() {
     .unwrap();
     assert_eq!(
         c.params.face_persistency,
-        Some(crate::tlv_types::FacePersistency::PERSISTENT)
+        Some(crate::nfd::FacePersistency::PERSISTENT)
     );
     let c = validate("/localhost/nfd/fib/add-nexthop", register_params()).unwrap();
     assert_eq!((c.params.face_id, c.params.cost), (Some(0), Some(0)));
@@ -309,7 +309,7 @@ fn defaults_of_each_verb() {
 #[test]
 fn announce_takes_its_parameters_from_application_parameters() {
     let name: Name = "/app/x".parse().unwrap();
-    let kw = OwnedComponent::new(tt::KEYWORD_NAME_COMPONENT, &b"PA"[..]).unwrap();
+    let kw = OwnedComponent::new(tlv_type::KEYWORD_NAME_COMPONENT, &b"PA"[..]).unwrap();
     let mut pa = kite_packet::Data::new(
         name.append(kw.as_ref())
             .append(OwnedComponent::version(3).as_ref())

@@ -30,7 +30,8 @@ fn dataset_requests_are_recognized() {
 #[test]
 fn signed_queries_with_a_params_digest_are_served() {
     let name = n("/localhost/nfd/fib/list").append(
-        kite_packet::Component::new(tt::PARAMETERS_SHA256_DIGEST_COMPONENT, &[7; 32]).unwrap(),
+        kite_packet::Component::new(tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT, &[7; 32])
+            .unwrap(),
     );
     assert_eq!(
         parse_dataset_request(&name),

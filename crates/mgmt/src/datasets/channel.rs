@@ -6,12 +6,12 @@ use kite_packet::tlv::Element;
 use kite_packet::Result;
 
 use super::counters::ChannelCounters;
-use crate::tlv_types as t;
+use crate::nfd;
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// Field order of ChannelStatus: NFD's LocalUri, then Kite's drop counters.
 const ORDER: [u64; 1 + ChannelCounters::TYPES.len()] = {
-    let mut o = [t::LOCAL_URI; 1 + ChannelCounters::TYPES.len()];
+    let mut o = [nfd::LOCAL_URI; 1 + ChannelCounters::TYPES.len()];
     let mut i = 0;
     while i < ChannelCounters::TYPES.len() {
         o[i + 1] = ChannelCounters::TYPES[i];
@@ -30,10 +30,10 @@ pub struct ChannelStatus {
 }
 
 impl Tlv for ChannelStatus {
-    const TYPE: u64 = t::CHANNEL_STATUS;
+    const TYPE: u64 = nfd::CHANNEL_STATUS;
 
     fn encode_value(&self, out: &mut Vec<u8>) {
-        put_str(out, t::LOCAL_URI, &self.local_uri);
+        put_str(out, nfd::LOCAL_URI, &self.local_uri);
         for &typ in ChannelCounters::TYPES {
             put_nonneg(out, typ, self.counters.get(typ).expect("a counter"));
         }
@@ -43,7 +43,7 @@ impl Tlv for ChannelStatus {
         let mut local_uri = None;
         let mut counters = ChannelCounters::default();
         walk_strict(el.children(), &ORDER, None, |f| {
-            if f.typ == t::LOCAL_URI {
+            if f.typ == nfd::LOCAL_URI {
                 local_uri = Some(string(f)?);
             } else if let Some(c) = counters.get_mut(f.typ) {
                 *c = f.nonneg()?;
@@ -51,7 +51,7 @@ impl Tlv for ChannelStatus {
             Ok(())
         })?;
         Ok(ChannelStatus {
-            local_uri: required(local_uri, t::LOCAL_URI)?,
+            local_uri: required(local_uri, nfd::LOCAL_URI)?,
             counters,
         })
     }
@@ -93,8 +93,8 @@ mod tests {
     fn drop_counters_are_non_critical_and_absent_from_nfd() {
         assert!(ORDER[1..].iter().all(|&x| x > 31 && x % 2 == 0));
         let mut nfd = Vec::new();
-        put_nested(&mut nfd, t::CHANNEL_STATUS, |v| {
-            put_str(v, t::LOCAL_URI, "dev://eth0")
+        put_nested(&mut nfd, nfd::CHANNEL_STATUS, |v| {
+            put_str(v, nfd::LOCAL_URI, "dev://eth0")
         });
         let c = ChannelStatus::decode(&Bytes::from(nfd)).unwrap();
         assert_eq!(c.local_uri, "dev://eth0");

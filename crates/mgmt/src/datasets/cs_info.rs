@@ -4,16 +4,16 @@ use bytes::Bytes;
 use kite_packet::tlv::Element;
 use kite_packet::Result;
 
-use crate::tlv_types as t;
+use crate::nfd;
 use crate::wire::{put_nonneg, required, walk_strict, Tlv};
 
 /// Field order of CsInfo.
 const ORDER: [u64; 5] = [
-    t::CAPACITY,
-    t::FLAGS,
-    t::N_CS_ENTRIES,
-    t::N_HITS,
-    t::N_MISSES,
+    nfd::CAPACITY,
+    nfd::FLAGS,
+    nfd::N_CS_ENTRIES,
+    nfd::N_HITS,
+    nfd::N_MISSES,
 ];
 
 /// Content Store information.
@@ -32,7 +32,7 @@ pub struct CsInfo {
 }
 
 impl Tlv for CsInfo {
-    const TYPE: u64 = t::CS_INFO;
+    const TYPE: u64 = nfd::CS_INFO;
 
     fn encode_value(&self, out: &mut Vec<u8>) {
         let values = [

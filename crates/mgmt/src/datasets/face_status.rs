@@ -6,7 +6,7 @@ use kite_packet::tlv::Element;
 use kite_packet::Result;
 
 use super::counters::FaceCounters;
-use crate::tlv_types::{self as t, FacePersistency, FaceScope, FaceState, LinkType};
+use crate::nfd::{self as t, FacePersistency, FaceScope, FaceState, LinkType};
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
 
 /// NFD's FaceStatus fields before its counters, in NFD's order.

@@ -2,9 +2,9 @@
 
 use bytes::Bytes;
 use kite_packet::tlv::Element;
-use kite_packet::{tt, Name, Result};
+use kite_packet::{tlv_type, Name, Result};
 
-use crate::tlv_types as t;
+use crate::nfd;
 use crate::wire::{put_name, put_nonneg, required, walk_strict, Tlv};
 
 /// One nexthop of a FIB entry.
@@ -17,25 +17,25 @@ pub struct NextHopRecord {
 }
 
 impl Tlv for NextHopRecord {
-    const TYPE: u64 = t::NEXT_HOP_RECORD;
+    const TYPE: u64 = nfd::NEXT_HOP_RECORD;
 
     fn encode_value(&self, out: &mut Vec<u8>) {
-        put_nonneg(out, t::FACE_ID, self.face_id);
-        put_nonneg(out, t::COST, self.cost);
+        put_nonneg(out, nfd::FACE_ID, self.face_id);
+        put_nonneg(out, nfd::COST, self.cost);
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let (mut face_id, mut cost) = (None, None);
-        walk_strict(el.children(), &[t::FACE_ID, t::COST], None, |f| {
+        walk_strict(el.children(), &[nfd::FACE_ID, nfd::COST], None, |f| {
             match f.typ {
-                t::FACE_ID => face_id = Some(f.nonneg()?),
+                nfd::FACE_ID => face_id = Some(f.nonneg()?),
                 _ => cost = Some(f.nonneg()?),
             }
             Ok(())
         })?;
         Ok(NextHopRecord {
-            face_id: required(face_id, t::FACE_ID)?,
-            cost: required(cost, t::COST)?,
+            face_id: required(face_id, nfd::FACE_ID)?,
+            cost: required(cost, nfd::COST)?,
         })
     }
 }
@@ -50,7 +50,7 @@ pub struct FibEntry {
 }
 
 impl Tlv for FibEntry {
-    const TYPE: u64 = t::FIB_ENTRY;
+    const TYPE: u64 = nfd::FIB_ENTRY;
 
     fn encode_value(&self, out: &mut Vec<u8>) {
         put_name(out, &self.name);
@@ -64,18 +64,18 @@ impl Tlv for FibEntry {
         let mut next_hops = Vec::new();
         walk_strict(
             el.children(),
-            &[tt::NAME, t::NEXT_HOP_RECORD],
-            Some(t::NEXT_HOP_RECORD),
+            &[tlv_type::NAME, nfd::NEXT_HOP_RECORD],
+            Some(nfd::NEXT_HOP_RECORD),
             |f| {
                 match f.typ {
-                    tt::NAME => name = Some(Name::from_element(buf, f)?),
+                    tlv_type::NAME => name = Some(Name::from_element(buf, f)?),
                     _ => next_hops.push(NextHopRecord::decode_value(buf, f)?),
                 }
                 Ok(())
             },
         )?;
         Ok(FibEntry {
-            name: required(name, tt::NAME)?,
+            name: required(name, tlv_type::NAME)?,
             next_hops,
         })
     }
@@ -117,13 +117,15 @@ mod tests {
         let bad = Bytes::from_static(&[128, 10, 129, 6, 105, 1, 1, 106, 1, 0, 7, 0]);
         assert_eq!(
             FibEntry::decode(&bad),
-            Err(DecodeError::OutOfOrder { typ: tt::NAME })
+            Err(DecodeError::OutOfOrder {
+                typ: tlv_type::NAME
+            })
         );
         // NextHopRecord without Cost.
         let no_cost = Bytes::from_static(&[128, 7, 7, 0, 129, 3, 105, 1, 1]);
         assert_eq!(
             FibEntry::decode(&no_cost),
-            Err(DecodeError::Missing { typ: t::COST })
+            Err(DecodeError::Missing { typ: nfd::COST })
         );
         // A dataset item of the wrong type.
         assert!(decode_items::<FibEntry>(&Bytes::from_static(&[129, 0])).is_err());

@@ -5,27 +5,27 @@ use bytes::Bytes;
 use kite_packet::tlv::Reader;
 use kite_packet::Result;
 
-use crate::tlv_types as t;
+use crate::nfd;
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict};
 
 /// Field order of ForwarderStatus.
 const ORDER: [u64; 16] = [
-    t::NFD_VERSION,
-    t::START_TIMESTAMP,
-    t::CURRENT_TIMESTAMP,
-    t::N_NAME_TREE_ENTRIES,
-    t::N_FIB_ENTRIES,
-    t::N_PIT_ENTRIES,
-    t::N_MEASUREMENTS_ENTRIES,
-    t::N_CS_ENTRIES,
-    t::N_IN_INTERESTS,
-    t::N_IN_DATA,
-    t::N_IN_NACKS,
-    t::N_OUT_INTERESTS,
-    t::N_OUT_DATA,
-    t::N_OUT_NACKS,
-    t::N_SATISFIED_INTERESTS,
-    t::N_UNSATISFIED_INTERESTS,
+    nfd::NFD_VERSION,
+    nfd::START_TIMESTAMP,
+    nfd::CURRENT_TIMESTAMP,
+    nfd::N_NAME_TREE_ENTRIES,
+    nfd::N_FIB_ENTRIES,
+    nfd::N_PIT_ENTRIES,
+    nfd::N_MEASUREMENTS_ENTRIES,
+    nfd::N_CS_ENTRIES,
+    nfd::N_IN_INTERESTS,
+    nfd::N_IN_DATA,
+    nfd::N_IN_NACKS,
+    nfd::N_OUT_INTERESTS,
+    nfd::N_OUT_DATA,
+    nfd::N_OUT_NACKS,
+    nfd::N_SATISFIED_INTERESTS,
+    nfd::N_UNSATISFIED_INTERESTS,
 ];
 
 /// General status of the forwarder.
@@ -69,7 +69,7 @@ impl ForwarderStatus {
     /// The dataset payload.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        put_str(&mut out, t::NFD_VERSION, &self.nfd_version);
+        put_str(&mut out, nfd::NFD_VERSION, &self.nfd_version);
         for (typ, n) in ORDER[1..].iter().zip(self.counters()) {
             put_nonneg(&mut out, *typ, n);
         }
@@ -81,7 +81,7 @@ impl ForwarderStatus {
         let mut version = None;
         let mut numbers: [Option<u64>; 15] = [None; 15];
         walk_strict(Reader::new(content), &ORDER, None, |f| {
-            if f.typ == t::NFD_VERSION {
+            if f.typ == nfd::NFD_VERSION {
                 version = Some(string(f)?);
             } else if let Some(i) = ORDER[1..].iter().position(|&x| x == f.typ) {
                 numbers[i] = Some(f.nonneg()?);
@@ -93,7 +93,7 @@ impl ForwarderStatus {
             *slot = required(numbers[i], ORDER[i + 1])?;
         }
         Ok(ForwarderStatus {
-            nfd_version: required(version, t::NFD_VERSION)?,
+            nfd_version: required(version, nfd::NFD_VERSION)?,
             start_timestamp: n[0],
             current_timestamp: n[1],
             n_name_tree_entries: n[2],
@@ -182,18 +182,18 @@ mod tests {
         assert_eq!(
             ForwarderStatus::decode(&without_version),
             Err(DecodeError::Missing {
-                typ: t::NFD_VERSION
+                typ: nfd::NFD_VERSION
             })
         );
         // StartTimestamp after CurrentTimestamp.
         let mut swapped = Vec::new();
-        put_str(&mut swapped, t::NFD_VERSION, "x");
-        put_nonneg(&mut swapped, t::CURRENT_TIMESTAMP, 2);
-        put_nonneg(&mut swapped, t::START_TIMESTAMP, 1);
+        put_str(&mut swapped, nfd::NFD_VERSION, "x");
+        put_nonneg(&mut swapped, nfd::CURRENT_TIMESTAMP, 2);
+        put_nonneg(&mut swapped, nfd::START_TIMESTAMP, 1);
         assert_eq!(
             ForwarderStatus::decode(&Bytes::from(swapped)),
             Err(DecodeError::OutOfOrder {
-                typ: t::START_TIMESTAMP
+                typ: nfd::START_TIMESTAMP
             })
         );
     }

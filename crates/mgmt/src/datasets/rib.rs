@@ -2,9 +2,9 @@
 
 use bytes::Bytes;
 use kite_packet::tlv::Element;
-use kite_packet::{tt, Name, Result};
+use kite_packet::{tlv_type, Name, Result};
 
-use crate::tlv_types::{self as t, RouteOrigin};
+use crate::nfd::{self as t, RouteOrigin};
 use crate::wire::{put_name, put_nonneg, put_opt_nonneg, required, walk_strict, Tlv};
 
 /// Field order of Route.
@@ -84,15 +84,20 @@ impl Tlv for RibEntry {
     fn decode_value(buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let mut name = None;
         let mut routes = Vec::new();
-        walk_strict(el.children(), &[tt::NAME, t::ROUTE], Some(t::ROUTE), |f| {
-            match f.typ {
-                tt::NAME => name = Some(Name::from_element(buf, f)?),
-                _ => routes.push(Route::decode_value(buf, f)?),
-            }
-            Ok(())
-        })?;
+        walk_strict(
+            el.children(),
+            &[tlv_type::NAME, t::ROUTE],
+            Some(t::ROUTE),
+            |f| {
+                match f.typ {
+                    tlv_type::NAME => name = Some(Name::from_element(buf, f)?),
+                    _ => routes.push(Route::decode_value(buf, f)?),
+                }
+                Ok(())
+            },
+        )?;
         Ok(RibEntry {
-            name: required(name, tt::NAME)?,
+            name: required(name, tlv_type::NAME)?,
             routes,
         })
     }

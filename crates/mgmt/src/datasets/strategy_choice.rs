@@ -4,9 +4,9 @@
 
 use bytes::Bytes;
 use kite_packet::tlv::Element;
-use kite_packet::{tt, Name, Result};
+use kite_packet::{tlv_type, Name, Result};
 
-use crate::tlv_types as t;
+use crate::nfd;
 use crate::wire::{nested_name, put_name, put_nested, required, walk_strict, Tlv};
 
 /// One strategy choice.
@@ -19,25 +19,25 @@ pub struct StrategyChoice {
 }
 
 impl Tlv for StrategyChoice {
-    const TYPE: u64 = t::STRATEGY_CHOICE;
+    const TYPE: u64 = nfd::STRATEGY_CHOICE;
 
     fn encode_value(&self, out: &mut Vec<u8>) {
         put_name(out, &self.name);
-        put_nested(out, t::STRATEGY, |v| put_name(v, &self.strategy));
+        put_nested(out, nfd::STRATEGY, |v| put_name(v, &self.strategy));
     }
 
     fn decode_value(buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let (mut name, mut strategy) = (None, None);
-        walk_strict(el.children(), &[tt::NAME, t::STRATEGY], None, |f| {
+        walk_strict(el.children(), &[tlv_type::NAME, nfd::STRATEGY], None, |f| {
             match f.typ {
-                tt::NAME => name = Some(Name::from_element(buf, f)?),
+                tlv_type::NAME => name = Some(Name::from_element(buf, f)?),
                 _ => strategy = Some(nested_name(buf, f)?),
             }
             Ok(())
         })?;
         Ok(StrategyChoice {
-            name: required(name, tt::NAME)?,
-            strategy: required(strategy, t::STRATEGY)?,
+            name: required(name, tlv_type::NAME)?,
+            strategy: required(strategy, nfd::STRATEGY)?,
         })
     }
 }
@@ -50,7 +50,7 @@ pub struct AvailableStrategy {
 }
 
 impl Tlv for AvailableStrategy {
-    const TYPE: u64 = t::STRATEGY;
+    const TYPE: u64 = nfd::STRATEGY;
 
     fn encode_value(&self, out: &mut Vec<u8>) {
         put_name(out, &self.name);
@@ -58,12 +58,12 @@ impl Tlv for AvailableStrategy {
 
     fn decode_value(buf: &Bytes, el: &Element<'_>) -> Result<Self> {
         let mut name = None;
-        walk_strict(el.children(), &[tt::NAME], None, |f| {
+        walk_strict(el.children(), &[tlv_type::NAME], None, |f| {
             name = Some(Name::from_element(buf, f)?);
             Ok(())
         })?;
         Ok(AvailableStrategy {
-            name: required(name, tt::NAME)?,
+            name: required(name, tlv_type::NAME)?,
         })
     }
 }
@@ -98,7 +98,7 @@ mod tests {
     fn missing_strategy_is_an_error() {
         assert_eq!(
             StrategyChoice::decode(&Bytes::from_static(&[128, 2, 7, 0])),
-            Err(DecodeError::Missing { typ: t::STRATEGY })
+            Err(DecodeError::Missing { typ: nfd::STRATEGY })
         );
     }
 }

@@ -15,17 +15,20 @@ fn full() -> Data {
 }
 
 fn data(parts: &[&[u8]]) -> Bytes {
-    Bytes::from(tlv(tt::DATA, &cat(parts)))
+    Bytes::from(tlv(tlv_type::DATA, &cat(parts)))
 }
 
 fn name_a() -> Vec<u8> {
-    tlv(tt::NAME, &tlv(8, b"a"))
+    tlv(tlv_type::NAME, &tlv(8, b"a"))
 }
 
 fn sig() -> Vec<u8> {
     cat(&[
-        &tlv(tt::SIGNATURE_INFO, &tlv(tt::SIGNATURE_TYPE, &[0])),
-        &tlv(tt::SIGNATURE_VALUE, &[0; 32]),
+        &tlv(
+            tlv_type::SIGNATURE_INFO,
+            &tlv(tlv_type::SIGNATURE_TYPE, &[0]),
+        ),
+        &tlv(tlv_type::SIGNATURE_VALUE, &[0; 32]),
     ])
 }
 
@@ -90,14 +93,14 @@ fn view_reads_meta_and_stops_at_content() {
             .as_segment(),
         Some(9)
     );
-    assert_eq!(wire[v.content_offset()], tt::CONTENT as u8);
+    assert_eq!(wire[v.content_offset()], tlv_type::CONTENT as u8);
     assert_eq!(v.implicit_digest(), <[u8; 32]>::from(Sha256::digest(&wire)));
     assert_eq!(
         Data::decode(wire).unwrap().implicit_digest(),
         v.implicit_digest()
     );
     // Content and signature are not examined by the view
-    let bad = data(&[&name_a(), &tlv(tt::CONTENT, b"x"), &tlv(99, b"")]);
+    let bad = data(&[&name_a(), &tlv(tlv_type::CONTENT, b"x"), &tlv(99, b"")]);
     assert!(DataView::decode(bad.clone()).is_ok());
     assert_eq!(
         Data::decode(bad).unwrap_err(),
@@ -105,103 +108,125 @@ fn view_reads_meta_and_stops_at_content() {
     );
     // without Content, the offset points at SignatureInfo
     let v = DataView::decode(data(&[&name_a(), &sig()])).unwrap();
-    assert_eq!(v.wire()[v.content_offset()], tt::SIGNATURE_INFO as u8);
+    assert_eq!(v.wire()[v.content_offset()], tlv_type::SIGNATURE_INFO as u8);
     assert_eq!(v.freshness_ms(), 0);
 }
 
 #[test]
 fn empty_name_is_allowed_for_data() {
-    let d = Data::decode(data(&[&tlv(tt::NAME, b""), &sig()])).unwrap();
+    let d = Data::decode(data(&[&tlv(tlv_type::NAME, b""), &sig()])).unwrap();
     assert!(d.name.is_empty());
 }
 
 #[test]
 fn malformed_data_are_typed_errors() {
-    let content = tlv(tt::CONTENT, b"c");
-    let meta = tlv(tt::META_INFO, &tlv(tt::FRESHNESS_PERIOD, &[1]));
-    let si = tlv(tt::SIGNATURE_INFO, &tlv(tt::SIGNATURE_TYPE, &[0]));
-    let sv = tlv(tt::SIGNATURE_VALUE, b"");
+    let content = tlv(tlv_type::CONTENT, b"c");
+    let meta = tlv(tlv_type::META_INFO, &tlv(tlv_type::FRESHNESS_PERIOD, &[1]));
+    let si = tlv(
+        tlv_type::SIGNATURE_INFO,
+        &tlv(tlv_type::SIGNATURE_TYPE, &[0]),
+    );
+    let sv = tlv(tlv_type::SIGNATURE_VALUE, b"");
     let cases: Vec<(Bytes, DecodeError)> = vec![
         (
             data(&[&name_a(), &content]),
             DecodeError::Missing {
-                typ: tt::SIGNATURE_INFO,
+                typ: tlv_type::SIGNATURE_INFO,
             },
         ),
         (
             data(&[&name_a(), &si]),
             DecodeError::Missing {
-                typ: tt::SIGNATURE_VALUE,
+                typ: tlv_type::SIGNATURE_VALUE,
             },
         ),
         (
             data(&[&name_a(), &content, &meta, &si, &sv]),
-            DecodeError::OutOfOrder { typ: tt::META_INFO },
+            DecodeError::OutOfOrder {
+                typ: tlv_type::META_INFO,
+            },
         ),
         (
             data(&[&name_a(), &content, &content, &si, &sv]),
-            DecodeError::Duplicate { typ: tt::CONTENT },
+            DecodeError::Duplicate {
+                typ: tlv_type::CONTENT,
+            },
         ),
         (
             data(&[&name_a(), &meta, &meta, &si, &sv]),
-            DecodeError::Duplicate { typ: tt::META_INFO },
+            DecodeError::Duplicate {
+                typ: tlv_type::META_INFO,
+            },
         ),
         (
             data(&[&name_a(), &sv, &si]),
             DecodeError::OutOfOrder {
-                typ: tt::SIGNATURE_INFO,
+                typ: tlv_type::SIGNATURE_INFO,
             },
         ),
         (
             data(&[&content, &name_a()]),
             DecodeError::UnexpectedType {
-                expected: tt::NAME,
-                actual: tt::CONTENT,
+                expected: tlv_type::NAME,
+                actual: tlv_type::CONTENT,
             },
         ),
         (
             data(&[&name_a(), &si, &sv, &name_a()]),
-            DecodeError::OutOfOrder { typ: tt::NAME },
+            DecodeError::OutOfOrder {
+                typ: tlv_type::NAME,
+            },
         ),
         (
             data(&[
                 &name_a(),
                 &tlv(
-                    tt::META_INFO,
+                    tlv_type::META_INFO,
                     &cat(&[
-                        &tlv(tt::FRESHNESS_PERIOD, &[1]),
-                        &tlv(tt::CONTENT_TYPE, &[1]),
+                        &tlv(tlv_type::FRESHNESS_PERIOD, &[1]),
+                        &tlv(tlv_type::CONTENT_TYPE, &[1]),
                     ]),
                 ),
                 &si,
                 &sv,
             ]),
             DecodeError::OutOfOrder {
-                typ: tt::CONTENT_TYPE,
+                typ: tlv_type::CONTENT_TYPE,
             },
         ),
         (
             data(&[
                 &name_a(),
-                &tlv(tt::META_INFO, &tlv(tt::FRESHNESS_PERIOD, &[0; 3])),
+                &tlv(
+                    tlv_type::META_INFO,
+                    &tlv(tlv_type::FRESHNESS_PERIOD, &[0; 3]),
+                ),
                 &si,
                 &sv,
             ]),
             DecodeError::InvalidNonNegInt {
-                typ: tt::FRESHNESS_PERIOD,
+                typ: tlv_type::FRESHNESS_PERIOD,
                 len: 3,
             },
         ),
         (
-            data(&[&name_a(), &tlv(tt::META_INFO, &tlv(31, b"")), &si, &sv]),
+            data(&[
+                &name_a(),
+                &tlv(tlv_type::META_INFO, &tlv(31, b"")),
+                &si,
+                &sv,
+            ]),
             DecodeError::UnknownCritical { typ: 31 },
         ),
         (
             data(&[
                 &name_a(),
                 &tlv(
-                    tt::META_INFO,
-                    &tlv(tt::FINAL_BLOCK_ID, &cat(&[&tlv(8, b"a"), &tlv(8, b"b")])),
+                    tlv_type::META_INFO,
+                    &tlv(
+                        tlv_type::FINAL_BLOCK_ID,
+                        &cat(&[&tlv(8, b"a"), &tlv(8, b"b")]),
+                    ),
                 ),
                 &si,
                 &sv,
@@ -211,16 +236,16 @@ fn malformed_data_are_typed_errors() {
         (
             data(&[
                 &name_a(),
-                &tlv(tt::META_INFO, &tlv(tt::FINAL_BLOCK_ID, b"")),
+                &tlv(tlv_type::META_INFO, &tlv(tlv_type::FINAL_BLOCK_ID, b"")),
                 &si,
                 &sv,
             ]),
             DecodeError::Truncated,
         ),
         (
-            data(&[&name_a(), &tlv(tt::SIGNATURE_INFO, b""), &sv]),
+            data(&[&name_a(), &tlv(tlv_type::SIGNATURE_INFO, b""), &sv]),
             DecodeError::Missing {
-                typ: tt::SIGNATURE_TYPE,
+                typ: tlv_type::SIGNATURE_TYPE,
             },
         ),
         (
@@ -251,7 +276,11 @@ fn header_name_and_the_octets_after_the_name_are_the_whole_data() {
     d.sig_value = Bytes::from(vec![7u8; 32]);
     let tail = d.encode_after_name();
     let mut whole = Vec::new();
-    put_header(&mut whole, tt::DATA, d.name.encoded_len() + tail.len());
+    put_header(
+        &mut whole,
+        tlv_type::DATA,
+        d.name.encoded_len() + tail.len(),
+    );
     d.name.encode(&mut whole);
     whole.extend_from_slice(&tail);
     assert_eq!(whole, d.encode());

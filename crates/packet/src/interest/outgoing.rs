@@ -8,7 +8,7 @@ use bytes::Bytes;
 use super::{Interest, InterestView, Nonce};
 use crate::error::Result;
 use crate::tlv::read_single_of;
-use crate::tt;
+use crate::tlv_type;
 
 /// An Interest to send, with its pending in-place changes.
 #[derive(Debug, Clone)]
@@ -41,8 +41,8 @@ impl OutgoingInterest {
     /// The value of the Interest's Name (its components' TLVs), read from the octets: for a
     /// consumer of the packet that needs only the name, such as a producer answering it.
     pub fn name_octets(&self) -> Result<&[u8]> {
-        let el = read_single_of(&self.wire, tt::INTEREST)?;
-        Ok(el.children().expect(tt::NAME)?.value)
+        let el = read_single_of(&self.wire, tlv_type::INTEREST)?;
+        Ok(el.children().expect(tlv_type::NAME)?.value)
     }
 }
 

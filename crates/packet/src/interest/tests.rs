@@ -24,11 +24,11 @@ fn full() -> Interest {
 
 /// Interest element around `parts`.
 fn interest(parts: &[&[u8]]) -> Bytes {
-    Bytes::from(tlv(tt::INTEREST, &cat(parts)))
+    Bytes::from(tlv(tlv_type::INTEREST, &cat(parts)))
 }
 
 fn name_ab() -> Vec<u8> {
-    tlv(tt::NAME, &cat(&[&tlv(8, b"a"), &tlv(8, b"b")]))
+    tlv(tlv_type::NAME, &cat(&[&tlv(8, b"a"), &tlv(8, b"b")]))
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn view_stops_before_application_parameters() {
     let el = read_single(&good).unwrap();
     let mut value = el.value.to_vec();
     value.extend(tlv(99, b""));
-    let bad = Bytes::from(tlv(tt::INTEREST, &value));
+    let bad = Bytes::from(tlv(tlv_type::INTEREST, &value));
     assert!(InterestView::decode(bad.clone()).is_ok());
     assert_eq!(
         Interest::decode(bad),
@@ -93,12 +93,12 @@ fn params_digest_is_verified() {
     let mut i = Interest::new(name("/p"));
     i.app_params = Some(Bytes::from_static(b"hello"));
     let wire = i.encode();
-    let digest = Sha256::digest(tlv(tt::APPLICATION_PARAMETERS, b"hello"));
+    let digest = Sha256::digest(tlv(tlv_type::APPLICATION_PARAMETERS, b"hello"));
     let decoded = Interest::decode(wire.clone()).unwrap();
     assert_eq!(decoded.name.last().unwrap().value(), digest.as_slice());
     assert_eq!(
         decoded.name.last().unwrap().typ(),
-        tt::PARAMETERS_SHA256_DIGEST_COMPONENT
+        tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT
     );
     // tamper with the parameters
     let mut bytes = wire.to_vec();
@@ -123,21 +123,21 @@ fn params_digest_replaces_an_existing_one_in_place() {
 
 #[test]
 fn params_digest_placement_errors() {
-    let digest = tlv(tt::PARAMETERS_SHA256_DIGEST_COMPONENT, &[0; 32]);
-    let params = tlv(tt::APPLICATION_PARAMETERS, b"");
+    let digest = tlv(tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT, &[0; 32]);
+    let params = tlv(tlv_type::APPLICATION_PARAMETERS, b"");
     // parameters without a digest component
     assert_eq!(
         InterestView::decode(interest(&[&name_ab(), &params])).unwrap_err(),
         DecodeError::ParamsDigestPlacement
     );
     // a digest component without parameters
-    let n = tlv(tt::NAME, &cat(&[&tlv(8, b"a"), &digest]));
+    let n = tlv(tlv_type::NAME, &cat(&[&tlv(8, b"a"), &digest]));
     assert_eq!(
         InterestView::decode(interest(&[&n])).unwrap_err(),
         DecodeError::ParamsDigestPlacement
     );
     // two digest components
-    let n = tlv(tt::NAME, &cat(&[&digest, &digest]));
+    let n = tlv(tlv_type::NAME, &cat(&[&digest, &digest]));
     assert_eq!(
         InterestView::decode(interest(&[&n, &params])).unwrap_err(),
         DecodeError::ParamsDigestPlacement
@@ -200,9 +200,9 @@ fn signer_key_locator_is_written() {
 
 #[test]
 fn forwarding_hint_accepts_both_forms() {
-    let pref = tlv(tt::PREFERENCE, &[1]);
-    let delegation = tlv(tt::DELEGATION, &cat(&[&pref, &name_ab()]));
-    let hint = tlv(tt::FORWARDING_HINT, &cat(&[&delegation, &name_ab()]));
+    let pref = tlv(tlv_type::PREFERENCE, &[1]);
+    let delegation = tlv(tlv_type::DELEGATION, &cat(&[&pref, &name_ab()]));
+    let hint = tlv(tlv_type::FORWARDING_HINT, &cat(&[&delegation, &name_ab()]));
     let v = InterestView::decode(interest(&[&name_ab(), &hint])).unwrap();
     let names: Vec<String> = v.forwarding_hint().map(|n| n.to_uri()).collect();
     assert_eq!(names, ["/a/b", "/a/b"]);
@@ -210,17 +210,22 @@ fn forwarding_hint_accepts_both_forms() {
 
 #[test]
 fn forwarding_hint_errors() {
-    let empty = tlv(tt::FORWARDING_HINT, b"");
+    let empty = tlv(tlv_type::FORWARDING_HINT, b"");
     assert_eq!(
         InterestView::decode(interest(&[&name_ab(), &empty])).unwrap_err(),
-        DecodeError::Missing { typ: tt::NAME }
+        DecodeError::Missing {
+            typ: tlv_type::NAME
+        }
     );
-    let wrong = tlv(tt::FORWARDING_HINT, &tlv(8, b"x"));
+    let wrong = tlv(tlv_type::FORWARDING_HINT, &tlv(8, b"x"));
     assert!(matches!(
         InterestView::decode(interest(&[&name_ab(), &wrong])).unwrap_err(),
         DecodeError::UnexpectedType { .. }
     ));
-    let bad_name = tlv(tt::FORWARDING_HINT, &tlv(tt::NAME, &tlv(1, &[0; 3])));
+    let bad_name = tlv(
+        tlv_type::FORWARDING_HINT,
+        &tlv(tlv_type::NAME, &tlv(1, &[0; 3])),
+    );
     assert_eq!(
         InterestView::decode(interest(&[&name_ab(), &bad_name])).unwrap_err(),
         DecodeError::InvalidLength { typ: 1, len: 3 }
@@ -230,7 +235,7 @@ fn forwarding_hint_errors() {
 #[test]
 fn malformed_interests_are_typed_errors() {
     let n = name_ab();
-    let nonce = tlv(tt::NONCE, &[1, 2, 3, 4]);
+    let nonce = tlv(tlv_type::NONCE, &[1, 2, 3, 4]);
     let cases: Vec<(Bytes, DecodeError)> = vec![
         (Bytes::from_static(&[5]), DecodeError::Truncated),
         (
@@ -242,48 +247,50 @@ fn malformed_interests_are_typed_errors() {
             },
         ),
         (
-            Bytes::from(cat(&[&[5, 253, 0, 5], &tlv(tt::NAME, &tlv(8, b"a"))])),
+            Bytes::from(cat(&[&[5, 253, 0, 5], &tlv(tlv_type::NAME, &tlv(8, b"a"))])),
             DecodeError::NonMinimalVarNumber,
         ),
         (
             interest(&[
                 &n,
-                &tlv(tt::MUST_BE_FRESH, b""),
-                &tlv(tt::CAN_BE_PREFIX, b""),
+                &tlv(tlv_type::MUST_BE_FRESH, b""),
+                &tlv(tlv_type::CAN_BE_PREFIX, b""),
             ]),
             DecodeError::OutOfOrder {
-                typ: tt::CAN_BE_PREFIX,
+                typ: tlv_type::CAN_BE_PREFIX,
             },
         ),
         (
             interest(&[&n, &nonce, &nonce]),
-            DecodeError::Duplicate { typ: tt::NONCE },
+            DecodeError::Duplicate {
+                typ: tlv_type::NONCE,
+            },
         ),
         (
-            interest(&[&n, &tlv(tt::NONCE, &[1, 2, 3])]),
+            interest(&[&n, &tlv(tlv_type::NONCE, &[1, 2, 3])]),
             DecodeError::InvalidLength {
-                typ: tt::NONCE,
+                typ: tlv_type::NONCE,
                 len: 3,
             },
         ),
         (
-            interest(&[&n, &tlv(tt::HOP_LIMIT, &[1, 2])]),
+            interest(&[&n, &tlv(tlv_type::HOP_LIMIT, &[1, 2])]),
             DecodeError::InvalidLength {
-                typ: tt::HOP_LIMIT,
+                typ: tlv_type::HOP_LIMIT,
                 len: 2,
             },
         ),
         (
-            interest(&[&n, &tlv(tt::CAN_BE_PREFIX, b"x")]),
+            interest(&[&n, &tlv(tlv_type::CAN_BE_PREFIX, b"x")]),
             DecodeError::InvalidLength {
-                typ: tt::CAN_BE_PREFIX,
+                typ: tlv_type::CAN_BE_PREFIX,
                 len: 1,
             },
         ),
         (
-            interest(&[&n, &tlv(tt::INTEREST_LIFETIME, &[0, 0, 1])]),
+            interest(&[&n, &tlv(tlv_type::INTEREST_LIFETIME, &[0, 0, 1])]),
             DecodeError::InvalidNonNegInt {
-                typ: tt::INTEREST_LIFETIME,
+                typ: tlv_type::INTEREST_LIFETIME,
                 len: 3,
             },
         ),
@@ -296,28 +303,35 @@ fn malformed_interests_are_typed_errors() {
             DecodeError::UnknownCritical { typ: 201 },
         ),
         (
-            interest(&[&tlv(tt::NAME, b"")]),
+            interest(&[&tlv(tlv_type::NAME, b"")]),
             DecodeError::InvalidValue {
-                typ: tt::NAME,
+                typ: tlv_type::NAME,
                 reason: "an Interest name needs at least one component",
             },
         ),
         (
             interest(&[&nonce, &n]),
             DecodeError::UnexpectedType {
-                expected: tt::NAME,
-                actual: tt::NONCE,
+                expected: tlv_type::NAME,
+                actual: tlv_type::NONCE,
             },
         ),
-        (interest(&[]), DecodeError::Missing { typ: tt::NAME }),
         (
-            interest(&[&n, &n]),
-            DecodeError::Duplicate { typ: tt::NAME },
+            interest(&[]),
+            DecodeError::Missing {
+                typ: tlv_type::NAME,
+            },
         ),
         (
-            interest(&[&n, &tlv(tt::INTEREST_SIGNATURE_INFO, &tlv(27, &[0]))]),
+            interest(&[&n, &n]),
+            DecodeError::Duplicate {
+                typ: tlv_type::NAME,
+            },
+        ),
+        (
+            interest(&[&n, &tlv(tlv_type::INTEREST_SIGNATURE_INFO, &tlv(27, &[0]))]),
             DecodeError::Missing {
-                typ: tt::APPLICATION_PARAMETERS,
+                typ: tlv_type::APPLICATION_PARAMETERS,
             },
         ),
         (
@@ -325,10 +339,10 @@ fn malformed_interests_are_typed_errors() {
             DecodeError::TrailingBytes(1),
         ),
         (
-            Bytes::from(tlv(tt::DATA, &n)),
+            Bytes::from(tlv(tlv_type::DATA, &n)),
             DecodeError::UnexpectedType {
-                expected: tt::INTEREST,
-                actual: tt::DATA,
+                expected: tlv_type::INTEREST,
+                actual: tlv_type::DATA,
             },
         ),
     ];
@@ -344,7 +358,7 @@ fn malformed_interests_are_typed_errors() {
 
 #[test]
 fn unknown_non_critical_elements_are_skipped() {
-    let wire = interest(&[&name_ab(), &tlv(200, b"zz"), &tlv(tt::NONCE, &[0; 4])]);
+    let wire = interest(&[&name_ab(), &tlv(200, b"zz"), &tlv(tlv_type::NONCE, &[0; 4])]);
     let v = InterestView::decode(wire).unwrap();
     assert_eq!(v.nonce, Some(Nonce([0; 4])));
 }
@@ -358,7 +372,7 @@ fn malformed_signed_parts_are_typed_errors() {
     let mut r = el.children();
     let mut kept = Vec::new();
     while let Some(Ok(c)) = r.next_element() {
-        if c.typ != tt::INTEREST_SIGNATURE_VALUE {
+        if c.typ != tlv_type::INTEREST_SIGNATURE_VALUE {
             kept.extend_from_slice(&good[c.range()]);
         }
     }
@@ -369,13 +383,13 @@ fn malformed_signed_parts_are_typed_errors() {
     assert_eq!(
         Interest::decode(wire).unwrap_err(),
         DecodeError::Missing {
-            typ: tt::INTEREST_SIGNATURE_VALUE
+            typ: tlv_type::INTEREST_SIGNATURE_VALUE
         }
     );
     // repeated ApplicationParameters
     let dup = Bytes::from(tlv(
-        tt::INTEREST,
-        &cat(&[&kept, &tlv(tt::APPLICATION_PARAMETERS, b"")]),
+        tlv_type::INTEREST,
+        &cat(&[&kept, &tlv(tlv_type::APPLICATION_PARAMETERS, b"")]),
     ));
     assert!(matches!(
         Interest::decode(dup).unwrap_err(),

@@ -7,7 +7,7 @@ use bytes::BufMut;
 
 use super::{nack_field_len, put_nack, NackReason, PitToken};
 use crate::encode::{nonneg_tlv_len, put_header, put_nonneg_tlv, put_tlv, tlv_len};
-use crate::tt;
+use crate::tlv_type;
 
 /// The per-hop link fields of an outgoing packet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,13 +35,13 @@ impl HopHeader<'_> {
     #[inline]
     fn fields_len(&self) -> usize {
         self.pit_token
-            .map_or(0, |t| tlv_len(tt::PIT_TOKEN, t.as_slice().len()))
+            .map_or(0, |t| tlv_len(tlv_type::PIT_TOKEN, t.as_slice().len()))
             + self.nack.map_or(0, nack_field_len)
             + self
                 .incoming_face_id
-                .map_or(0, |n| nonneg_tlv_len(tt::INCOMING_FACE_ID, n))
+                .map_or(0, |n| nonneg_tlv_len(tlv_type::INCOMING_FACE_ID, n))
             + if self.congestion_mark > 0 {
-                nonneg_tlv_len(tt::CONGESTION_MARK, self.congestion_mark)
+                nonneg_tlv_len(tlv_type::CONGESTION_MARK, self.congestion_mark)
             } else {
                 0
             }
@@ -50,29 +50,29 @@ impl HopHeader<'_> {
     /// Octets [`HopHeader::encode_header`] writes for a fragment of `fragment_len` octets.
     #[inline]
     pub fn header_len(&self, fragment_len: usize) -> usize {
-        let value_len = self.fields_len() + tlv_len(tt::FRAGMENT, fragment_len);
-        tlv_len(tt::LP_PACKET, value_len) - fragment_len
+        let value_len = self.fields_len() + tlv_len(tlv_type::FRAGMENT, fragment_len);
+        tlv_len(tlv_type::LP_PACKET, value_len) - fragment_len
     }
 
     /// Writes the LpPacket TLV-TYPE and TLV-LENGTH, the fields, and the Fragment TLV-TYPE and
     /// TLV-LENGTH: everything that precedes the fragment's octets on the wire.
     #[inline]
     pub fn encode_header(&self, fragment_len: usize, out: &mut impl BufMut) {
-        let value_len = self.fields_len() + tlv_len(tt::FRAGMENT, fragment_len);
-        put_header(out, tt::LP_PACKET, value_len);
+        let value_len = self.fields_len() + tlv_len(tlv_type::FRAGMENT, fragment_len);
+        put_header(out, tlv_type::LP_PACKET, value_len);
         if let Some(t) = self.pit_token {
-            put_tlv(out, tt::PIT_TOKEN, t.as_slice());
+            put_tlv(out, tlv_type::PIT_TOKEN, t.as_slice());
         }
         if let Some(r) = self.nack {
             put_nack(out, r);
         }
         if let Some(n) = self.incoming_face_id {
-            put_nonneg_tlv(out, tt::INCOMING_FACE_ID, n);
+            put_nonneg_tlv(out, tlv_type::INCOMING_FACE_ID, n);
         }
         if self.congestion_mark > 0 {
-            put_nonneg_tlv(out, tt::CONGESTION_MARK, self.congestion_mark);
+            put_nonneg_tlv(out, tlv_type::CONGESTION_MARK, self.congestion_mark);
         }
-        put_header(out, tt::FRAGMENT, fragment_len);
+        put_header(out, tlv_type::FRAGMENT, fragment_len);
     }
 }
 

@@ -12,7 +12,7 @@ fn interest_wire() -> Bytes {
 }
 
 fn lp(parts: &[&[u8]]) -> Bytes {
-    Bytes::from(tlv(tt::LP_PACKET, &cat(parts)))
+    Bytes::from(tlv(tlv_type::LP_PACKET, &cat(parts)))
 }
 
 fn full_header() -> LpHeader {
@@ -29,7 +29,7 @@ fn full_header() -> LpHeader {
         acks: smallvec![1, 2, 3, 4, 5],
         tx_sequence: Some(99),
         non_discovery: true,
-        prefix_announcement: Some(Bytes::from(tlv(tt::DATA, &tlv(tt::NAME, b"")))),
+        prefix_announcement: Some(Bytes::from(tlv(tlv_type::DATA, &tlv(tlv_type::NAME, b"")))),
     }
 }
 
@@ -118,7 +118,10 @@ fn nack_round_trip_and_reasonless_nack() {
     assert_eq!(Nack::decode(wire.clone()).unwrap(), nack);
     let (_, p) = NetPacket::decode_frame(wire).unwrap();
     assert_eq!(p, NetPacket::Nack(nack));
-    let bare = lp(&[&tlv(tt::NACK, b""), &tlv(tt::FRAGMENT, &interest_wire())]);
+    let bare = lp(&[
+        &tlv(tlv_type::NACK, b""),
+        &tlv(tlv_type::FRAGMENT, &interest_wire()),
+    ]);
     assert_eq!(Nack::decode(bare).unwrap().reason, NackReason::NONE);
     let unknown = Nack::encode_for(NackReason(7), interest_wire());
     assert_eq!(Nack::decode(unknown).unwrap().reason, NackReason(7));
@@ -126,23 +129,27 @@ fn nack_round_trip_and_reasonless_nack() {
 
 #[test]
 fn nack_errors() {
-    let data = Bytes::from(tlv(tt::DATA, &tlv(tt::NAME, b"")));
-    let not_interest = lp(&[&tlv(tt::NACK, b""), &tlv(tt::FRAGMENT, &data)]);
+    let data = Bytes::from(tlv(tlv_type::DATA, &tlv(tlv_type::NAME, b"")));
+    let not_interest = lp(&[&tlv(tlv_type::NACK, b""), &tlv(tlv_type::FRAGMENT, &data)]);
     assert!(Nack::decode(not_interest).is_err());
-    let no_fragment = lp(&[&tlv(tt::NACK, b"")]);
+    let no_fragment = lp(&[&tlv(tlv_type::NACK, b"")]);
     assert_eq!(
         Nack::decode(no_fragment).unwrap_err(),
-        DecodeError::Missing { typ: tt::FRAGMENT }
+        DecodeError::Missing {
+            typ: tlv_type::FRAGMENT
+        }
     );
     assert_eq!(
         Nack::decode(interest_wire()).unwrap_err(),
-        DecodeError::Missing { typ: tt::NACK }
+        DecodeError::Missing {
+            typ: tlv_type::NACK
+        }
     );
 }
 
 #[test]
 fn unknown_fields_follow_the_ignore_rule() {
-    let frag = tlv(tt::FRAGMENT, &interest_wire());
+    let frag = tlv(tlv_type::FRAGMENT, &interest_wire());
     // 804: in the reserved range with low bits 00: ignored
     assert!(LpPacket::decode(lp(&[&tlv(804, b"x"), &frag])).is_ok());
     assert!(LpPacket::decode(lp(&[&tlv(956, b"x"), &frag])).is_ok());
@@ -157,113 +164,124 @@ fn unknown_fields_follow_the_ignore_rule() {
 
 #[test]
 fn malformed_frames_are_typed_errors() {
-    let frag = tlv(tt::FRAGMENT, &interest_wire());
-    let seq = tlv(tt::SEQUENCE, &[0; 8]);
-    let tok = tlv(tt::PIT_TOKEN, &[1; 4]);
+    let frag = tlv(tlv_type::FRAGMENT, &interest_wire());
+    let seq = tlv(tlv_type::SEQUENCE, &[0; 8]);
+    let tok = tlv(tlv_type::PIT_TOKEN, &[1; 4]);
     let cases: Vec<(Bytes, DecodeError)> = vec![
         (
             lp(&[&tok, &seq, &frag]),
-            DecodeError::OutOfOrder { typ: tt::SEQUENCE },
+            DecodeError::OutOfOrder {
+                typ: tlv_type::SEQUENCE,
+            },
         ),
         (
             lp(&[&seq, &seq, &frag]),
-            DecodeError::Duplicate { typ: tt::SEQUENCE },
+            DecodeError::Duplicate {
+                typ: tlv_type::SEQUENCE,
+            },
         ),
         (
             lp(&[&frag, &seq]),
-            DecodeError::OutOfOrder { typ: tt::SEQUENCE },
+            DecodeError::OutOfOrder {
+                typ: tlv_type::SEQUENCE,
+            },
         ),
         (
             lp(&[&frag, &frag]),
-            DecodeError::OutOfOrder { typ: tt::FRAGMENT },
+            DecodeError::OutOfOrder {
+                typ: tlv_type::FRAGMENT,
+            },
         ),
         (
             lp(&[
-                &tlv(tt::FRAG_INDEX, &[3]),
-                &tlv(tt::FRAG_COUNT, &[3]),
+                &tlv(tlv_type::FRAG_INDEX, &[3]),
+                &tlv(tlv_type::FRAG_COUNT, &[3]),
                 &frag,
             ]),
             DecodeError::InvalidValue {
-                typ: tt::FRAG_INDEX,
+                typ: tlv_type::FRAG_INDEX,
                 reason: "FragIndex must be below a non-zero FragCount",
             },
         ),
         (
-            lp(&[&tlv(tt::FRAG_COUNT, &[0]), &frag]),
+            lp(&[&tlv(tlv_type::FRAG_COUNT, &[0]), &frag]),
             DecodeError::InvalidValue {
-                typ: tt::FRAG_INDEX,
+                typ: tlv_type::FRAG_INDEX,
                 reason: "FragIndex must be below a non-zero FragCount",
             },
         ),
         (
-            lp(&[&tlv(tt::FRAG_INDEX, &[1]), &frag]),
+            lp(&[&tlv(tlv_type::FRAG_INDEX, &[1]), &frag]),
             DecodeError::InvalidValue {
-                typ: tt::FRAG_INDEX,
+                typ: tlv_type::FRAG_INDEX,
                 reason: "FragIndex must be below a non-zero FragCount",
             },
         ),
         (
-            lp(&[&tlv(tt::PIT_TOKEN, b""), &frag]),
+            lp(&[&tlv(tlv_type::PIT_TOKEN, b""), &frag]),
             DecodeError::InvalidLength {
-                typ: tt::PIT_TOKEN,
+                typ: tlv_type::PIT_TOKEN,
                 len: 0,
             },
         ),
         (
-            lp(&[&tlv(tt::PIT_TOKEN, &[0; 33]), &frag]),
+            lp(&[&tlv(tlv_type::PIT_TOKEN, &[0; 33]), &frag]),
             DecodeError::InvalidLength {
-                typ: tt::PIT_TOKEN,
+                typ: tlv_type::PIT_TOKEN,
                 len: 33,
             },
         ),
         (
-            lp(&[&tlv(tt::SEQUENCE, &[0; 3]), &frag]),
+            lp(&[&tlv(tlv_type::SEQUENCE, &[0; 3]), &frag]),
             DecodeError::InvalidNonNegInt {
-                typ: tt::SEQUENCE,
+                typ: tlv_type::SEQUENCE,
                 len: 3,
             },
         ),
         (
-            lp(&[&tlv(tt::NON_DISCOVERY, b"x"), &frag]),
+            lp(&[&tlv(tlv_type::NON_DISCOVERY, b"x"), &frag]),
             DecodeError::InvalidLength {
-                typ: tt::NON_DISCOVERY,
+                typ: tlv_type::NON_DISCOVERY,
                 len: 1,
             },
         ),
         (
-            lp(&[&tlv(tt::CACHE_POLICY, b""), &frag]),
+            lp(&[&tlv(tlv_type::CACHE_POLICY, b""), &frag]),
             DecodeError::Missing {
-                typ: tt::CACHE_POLICY_TYPE,
+                typ: tlv_type::CACHE_POLICY_TYPE,
             },
         ),
         (
-            lp(&[&tlv(tt::NACK, &tlv(tt::NACK_REASON, &[0; 3])), &frag]),
+            lp(&[
+                &tlv(tlv_type::NACK, &tlv(tlv_type::NACK_REASON, &[0; 3])),
+                &frag,
+            ]),
             DecodeError::InvalidNonNegInt {
-                typ: tt::NACK_REASON,
+                typ: tlv_type::NACK_REASON,
                 len: 3,
             },
         ),
         (
             lp(&[
-                &tlv(tt::PREFIX_ANNOUNCEMENT, &tlv(tt::INTEREST, b"")),
+                &tlv(tlv_type::PREFIX_ANNOUNCEMENT, &tlv(tlv_type::INTEREST, b"")),
                 &frag,
             ]),
             DecodeError::UnexpectedType {
-                expected: tt::DATA,
-                actual: tt::INTEREST,
+                expected: tlv_type::DATA,
+                actual: tlv_type::INTEREST,
             },
         ),
         (
-            lp(&[&tlv(tt::FRAGMENT, b"")]),
+            lp(&[&tlv(tlv_type::FRAGMENT, b"")]),
             DecodeError::InvalidLength {
-                typ: tt::FRAGMENT,
+                typ: tlv_type::FRAGMENT,
                 len: 0,
             },
         ),
         (
             Bytes::from(tlv(99, b"")),
             DecodeError::UnexpectedType {
-                expected: tt::LP_PACKET,
+                expected: tlv_type::LP_PACKET,
                 actual: 99,
             },
         ),
@@ -301,7 +319,7 @@ fn net_packet_view_dispatches_on_type() {
         NetPacketView::decode(d).unwrap(),
         NetPacketView::Data(_)
     ));
-    assert!(NetPacketView::decode(Bytes::from(tlv(tt::LP_PACKET, b""))).is_err());
+    assert!(NetPacketView::decode(Bytes::from(tlv(tlv_type::LP_PACKET, b""))).is_err());
 }
 
 /// The general decoder alone, for comparing with the token-only fast path.
@@ -334,21 +352,24 @@ fn token_only_frames_decode_as_the_general_decoder_does() {
             let head = read_single(&frame).unwrap().value_start;
             let value = frame.slice(head..);
             for cut in 0..value.len() {
-                let f = Bytes::from(tlv(tt::LP_PACKET, &value[..cut]));
+                let f = Bytes::from(tlv(tlv_type::LP_PACKET, &value[..cut]));
                 assert_eq!(LpPacket::decode(f.clone()), decode_general(&f), "cut {cut}");
             }
             for at in 0..value.len().min(48) {
                 for x in [0x00, 0x01, 0x21, 0x50, 0x62, 0xFD, 0xFF] {
                     let mut v = value.to_vec();
                     v[at] = x;
-                    let f = Bytes::from(tlv(tt::LP_PACKET, &v));
+                    let f = Bytes::from(tlv(tlv_type::LP_PACKET, &v));
                     assert_eq!(LpPacket::decode(f.clone()), decode_general(&f), "{at}={x}");
                 }
             }
         }
     }
     // A fragment length in three octets that fits in one is left to the general decoder.
-    let f = lp(&[&tlv(tt::PIT_TOKEN, &[1]), &[0x50, 0xFD, 0x00, 0x01, 0x07]]);
+    let f = lp(&[
+        &tlv(tlv_type::PIT_TOKEN, &[1]),
+        &[0x50, 0xFD, 0x00, 0x01, 0x07],
+    ]);
     assert_eq!(LpPacket::decode(f.clone()), decode_general(&f));
 }
 

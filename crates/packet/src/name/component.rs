@@ -7,7 +7,7 @@ use core::fmt;
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::encode::{put_header, tlv_len};
-use crate::tt;
+use crate::tlv_type;
 use crate::varnum::{nonneg_len, put_nonneg, read_nonneg};
 
 /// A borrowed name component: its type and value, pointing into a [`Name`](crate::Name)'s buffer.
@@ -29,7 +29,7 @@ impl<'a> Component<'a> {
     /// A GenericNameComponent.
     pub const fn generic(value: &'a [u8]) -> Self {
         Component {
-            typ: tt::GENERIC_NAME_COMPONENT as u16,
+            typ: tlv_type::GENERIC_NAME_COMPONENT as u16,
             value,
         }
     }
@@ -66,12 +66,12 @@ impl<'a> Component<'a> {
 
     /// The segment number, if this is a SegmentNameComponent.
     pub fn as_segment(&self) -> Option<u64> {
-        self.number_of(tt::SEGMENT_NAME_COMPONENT)
+        self.number_of(tlv_type::SEGMENT_NAME_COMPONENT)
     }
 
     /// The version, if this is a VersionNameComponent.
     pub fn as_version(&self) -> Option<u64> {
-        self.number_of(tt::VERSION_NAME_COMPONENT)
+        self.number_of(tlv_type::VERSION_NAME_COMPONENT)
     }
 
     /// The number inside a component of type `typ`.
@@ -142,7 +142,7 @@ impl OwnedComponent {
     /// A GenericNameComponent.
     pub fn generic(value: impl Into<Bytes>) -> Self {
         OwnedComponent {
-            typ: tt::GENERIC_NAME_COMPONENT as u16,
+            typ: tlv_type::GENERIC_NAME_COMPONENT as u16,
             value: value.into(),
         }
     }
@@ -159,12 +159,12 @@ impl OwnedComponent {
 
     /// A SegmentNameComponent.
     pub fn segment(n: u64) -> Self {
-        Self::number(tt::SEGMENT_NAME_COMPONENT, n)
+        Self::number(tlv_type::SEGMENT_NAME_COMPONENT, n)
     }
 
     /// A VersionNameComponent.
     pub fn version(n: u64) -> Self {
-        Self::number(tt::VERSION_NAME_COMPONENT, n)
+        Self::number(tlv_type::VERSION_NAME_COMPONENT, n)
     }
 
     /// The borrowed form.

@@ -24,7 +24,7 @@ pub use uri::UriError;
 use crate::encode::{put_header, tlv_len};
 use crate::error::{DecodeError, Result};
 use crate::tlv::{read_single_of, Element, Reader};
-use crate::tt;
+use crate::tlv_type;
 
 /// Offsets of components inside a name's value; inline up to 16 components.
 type Offsets = SmallVec<[u16; 16]>;
@@ -68,7 +68,7 @@ impl Name {
 
     /// Decodes a whole Name element (TLV-TYPE 7) that fills `wire`.
     pub fn decode(wire: Bytes) -> Result<Self> {
-        let el = read_single_of(&wire, tt::NAME)?;
+        let el = read_single_of(&wire, tlv_type::NAME)?;
         Self::from_element(&wire, &el)
     }
 
@@ -240,13 +240,13 @@ impl Name {
     /// Octets of the encoded Name element.
     #[inline]
     pub fn encoded_len(&self) -> usize {
-        tlv_len(tt::NAME, usize::from(self.len))
+        tlv_len(tlv_type::NAME, usize::from(self.len))
     }
 
     /// Writes the Name element.
     #[inline]
     pub fn encode(&self, out: &mut impl BufMut) {
-        put_header(out, tt::NAME, usize::from(self.len));
+        put_header(out, tlv_type::NAME, usize::from(self.len));
         out.put_slice(self.value());
     }
 
@@ -390,7 +390,7 @@ impl ParamsDigest {
     /// 253, so its VAR-NUMBER is that single octet.
     #[inline(always)]
     fn see(self, first_octet: u8, i: usize) -> Self {
-        if u64::from(first_octet) != tt::PARAMETERS_SHA256_DIGEST_COMPONENT {
+        if u64::from(first_octet) != tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT {
             return self;
         }
         // A name value of at most 65535 octets has fewer than 65536 components.
@@ -415,7 +415,7 @@ fn offset16(at: usize) -> u16 {
 fn scan_components(value: &[u8]) -> Result<(Offsets, ParamsDigest)> {
     if value.len() > MAX_NAME_VALUE_LEN {
         return Err(DecodeError::InvalidValue {
-            typ: tt::NAME,
+            typ: tlv_type::NAME,
             reason: "name longer than 65535 octets",
         });
     }
@@ -424,8 +424,8 @@ fn scan_components(value: &[u8]) -> Result<(Offsets, ParamsDigest)> {
     let mut r = Reader::new(value);
     while !r.is_empty() {
         let el = r.read()?;
-        let checked = el.typ == tt::IMPLICIT_SHA256_DIGEST_COMPONENT
-            || el.typ == tt::PARAMETERS_SHA256_DIGEST_COMPONENT
+        let checked = el.typ == tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT
+            || el.typ == tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT
             || el.typ > 0xFFFF;
         if checked {
             check_component(&el)?;
@@ -537,7 +537,7 @@ mod tests {
         assert_eq!(name.len(), 3);
         assert_eq!(name.get(0).unwrap().value(), b"a");
         assert_eq!(name.get(1).unwrap().as_segment(), Some(3));
-        assert_eq!(name.get(2).unwrap().typ(), tt::KEYWORD_NAME_COMPONENT);
+        assert_eq!(name.get(2).unwrap().typ(), tlv_type::KEYWORD_NAME_COMPONENT);
         assert!(name.get(3).is_none());
         assert_eq!(name.to_wire(), wire);
         assert_eq!(name.value().as_ptr(), wire[2..].as_ptr());
@@ -559,7 +559,7 @@ mod tests {
             assert_eq!(name.ends_in_implicit_digest(), expected, "{uri}");
             let parsed = name
                 .last()
-                .is_some_and(|c| c.typ() == tt::IMPLICIT_SHA256_DIGEST_COMPONENT);
+                .is_some_and(|c| c.typ() == tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT);
             assert_eq!(parsed, expected, "{uri}");
         }
     }
@@ -593,10 +593,10 @@ mod tests {
     fn push_and_from_components_agree() {
         let a = Name::root()
             .append_generic(b"x")
-            .append(Component::new(tt::VERSION_NAME_COMPONENT, &[7]).unwrap());
+            .append(Component::new(tlv_type::VERSION_NAME_COMPONENT, &[7]).unwrap());
         let b = Name::from_components([
             Component::generic(b"x"),
-            Component::new(tt::VERSION_NAME_COMPONENT, &[7]).unwrap(),
+            Component::new(tlv_type::VERSION_NAME_COMPONENT, &[7]).unwrap(),
         ]);
         assert_eq!(a, b);
         assert_eq!(a.to_uri(), "/x/v=7");
@@ -640,7 +640,7 @@ mod tests {
     }
 
     fn digest() -> OwnedComponent {
-        OwnedComponent::new(tt::IMPLICIT_SHA256_DIGEST_COMPONENT, vec![0xAB; 32]).unwrap()
+        OwnedComponent::new(tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT, vec![0xAB; 32]).unwrap()
     }
 
     #[test]

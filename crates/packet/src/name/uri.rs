@@ -7,7 +7,7 @@ use bytes::BytesMut;
 use thiserror::Error;
 
 use super::{Component, Name, Offsets, MAX_NAME_VALUE_LEN};
-use crate::tt;
+use crate::tlv_type;
 use crate::varnum::{nonneg_len, put_nonneg, read_nonneg};
 
 /// Why a string is not a valid name URI.
@@ -39,17 +39,20 @@ pub enum UriError {
 
 /// URI prefixes of the naming conventions' number components.
 const NUMBER_ALIASES: [(&str, u64); 5] = [
-    ("seg", tt::SEGMENT_NAME_COMPONENT),
-    ("off", tt::BYTE_OFFSET_NAME_COMPONENT),
-    ("v", tt::VERSION_NAME_COMPONENT),
-    ("t", tt::TIMESTAMP_NAME_COMPONENT),
-    ("seq", tt::SEQUENCE_NUM_NAME_COMPONENT),
+    ("seg", tlv_type::SEGMENT_NAME_COMPONENT),
+    ("off", tlv_type::BYTE_OFFSET_NAME_COMPONENT),
+    ("v", tlv_type::VERSION_NAME_COMPONENT),
+    ("t", tlv_type::TIMESTAMP_NAME_COMPONENT),
+    ("seq", tlv_type::SEQUENCE_NUM_NAME_COMPONENT),
 ];
 
 /// URI prefixes of the digest components.
 const DIGEST_ALIASES: [(&str, u64); 2] = [
-    ("sha256digest", tt::IMPLICIT_SHA256_DIGEST_COMPONENT),
-    ("params-sha256", tt::PARAMETERS_SHA256_DIGEST_COMPONENT),
+    ("sha256digest", tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT),
+    (
+        "params-sha256",
+        tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT,
+    ),
 ];
 
 /// Writes one component in URI form.
@@ -70,7 +73,7 @@ pub(super) fn write_component(f: &mut fmt::Formatter<'_>, c: Component<'_>) -> f
             _ => {}
         }
     }
-    if typ != tt::GENERIC_NAME_COMPONENT {
+    if typ != tlv_type::GENERIC_NAME_COMPONENT {
         write!(f, "{typ}=")?;
     }
     write_escaped(f, c.value())
@@ -155,7 +158,7 @@ fn parse_component(text: &str, value: &mut Vec<u8>) -> Result<u64, UriError> {
     }
     let Some((prefix, rest)) = text.split_once('=') else {
         unescape(text, value)?;
-        return Ok(tt::GENERIC_NAME_COMPONENT);
+        return Ok(tlv_type::GENERIC_NAME_COMPONENT);
     };
     if let Some(&(_, typ)) = DIGEST_ALIASES.iter().find(|(a, _)| *a == prefix) {
         parse_digest(text, rest, value)?;
@@ -179,7 +182,7 @@ fn parse_component(text: &str, value: &mut Vec<u8>) -> Result<u64, UriError> {
     }
     // An '=' that does not introduce a type is part of a generic value.
     unescape(text, value)?;
-    Ok(tt::GENERIC_NAME_COMPONENT)
+    Ok(tlv_type::GENERIC_NAME_COMPONENT)
 }
 
 /// A decimal number of digits only (no sign, no spaces).

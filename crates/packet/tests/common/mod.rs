@@ -5,19 +5,20 @@
 use bytes::Bytes;
 use kite_packet::signature::ValidityPeriod;
 use kite_packet::{
-    tt, CachePolicy, Component, ContentType, Data, DigestSha256, Interest, KeyLocator, LpHeader,
-    LpPacket, NackReason, Name, Nonce, OwnedComponent, PitToken, SignatureInfo, SignatureType,
+    tlv_type, CachePolicy, Component, ContentType, Data, DigestSha256, Interest, KeyLocator,
+    LpHeader, LpPacket, NackReason, Name, Nonce, OwnedComponent, PitToken, SignatureInfo,
+    SignatureType,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 /// Number-valued components of the naming conventions.
 pub const NUMBER_TYPES: [u64; 5] = [
-    tt::SEGMENT_NAME_COMPONENT,
-    tt::BYTE_OFFSET_NAME_COMPONENT,
-    tt::VERSION_NAME_COMPONENT,
-    tt::TIMESTAMP_NAME_COMPONENT,
-    tt::SEQUENCE_NUM_NAME_COMPONENT,
+    tlv_type::SEGMENT_NAME_COMPONENT,
+    tlv_type::BYTE_OFFSET_NAME_COMPONENT,
+    tlv_type::VERSION_NAME_COMPONENT,
+    tlv_type::TIMESTAMP_NAME_COMPONENT,
+    tlv_type::SEQUENCE_NUM_NAME_COMPONENT,
 ];
 
 /// Shortest NonNegativeInteger octets of `n`.
@@ -46,16 +47,16 @@ fn generic_value() -> impl Strategy<Value = Vec<u8>> {
 pub fn component(with_params_digest: bool) -> impl Strategy<Value = (u64, Vec<u8>)> {
     let digest_types = if with_params_digest {
         vec![
-            tt::IMPLICIT_SHA256_DIGEST_COMPONENT,
-            tt::PARAMETERS_SHA256_DIGEST_COMPONENT,
+            tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT,
+            tlv_type::PARAMETERS_SHA256_DIGEST_COMPONENT,
         ]
     } else {
-        vec![tt::IMPLICIT_SHA256_DIGEST_COMPONENT]
+        vec![tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT]
     };
     prop_oneof![
-        6 => generic_value().prop_map(|v| (tt::GENERIC_NAME_COMPONENT, v)),
+        6 => generic_value().prop_map(|v| (tlv_type::GENERIC_NAME_COMPONENT, v)),
         1 => (prop::sample::select(digest_types), vec(any::<u8>(), 32..=32)),
-        1 => "[a-z]{1,8}".prop_map(|s| (tt::KEYWORD_NAME_COMPONENT, s.into_bytes())),
+        1 => "[a-z]{1,8}".prop_map(|s| (tlv_type::KEYWORD_NAME_COMPONENT, s.into_bytes())),
         3 => (prop::sample::select(NUMBER_TYPES.to_vec()), number())
             .prop_map(|(t, n)| (t, nonneg(n))),
         1 => (prop::sample::select(vec![9u64, 100, 252, 253, 1000, 65535]), generic_value()),

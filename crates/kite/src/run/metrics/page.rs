@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use kite_manager::server::Snapshot;
 use kite_mgmt::datasets::FaceStatus;
-use kite_mgmt::tlv_types::cs_flag_bit;
+use kite_mgmt::nfd::cs_flag_bit;
 
 use crate::ctl::format;
 

@@ -288,7 +288,7 @@ fn face_metrics(e: &mut Exposition, s: &Snapshot) {
         "1 when the face's link is up, 0 when it is down.",
     );
     for (f, _, id) in &faces {
-        let up = f.state != Some(kite_mgmt::tlv_types::FaceState::DOWN);
+        let up = f.state != Some(kite_mgmt::nfd::FaceState::DOWN);
         e.sample("kite_face_up", &borrow(&labels(f, id)), u8::from(up));
     }
     e.family(
