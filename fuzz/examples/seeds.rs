@@ -19,8 +19,8 @@ use kite_mgmt::nfd::RouteOrigin;
 use kite_mgmt::{encode_items, ControlParameters, ControlResponse, FaceEventNotification, Tlv};
 use kite_packet::encode::put_nonneg_tlv;
 use kite_packet::{
-    tlv_type, ContentType, Data, DigestSha256, Interest, KeyLocator, MetaInfo, Name, OwnedComponent,
-    SignatureInfo, SignatureType,
+    tlv_type, ContentType, Data, DigestSha256, Interest, KeyLocator, MetaInfo, Name,
+    OwnedComponent, SignatureInfo, SignatureType,
 };
 
 fn write(target: &str, seed: &str, octets: &[u8]) {
@@ -314,11 +314,7 @@ fn mgmt_seeds() {
         &filter.encode(),
     );
     let mut content = Vec::new();
-    put_nonneg_tlv(
-        &mut content,
-        kite_mgmt::nfd::EXPIRATION_PERIOD,
-        3_600_000,
-    );
+    put_nonneg_tlv(&mut content, kite_mgmt::nfd::EXPIRATION_PERIOD, 3_600_000);
     let pa_name = name("/announced")
         .append(
             OwnedComponent::new(tlv_type::KEYWORD_NAME_COMPONENT, &b"PA"[..])
@@ -358,7 +354,8 @@ fn mgmt_seeds() {
         &signed.encode_signed(&DigestSha256).expect("signed"),
     );
     let mut sig_info = Vec::new();
-    SignatureInfo::new(SignatureType::DIGEST_SHA256).encode(tlv_type::SIGNATURE_INFO, &mut sig_info);
+    SignatureInfo::new(SignatureType::DIGEST_SHA256)
+        .encode(tlv_type::SIGNATURE_INFO, &mut sig_info);
     let mut sig_value = Vec::new();
     kite_packet::encode::put_tlv(&mut sig_value, tlv_type::SIGNATURE_VALUE, &[0; 32]);
     let v02 = Interest::new(

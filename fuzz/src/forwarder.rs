@@ -37,8 +37,8 @@ use kite_fw::pcct::{PcctConfig, LOCALHOST_PIT_RESERVE};
 use kite_fw::strategy::{FaceInfo, StrategyTable};
 use kite_fw::time::Time;
 use kite_packet::{
-    tlv_type, CachePolicy, Data, DataView, DigestSha256, Fragments, Interest, InterestView, LpHeader,
-    LpPacket, NackReason, Name, Nonce, OwnedComponent, PitToken,
+    tlv_type, CachePolicy, Data, DataView, DigestSha256, Fragments, Interest, InterestView,
+    LpHeader, LpPacket, NackReason, Name, Nonce, OwnedComponent, PitToken,
 };
 
 use crate::input::{Input, Writer};
