@@ -186,13 +186,7 @@ impl UdpChannel {
                 self.counters.n_malformed += 1;
                 continue;
             };
-            let pieces = self.batch.datagrams(i);
-            if self.batch.truncated(i) || pieces.clone().any(|d| d.len() > MAX_FRAME_LEN) {
-                let cut = if self.batch.truncated(i) {
-                    1
-                } else {
-                    pieces.len()
-                };
+            if let Some(cut) = cut_datagrams(&self.batch, i) {
                 self.counters.n_truncated += cut as u64;
                 if let Some(face) = self.peers.get(&from) {
                     datagrams.extend((0..cut).map(|_| Datagram::cut(face, Endpoint::Peer)));
@@ -277,18 +271,12 @@ impl UdpChannel {
         // choice of the idlest face to give up.
         self.peers.touch(&remote, now);
         for i in 0..n {
-            let pieces = self.batch.datagrams(i);
-            if self.batch.truncated(i) || pieces.clone().any(|d| d.len() > MAX_FRAME_LEN) {
-                let cut = if self.batch.truncated(i) {
-                    1
-                } else {
-                    pieces.len()
-                };
+            if let Some(cut) = cut_datagrams(&self.batch, i) {
                 self.counters.n_truncated += cut as u64;
                 datagrams.extend((0..cut).map(|_| Datagram::cut(face, Endpoint::Peer)));
                 continue;
             }
-            for d in pieces {
+            for d in self.batch.datagrams(i) {
                 datagrams.push(Datagram {
                     face,
                     from: Endpoint::Peer,
@@ -367,6 +355,20 @@ fn unicast_mtu(remote: SocketAddr, config: &FaceConfig) -> usize {
             .min(config.udp_mtu),
         Err(_) => config.udp_mtu,
     }
+}
+
+/// How many datagrams message `i` of `batch` loses whole, if any: one when it was longer
+/// than a slot, every one of its coalesced datagrams when one is longer than the largest
+/// frame (the run is not cut apart past a bad one).
+fn cut_datagrams(batch: &RecvBatch, i: usize) -> Option<usize> {
+    if batch.truncated(i) {
+        return Some(1);
+    }
+    let pieces = batch.datagrams(i);
+    pieces
+        .clone()
+        .any(|d| d.len() > MAX_FRAME_LEN)
+        .then(|| pieces.len())
 }
 
 /// The smallest MTU taken from a path: the 576-octet IPv4 datagram every host accepts, less
