@@ -301,6 +301,18 @@ fn to_storage(a: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     (ss, len as libc::socklen_t)
 }
 
+/// The process's soft limit on open file descriptors (`RLIMIT_NOFILE`); `None` when it cannot
+/// be read or is unlimited.
+pub fn fd_limit() -> Option<usize> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a live local the kernel fills in; the call has no other effect.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
+    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as usize)
+}
+
 /// The MTU of the path to `remote` as the kernel knows it (the outgoing interface's, or a
 /// smaller one learned by path MTU discovery): a UDP socket connected to `remote` (which
 /// looks up the route and sends nothing), asked for `IP_MTU` or `IPV6_MTU`.
@@ -397,5 +409,19 @@ mod tests {
         drop(a);
         assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 2);
         assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 0);
+    }
+
+    #[test]
+    fn the_fd_limit_is_read_as_getrlimit_reports_it() {
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let line = limits
+            .lines()
+            .find(|l| l.starts_with("Max open files"))
+            .unwrap();
+        let soft = line.split_whitespace().nth(3).unwrap();
+        assert_eq!(
+            fd_limit().map(|n| n.to_string()),
+            soft.parse::<usize>().ok().map(|n| n.to_string())
+        );
     }
 }

@@ -19,7 +19,8 @@ use std::cell::Cell;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -36,7 +37,7 @@ use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::sys::segment::{enable_gro, Segmenter};
-use crate::sys::{path_mtu, RecvBatch, BATCH};
+use crate::sys::{fd_limit, path_mtu, RecvBatch, BATCH};
 use crate::uri::FaceUri;
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
@@ -296,13 +297,17 @@ impl UdpChannel {
     /// datagrams, demultiplexed by sender).
     fn new_face(&self, id: FaceId, remote: SocketAddr, persistency: Persistency) -> Face {
         let rcvbuf = face_rcvbuf(persistency, &self.config);
-        let own = connected_socket(self.local, remote, rcvbuf, self.coalescing);
+        let own = match OwnSocket::take() {
+            Some(slot) => connected_socket(self.local, remote, rcvbuf, self.coalescing)
+                .map(|socket| (socket, slot)),
+            None => Err(io::Error::from_raw_os_error(libc::EMFILE)),
+        };
         let peer = match own {
-            Ok(socket) => {
+            Ok((socket, slot)) => {
                 let seg = Segmenter::for_socket(socket.as_raw_fd());
                 UdpPeer {
                     socket: Arc::new(socket),
-                    own: true,
+                    own: Some(slot),
                     remote,
                     seg,
                 }
@@ -311,7 +316,7 @@ impl UdpChannel {
                 self.shared.set(self.shared.get() + 1);
                 UdpPeer {
                     socket: Arc::clone(&self.socket),
-                    own: false,
+                    own: None,
                     remote,
                     seg: self.segmenter,
                 }
@@ -374,6 +379,36 @@ fn cut_datagrams(batch: &RecvBatch, i: usize) -> Option<usize> {
 /// The smallest MTU taken from a path: the 576-octet IPv4 datagram every host accepts, less
 /// the headers (a smaller interface MTU is left to IP fragmentation).
 const MIN_PATH_MTU: usize = 576 - 28;
+
+/// Faces of this process's UDP channels that have a socket of their own, now.
+static OWN_SOCKETS: AtomicUsize = AtomicUsize::new(0);
+
+/// One face's place among the sockets of their own that faces may have: at most half the
+/// process's file descriptor limit (`RLIMIT_NOFILE`), so that senders making on-demand faces
+/// can never take the descriptors that accepting a local app, a management client or a TCP
+/// peer needs. A face beyond it shares its listener's socket, as when a socket cannot be made.
+#[derive(Debug)]
+pub(crate) struct OwnSocket(());
+
+impl OwnSocket {
+    /// A place, if one is free.
+    fn take() -> Option<OwnSocket> {
+        static BUDGET: OnceLock<usize> = OnceLock::new();
+        let budget = *BUDGET.get_or_init(|| fd_limit().map_or(usize::MAX, |n| n / 2));
+        OWN_SOCKETS
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < budget).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| OwnSocket(()))
+    }
+}
+
+impl Drop for OwnSocket {
+    fn drop(&mut self) {
+        OWN_SOCKETS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// The receive buffer a unicast face's own socket asks for: the configured one for an
 /// on-demand face (any sender can make one, so it is the bound per hostile peer), the
@@ -446,8 +481,9 @@ fn new_face(
 #[derive(Debug)]
 pub(crate) struct UdpPeer {
     socket: Arc<UdpSocket>,
-    /// Whether `socket` is the face's own (connected) socket rather than the listener's.
-    own: bool,
+    /// Whether `socket` is the face's own (connected) socket rather than the listener's
+    /// (its place in the budget of own sockets, given back when the face goes).
+    own: Option<OwnSocket>,
     remote: SocketAddr,
     seg: Segmenter,
 }
@@ -460,14 +496,14 @@ impl UdpPeer {
     /// The face's own socket, which the caller watches and reads; `None` when it shares the
     /// listener's.
     pub fn raw_fd(&self) -> Option<RawFd> {
-        self.own.then(|| self.socket.as_raw_fd())
+        self.own.as_ref().map(|_| self.socket.as_raw_fd())
     }
 
     /// Sends the queue. A connected socket reports an ICMP port unreachable from the peer
     /// once, as a refused send: that frame is lost, as a datagram may be, and the rest go
     /// on (the face is not failed for it, since anyone can forge such an ICMP message).
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        let dest = (!self.own).then_some(self.remote);
+        let dest = self.own.is_none().then_some(self.remote);
         loop {
             match flush_queue(
                 self.socket.as_raw_fd(),
