@@ -330,6 +330,18 @@ impl Face {
     /// Changes the persistency (`faces/update`, or a `faces/create` of an existing face).
     pub fn set_persistency(&mut self, p: Persistency) {
         self.persistency = p;
+        if let Transport::Udp(peer) = &self.transport {
+            peer.persistency_changed(p);
+        }
+    }
+
+    /// The receive buffer of a UDP face's own socket as the kernel reports it.
+    #[cfg(test)]
+    pub(crate) fn udp_recv_buffer(&self) -> Option<usize> {
+        match &self.transport {
+            Transport::Udp(peer) => peer.recv_buffer(),
+            _ => None,
+        }
     }
 
     /// Point-to-point or multi-access.

@@ -493,6 +493,24 @@ impl UdpPeer {
         self.remote
     }
 
+    /// A face made on demand and then confirmed by the operator (`faces/create` of its remote,
+    /// or a persistency change) asks for the buffer of a face the operator made
+    /// ([`face_rcvbuf`]); once per change, best effort (a smaller kernel limit is no error).
+    pub fn persistency_changed(&self, p: Persistency) {
+        if self.own.is_some() && p != Persistency::OnDemand {
+            let _ = socket2::SockRef::from(&*self.socket).set_recv_buffer_size(SOCKET_BUFFER);
+        }
+    }
+
+    /// The receive buffer of the face's own socket, as the kernel reports it.
+    #[cfg(test)]
+    pub fn recv_buffer(&self) -> Option<usize> {
+        self.own.as_ref()?;
+        socket2::SockRef::from(&*self.socket)
+            .recv_buffer_size()
+            .ok()
+    }
+
     /// The face's own socket, which the caller watches and reads; `None` when it shares the
     /// listener's.
     pub fn raw_fd(&self) -> Option<RawFd> {
@@ -742,6 +760,25 @@ mod tests {
         assert_eq!(
             socket2::SockRef::from(&s).recv_buffer_size().unwrap(),
             128 << 10
+        );
+
+        // An on-demand face the operator then confirms gets the larger buffer.
+        let mut channel =
+            UdpChannel::bind("127.0.0.1:0".parse().unwrap(), config).expect("bind on loopback");
+        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut face = channel
+            .connect(
+                FaceId(303),
+                peer.local_addr().unwrap(),
+                Persistency::OnDemand,
+            )
+            .unwrap();
+        assert_eq!(face.udp_recv_buffer(), Some(128 << 10));
+        face.set_persistency(Persistency::Persistent);
+        assert!(
+            face.udp_recv_buffer() > Some(128 << 10),
+            "{:?}",
+            face.udp_recv_buffer()
         );
     }
 
