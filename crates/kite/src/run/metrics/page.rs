@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use kite_manager::server::Snapshot;
-use kite_mgmt::datasets::FaceStatus;
+use kite_mgmt::datasets::{ChannelCounters, FaceStatus};
 use kite_mgmt::nfd::cs_flag_bit;
 
 use crate::ctl::format;
@@ -213,16 +213,16 @@ pub fn render(s: &Snapshot) -> String {
 
     if !s.channels.is_empty() {
         out.push_str("<h2>Channels</h2>");
+        // The counter columns are named from the counters' own list, so they cannot drift.
+        let names = ChannelCounters::default()
+            .by_reason()
+            .map(|(n, _)| n.replace('_', " "));
+        let head: Vec<&str> = core::iter::once("local URI")
+            .chain(names.iter().map(String::as_str))
+            .collect();
         table(
             &mut out,
-            &[
-                "local URI",
-                "truncated",
-                "malformed",
-                "foreign",
-                "no face",
-                "socket",
-            ],
+            &head,
             s.channels.iter().map(|c| {
                 let mut row = vec![t(c.local_uri.clone())];
                 row.extend(c.counters.by_reason().iter().map(|(_, n)| Cell::Num(*n)));
