@@ -297,13 +297,13 @@ impl UdpChannel {
     /// datagrams, demultiplexed by sender).
     fn new_face(&self, id: FaceId, remote: SocketAddr, persistency: Persistency) -> Face {
         let rcvbuf = face_rcvbuf(persistency, &self.config);
-        let own = match OwnSocket::take() {
-            Some(slot) => connected_socket(self.local, remote, rcvbuf, self.coalescing)
-                .map(|socket| (socket, slot)),
-            None => Err(io::Error::from_raw_os_error(libc::EMFILE)),
-        };
+        // No place in the budget, or no socket to be had: the face shares the listener's.
+        let own = OwnSocket::take().and_then(|slot| {
+            let socket = connected_socket(self.local, remote, rcvbuf, self.coalescing).ok()?;
+            Some((socket, slot))
+        });
         let peer = match own {
-            Ok((socket, slot)) => {
+            Some((socket, slot)) => {
                 let seg = Segmenter::for_socket(socket.as_raw_fd());
                 UdpPeer {
                     socket: Arc::new(socket),
@@ -312,7 +312,7 @@ impl UdpChannel {
                     seg,
                 }
             }
-            Err(_) => {
+            None => {
                 self.shared.set(self.shared.get() + 1);
                 UdpPeer {
                     socket: Arc::clone(&self.socket),
