@@ -23,7 +23,10 @@ status is "done" when the target reached --runs, "stopped" when --max-time or a 
 it first, "crash" when it found a failing input, "running" while it runs.
 
 New inputs go to DIR/corpus/TARGET (the committed fuzz/corpus/TARGET is read, never written),
-so a later campaign with the same DIR continues from what this one found.
+so a later campaign with the same DIR continues from what this one found. A target whose
+earlier run was stopped (--max-time, a signal, a reboot) continues too: its executions so far
+are kept in DIR/logs/TARGET.before, the new run goes on to --runs in all, and execs counts
+every run (exec/s, cov and ft are the latest run's).
 
 Options:
   --runs N        executions per target (default 100000000, libFuzzer's -runs=)
@@ -92,6 +95,9 @@ figures() {
     r=$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
     [[ -n $n ]] && execs=$n
     [[ -n $r ]] && rate=$r
+    if [[ $execs != - ]]; then
+      execs=$((execs + $(before "$t")))
+    fi
     if [[ -f "$out/logs/$t.status" ]]; then
       status=$(cat "$out/logs/$t.status")
     else
@@ -108,6 +114,19 @@ figures() {
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$execs" "$rate" "${cov:--}" "${ft:--}" \
     "$units" "$bytes" "$crashes" "$status"
+}
+
+# Executions of a target's earlier, stopped runs.
+before() {
+  cat "$out/logs/$1.before" 2>/dev/null || echo 0
+}
+
+# Executions of a target's last run, from its final stats or else its last status line.
+last_run_execs() {
+  local log="$out/logs/$1.log" n
+  n=$(grep -E '^stat::number_of_executed_units' "$log" 2>/dev/null | awk '{print $2}' || true)
+  [[ -z $n ]] && n=$(grep -oE '^#[0-9]+' "$log" 2>/dev/null | tail -1 | tr -d '#' || true)
+  echo "${n:-0}"
 }
 
 report() {
@@ -150,8 +169,23 @@ mkdir -p "$out/logs"
 run_target() {
   local t=$1
   mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
+  # An earlier run that did not finish (stopped, or no status: killed) counts towards --runs.
+  local last
+  last=$(cat "$out/logs/$t.status" 2>/dev/null || echo killed)
+  if [[ -f "$out/logs/$t.log" && $last != done && $last != crash ]]; then
+    echo $(($(before "$t") + $(last_run_execs "$t"))) >"$out/logs/$t.before.new"
+    mv "$out/logs/$t.before.new" "$out/logs/$t.before"
+  else
+    rm -f "$out/logs/$t.before"
+  fi
   rm -f "$out/logs/$t.status"
-  local args=(-runs="$runs" -rss_limit_mb=2048 -print_final_stats=1
+  local left=$((runs - $(before "$t")))
+  if (( left <= 0 )); then
+    echo done >"$out/logs/$t.status"
+    echo "==> $t: done after $(before "$t") executions in earlier runs"
+    return
+  fi
+  local args=(-runs="$left" -rss_limit_mb=2048 -print_final_stats=1
     -artifact_prefix="$out/artifacts/$t/")
   (( max_time > 0 )) && args+=(-max_total_time="$max_time")
   local rc=0
@@ -160,12 +194,12 @@ run_target() {
   n=$(grep -E '^stat::number_of_executed_units' "$out/logs/$t.log" | awk '{print $2}' || true)
   if (( rc != 0 )); then
     echo crash >"$out/logs/$t.status"
-  elif [[ -n $n ]] && (( n >= runs )); then
+  elif [[ -n $n ]] && (( n >= left )); then
     echo done >"$out/logs/$t.status"
   else
     echo stopped >"$out/logs/$t.status"
   fi
-  echo "==> $t: $(cat "$out/logs/$t.status") after ${n:-?} executions"
+  echo "==> $t: $(cat "$out/logs/$t.status") after $(($(before "$t") + ${n:-0})) executions"
 }
 
 echo "==> fuzzing ${#targets[@]} targets to $runs executions, $jobs at a time, into $out"
