@@ -4,8 +4,9 @@
 //! One reassembler serves a whole datagram channel (every face of a UDP or Ethernet channel;
 //! a multicast face has its own), so a budget holds however many on-demand faces a sender
 //! opens from other ports. Bounded: at most [`ReassemblyLimits::max_partials`] packets in
-//! progress and [`ReassemblyLimits::max_bytes`] octets charged (fragments, copied out of the
-//! receive buffers they arrived in, plus each partial packet's bookkeeping); a fragment that
+//! progress and [`ReassemblyLimits::max_bytes`] octets charged (each partial packet's buffer,
+//! into which its fragments are copied out of the receive buffers they arrived in, plus its
+//! bookkeeping); a fragment that
 //! does not fit makes room by dropping the oldest partial packets first, so a sender that keeps
 //! partials alive with a new piece now and then cannot hold the budget against newer packets.
 //! A partial packet is also dropped when no fragment of it arrived for
@@ -14,6 +15,11 @@
 //! fragments are refused until it times out. Every partial dropped for lack of room or time is
 //! counted against the face it was for ([`Reassembler::take_drops`]); every refused fragment is
 //! reported.
+//!
+//! A partial packet's fragments go into one buffer in the order they arrive, sized at its first
+//! fragment for FragCount fragments of that length (at most the largest packet). When they
+//! arrived in order, as over most links, that buffer is the packet: one allocation and one copy
+//! per packet, none per fragment. Out of order, the pieces are put in order with one more copy.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -45,8 +51,8 @@ pub struct ReassemblyLimits {
     pub max_fragments: u64,
     /// Packets in progress at once.
     pub max_partials: usize,
-    /// Octets charged at once: fragments plus [`PARTIAL_OVERHEAD`] and a slot per FragCount
-    /// for each packet in progress, plus [`PIECE_OVERHEAD`] per fragment.
+    /// Octets charged at once: for each packet in progress, its buffer's capacity,
+    /// [`PARTIAL_OVERHEAD`] and a [`SLOT`] per FragCount.
     pub max_bytes: usize,
     /// How long a partial packet waits for its next fragment.
     pub timeout: Duration,
@@ -72,8 +78,17 @@ impl Default for ReassemblyLimits {
 
 /// Octets charged per partial packet beyond its fragments' slots: its map and age entries.
 pub const PARTIAL_OVERHEAD: usize = 192;
-/// Octets charged per fragment beyond its own: the allocator's header and rounding of its copy.
-pub const PIECE_OVERHEAD: usize = 32;
+/// Octets charged per FragCount of a partial packet: where each fragment sits in its buffer.
+pub const SLOT: usize = size_of::<Piece>();
+
+/// Where a fragment sits in its partial packet's buffer: offset and length.
+type Piece = (u32, u32);
+
+/// A fragment not yet received.
+const MISSING: Piece = (u32::MAX, 0);
+
+/// Slot vectors a reassembler keeps for its next partial packets.
+const SPARE_SLOTS: usize = 8;
 
 /// Why a fragment was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -107,7 +122,12 @@ pub enum ReassemblyError {
 /// A packet being reassembled.
 #[derive(Debug)]
 struct Partial {
-    pieces: Vec<Option<Bytes>>,
+    /// The fragments' octets, in the order they arrived.
+    buf: BytesMut,
+    /// Where each fragment sits in `buf`, by FragIndex.
+    pieces: Vec<Piece>,
+    /// Every fragment so far arrived in FragIndex order: `buf` is the packet so far.
+    in_order: bool,
     header: Option<LpHeader>,
     received: usize,
     /// Octets of its pieces.
@@ -119,6 +139,19 @@ struct Partial {
     born: u64,
     /// Dropped for its size: holds no fragment, refuses the rest until its deadline.
     too_large: bool,
+}
+
+impl Partial {
+    /// The capacity its buffer needs to take `len` more octets: as it is when they fit, else
+    /// doubled, but no more than the largest packet needs.
+    fn capacity_for(&self, len: usize, max_packet: usize) -> usize {
+        let need = self.buf.len() + len;
+        if need <= self.buf.capacity() {
+            self.buf.capacity()
+        } else {
+            (self.buf.capacity() * 2).clamp(need, max_packet.max(need))
+        }
+    }
 }
 
 /// (face, sender, Sequence of the first fragment).
@@ -135,6 +168,8 @@ pub struct Reassembler {
     bytes: usize,
     /// Partial packets dropped (timed out or made room) per face, not yet taken.
     drops: HashMap<FaceId, u64>,
+    /// Slot vectors of finished partial packets, reused (at most [`SPARE_SLOTS`]).
+    spare: Vec<Vec<Piece>>,
 }
 
 impl Reassembler {
@@ -147,6 +182,7 @@ impl Reassembler {
             next_born: 0,
             bytes: 0,
             drops: HashMap::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -163,6 +199,9 @@ impl Reassembler {
     /// Adds one fragment (`lp.is_fragmented()`) that `face` received from `from`; returns the
     /// header of the first fragment and the whole packet once every fragment arrived. The
     /// fragment is copied: the receive buffer it is a slice of is not kept.
+    ///
+    /// # Panics
+    /// Never for any input; the `expect`s below hold by construction.
     pub fn add(
         &mut self,
         face: FaceId,
@@ -182,31 +221,43 @@ impl Reassembler {
         }
         let piece = lp.fragment.as_ref().ok_or(ReassemblyError::Empty)?;
         let key = (face, from, seq.wrapping_sub(index));
-        let cost = piece.len() + PIECE_OVERHEAD;
+        let index = index as usize;
         match self.partials.get(&key) {
             Some(p) if p.pieces.len() as u64 != count => {
                 return Err(ReassemblyError::InconsistentCount)
             }
             Some(p) if p.too_large => return Err(ReassemblyError::OfTooLarge),
-            Some(p) if p.pieces[index as usize].is_some() => {
-                return Err(ReassemblyError::Duplicate)
+            Some(p) if p.pieces[index] != MISSING => return Err(ReassemblyError::Duplicate),
+            Some(p) => {
+                let grow = p.capacity_for(piece.len(), self.limits.max_packet) - p.buf.capacity();
+                self.make_room(grow, 0, Some(key))?;
             }
-            Some(_) => self.make_room(cost, 0, Some(key))?,
             None => {
-                let new = PARTIAL_OVERHEAD + count as usize * size_of::<Option<Bytes>>();
-                self.make_room(cost + new, 1, None)?;
+                // A buffer for FragCount fragments of this one's length: the whole packet
+                // when the sender cut it at one MTU, as senders do.
+                let reserve = (count as usize)
+                    .saturating_mul(piece.len())
+                    .clamp(piece.len(), self.limits.max_packet.max(piece.len()));
+                let new = PARTIAL_OVERHEAD + count as usize * SLOT + reserve;
+                self.make_room(new, 1, None)?;
                 let born = self.next_born;
                 self.next_born += 1;
                 self.age.insert(born, key);
-                self.bytes += new;
+                let mut pieces = self.spare.pop().unwrap_or_default();
+                pieces.resize(count as usize, MISSING);
+                let buf = BytesMut::with_capacity(reserve);
+                let charged = PARTIAL_OVERHEAD + count as usize * SLOT + buf.capacity();
+                self.bytes += charged;
                 self.partials.insert(
                     key,
                     Partial {
-                        pieces: vec![None; count as usize],
+                        buf,
+                        pieces,
+                        in_order: true,
                         header: None,
                         received: 0,
                         payload: 0,
-                        charged: new,
+                        charged,
                         deadline: now,
                         born,
                         too_large: false,
@@ -217,19 +268,29 @@ impl Reassembler {
         let p = self.partials.get_mut(&key).expect("present or just made");
         if p.payload + piece.len() > self.limits.max_packet {
             // Keep only the entry itself, so its later fragments are refused, not reassembled.
-            let base = PARTIAL_OVERHEAD + p.pieces.len() * size_of::<Option<Bytes>>();
+            let base = PARTIAL_OVERHEAD + p.pieces.len() * SLOT;
             self.bytes -= p.charged - base;
             p.charged = base;
             p.payload = 0;
-            p.pieces.fill(None);
+            p.buf = BytesMut::new();
             p.too_large = true;
             p.deadline = now + self.limits.timeout;
             return Err(ReassemblyError::TooLarge);
         }
-        p.pieces[index as usize] = Some(Bytes::copy_from_slice(piece));
+        let capacity = p.capacity_for(piece.len(), self.limits.max_packet);
+        if capacity > p.buf.capacity() {
+            // Exactly what was charged (`BytesMut::reserve` may take more).
+            let mut buf = BytesMut::with_capacity(capacity);
+            buf.put_slice(&p.buf);
+            let grown = buf.capacity() - p.buf.capacity();
+            p.buf = buf;
+            p.charged += grown;
+            self.bytes += grown;
+        }
+        p.pieces[index] = (p.buf.len() as u32, piece.len() as u32);
+        p.buf.put_slice(piece);
+        p.in_order &= index == p.received;
         p.payload += piece.len();
-        p.charged += cost;
-        self.bytes += cost;
         p.received += 1;
         p.deadline = now + self.limits.timeout;
         if index == 0 {
@@ -242,12 +303,21 @@ impl Reassembler {
         if p.received < p.pieces.len() {
             return Ok(None);
         }
-        let p = self.remove(&key).expect("entry just completed");
-        let mut whole = BytesMut::with_capacity(p.payload);
-        for piece in p.pieces.iter().flatten() {
-            whole.put_slice(piece);
+        let mut p = self.remove(&key).expect("entry just completed");
+        let whole = if p.in_order {
+            p.buf.freeze()
+        } else {
+            let mut whole = BytesMut::with_capacity(p.payload);
+            for &(at, len) in &p.pieces {
+                whole.put_slice(&p.buf[at as usize..][..len as usize]);
+            }
+            whole.freeze()
+        };
+        if self.spare.len() < SPARE_SLOTS {
+            p.pieces.clear();
+            self.spare.push(p.pieces);
         }
-        Ok(Some((p.header.unwrap_or_default(), whole.freeze())))
+        Ok(Some((p.header.unwrap_or_default(), whole)))
     }
 
     /// Drops the oldest partial packets (never `keep`) until `cost` more octets and `partials`
@@ -375,16 +445,12 @@ mod tests {
         let p = Endpoint::Peer;
         assert_eq!(r.add(F, p, frag(0, 0, 4, b"aa"), t0), Ok(None));
         assert_eq!(r.add(F, p, frag(1, 1, 4, b"bb"), t0), Ok(None));
-        let held = r.bytes();
+        assert_eq!(r.bytes(), charge(4, 5), "a buffer for the largest packet");
         assert_eq!(
             r.add(F, p, frag(2, 2, 4, b"cc"), t0),
             Err(ReassemblyError::TooLarge)
         );
-        assert_eq!(
-            r.bytes(),
-            held - 2 * (2 + PIECE_OVERHEAD),
-            "its fragments are freed"
-        );
+        assert_eq!(r.bytes(), charge(4, 0), "its buffer is freed");
         assert_eq!(
             r.add(F, p, frag(3, 3, 4, b"d"), t0),
             Err(ReassemblyError::OfTooLarge)
@@ -437,15 +503,15 @@ mod tests {
         );
     }
 
-    /// What a partial packet of `count` fragments is charged with `pieces` octets received.
-    fn charge(count: usize, fragments: usize, pieces: usize) -> usize {
-        PARTIAL_OVERHEAD + count * size_of::<Option<Bytes>>() + fragments * PIECE_OVERHEAD + pieces
+    /// What a partial packet of `count` fragments is charged with a buffer of `capacity`.
+    fn charge(count: usize, capacity: usize) -> usize {
+        PARTIAL_OVERHEAD + count * SLOT + capacity
     }
 
     #[test]
     fn the_oldest_partials_make_room_and_their_drops_are_counted_per_face() {
         let limits = ReassemblyLimits {
-            max_bytes: 2 * charge(2, 1, 2),
+            max_bytes: 2 * charge(2, 4),
             ..ReassemblyLimits::default()
         };
         let mut r = Reassembler::new(limits);
@@ -469,13 +535,14 @@ mod tests {
         assert_eq!(r.partials(), 2);
         assert!(r.bytes() <= limits.max_bytes);
         assert_eq!(r.take_drops().collect::<Vec<_>>(), vec![(a, 1)]);
-        // Completing a packet may also need room: the other partial gives way, not this one.
+        // Completing a packet may also need room (its buffer held two fragments of two
+        // octets): the other partial gives way, not this one.
         assert_eq!(
-            r.add(b, Endpoint::Peer, frag(11, 1, 2, b"x"), now)
+            r.add(b, Endpoint::Peer, frag(11, 1, 2, b"xyz"), now)
                 .unwrap()
                 .unwrap()
                 .1,
-            &b"bbx"[..]
+            &b"bbxyz"[..]
         );
         assert_eq!(r.take_drops().collect::<Vec<_>>(), vec![(b, 1)]);
         assert_eq!((r.partials(), r.bytes()), (0, 0));
@@ -503,17 +570,17 @@ mod tests {
     #[test]
     fn a_packet_larger_than_the_budget_is_refused_and_forgotten() {
         let limits = ReassemblyLimits {
-            max_bytes: charge(2, 2, 4),
+            max_bytes: charge(2, 4) + 1,
             ..ReassemblyLimits::default()
         };
         let mut r = Reassembler::new(limits);
         let now = Instant::now();
         assert_eq!(
-            r.add(F, Endpoint::Peer, frag(0, 0, 2, b"aaa"), now),
+            r.add(F, Endpoint::Peer, frag(0, 0, 2, b"aa"), now),
             Ok(None)
         );
         assert_eq!(
-            r.add(F, Endpoint::Peer, frag(1, 1, 2, b"bb"), now),
+            r.add(F, Endpoint::Peer, frag(1, 1, 2, b"bbb"), now),
             Err(ReassemblyError::Full)
         );
         assert_eq!((r.partials(), r.bytes()), (0, 0));
@@ -530,9 +597,54 @@ mod tests {
         };
         r.add(F, Endpoint::Peer, lp, Instant::now()).unwrap();
         let p = &r.partials[&(F, Endpoint::Peer, 0)];
-        let kept = p.pieces[0].as_ref().unwrap();
-        assert_eq!(kept.len(), 10);
-        assert!(!burst.as_ptr_range().contains(&kept.as_ptr()));
+        assert_eq!(p.buf.len(), 10);
+        assert_eq!(
+            p.buf.capacity(),
+            20,
+            "room for two fragments of this length"
+        );
+        assert!(!burst.as_ptr_range().contains(&p.buf.as_ptr()));
+    }
+
+    #[test]
+    fn in_order_fragments_become_the_packet_without_another_copy() {
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let now = Instant::now();
+        r.add(F, Endpoint::Peer, frag(0, 0, 3, b"abc"), now)
+            .unwrap();
+        let buf = r.partials[&(F, Endpoint::Peer, 0)].buf.as_ptr();
+        r.add(F, Endpoint::Peer, frag(1, 1, 3, b"def"), now)
+            .unwrap();
+        let (_, whole) = r
+            .add(F, Endpoint::Peer, frag(2, 2, 3, b"g"), now)
+            .unwrap()
+            .unwrap();
+        assert_eq!(&whole[..], b"abcdefg");
+        assert_eq!(whole.as_ptr(), buf, "the partial's own buffer");
+        assert_eq!((r.partials(), r.bytes()), (0, 0));
+    }
+
+    #[test]
+    fn a_buffer_too_small_for_a_longer_fragment_grows_within_the_largest_packet() {
+        let limits = ReassemblyLimits {
+            max_packet: 9,
+            ..ReassemblyLimits::default()
+        };
+        let mut r = Reassembler::new(limits);
+        let now = Instant::now();
+        // The last fragment (one octet) first: a buffer for three such, 3 octets.
+        r.add(F, Endpoint::Peer, frag(2, 2, 3, b"g"), now).unwrap();
+        assert_eq!(r.bytes(), charge(3, 3));
+        r.add(F, Endpoint::Peer, frag(0, 0, 3, b"abcd"), now)
+            .unwrap();
+        assert_eq!(r.bytes(), charge(3, 6), "doubled");
+        r.add(F, Endpoint::Peer, frag(5, 0, 3, b"x"), now).unwrap();
+        let (_, whole) = r
+            .add(F, Endpoint::Peer, frag(1, 1, 3, b"ef"), now)
+            .unwrap()
+            .unwrap();
+        assert_eq!(&whole[..], b"abcdefg", "put in order");
+        assert_eq!(r.bytes(), charge(3, 3), "the other partial only");
     }
 
     #[test]
