@@ -763,8 +763,9 @@ impl ShmReader {
     ///
     /// It does not poll the ring first: on two cores shared by the forwarder and two
     /// applications, an application polling (yielding between looks) for 50 µs before it slept
-    /// halved `kite perf` at 8000 octets and a 100 MB `kite get` against sleeping at once, and
-    /// raised the forwarder's CPU per exchange (docs/performance.md, "Shared-memory faces").
+    /// cost `kite perf` at 8000 octets a third of its rate and a 100 MB `kite get` about half
+    /// its goodput against sleeping at once, and raised the forwarder's CPU per exchange
+    /// (docs/performance.md, "Shared-memory faces").
     fn wait(
         &mut self,
         mut attempt: impl FnMut(&mut Consumer) -> io::Result<(usize, bool)>,
