@@ -2,8 +2,11 @@
 # Shared-memory faces against the unix socket, alternating round by round through one
 # `kite run` (release build, one forwarding thread, inline):
 # - `kite perf server` (DigestSha256, --threads 0) and `kite perf client` (window 64) at
-#   P = 1000 and 8000 octets: Data/s, and the forwarder's CPU per exchange (utime + stime of
-#   `kite run` from /proc over the client's run, divided by the Data it received);
+#   P = 1000 and 8000 octets: Data/s, and the CPU per exchange (utime + stime divided by the
+#   Data the client received) of the forwarder (`kite run`, from /proc over the client's run),
+#   of the server (likewise) and of the client (its rusage);
+# - the forwarding plane's own floor at the same payloads: `kite bench fwd` in-process (no
+#   sockets, no rings), its CPU per exchange (rusage over exchanges, FIB set-up included);
 # - `kite put` of a 100 MB file and `kite get` of it: goodput;
 # - idle: ten `kite ping --server` applications connected, the daemon's CPU over 10 s.
 # The socket side sets KITE_SHM=off in every tool; the daemon is the same.
@@ -27,24 +30,47 @@ for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
 head -c 100000000 /dev/urandom > "$work/object"
 hz=$(getconf CLK_TCK)
 
-ticks() { awk '{print $14 + $15}' "/proc/$daemon/stat"; }
+ticks() { awk '{print $14 + $15}' "/proc/${1:-$daemon}/stat"; }
+# Runs a command; prints its standard output, then its CPU seconds (utime + stime) on a last line.
+cpu_of() { python3 -c '
+import resource, subprocess, sys
+out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(out.strip().splitlines()[-1] if out.strip() else "{}")
+print(r.ru_utime + r.ru_stime)' "$@"; }
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
-perf_round() { # payload -> "data_per_sec cpu_us_per_exchange"
+us_per() { python3 -c "print(round($1 * 1e6 / max($2, 1), 3))"; } # seconds, count -> µs each
+
+perf_round() { # payload -> "data_per_sec fwd_us server_us client_us" (CPU per exchange)
   "$kite" perf server /bench/perf --sign digest-sha256 --payload "$1" --threads 0 \
     --socket "$sock" >/dev/null 2>"$work/server.err" &
   local server=$!
   for _ in $(seq 100); do grep -q "kite perf server:" "$work/server.err" && break; sleep 0.1; done
-  local before line after
-  before=$(ticks)
-  line=$("$kite" perf client /bench/perf --window 64 --duration "${secs}s" --socket "$sock" \
-    --json 2>/dev/null | tail -1)
-  after=$(ticks)
+  local before sbefore out after safter
+  before=$(ticks); sbefore=$(ticks "$server")
+  out=$(cpu_of "$kite" perf client /bench/perf --window 64 --duration "${secs}s" --socket "$sock" --json)
+  after=$(ticks); safter=$(ticks "$server")
   kill -TERM "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
-  local received
+  local line received
+  line=$(head -1 <<<"$out")
   received=$(json_field "$line" received)
-  echo "$(json_field "$line" data_per_sec) $(python3 -c "print(round(($after-$before)/$hz*1e6/max($received,1), 3))")"
+  echo "$(json_field "$line" data_per_sec) $(us_per "($after-$before)/$hz" "$received")" \
+    "$(us_per "($safter-$sbefore)/$hz" "$received") $(us_per "$(tail -1 <<<"$out")" "$received")"
+}
+
+floor_round() { # payload -> "exchanges_per_sec cpu_us_per_exchange" of `kite bench fwd`
+  # Two runs, of SECONDS and twice as long: the difference of their CPU over the difference
+  # of their exchanges leaves out the set-up (FIB, Content Store warm-up).
+  local short long
+  short=$(cpu_of "$kite" bench fwd --payload "$1" --duration "${secs}s" --json)
+  long=$(cpu_of "$kite" bench fwd --payload "$1" --duration "$((2 * secs))s" --json)
+  local n1 n2
+  n1=$(json_field "$(head -1 <<<"$short")" exchanges)
+  n2=$(json_field "$(head -1 <<<"$long")" exchanges)
+  echo "$(json_field "$(head -1 <<<"$long")" exchanges_per_sec)" \
+    "$(us_per "($(tail -1 <<<"$long") - $(tail -1 <<<"$short"))" "$n2 - $n1")"
 }
 
 get_round() { # -> goodput_mbps
@@ -84,17 +110,22 @@ idle_round() { # -> percent of a core over 10 s with ten idle applications
 {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# kite run --local-only --threads 1; perf: --payload P --threads 0 / --window 64 --duration ${secs}s; get: 100 MB"
-  echo "round,mode,test,payload,value,cpu_us_per_exchange"
+  echo "# cpu columns: CPU (utime + stime) per exchange in µs; floor: kite bench fwd in-process, runs of ${secs} and $((2 * secs)) s, difference"
+  echo "round,mode,test,payload,value,cpu_us_per_exchange,server_cpu_us,client_cpu_us"
 } > "$out"
 for r in $(seq "$rounds"); do
+  for p in 1000 8000; do
+    read -r rate cpu < <(floor_round "$p")
+    echo "$r,inproc,floor,$p,$rate,$cpu,," | tee -a "$out"
+  done
   for mode in unix shm; do
     if [[ $mode == unix ]]; then export KITE_SHM=off; else unset KITE_SHM; fi
     for p in 1000 8000; do
-      read -r rate cpu < <(perf_round "$p")
-      echo "$r,$mode,perf,$p,$rate,$cpu" | tee -a "$out"
+      read -r rate cpu scpu ccpu < <(perf_round "$p")
+      echo "$r,$mode,perf,$p,$rate,$cpu,$scpu,$ccpu" | tee -a "$out"
     done
-    echo "$r,$mode,get,100000000,$(get_round)," | tee -a "$out"
-    echo "$r,$mode,idle10,0,$(idle_round)," | tee -a "$out"
+    echo "$r,$mode,get,100000000,$(get_round),,," | tee -a "$out"
+    echo "$r,$mode,idle10,0,$(idle_round),,," | tee -a "$out"
   done
 done
 unset KITE_SHM
@@ -103,11 +134,20 @@ python3 - "$out" <<'PY'
 import csv, statistics, sys
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))][1:]
 keys = sorted({(r[2], r[3], r[1]) for r in rows})
+med = {}
 for test, p, mode in keys:
-    vals = [float(r[4]) for r in rows if (r[2], r[3], r[1]) == (test, p, mode) and r[4] != 'nan']
-    cpus = [float(r[5]) for r in rows if (r[2], r[3], r[1]) == (test, p, mode) and r[5]]
-    extra = f", forwarder CPU {statistics.median(cpus):.3f} us/exchange" if cpus else ""
-    med = f"{statistics.median(vals):.1f}" if vals else "none"
-    print(f"{test} {p} {mode}: {med} (of {len(vals)}){extra}")
+    sel = [r for r in rows if (r[2], r[3], r[1]) == (test, p, mode)]
+    def median(col):
+        v = [float(r[col]) for r in sel if r[col] not in ('', 'nan')]
+        return statistics.median(v) if v else None
+    med[test, p, mode] = median(4)
+    cols = [("CPU us/exchange", 5), ("server", 6), ("client", 7)]
+    extra = "".join(f", {n} {median(c):.3f}" for n, c in cols if median(c) is not None)
+    value = "none" if med[test, p, mode] is None else f"{med[test, p, mode]:.1f}"
+    print(f"{test} {p} {mode}: {value} (of {len(sel)}){extra}")
+for test, p, _ in sorted({k for k in keys if k[2] == 'shm'}):
+    s, u = med.get((test, p, 'shm')), med.get((test, p, 'unix'))
+    if s and u:
+        print(f"{test} {p}: shm / unix x{s / u:.2f}")
 PY
 echo "wrote $out"

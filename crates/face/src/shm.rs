@@ -22,8 +22,10 @@
 //! more; a producer, after publishing its tail, swaps the flag back to 0 and writes the
 //! consumer's eventfd only if it was set (the SeqCst fences on both sides make either the
 //! consumer see the data or the producer see the flag). A producer that found the ring full
-//! sets `waiting` likewise, and the consumer wakes it after freeing room. In steady state no
-//! side makes a system call; an idle side sleeps in `epoll_wait`/`poll`.
+//! sets `waiting` likewise, and the consumer wakes it after freeing room. The forwarder keeps
+//! looking at its rings for a while after its last work (the I/O thread's spin), so a busy
+//! application writes no eventfd; an application sleeps in `poll` as soon as its ring is
+//! empty (or full), and the forwarder wakes it with one eventfd write per flush.
 //!
 //! **Trust.** The application is not trusted: every position it writes is read once
 //! (atomically) and checked (`0 <= tail - head <= size`), a violation ends its face; data is
@@ -703,10 +705,6 @@ pub fn attach(control: UnixStream, mut fds: Vec<OwnedFd>) -> io::Result<(ShmRead
     ))
 }
 
-/// How long an application polls an empty (or full) ring before it sleeps: about what a
-/// wake-up costs, like the forwarder's own spin.
-const APP_SPIN: Duration = Duration::from_micros(50);
-
 /// Waits until `wake` is written or the connection ends (`Ok(false)`), at most `timeout`
 /// (`Err(WouldBlock)` when it passes).
 fn sleep_on(wake: &OwnedFd, control: &UnixStream, timeout: Option<Duration>) -> io::Result<bool> {
@@ -760,14 +758,19 @@ impl ShmReader {
         self.wait(|ring| ring.read_into(buf, max))
     }
 
-    /// Runs `attempt` until it reads something: polls briefly, then announces sleep and
-    /// sleeps on the eventfd (or until the connection ends, or the read timeout).
+    /// Runs `attempt` until it reads something: on an empty ring, announces sleep and sleeps
+    /// on the eventfd (or until the connection ends, or the read timeout) at once.
+    ///
+    /// It does not poll the ring first: on two cores shared by the forwarder and two
+    /// applications, an application polling (yielding between looks) for 50 µs before it slept
+    /// cost `kite perf` at 8000 octets a third of its rate and a 100 MB `kite get` about half
+    /// its goodput against sleeping at once, and raised the forwarder's CPU per exchange
+    /// (docs/performance.md, "Shared-memory faces").
     fn wait(
         &mut self,
         mut attempt: impl FnMut(&mut Consumer) -> io::Result<(usize, bool)>,
     ) -> io::Result<usize> {
-        let start = Instant::now();
-        let deadline = self.timeout.map(|t| start + t);
+        let deadline = self.timeout.map(|t| Instant::now() + t);
         loop {
             let (n, wake) = attempt(&mut self.ring)?;
             if wake {
@@ -776,15 +779,10 @@ impl ShmReader {
             if n > 0 {
                 return Ok(n);
             }
-            let now = Instant::now();
-            if now < start + APP_SPIN {
-                std::thread::yield_now();
-                continue;
-            }
             if self.ring.announce_sleep() {
                 continue;
             }
-            let left = deadline.map(|d| d.saturating_duration_since(now));
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left.is_some_and(|l| l.is_zero()) {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
@@ -797,7 +795,7 @@ impl ShmReader {
 }
 
 impl io::Read for ShmReader {
-    /// Reads what the ring holds; waits (polling briefly, then sleeping) when it is empty.
+    /// Reads what the ring holds; sleeps until the forwarder writes when it is empty.
     /// `Ok(0)`: the forwarder closed the connection.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
@@ -821,12 +819,13 @@ impl io::Write for ShmWriter {
         self.write_vectored(&[IoSlice::new(buf)])
     }
 
-    /// Copies as much as the ring takes (at least one octet: waits for room when full).
+    /// Copies as much as the ring takes (at least one octet: when full, announces that it
+    /// waits and sleeps until the forwarder frees room, without polling first, as
+    /// [`ShmReader`] does).
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         if bufs.iter().all(|b| b.is_empty()) {
             return Ok(0);
         }
-        let start = Instant::now();
         loop {
             let (n, wake) = self.ring.write_vectored(bufs)?;
             if wake {
@@ -834,10 +833,6 @@ impl io::Write for ShmWriter {
             }
             if n > 0 {
                 return Ok(n);
-            }
-            if Instant::now() < start + APP_SPIN {
-                std::thread::yield_now();
-                continue;
             }
             if self.ring.announce_wait()? {
                 continue;
