@@ -291,6 +291,8 @@ mod tests {
         assert_eq!((&clone[..], &b[..]), (&burst[10..110], &[5u8; 120][..]));
         let at = b.as_ptr();
         give_back(b);
+        let idle = |len| REUSABLE.with(|f| f.borrow()[class(len).unwrap()].len());
+        assert_eq!(idle(120), 1, "the last copy of a buffer gives it back");
         let c = copy_reusable(&[6u8; 90]);
         assert_eq!(
             c.as_ptr(),
@@ -300,6 +302,7 @@ mod tests {
         assert_eq!(&c[..], &[6u8; 90][..]);
         let shared = c.clone();
         give_back(c);
+        assert_eq!(idle(90), 0, "a buffer with a clone left is not given back");
         assert_eq!(&shared[..], &[6u8; 90][..], "a clone keeps its octets");
         let big = copy_reusable(&vec![1u8; MAX_CLASS + 1]);
         assert_eq!(big.len(), MAX_CLASS + 1);
