@@ -217,6 +217,12 @@ impl InterestView {
         self.name.detach_backing();
     }
 
+    /// [`InterestView::detach`] into a reusable buffer ([`crate::kept::copy_reusable`]):
+    /// the copy's last owner hands it back with [`Name::give_back_backing`] on its name.
+    pub fn detach_reusable(&mut self) {
+        self.name.detach_backing_reusable();
+    }
+
     /// The whole Interest element, as received.
     #[inline]
     pub fn wire(&self) -> &Bytes {

@@ -6,17 +6,21 @@
 //! of whichever thread drops the last reference. A table's turnover (a PIT entry satisfied,
 //! a CS entry evicted for the next) then reuses the same buffers instead of going through the
 //! allocator twice per exchange (`kite bench fwd` measured glibc's malloc and free of the
-//! copies at ≈1,000 instructions per exchange). The only allocation per copy is the small
-//! fixed-size header `Bytes::from_owner` makes for its reference count, which the allocator's
-//! per-thread cache serves.
+//! copies at ≈1,000 instructions per exchange). A [`Kept`] shared with [`Kept::into_bytes`]
+//! allocates the small header `Bytes::from_owner` makes for its reference count (glibc's
+//! malloc and free, ≈250 instructions per exchange); a copy made by [`copy_reusable`] does
+//! not: its buffer is a `BytesMut` whose reference count lives as long as the buffer, and the
+//! copy's last owner in a table hands it back with [`give_back`]. The PIT's copy of an
+//! Interest is one (the PCCT entry's name is its last owner); a cached Data stays a [`Kept`]
+//! until first served, so evicting it never reads its buffer.
 //!
-//! Bounded: a thread's free list holds at most [`IDLE_BYTES_PER_CLASS`] octets of each
+//! Bounded: each of a thread's two free lists holds at most [`IDLE_BYTES_PER_CLASS`] octets of each
 //! class; beyond it a returned buffer is freed. Packets longer than the largest class are
 //! copied into exact-size allocations.
 
 use std::cell::RefCell;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 /// Octets a thread keeps idle per size class, at most.
 pub const IDLE_BYTES_PER_CLASS: usize = 128 << 10;
@@ -76,6 +80,10 @@ pub fn footprint(len: usize) -> usize {
 thread_local! {
     /// Idle buffers of this thread, by class, most recently given back last.
     static FREE: RefCell<[Vec<Box<[u8]>>; CLASSES]> =
+        const { RefCell::new([const { Vec::new() }; CLASSES]) };
+    /// Idle buffers of reusable copies ([`copy_reusable`]), by class, most recently given
+    /// back last; a buffer still shared when taken is let go (freed by its last reference).
+    static REUSABLE: RefCell<[Vec<BytesMut>; CLASSES]> =
         const { RefCell::new([const { Vec::new() }; CLASSES]) };
 }
 
@@ -157,6 +165,50 @@ pub fn copy(packet: &[u8]) -> Bytes {
     Kept::new(packet).into_bytes()
 }
 
+/// A shareable copy of `packet` in a buffer of its own, like [`copy`], but with no allocation
+/// when a buffer of its class is idle on this thread: the buffer is a `BytesMut` carrying its
+/// own reference count, frozen as is. Its last owner in a table hands it back with
+/// [`give_back`] (otherwise it is simply freed with its last `Bytes`).
+pub fn copy_reusable(packet: &[u8]) -> Bytes {
+    let Some(class) = class(packet.len()) else {
+        return Bytes::copy_from_slice(packet);
+    };
+    let reused = REUSABLE
+        .try_with(|free| free.borrow_mut()[class].pop())
+        .ok()
+        .flatten();
+    let mut buf = reused.unwrap_or_else(|| {
+        let mut buf = BytesMut::with_capacity(SIZES[class]);
+        // Sharing a new buffer once gives it its reference count for good (a buffer frozen
+        // with none would allocate one per copy).
+        drop(buf.split_to(0));
+        buf
+    });
+    buf.extend_from_slice(packet);
+    buf.freeze()
+}
+
+/// Gives the buffer of a copy made by [`copy_reusable`] (the whole copy, as returned) back to
+/// this thread's free list if `copy` is its last `Bytes`; otherwise only drops `copy`, and
+/// the buffer goes with its last clone. Only the buffer's reference count is read.
+pub fn give_back(copy: Bytes) {
+    let Ok(mut buf) = copy.try_into_mut() else {
+        return;
+    };
+    let Some(class) = class(buf.capacity()).filter(|&c| SIZES[c] == buf.capacity()) else {
+        return;
+    };
+    buf.clear();
+    // During thread exit the free lists may be gone: the buffer is then freed.
+    let _ = REUSABLE.try_with(|free| {
+        let mut free = free.borrow_mut();
+        let list = &mut free[class];
+        if list.len() < ROOM[class] {
+            list.push(buf);
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +274,48 @@ mod tests {
         let copies: Vec<Bytes> = (0..3000).map(|_| copy(&[0u8; 100])).collect();
         drop(copies);
         let idle = FREE.with(|f| f.borrow()[class(100).unwrap()].len());
+        assert_eq!(idle, IDLE_BYTES_PER_CLASS / 128);
+    }
+
+    #[test]
+    fn reusable_copies_are_reused_only_once_no_clone_is_left() {
+        let burst = vec![7u8; 64 * 1024];
+        let a = copy_reusable(&burst[10..110]);
+        assert_eq!(&a[..], &burst[10..110]);
+        assert!(!burst.as_ptr_range().contains(&a.as_ptr()));
+        let at = a.as_ptr();
+        let clone = a.clone();
+        give_back(a);
+        let b = copy_reusable(&[5u8; 120]);
+        assert_ne!(b.as_ptr(), at, "a buffer still shared is not reused");
+        assert_eq!((&clone[..], &b[..]), (&burst[10..110], &[5u8; 120][..]));
+        let at = b.as_ptr();
+        give_back(b);
+        let idle = |len| REUSABLE.with(|f| f.borrow()[class(len).unwrap()].len());
+        assert_eq!(idle(120), 1, "the last copy of a buffer gives it back");
+        let c = copy_reusable(&[6u8; 90]);
+        assert_eq!(
+            c.as_ptr(),
+            at,
+            "a buffer no copy holds is reused, from its start"
+        );
+        assert_eq!(&c[..], &[6u8; 90][..]);
+        let shared = c.clone();
+        give_back(c);
+        assert_eq!(idle(90), 0, "a buffer with a clone left is not given back");
+        assert_eq!(&shared[..], &[6u8; 90][..], "a clone keeps its octets");
+        let big = copy_reusable(&vec![1u8; MAX_CLASS + 1]);
+        assert_eq!(big.len(), MAX_CLASS + 1);
+        give_back(big);
+        give_back(Bytes::from(vec![0u8; 4000]));
+        assert!(REUSABLE.with(|f| f.borrow().iter().all(Vec::is_empty)));
+    }
+
+    #[test]
+    fn idle_reusable_buffers_per_class_are_bounded() {
+        let copies: Vec<_> = (0..3000).map(|_| copy_reusable(&[0u8; 100])).collect();
+        copies.into_iter().for_each(give_back);
+        let idle = REUSABLE.with(|f| f.borrow()[class(100).unwrap()].len());
         assert_eq!(idle, IDLE_BYTES_PER_CLASS / 128);
     }
 

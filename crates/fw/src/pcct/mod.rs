@@ -168,6 +168,10 @@ pub struct Entry {
     lru_next: u32,
     /// Whether `name` and `hint` no longer share a received packet's buffer.
     detached: bool,
+    /// Whether `name` shares a reusable copy of an Interest ([`kite_packet::kept::copy_reusable`]),
+    /// handed back when the entry goes (the name is the copy's last owner in the table: the
+    /// PIT entry goes first).
+    reusable: bool,
     /// Octets the CS entry is charged (0 without one).
     cs_charge: usize,
 }
@@ -200,6 +204,14 @@ impl Entry {
                 h.detach();
             }
             self.detached = true;
+        }
+    }
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        if self.reusable {
+            core::mem::take(&mut self.name).give_back_backing();
         }
     }
 }
@@ -370,6 +382,7 @@ impl Pcct {
             lru_prev: NIL,
             lru_next: NIL,
             detached: false,
+            reusable: false,
             cs_charge: 0,
         };
         let (slot, _) = self.entries.insert(entry).map_err(|_| Full)?;
@@ -426,9 +439,12 @@ impl Pcct {
             return Err(pit);
         }
         let mut pit = pit;
-        pit.interest.detach();
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
-        if !e.detached {
+        if e.detached {
+            pit.interest.detach();
+        } else {
+            pit.interest.detach_reusable();
+            e.reusable = true;
             e.name = pit.interest.name.clone();
             if let Some(h) = &mut e.hint {
                 h.detach();

@@ -473,3 +473,31 @@ fn pending_interests_and_cached_data_let_their_receive_buffer_go() {
     let (_, cached) = t.cs_match(d, false, false, Time::ZERO).unwrap();
     assert_eq!(&cached[..], &data_wire[..]);
 }
+
+#[test]
+fn an_interest_copy_still_in_flight_outlives_its_entry_and_is_not_reused() {
+    let mut t = small();
+    let pending = |t: &mut Pcct, uri: &str, nonce: u32| {
+        let mut i = Interest::new(name(uri));
+        i.nonce = Some(Nonce::from(nonce));
+        let wire = i.encode();
+        let view = InterestView::decode(wire.clone()).unwrap();
+        let n = view.name.clone();
+        let s = t.find_or_insert(&n, hash(&n), None).unwrap();
+        t.pit_insert(
+            s,
+            false,
+            PitEntry::new(u64::from(nonce), view, StrategyId(0)),
+        )
+        .unwrap();
+        (s, wire)
+    };
+    let (s, first) = pending(&mut t, "/flight/a", 1);
+    // An outgoing packet still queued on a face when the entry goes.
+    let in_flight = t.pit(s, false).unwrap().interest.wire().clone();
+    assert!(t.pit_discard(s, false), "the entry goes with its PIT entry");
+    let (s2, second) = pending(&mut t, "/flight/b", 2);
+    let copy = t.pit(s2, false).unwrap().interest.wire().clone();
+    assert_ne!(copy.as_ptr(), in_flight.as_ptr());
+    assert_eq!((&in_flight[..], &copy[..]), (&first[..], &second[..]));
+}

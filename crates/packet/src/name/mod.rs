@@ -224,6 +224,18 @@ impl Name {
         self.buf = crate::kept::copy(&self.buf);
     }
 
+    /// [`Name::detach_backing`] into a reusable buffer ([`crate::kept::copy_reusable`]),
+    /// for a holder that hands it back with [`Name::give_back_backing`].
+    pub(crate) fn detach_backing_reusable(&mut self) {
+        self.buf = crate::kept::copy_reusable(&self.buf);
+    }
+
+    /// Drops the name, handing its buffer to [`crate::kept::give_back`]: only for a name
+    /// detached with [`crate::InterestView::detach_reusable`] (or sharing such a copy).
+    pub fn give_back_backing(self) {
+        crate::kept::give_back(self.buf);
+    }
+
     /// Octets of the buffer the name keeps alive (the view of it this name holds: its value,
     /// or the whole packet for a decoded name).
     #[inline]
