@@ -430,6 +430,10 @@ pub fn json(s: &Snapshot) -> String {
             "io": s.busy.io.as_secs_f64(),
             "shards": s.busy.shards.iter().map(|d| d.as_secs_f64()).collect::<Vec<_>>(),
         },
+        // Each I/O thread's busy seconds and the faces it owns.
+        "io_threads": (s.busy.io_threads.iter().zip(&s.busy.io_faces))
+            .map(|(b, f)| json!({"busy": b.as_secs_f64(), "faces": f}))
+            .collect::<Vec<_>>(),
     });
     doc.to_string()
 }
