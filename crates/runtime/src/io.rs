@@ -52,6 +52,10 @@ const CHANNEL_TOKEN: usize = 16;
 /// consumer keeping a window of 64 Interests, whose packets it would otherwise delay. It costs
 /// such a face nothing but turns: what it sent waits in its socket.
 const STREAM_QUANTUM: usize = 64;
+/// Passes over its inline shards an I/O thread makes per turn at most: enough to empty full
+/// rings (64 bursts of 64), and a bound, because other I/O threads may keep feeding the
+/// shards it runs: without one, their flood would keep it from its own sockets and commands.
+const INLINE_PASSES: usize = 64;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
@@ -972,13 +976,14 @@ impl IoThread {
         }
     }
 
-    /// Runs the inline forwarding shards until none has anything left to do, writing their
-    /// output after each pass (so no output ring fills while they work). Returns whether
-    /// any shard worked, and whether one still holds management answers for want of room. A
-    /// shard told to stop is dropped; the thread itself stops at its own shutdown command.
+    /// Runs the inline forwarding shards until none has anything left to do, or for
+    /// [`INLINE_PASSES`] passes, writing their output after each pass (so no output ring
+    /// fills while they work). Returns whether any shard worked, and whether one still holds
+    /// management answers for want of room. A shard told to stop is dropped; the thread
+    /// itself stops at its own shutdown command.
     fn forward_inline(&mut self) -> (bool, bool) {
         let mut worked = false;
-        loop {
+        for _ in 0..INLINE_PASSES {
             let mut again = false;
             let mut held = false;
             self.shards.retain_mut(|w| match w.step() {
@@ -999,6 +1004,7 @@ impl IoThread {
             worked = true;
             self.drain_output();
         }
+        (worked, false)
     }
 
     /// Encodes and queues what the forwarding threads sent; flushes each face written to.
