@@ -34,7 +34,12 @@ fn io_threads(v: &Value) -> Vec<(f64, u64)> {
         .as_array()
         .map(|a| {
             a.iter()
-                .map(|t| (t["busy"].as_f64().unwrap_or(0.0), t["faces"].as_u64().unwrap_or(0)))
+                .map(|t| {
+                    (
+                        t["busy"].as_f64().unwrap_or(0.0),
+                        t["faces"].as_u64().unwrap_or(0),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -111,8 +116,18 @@ fn two_io_threads(inline: &str) {
     }
     consumer.register("/io-back");
     for n in 0..8 {
-        exchange(&mut producer, &mut consumer, &format!("/io-back/t{n}/x"), true);
-        exchange(&mut producer, &mut consumer, &format!("/io-back/n{n}/x"), false);
+        exchange(
+            &mut producer,
+            &mut consumer,
+            &format!("/io-back/t{n}/x"),
+            true,
+        );
+        exchange(
+            &mut producer,
+            &mut consumer,
+            &format!("/io-back/n{n}/x"),
+            false,
+        );
     }
     let busy = eventually(WAIT, || {
         let t = io_threads(&status(&addr)?);

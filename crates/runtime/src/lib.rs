@@ -508,8 +508,9 @@ impl Runtime {
             .collect();
 
         let inline = config.inline_forwarding;
-        let loads: Arc<[std::sync::atomic::AtomicUsize]> =
-            (0..m).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect();
+        let loads: Arc<[std::sync::atomic::AtomicUsize]> = (0..m)
+            .map(|_| std::sync::atomic::AtomicUsize::new(0))
+            .collect();
         let ids = kite_face::FaceIds::new();
         let mut io_busy = Vec::with_capacity(m);
         let mut io_threads = Vec::with_capacity(m);

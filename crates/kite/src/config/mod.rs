@@ -69,7 +69,10 @@ pub struct Forwarder {
     pub threads: Option<u8>,
     /// `io_threads`: I/O threads, 1 to 64, each owning a disjoint set of faces (default: one
     /// per four cores, at least one; docs/architecture.md).
-    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "io_threads")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "io_threads"
+    )]
     pub io_threads: Option<u8>,
     /// `inline`: the I/O threads run the forwarding shards themselves instead of handing
     /// packets to forwarding threads (default: on with two cores or fewer).

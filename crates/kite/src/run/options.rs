@@ -117,7 +117,10 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
 
 /// Fills what the machine decides: forwarding threads, the socket path, the log filter.
 pub(super) fn resolve(config: &mut Config) {
-    let io = *config.forwarder.io_threads.get_or_insert_with(default_io_threads);
+    let io = *config
+        .forwarder
+        .io_threads
+        .get_or_insert_with(default_io_threads);
     config
         .forwarder
         .threads
@@ -231,9 +234,7 @@ fn cores() -> usize {
 
 /// Forwarding threads: one per core the I/O threads leave (at least one).
 fn default_threads(io_threads: u8) -> u8 {
-    cores()
-        .saturating_sub(usize::from(io_threads))
-        .clamp(1, 64) as u8
+    cores().saturating_sub(usize::from(io_threads)).clamp(1, 64) as u8
 }
 
 /// I/O threads: one per four cores, at least one (docs/architecture.md, "Threads": one I/O
