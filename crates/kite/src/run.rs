@@ -98,7 +98,7 @@ pub struct RunArgs {
     threads: Option<u8>,
     /// I/O threads (1-64), each owning a disjoint set of faces: stream connections go to the
     /// one with the fewest faces, each has its own UDP listener on the same port
-    /// (SO_REUSEPORT), Ethernet interface i belongs to thread i mod N. Default: one per four
+    /// (SO_REUSEPORT), Ethernet interface i belongs to thread i mod N. Default: one per two
     /// cores (at least one).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=i64::from(kite_runtime::MAX_IO_THREADS)))]
     io_threads: Option<u8>,

@@ -68,7 +68,7 @@ pub struct Forwarder {
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "threads")]
     pub threads: Option<u8>,
     /// `io_threads`: I/O threads, 1 to 64, each owning a disjoint set of faces (default: one
-    /// per four cores, at least one; docs/architecture.md).
+    /// per two cores, at least one; docs/architecture.md).
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "io_threads"

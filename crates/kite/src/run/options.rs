@@ -237,16 +237,16 @@ fn default_threads(io_threads: u8) -> u8 {
     cores().saturating_sub(usize::from(io_threads)).clamp(1, 64) as u8
 }
 
-/// I/O threads: one per four cores, at least one (docs/architecture.md, "Threads": one I/O
-/// thread keeps about three forwarding threads busy; below eight cores a second I/O thread
-/// would take a core the forwarding threads and the applications need more).
+/// I/O threads: one per two cores, at least one (docs/architecture.md, "Several I/O
+/// threads": an exchange costs an I/O thread about twice what it costs a forwarding shard,
+/// so half the cores read and write and the other half forward).
 fn default_io_threads() -> u8 {
     io_threads_for(cores())
 }
 
 /// The default number of I/O threads on a machine with `cores` cores.
 fn io_threads_for(cores: usize) -> u8 {
-    (cores / 4).clamp(1, usize::from(kite_runtime::MAX_IO_THREADS)) as u8
+    (cores / 2).clamp(1, usize::from(kite_runtime::MAX_IO_THREADS)) as u8
 }
 
 /// Inline forwarding by default where the I/O thread, a forwarding thread and the local
