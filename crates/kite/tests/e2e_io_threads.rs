@@ -2,17 +2,20 @@
 //! the faces it was given), and packets cross between faces owned by different I/O threads
 //! both ways, with Data that carries Kite's PIT token (dispatched to the shard the token
 //! names) and Data without one (dispatched by the Name Dispatch Table), over two forwarding
-//! shards.
+//! shards. UDP remotes are spread over both threads' listeners by `SO_REUSEPORT`, and their
+//! faces exchange across them the same way.
 
 mod common;
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
 
-use common::peer::{data, interest, with_token, Conn};
-use common::{eventually, free_tcp_port, Daemon};
-use kite_packet::NetPacket;
+use bytes::Bytes;
+use common::peer::{self, data, interest, with_token, Conn};
+use common::{eventually, free_tcp_port, free_udp_port, Daemon};
+use kite_mgmt::ControlParameters;
+use kite_packet::{Interest, NetPacket, PitToken};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -134,4 +137,109 @@ fn two_io_threads(inline: &str) {
         (t.len() == 2 && t.iter().all(|&(b, _)| b > 0.0)).then_some(t)
     });
     assert!(busy.is_some(), "both I/O threads worked");
+}
+
+/// The next packet `s` receives within [`WAIT`] (panics without one).
+fn recv_udp(s: &UdpSocket) -> (Option<PitToken>, NetPacket) {
+    let until = Instant::now() + WAIT;
+    let mut buf = vec![0u8; 9000];
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    loop {
+        assert!(Instant::now() < until, "nothing received in {WAIT:?}");
+        let Ok(n) = s.recv(&mut buf) else { continue };
+        let (header, packet) =
+            NetPacket::decode_frame(Bytes::copy_from_slice(&buf[..n])).expect("a packet");
+        return (header.pit_token, packet);
+    }
+}
+
+/// The next Interest `s` receives, skipping anything else.
+fn recv_udp_interest(s: &UdpSocket) -> (Option<PitToken>, Interest) {
+    loop {
+        if let (token, NetPacket::Interest(i)) = recv_udp(s) {
+            return (token, i);
+        }
+    }
+}
+
+#[test]
+fn udp_remotes_spread_over_two_io_threads_and_exchange_across_them() {
+    let udp = free_udp_port();
+    let addr = format!("127.0.0.1:{}", free_tcp_port());
+    let kite = Daemon::start(
+        &[],
+        &[
+            "--udp".into(),
+            format!("127.0.0.1:{udp}"),
+            "--io-threads".into(),
+            "2".into(),
+            "--threads".into(),
+            "2".into(),
+            "--metrics".into(),
+            addr.clone(),
+        ],
+    );
+    let s = kite.socket();
+    let to: SocketAddr = format!("127.0.0.1:{udp}").parse().unwrap();
+    // Sixteen remotes, each with an on-demand face: the kernel's hash puts all of them on one
+    // listener with odds of 2 in 65,536.
+    let peers: Vec<UdpSocket> = (0..16)
+        .map(|_| {
+            let p = UdpSocket::bind("127.0.0.1:0").unwrap();
+            p.connect(to).unwrap();
+            p
+        })
+        .collect();
+    for (n, p) in peers.iter().enumerate() {
+        p.send(&interest(&format!("/probe/{n}"), 100)).unwrap();
+    }
+    let spread = eventually(WAIT, || {
+        let t = io_threads(&status(&addr)?);
+        let faces: u64 = t.iter().map(|&(_, f)| f).sum();
+        (faces == 16 && t.iter().all(|&(_, f)| f > 0)).then_some(t)
+    });
+    assert!(
+        spread.is_some(),
+        "16 UDP faces on both I/O threads, got {:?}",
+        status(&addr).map(|v| io_threads(&v))
+    );
+
+    // Peer 0 fetches from each other peer: some of them live in the other I/O thread.
+    let faces = peer::faces(s);
+    let id_of = |p: &UdpSocket| {
+        let uri = format!("udp4://{}", p.local_addr().unwrap());
+        faces.iter().find(|f| f.uri == uri).expect("a face").face_id
+    };
+    let consumer = &peers[0];
+    for (n, producer) in peers.iter().enumerate().skip(1) {
+        let params = ControlParameters {
+            name: Some(format!("/u/{n}").parse().unwrap()),
+            face_id: Some(id_of(producer)),
+            ..ControlParameters::default()
+        };
+        peer::command_ok(s, "rib", "register", params);
+        for echo_token in [true, false] {
+            let name = format!("/u/{n}/{echo_token}");
+            consumer.send(&interest(&name, 4000)).unwrap();
+            let (token, i) = recv_udp_interest(producer);
+            assert!(token.is_some(), "Kite sends its PIT token with {name}");
+            let d = data(&i.name, name.clone().into_bytes());
+            let d = match echo_token {
+                true => with_token(token, d),
+                false => d,
+            };
+            producer.send(&d).unwrap();
+            loop {
+                match recv_udp(consumer) {
+                    (_, NetPacket::Data(got)) => {
+                        assert_eq!(got.name.to_string(), name);
+                        break;
+                    }
+                    // The probe's Nack (no route), sent before any route existed.
+                    (_, NetPacket::Nack(_)) => continue,
+                    (_, other) => panic!("{name}: expected the Data, got {other:?}"),
+                }
+            }
+        }
+    }
 }

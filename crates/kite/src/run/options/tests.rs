@@ -200,7 +200,10 @@ fn one_io_thread_per_two_cores_and_forwarding_threads_on_the_rest() {
     assert_eq!(io_threads_for(3), 1);
     assert_eq!(io_threads_for(8), 4);
     assert_eq!(io_threads_for(1024), 64);
-    assert_eq!(default_threads(1), cores().saturating_sub(1).clamp(1, 64) as u8);
+    assert_eq!(
+        default_threads(1),
+        cores().saturating_sub(1).clamp(1, 64) as u8
+    );
 }
 
 #[test]
