@@ -137,6 +137,14 @@ fn two_io_threads(inline: &str) {
         (t.len() == 2 && t.iter().all(|&(b, _)| b > 0.0)).then_some(t)
     });
     assert!(busy.is_some(), "both I/O threads worked");
+    let mut m = TcpStream::connect(&addr).unwrap();
+    m.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut metrics = String::new();
+    let _ = m.read_to_string(&mut metrics);
+    for t in ["kite-io0", "kite-io1"] {
+        let sample = format!("kite_thread_busy_seconds_total{{thread=\"{t}\"}}");
+        assert!(metrics.contains(&sample), "{sample} in {metrics}");
+    }
 }
 
 /// The next packet `s` receives within [`WAIT`] (panics without one).
