@@ -81,6 +81,20 @@ cargo test --workspace -- --include-ignored 2>&1 | tee "$log"
 passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | grep -oE '[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
 failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
 
+step "end-to-end tests again with two I/O threads (KITE_TEST_IO_THREADS=2: faces spread over both)"
+# Forwarding, faces, UDP on-demand faces, Ethernet, management, shared memory, congestion and two
+# shards (token dispatch and the tokenless fallback) with every daemon's faces spread over two
+# I/O threads. Left out: the on-demand LRU test, which orders the faces of one listener (with
+# two threads each has its own, holding half the limit).
+KITE_TEST_IO_THREADS=2 cargo test --no-fail-fast -p kite \
+  --test e2e_io_threads --test e2e_aggregation --test e2e_pyndn --test e2e_mgmt \
+  --test e2e_face_create --test e2e_on_demand --test e2e_two_daemons --test e2e_malformed \
+  --test e2e_fragmentation --test e2e_shm --test e2e_congestion --test e2e_lp_reliability \
+  --test e2e_ether \
+  -- --include-ignored --skip a_full_listener_gives_up_its_idlest_on_demand_face 2>&1 | tee -a "$log"
+passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | grep -oE '[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
+failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+
 if (( fuzz_seconds > 0 )); then
   step "fuzzing every target (decoders, link service, Ethernet, management, configuration, forwarder) for ${fuzz_seconds}s from the seed corpus"
   scripts/fuzz.sh "$fuzz_seconds"

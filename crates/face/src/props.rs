@@ -35,16 +35,17 @@ impl fmt::Display for FaceId {
 }
 
 /// Hands out increasing face ids starting at [`FaceId::FIRST_DYNAMIC`]; channels take ids
-/// from it when they create faces.
-#[derive(Debug)]
+/// from it when they create faces. Clones share one counter (an atomic, taken once per face
+/// made, never per packet), so the daemon's I/O threads never hand out the same id twice.
+#[derive(Debug, Clone)]
 pub struct FaceIds {
-    next: u64,
+    next: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for FaceIds {
     fn default() -> Self {
         FaceIds {
-            next: FaceId::FIRST_DYNAMIC.0,
+            next: std::sync::Arc::new(FaceId::FIRST_DYNAMIC.0.into()),
         }
     }
 }
@@ -55,11 +56,9 @@ impl FaceIds {
         Self::default()
     }
 
-    /// The next unused id.
+    /// The next unused id (of this allocator and every clone of it).
     pub fn next_id(&mut self) -> FaceId {
-        let id = FaceId(self.next);
-        self.next += 1;
-        id
+        FaceId(self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
 }
 
@@ -149,6 +148,9 @@ mod tests {
         let mut ids = FaceIds::new();
         assert_eq!(ids.next_id(), FaceId(256));
         assert_eq!(ids.next_id(), FaceId(257));
+        let mut other = ids.clone();
+        assert_eq!(other.next_id(), FaceId(258), "clones share the counter");
+        assert_eq!(ids.next_id(), FaceId(259));
     }
 }
 

@@ -86,9 +86,25 @@ impl UdpChannel {
     /// to bind the same address; not before, so that binding a port another socket holds
     /// (another daemon's listener) still fails.
     pub fn bind(addr: SocketAddr, config: FaceConfig) -> io::Result<Self> {
+        Self::open(addr, config, false)
+    }
+
+    /// Binds `addr` as [`UdpChannel::bind`] does, with `SO_REUSEPORT` set first, so that
+    /// each of the daemon's I/O threads binds a listener of its own on the same address and
+    /// the kernel spreads the remotes over them by a hash of their addresses (a remote's
+    /// datagrams always reach the same listener). Only sockets that set it too, of the same
+    /// user, can join: another daemon's listener without it still makes the bind fail.
+    pub fn bind_reuse_port(addr: SocketAddr, config: FaceConfig) -> io::Result<Self> {
+        Self::open(addr, config, true)
+    }
+
+    fn open(addr: SocketAddr, config: FaceConfig, reuse_port: bool) -> io::Result<Self> {
         let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
         if addr.is_ipv6() {
             s.set_only_v6(true)?;
+        }
+        if reuse_port {
+            s.set_reuse_port(true)?;
         }
         s.set_nonblocking(true)?;
         grow_buffers(&s);

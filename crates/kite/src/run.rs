@@ -96,6 +96,12 @@ pub struct RunArgs {
     /// (at least one).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
     threads: Option<u8>,
+    /// I/O threads (1-64), each owning a disjoint set of faces: stream connections go to the
+    /// one with the fewest faces, each has its own UDP listener on the same port
+    /// (SO_REUSEPORT), Ethernet interface i belongs to thread i mod N. Default: one per two
+    /// cores (at least one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=i64::from(kite_runtime::MAX_IO_THREADS)))]
+    io_threads: Option<u8>,
     /// Run the forwarding shards (--threads of them) in the I/O thread itself, to completion,
     /// instead of in threads of their own: no hand-off or wake-up between the stages, which
     /// wins when the cores are fewer than the busy threads (the forwarder's and its
@@ -221,6 +227,7 @@ pub fn run(args: RunArgs) -> Result<String> {
     let socket = runtime_config.unix_socket.clone().unwrap_or_default();
     let threads = runtime_config.forwarding_threads;
     let inline = runtime_config.inline_forwarding;
+    let io = runtime_config.io_threads;
 
     let hasher = NameHasher::random();
     let strategies = StrategyTable::builtin();
@@ -280,10 +287,11 @@ pub fn run(args: RunArgs) -> Result<String> {
     std::thread::Builder::new()
         .name("kite-mgmt".into())
         .spawn(move || manager.run())?;
-    let shards = if inline {
-        format!("{threads} forwarding shard(s) in the I/O thread")
-    } else {
-        format!("{threads} forwarding thread(s)")
+    let shards = match (inline, io) {
+        (true, 1) => format!("{threads} forwarding shard(s) in the I/O thread"),
+        (true, _) => format!("{threads} forwarding shard(s) in {io} I/O threads"),
+        (false, 1) => format!("{threads} forwarding thread(s)"),
+        (false, _) => format!("{threads} forwarding thread(s) and {io} I/O threads"),
     };
     eprintln!("kite: forwarding with {shards} on {listeners}");
     if let Some(addr) = metrics_addr {

@@ -28,11 +28,15 @@ impl BusyTime {
     }
 }
 
-/// Busy time of the I/O thread and of each forwarding shard.
+/// Busy time of the I/O threads and of each forwarding shard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BusyTimes {
-    /// The I/O thread (with inline forwarding, its shards' time is part of it).
+    /// The I/O threads together (with inline forwarding, their shards' time is part of it).
     pub io: Duration,
+    /// Each I/O thread, in thread order.
+    pub io_threads: Vec<Duration>,
+    /// The faces each I/O thread owns now, in thread order.
+    pub io_faces: Vec<usize>,
     /// Each forwarding shard, in thread order: a forwarding thread's, or with inline
     /// forwarding the part of the I/O thread's time spent in that shard's pipelines.
     pub shards: Vec<Duration>,

@@ -1,9 +1,19 @@
-//! The I/O thread: owns every face's socket and the listeners, reads in bursts and dispatches
-//! (the input stage), and writes what the forwarding threads send (the output stage), one
-//! `writev`/`sendmmsg` per face per burst. Sleeps in `epoll_wait` when it has nothing to do.
+//! An I/O thread: owns its faces' sockets and its listeners, reads in bursts and dispatches
+//! (the input stage), and writes what the forwarding threads send toward its faces (the
+//! output stage), one `writev`/`sendmmsg` per face per burst. Sleeps in `epoll_wait` when it
+//! has nothing to do.
+//!
+//! With several I/O threads ([`RuntimeConfig::io_threads`]) each owns a disjoint set of faces:
+//! I/O thread 0 holds the stream listeners (unix, TCP, WebSocket) and hands each accepted
+//! connection to the thread with the fewest faces; every thread has its own UDP listener on
+//! each UDP address (`SO_REUSEPORT`), so an on-demand face lives in the thread whose listener
+//! the kernel's hash of the remote picked, and its own connected socket with it; Ethernet
+//! interface i (its channel, on-demand faces and multicast face) and UDP multicast face j
+//! belong to thread i (j) mod N. Only the thread that owns a face touches it.
 
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,6 +52,10 @@ const CHANNEL_TOKEN: usize = 16;
 /// consumer keeping a window of 64 Interests, whose packets it would otherwise delay. It costs
 /// such a face nothing but turns: what it sent waits in its socket.
 const STREAM_QUANTUM: usize = 64;
+/// Passes over its inline shards an I/O thread makes per turn at most: enough to empty full
+/// rings (64 bursts of 64), and a bound, because other I/O threads may keep feeding the
+/// shards it runs: without one, their flood would keep it from its own sockets and commands.
+const INLINE_PASSES: usize = 64;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
@@ -95,7 +109,111 @@ enum DatagramChannel {
     Ether(usize),
 }
 
+/// Where an I/O thread stands among the others.
+pub(crate) struct Place {
+    /// Its index.
+    pub index: usize,
+    /// Every I/O thread's commands and waker, in thread order (this one's too).
+    pub peers: Vec<(Sender<IoCommand>, Arc<mio::Waker>)>,
+    /// Faces each I/O thread owns, and those handed to it not yet adopted.
+    pub loads: Arc<[AtomicUsize]>,
+    /// The face id allocator all I/O threads share.
+    pub ids: FaceIds,
+}
+
+/// The listeners one I/O thread owns.
+pub(crate) struct Owned {
+    channels: Vec<Channel>,
+    udp: Vec<UdpChannel>,
+    ether: Vec<EtherChannel>,
+    links: Option<LinkMonitor>,
+    udp_multicast: Vec<(std::net::SocketAddrV4, String, std::net::Ipv4Addr)>,
+}
+
+/// Opens the listeners and shares them out over `m` I/O threads (see the module's comment):
+/// one [`Owned`] per thread, in thread order.
+pub(crate) fn open_listeners(
+    config: &RuntimeConfig,
+    m: usize,
+) -> Result<Vec<Owned>, super::StartError> {
+    let mut owned: Vec<Owned> = (0..m)
+        .map(|_| Owned {
+            channels: Vec::new(),
+            udp: Vec::new(),
+            ether: Vec::new(),
+            links: None,
+            udp_multicast: Vec::new(),
+        })
+        .collect();
+    if let Some(path) = &config.unix_socket {
+        owned[0].channels.push(Channel::unix(path, config.face)?);
+    }
+    for &addr in &config.tcp {
+        owned[0].channels.push(Channel::tcp(addr, config.face)?);
+    }
+    for &addr in &config.ws {
+        owned[0].channels.push(Channel::ws(addr, config.face)?);
+    }
+    for &addr in &config.udp {
+        let bind_error = |error| kite_face::ListenError::Bind { addr, error };
+        if m == 1 {
+            owned[0]
+                .udp
+                .push(UdpChannel::bind(addr, config.face).map_err(bind_error)?);
+            continue;
+        }
+        // The threads' listeners on one address share its bounds: each keeps 1/m of the
+        // on-demand faces and of the reassembly budget (rounded up), so m listeners hold
+        // what one would (plus at most m - 1 faces).
+        let mut share = config.face;
+        share.udp_on_demand_limit = share.udp_on_demand_limit.div_ceil(m);
+        share.reassembly.max_bytes = share.reassembly.max_bytes.div_ceil(m);
+        // The first listener learns the port (port 0 asks for any); the others join it.
+        let first = UdpChannel::bind_reuse_port(addr, share).map_err(bind_error)?;
+        let bound = first.local_addr();
+        owned[0].udp.push(first);
+        for o in &mut owned[1..] {
+            let ch = UdpChannel::bind_reuse_port(bound, share).map_err(bind_error)?;
+            o.udp.push(ch);
+        }
+    }
+    // Each thread's link monitor is opened before its channels, so no change slips in
+    // between.
+    for (k, o) in owned.iter_mut().enumerate() {
+        if k < config.ether.len() {
+            o.links = Some(LinkMonitor::open()?);
+        }
+    }
+    for (i, iface) in config.ether.iter().enumerate() {
+        let ch = EtherChannel::open(iface, config.face)?;
+        // The kernel reports twice what it granted.
+        if ch.recv_buffer() / 2 < config.face.ether_socket_buffer {
+            tracing::warn!(
+                interface = iface.as_str(),
+                asked = config.face.ether_socket_buffer,
+                granted = ch.recv_buffer() / 2,
+                "Ethernet receive buffer smaller than asked (raise net.core.rmem_max, \
+                 or give kite CAP_NET_ADMIN)"
+            );
+        }
+        owned[i % m].ether.push(ch);
+    }
+    for (j, mc) in config.udp_multicast.iter().enumerate() {
+        owned[j % m].udp_multicast.push(mc.clone());
+    }
+    Ok(owned)
+}
+
+/// The I/O thread with the fewest faces (the first of those tied).
+pub(crate) fn least_loaded(loads: &[AtomicUsize]) -> usize {
+    (loads.iter().enumerate())
+        .min_by_key(|(_, l)| l.load(Ordering::Relaxed))
+        .map_or(0, |(k, _)| k)
+}
+
 pub(crate) struct IoThread {
+    /// This thread's index, peers and the load figures it keeps up to date.
+    place: Place,
     poll: Poll,
     events: Events,
     sleep: Arc<SleepFlag>,
@@ -168,6 +286,8 @@ impl IoThread {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         config: &RuntimeConfig,
+        place: Place,
+        owned: Owned,
         poll: Poll,
         sleep: Arc<SleepFlag>,
         commands: Receiver<IoCommand>,
@@ -178,45 +298,13 @@ impl IoThread {
         face_events: Sender<FaceEvent>,
         busy: Arc<super::BusyTime>,
     ) -> Result<Self, super::StartError> {
-        let mut channels = Vec::new();
-        if let Some(path) = &config.unix_socket {
-            channels.push(Channel::unix(path, config.face)?);
-        }
-        for &addr in &config.tcp {
-            channels.push(Channel::tcp(addr, config.face)?);
-        }
-        for &addr in &config.ws {
-            channels.push(Channel::ws(addr, config.face)?);
-        }
-        let mut udp = Vec::new();
-        for &addr in &config.udp {
-            udp.push(UdpChannel::bind(addr, config.face).map_err(|source| {
-                kite_face::ListenError::Bind {
-                    addr,
-                    error: source,
-                }
-            })?);
-        }
-        // Opened before the channels, so no change slips in between.
-        let links = match config.ether.is_empty() {
-            true => None,
-            false => Some(LinkMonitor::open()?),
-        };
-        let mut ether = Vec::new();
-        for iface in &config.ether {
-            let ch = EtherChannel::open(iface, config.face)?;
-            // The kernel reports twice what it granted.
-            if ch.recv_buffer() / 2 < config.face.ether_socket_buffer {
-                tracing::warn!(
-                    interface = iface.as_str(),
-                    asked = config.face.ether_socket_buffer,
-                    granted = ch.recv_buffer() / 2,
-                    "Ethernet receive buffer smaller than asked (raise net.core.rmem_max, \
-                     or give kite CAP_NET_ADMIN)"
-                );
-            }
-            ether.push(ch);
-        }
+        let Owned {
+            mut channels,
+            udp,
+            ether,
+            links,
+            udp_multicast,
+        } = owned;
         if CHANNEL_TOKEN + channels.len() + udp.len() + ether.len()
             > FaceId::FIRST_DYNAMIC.0 as usize
         {
@@ -235,7 +323,9 @@ impl IoThread {
         if let Some(l) = &links {
             l.register(poll.registry(), LINK_TOKEN)?;
         }
+        let ids = place.ids.clone();
         let mut thread = IoThread {
+            place,
             poll,
             events: Events::with_capacity(256),
             sleep,
@@ -246,7 +336,7 @@ impl IoThread {
             shards,
             face_events,
             config: config.face,
-            ids: FaceIds::new(),
+            ids,
             channels,
             udp,
             ether,
@@ -282,7 +372,7 @@ impl IoThread {
                 thread.add_face(face);
             }
         }
-        for (group, device, addr) in &config.udp_multicast {
+        for (group, device, addr) in &udp_multicast {
             let id = thread.ids.next_id();
             let face =
                 kite_face::udp::multicast(id, *group, *addr, Some(device), false, &config.face)
@@ -465,9 +555,7 @@ impl IoThread {
         if i < self.channels.len() {
             loop {
                 match self.channels[i].accept(&mut self.ids) {
-                    Ok(Some(face)) => {
-                        self.add_face(face);
-                    }
+                    Ok(Some(face)) => self.place_face(face),
                     Ok(None) => break,
                     Err(e) => {
                         tracing::warn!(error = %e, "accept failed");
@@ -888,13 +976,14 @@ impl IoThread {
         }
     }
 
-    /// Runs the inline forwarding shards until none has anything left to do, writing their
-    /// output after each pass (so no output ring fills while they work). Returns whether
-    /// any shard worked, and whether one still holds management answers for want of room. A
-    /// shard told to stop is dropped; the thread itself stops at its own shutdown command.
+    /// Runs the inline forwarding shards until none has anything left to do, or for
+    /// [`INLINE_PASSES`] passes, writing their output after each pass (so no output ring
+    /// fills while they work). Returns whether any shard worked, and whether one still holds
+    /// management answers for want of room. A shard told to stop is dropped; the thread
+    /// itself stops at its own shutdown command.
     fn forward_inline(&mut self) -> (bool, bool) {
         let mut worked = false;
-        loop {
+        for _ in 0..INLINE_PASSES {
             let mut again = false;
             let mut held = false;
             self.shards.retain_mut(|w| match w.step() {
@@ -915,6 +1004,7 @@ impl IoThread {
             worked = true;
             self.drain_output();
         }
+        (worked, false)
     }
 
     /// Encodes and queues what the forwarding threads sent; flushes each face written to.
@@ -1025,6 +1115,24 @@ impl IoThread {
         }
     }
 
+    /// Keeps an accepted connection, or hands it to the I/O thread with the fewest faces
+    /// (counted there at once, so a burst of accepts spreads).
+    fn place_face(&mut self, face: Face) {
+        let k = least_loaded(&self.place.loads);
+        if k == self.place.index {
+            self.add_face(face);
+            return;
+        }
+        self.place.loads[k].fetch_add(1, Ordering::Relaxed);
+        let (tx, waker) = &self.place.peers[k];
+        if tx.send(IoCommand::Adopt(Box::new(face))).is_err() {
+            // Its thread is stopping: the face closed with the command.
+            self.place.loads[k].fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        let _ = waker.wake();
+    }
+
     fn add_face(&mut self, face: Face) -> FaceStatus {
         let id = face.id();
         if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
@@ -1034,10 +1142,12 @@ impl IoThread {
             scope: face.scope(),
             link_type: face.link_type(),
         };
+        let owner = self.place.index as u8;
         for (tx, w) in &self.fwd {
-            let _ = tx.send(FwCommand::AddFace(id, info));
+            let _ = tx.send(FwCommand::AddFace(id, info, owner));
             w.wake();
         }
+        self.place.loads[self.place.index].fetch_add(1, Ordering::Relaxed);
         let status = Self::status(&face);
         self.log.created(&status, Instant::now());
         let _ = self.face_events.send(FaceEvent::Created(status.clone()));
@@ -1048,6 +1158,7 @@ impl IoThread {
 
     fn close_face(&mut self, id: FaceId, why: CloseReason) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
+        self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
         self.redials.remove(&id);
         self.follow_reliability(id);
         let _ = face.deregister(self.poll.registry());
@@ -1153,6 +1264,11 @@ impl IoThread {
     fn handle_commands(&mut self) -> bool {
         while let Ok(cmd) = self.commands.try_recv() {
             match cmd {
+                IoCommand::Adopt(face) => {
+                    // The accepting thread counted it here already; `add_face` counts it.
+                    self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
+                    self.add_face(*face);
+                }
                 IoCommand::Create {
                     remote,
                     local,

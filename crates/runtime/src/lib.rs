@@ -1,8 +1,13 @@
-//! `kite-runtime`: the daemon's threads: the I/O thread that owns the faces' sockets and the
+//! `kite-runtime`: the daemon's threads: the I/O threads that own the faces' sockets and the
 //! forwarding threads that own the tables (NDN-DPDK paper, sections 2–3; YaNFD paper, section
 //! 3.2), joined by bounded single-producer rings, with zero CPU use when idle.
 //!
-//! - The I/O thread reads its faces in bursts, runs the link service, decodes the forwarder view,
+//! - [`RuntimeConfig::io_threads`] I/O threads each own a disjoint set of faces: stream
+//!   connections go to the thread with the fewest faces, each thread has its own UDP
+//!   listener on the same address (`SO_REUSEPORT`: the kernel picks a remote's thread),
+//!   Ethernet interface i belongs to thread i mod N. Each (I/O thread, forwarding thread)
+//!   pair has rings of its own, so every ring keeps one producer and one consumer.
+//! - An I/O thread reads its faces in bursts, runs the link service, decodes the forwarder view,
 //!   hashes the name once and dispatches: Interests by the Name Dispatch Table, Data and Nacks
 //!   by the thread id inside Kite's PIT token (or, without one, to every thread the NDT names
 //!   for the Data name's short prefixes). It is also the output stage: it encodes what the
@@ -10,9 +15,11 @@
 //!   queue with one `writev`/`sendmmsg` per burst.
 //! - A forwarding thread takes Data and Nacks before Interests, runs CoDel on each input ring
 //!   (marking, not dropping), runs the pipelines, and hands packets to the I/O thread that owns
-//!   the destination face, or to management for the internal face.
-//! - With [`RuntimeConfig::inline_forwarding`] the I/O thread runs the forwarding shards
-//!   itself between its reads and writes: same rings and pipelines, no thread hand-off.
+//!   the destination face (the owner comes with the face's `AddFace`), or to management for
+//!   the internal face.
+//! - With [`RuntimeConfig::inline_forwarding`] the I/O threads run the forwarding shards
+//!   themselves between their reads and writes (shard i on I/O thread i mod N): same rings and
+//!   pipelines, no thread hand-off.
 //! - Management (a layer above) reaches the threads through [`RuntimeHandle`]: control messages
 //!   that create and destroy faces, read counters, and carry the internal face's packets.
 //!
@@ -56,6 +63,9 @@ use kite_fw::time::{MonotonicClock, Time};
 pub struct RuntimeConfig {
     /// Forwarding threads (each owns a PCCT, DNL and timers).
     pub forwarding_threads: u8,
+    /// I/O threads (each owns a disjoint set of faces and their sockets), 1 to
+    /// [`MAX_IO_THREADS`].
+    pub io_threads: u8,
     /// Components of the name prefix the NDT hashes (`usize::MAX`: the whole name).
     pub dispatch_prefix_len: usize,
     /// Slots of each input ring of a forwarding thread (Interest, Data, Nack).
@@ -95,6 +105,7 @@ impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             forwarding_threads: 1,
+            io_threads: 1,
             dispatch_prefix_len: 2,
             queue_capacity: 4096,
             codel: CoDelConfig::default(),
@@ -199,6 +210,9 @@ pub type CreateReply = Sender<(u64, Result<FaceStatus, FaceCommandError>)>;
 /// A command for the I/O thread.
 #[derive(Debug)]
 pub(crate) enum IoCommand {
+    /// A face another I/O thread accepted (a stream connection) for this one to own: the
+    /// accepting thread counted it in this thread's load already.
+    Adopt(Box<kite_face::Face>),
     Create {
         remote: FaceUri,
         local: Option<FaceUri>,
@@ -231,7 +245,8 @@ pub(crate) enum IoCommand {
 
 /// A command for a forwarding thread.
 pub(crate) enum FwCommand {
-    AddFace(FaceId, kite_fw::strategy::FaceInfo),
+    /// A face, and the I/O thread that owns it (where its output goes).
+    AddFace(FaceId, kite_fw::strategy::FaceInfo, u8),
     RemoveFace(FaceId),
     /// A Data management sends out of the internal face, with the token it echoes.
     InternalData(DataView, Option<PitToken>),
@@ -310,19 +325,26 @@ pub struct RingDepth {
     pub capacity: usize,
 }
 
+/// The most I/O threads: a forwarding thread marks the I/O threads to wake in one u64.
+pub const MAX_IO_THREADS: u8 = 64;
+
 /// Management's grip on the running threads.
 #[derive(Clone)]
 pub struct RuntimeHandle {
-    io: Sender<IoCommand>,
-    io_waker: Arc<mio::Waker>,
+    /// Each I/O thread's commands and waker, in thread order.
+    io: Vec<(Sender<IoCommand>, Arc<mio::Waker>)>,
+    /// Faces each I/O thread owns (management creates a face on the least loaded one).
+    loads: Arc<[std::sync::atomic::AtomicUsize]>,
+    /// The Ethernet interfaces, in configuration order (interface i is I/O thread i mod N's).
+    ether: Vec<String>,
     fwd: Vec<(Sender<FwCommand>, park::Waker)>,
     internal_rx: Receiver<InternalInterest>,
     events: Receiver<FaceEvent>,
     hasher: NameHasher,
     ndt: Arc<Ndt>,
     clock: MonotonicClock,
-    /// The I/O thread's busy time, then each shard's.
-    io_busy: Arc<BusyTime>,
+    /// Each I/O thread's busy time, then each shard's.
+    io_busy: Vec<Arc<BusyTime>>,
     shard_busy: Vec<Arc<BusyTime>>,
     inline: bool,
 }
@@ -369,40 +391,72 @@ impl Runtime {
                 "queue capacity and burst must be at least 1".into(),
             ));
         }
+        if config.io_threads == 0 || config.io_threads > MAX_IO_THREADS {
+            return Err(StartError::Config(format!(
+                "between 1 and {MAX_IO_THREADS} I/O threads"
+            )));
+        }
         let clock = MonotonicClock::new();
         let n = usize::from(config.forwarding_threads);
+        let m = usize::from(config.io_threads);
         let ndt = Arc::new(Ndt::new(
             16,
             config.forwarding_threads,
             config.dispatch_prefix_len,
         ));
-        let (io_tx, io_rx) = crossbeam_channel::unbounded();
         let (internal_tx, internal_rx) = crossbeam_channel::unbounded();
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
-        let poll = mio::Poll::new()?;
-        let io_waker = Arc::new(mio::Waker::new(poll.registry(), io::WAKE_TOKEN)?);
-        let io_sleep = Arc::new(park::SleepFlag::default());
+        // Listeners first: a port in use fails the start before any thread runs.
+        let mut owned = io::open_listeners(&config, m)?;
 
-        let mut to_fwd = Vec::with_capacity(n);
+        // Per I/O thread: its poll, waker, sleep flag and commands.
+        let mut polls = Vec::with_capacity(m);
+        let mut io = Vec::with_capacity(m);
+        let mut io_rx = Vec::with_capacity(m);
+        let mut io_sleep = Vec::with_capacity(m);
+        for _ in 0..m {
+            let poll = mio::Poll::new()?;
+            let waker = Arc::new(mio::Waker::new(poll.registry(), io::WAKE_TOKEN)?);
+            let (tx, rx) = crossbeam_channel::unbounded();
+            polls.push(poll);
+            io.push((tx, waker));
+            io_rx.push(rx);
+            io_sleep.push(Arc::new(park::SleepFlag::default()));
+        }
+
+        // Rings: each (I/O thread k, forwarding thread t) pair has its own input rings
+        // (k produces, t consumes) and its own output ring (t produces, k consumes).
+        let mut to_fwd: Vec<Vec<dispatch::Inputs>> = (0..m).map(|_| Vec::new()).collect();
+        let mut from_fwd: Vec<Vec<rtrb::Consumer<kite_fw::out::Out>>> =
+            (0..m).map(|_| Vec::new()).collect();
         let mut fwd_inputs = Vec::with_capacity(n);
-        let mut to_io = Vec::with_capacity(n);
-        let mut from_fwd = Vec::with_capacity(n);
+        let mut fwd_outputs = Vec::with_capacity(n);
         for _ in 0..n {
-            let (p, c) = dispatch::rings(config.queue_capacity);
-            to_fwd.push(p);
-            fwd_inputs.push(c);
-            let (p, c) = rtrb::RingBuffer::new(config.queue_capacity * 2);
-            to_io.push(p);
-            from_fwd.push(c);
+            let mut inputs = Vec::with_capacity(m);
+            let mut outputs = Vec::with_capacity(m);
+            for k in 0..m {
+                let (p, c) = dispatch::rings(config.queue_capacity);
+                to_fwd[k].push(p);
+                inputs.push(c);
+                let (p, c) = rtrb::RingBuffer::new(config.queue_capacity * 2);
+                let wake = worker::IoWake {
+                    waker: io[k].1.clone(),
+                    sleep: io_sleep[k].clone(),
+                };
+                outputs.push((p, wake));
+                from_fwd[k].push(c);
+            }
+            fwd_inputs.push(inputs);
+            fwd_outputs.push(outputs);
         }
 
         let mut threads = Vec::new();
         let mut fwd = Vec::with_capacity(n);
-        let mut shards = Vec::new();
-        let io_busy = Arc::new(BusyTime::default());
+        // Inline forwarding: shard i runs on I/O thread i mod m.
+        let mut shards: Vec<Vec<worker::Worker>> = (0..m).map(|_| Vec::new()).collect();
         let mut shard_busy = Vec::with_capacity(n);
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(n);
-        for (i, (inputs, out)) in fwd_inputs.into_iter().zip(to_io).enumerate() {
+        for (i, (inputs, outs)) in fwd_inputs.into_iter().zip(fwd_outputs).enumerate() {
             let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded();
             let busy = Arc::new(BusyTime::default());
             shard_busy.push(busy.clone());
@@ -414,22 +468,19 @@ impl Runtime {
                 hasher,
                 clock,
                 inputs,
-                out,
+                outs,
                 cmd_rx,
                 internal_tx.clone(),
-                worker::IoWake {
-                    waker: io_waker.clone(),
-                    sleep: io_sleep.clone(),
-                },
                 busy,
             );
             if config.inline_forwarding {
-                // Run by the I/O thread: whoever feeds the shard wakes that thread.
+                // Run by an I/O thread: whoever feeds the shard wakes that thread.
+                let k = i % m;
                 let _ = ready_tx.send((
                     i as u8,
-                    park::Waker::for_poll(io_sleep.clone(), io_waker.clone()),
+                    park::Waker::for_poll(io_sleep[k].clone(), io[k].1.clone()),
                 ));
-                shards.push(worker);
+                shards[k].push(worker);
             } else {
                 let ready = ready_tx.clone();
                 threads.push(
@@ -457,33 +508,65 @@ impl Runtime {
             .collect();
 
         let inline = config.inline_forwarding;
-        let io_thread = io::IoThread::new(
-            &config,
-            poll,
-            io_sleep,
-            io_rx,
-            dispatch::Dispatcher::new(
+        let loads: Arc<[std::sync::atomic::AtomicUsize]> = (0..m)
+            .map(|_| std::sync::atomic::AtomicUsize::new(0))
+            .collect();
+        let ids = kite_face::FaceIds::new();
+        let mut io_busy = Vec::with_capacity(m);
+        let mut io_threads = Vec::with_capacity(m);
+        let parts = polls
+            .into_iter()
+            .zip(io_rx)
+            .zip(io_sleep)
+            .zip(to_fwd.into_iter().zip(from_fwd))
+            .zip(shards);
+        for (k, ((((poll, rx), sleep), (to_fwd, from_fwd)), shards)) in parts.enumerate() {
+            let busy = Arc::new(BusyTime::default());
+            io_busy.push(busy.clone());
+            let dispatcher = dispatch::Dispatcher::new(
                 hasher,
                 ndt.clone(),
                 to_fwd,
                 fwd.iter().map(|(_, w)| w.clone()).collect(),
                 clock,
-            ),
-            from_fwd,
-            fwd.iter().map(|(tx, w)| (tx.clone(), w.clone())).collect(),
-            shards,
-            event_tx,
-            io_busy.clone(),
-        )?;
-        threads.push(
-            std::thread::Builder::new()
-                .name("kite-io".into())
-                .spawn(move || io_thread.run())?,
-        );
+            );
+            io_threads.push(io::IoThread::new(
+                &config,
+                io::Place {
+                    index: k,
+                    peers: io.clone(),
+                    loads: loads.clone(),
+                    ids: ids.clone(),
+                },
+                owned.remove(0),
+                poll,
+                sleep,
+                rx,
+                dispatcher,
+                from_fwd,
+                fwd.iter().map(|(tx, w)| (tx.clone(), w.clone())).collect(),
+                shards,
+                event_tx.clone(),
+                busy,
+            )?);
+        }
+        for (k, t) in io_threads.into_iter().enumerate() {
+            // One thread keeps the name it always had; more are numbered.
+            let name = match m {
+                1 => "kite-io".to_string(),
+                _ => format!("kite-io{k}"),
+            };
+            threads.push(
+                std::thread::Builder::new()
+                    .name(name)
+                    .spawn(move || t.run())?,
+            );
+        }
         Ok(Runtime {
             handle: RuntimeHandle {
-                io: io_tx,
-                io_waker,
+                io,
+                loads,
+                ether: config.ether.clone(),
                 fwd,
                 internal_rx,
                 events: event_rx,
@@ -509,8 +592,10 @@ impl Runtime {
             let _ = tx.send(FwCommand::Shutdown);
             w.wake();
         }
-        let _ = self.handle.io.send(IoCommand::Shutdown);
-        let _ = self.handle.io_waker.wake();
+        for (tx, waker) in &self.handle.io {
+            let _ = tx.send(IoCommand::Shutdown);
+            let _ = waker.wake();
+        }
         for t in self.threads {
             let _ = t.join();
         }
@@ -521,11 +606,48 @@ impl Runtime {
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl RuntimeHandle {
-    fn io_request<T>(&self, make: impl FnOnce(Sender<T>) -> IoCommand) -> Option<T> {
+    /// Asks I/O thread `k` and waits for its answer.
+    fn io_request<T>(&self, k: usize, make: impl FnOnce(Sender<T>) -> IoCommand) -> Option<T> {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.io.send(make(tx)).ok()?;
-        let _ = self.io_waker.wake();
+        let (io, waker) = &self.io[k];
+        io.send(make(tx)).ok()?;
+        let _ = waker.wake();
         rx.recv_timeout(COMMAND_TIMEOUT).ok()
+    }
+
+    /// Sends a command to I/O thread `k`; false when the thread is gone.
+    fn io_send(&self, k: usize, cmd: IoCommand) -> bool {
+        let (io, waker) = &self.io[k];
+        let sent = io.send(cmd).is_ok();
+        let _ = waker.wake();
+        sent
+    }
+
+    /// The I/O thread a new face to `remote` (from `local`) goes to: an Ethernet face to
+    /// the thread of its interface, any other to the thread with the fewest faces.
+    fn io_for(&self, remote: &FaceUri, local: Option<&FaceUri>) -> usize {
+        let m = self.io.len();
+        if m == 1 {
+            return 0;
+        }
+        if let (FaceUri::Ether(_), Some(FaceUri::Dev(iface))) = (remote, local) {
+            if let Some(i) = self.ether.iter().position(|e| e == iface) {
+                return i % m;
+            }
+        }
+        io::least_loaded(&self.loads)
+    }
+
+    /// With several I/O threads, the face to `remote` that one of them owns already (each
+    /// thread knows its own faces only); `None` with one thread, which checks by itself.
+    fn existing(&self, remote: &FaceUri) -> Option<FaceId> {
+        if self.io.len() == 1 || matches!(remote, FaceUri::Ether(_)) {
+            return None;
+        }
+        self.faces()
+            .into_iter()
+            .find(|f| f.remote == *remote)
+            .map(|f| f.id)
     }
 
     /// Creates a face to `remote`, from `local` when given (NFD `faces/create`; Ethernet faces
@@ -557,7 +679,11 @@ impl RuntimeHandle {
         persistency: Persistency,
         options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
+        if let Some(id) = self.existing(&remote) {
+            return Err(FaceCommandError::Exists(id));
+        }
         let (tx, rx) = crossbeam_channel::bounded(1);
+        let k = self.io_for(&remote, local.as_ref());
         let cmd = IoCommand::Create {
             remote,
             local,
@@ -568,10 +694,9 @@ impl RuntimeHandle {
             reply: tx,
         };
         let stopping = || Err(FaceCommandError::ConnectFailed("forwarder stopping".into()));
-        if self.io.send(cmd).is_err() {
+        if !self.io_send(k, cmd) {
             return stopping();
         }
-        let _ = self.io_waker.wake();
         rx.recv_timeout(COMMAND_TIMEOUT)
             .map(|(_, r)| r)
             .unwrap_or_else(|_| stopping())
@@ -588,6 +713,11 @@ impl RuntimeHandle {
         tag: u64,
         reply: &CreateReply,
     ) {
+        if let Some(id) = self.existing(&remote) {
+            let _ = reply.send((tag, Err(FaceCommandError::Exists(id))));
+            return;
+        }
+        let k = self.io_for(&remote, local.as_ref());
         let cmd = IoCommand::Create {
             remote,
             local,
@@ -597,46 +727,71 @@ impl RuntimeHandle {
             tag,
             reply: reply.clone(),
         };
-        if self.io.send(cmd).is_err() {
+        if !self.io_send(k, cmd) {
             let stopping = FaceCommandError::ConnectFailed("forwarder stopping".into());
             let _ = reply.send((tag, Err(stopping)));
-            return;
         }
-        let _ = self.io_waker.wake();
     }
 
-    /// Changes a face's properties (NFD `faces/update`).
+    /// Changes a face's properties (NFD `faces/update`), asking each I/O thread in turn
+    /// until the one that owns the face answers.
     pub fn update_face(
         &self,
         id: FaceId,
         persistency: Option<Persistency>,
         options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
-        self.io_request(|reply| IoCommand::Update {
-            id,
-            persistency,
-            options,
-            reply,
-        })
-        .unwrap_or(Err(FaceCommandError::NotFound))
+        for k in 0..self.io.len() {
+            let r = self.io_request(k, |reply| IoCommand::Update {
+                id,
+                persistency,
+                options,
+                reply,
+            });
+            match r {
+                Some(Err(FaceCommandError::NotFound)) | None => continue,
+                Some(r) => return r,
+            }
+        }
+        Err(FaceCommandError::NotFound)
     }
 
     /// Destroys a face; `None` when there was none with that id.
     pub fn destroy_face(&self, id: FaceId) -> Option<FaceStatus> {
-        self.io_request(|reply| IoCommand::Destroy { id, reply })
-            .flatten()
+        (0..self.io.len())
+            .find_map(|k| self.io_request(k, |reply| IoCommand::Destroy { id, reply })?)
     }
 
-    /// Every face with its counters (NFD `faces/list`).
+    /// Every face with its counters (NFD `faces/list`), gathered from every I/O thread.
     pub fn faces(&self) -> Vec<FaceStatus> {
-        self.io_request(|reply| IoCommand::List { reply })
-            .unwrap_or_default()
+        let mut all: Vec<FaceStatus> = (0..self.io.len())
+            .filter_map(|k| self.io_request(k, |reply| IoCommand::List { reply }))
+            .flatten()
+            .collect();
+        all.sort_by_key(|s| s.id);
+        all
     }
 
-    /// The listeners' local URIs and drop counters (NFD `faces/channels`).
+    /// The listeners' local URIs and drop counters (NFD `faces/channels`). A UDP listener
+    /// each I/O thread has on the same address is one channel, its counters summed.
     pub fn channels(&self) -> Vec<kite_face::ChannelStatus> {
-        self.io_request(|reply| IoCommand::Channels { reply })
-            .unwrap_or_default()
+        let mut all: Vec<kite_face::ChannelStatus> = Vec::new();
+        let each = (0..self.io.len())
+            .filter_map(|k| self.io_request(k, |reply| IoCommand::Channels { reply }))
+            .flatten();
+        for c in each {
+            match all.iter_mut().find(|a| a.local == c.local) {
+                Some(a) => {
+                    for &t in kite_face::ChannelCounters::TYPES {
+                        if let (Some(x), Some(y)) = (a.counters.get_mut(t), c.counters.get(t)) {
+                            *x += y;
+                        }
+                    }
+                }
+                None => all.push(c),
+            }
+        }
+        all
     }
 
     /// Each forwarding thread's counters.
@@ -733,11 +888,16 @@ impl RuntimeHandle {
         }
     }
 
-    /// How long the I/O thread and each forwarding shard have spent working: read from
-    /// their counters directly, without asking the threads.
+    /// How long the I/O threads and each forwarding shard have spent working, and the faces
+    /// each I/O thread owns: read from their counters directly, without asking the threads.
     pub fn busy_times(&self) -> BusyTimes {
+        let io_threads: Vec<Duration> = self.io_busy.iter().map(|b| b.get()).collect();
         BusyTimes {
-            io: self.io_busy.get(),
+            io: io_threads.iter().sum(),
+            io_threads,
+            io_faces: (self.loads.iter())
+                .map(|l| l.load(std::sync::atomic::Ordering::Relaxed))
+                .collect(),
             shards: self.shard_busy.iter().map(|b| b.get()).collect(),
             inline: self.inline,
         }

@@ -1,6 +1,6 @@
-//! A forwarding thread: takes bursts from its input rings (Data and Nacks before Interests),
-//! marks what CoDel says, runs the pipelines, and hands each outgoing packet to the I/O thread
-//! (or to management for the internal face). Parks when it has nothing to do and no timer due.
+//! A forwarding thread: takes bursts from its input rings (one set per I/O thread; Data and
+//! Nacks before Interests), marks what CoDel says, runs the pipelines, and hands each outgoing
+//! packet to the I/O thread that owns its face (or to management for the internal face). Parks when it has nothing to do and no timer due.
 //! With inline forwarding the I/O thread owns the `Worker` and calls [`Worker::step`] itself.
 
 use std::collections::VecDeque;
@@ -33,10 +33,12 @@ pub(crate) struct IoWake {
     pub sleep: Arc<super::park::SleepFlag>,
 }
 
-/// Where an outgoing packet goes: the I/O thread's ring or management.
+/// Where an outgoing packet goes: the output ring toward the I/O thread that owns the face
+/// (its index, learnt from the face's `AddFace`: one lookup per packet, as with one thread),
+/// or management.
 #[derive(Clone, Copy)]
 enum Port {
-    Io,
+    Io(u8),
     Internal,
 }
 
@@ -54,20 +56,22 @@ pub(crate) struct Worker {
     fwd: Forwarder,
     clock: MonotonicClock,
     burst: usize,
-    inputs: InputRings,
-    out_ring: Producer<Out>,
+    /// The input rings each I/O thread feeds, in I/O thread order (each ring has one
+    /// producer), with the CoDel instances of each set.
+    inputs: Vec<(InputRings, Aqm)>,
+    /// The output ring toward each I/O thread, and how to wake it, in I/O thread order.
+    out_rings: Vec<(Producer<Out>, IoWake)>,
     commands: Receiver<FwCommand>,
     internal: Sender<InternalInterest>,
-    io: IoWake,
-    aqm: Aqm,
     ports: HashMap<FaceId, Port>,
     interests: Vec<InInterest>,
     data: Vec<InData>,
     nacks: Vec<InNack>,
     out: Vec<Out>,
-    /// Management's answers that found the I/O thread's ring full, sent first next time (at
-    /// most [`HELD_ANSWERS`]): under a flood a dropped answer is a command that times out.
-    held: VecDeque<Out>,
+    /// Management's answers that found their I/O thread's ring full, with that ring's index,
+    /// sent first next time (at most [`HELD_ANSWERS`]): under a flood a dropped answer is a
+    /// command that times out.
+    held: VecDeque<(u8, Out)>,
     out_dropped: u64,
     thread: u8,
     spin_when_idle: bool,
@@ -85,11 +89,10 @@ impl Worker {
         strategies: StrategyTable,
         hasher: NameHasher,
         clock: MonotonicClock,
-        inputs: InputRings,
-        out_ring: Producer<Out>,
+        inputs: Vec<InputRings>,
+        out_rings: Vec<(Producer<Out>, IoWake)>,
         commands: Receiver<FwCommand>,
         internal: Sender<InternalInterest>,
-        io: IoWake,
         busy: Arc<BusyTime>,
     ) -> Self {
         let mut fwd = Forwarder::new(
@@ -111,16 +114,20 @@ impl Worker {
             fwd,
             clock,
             burst: config.burst,
-            inputs,
-            out_ring,
+            inputs: inputs
+                .into_iter()
+                .map(|i| {
+                    let aqm = Aqm {
+                        interests: CoDel::new(config.codel),
+                        data: CoDel::new(config.codel),
+                        nacks: CoDel::new(config.codel),
+                    };
+                    (i, aqm)
+                })
+                .collect(),
+            out_rings,
             commands,
             internal,
-            io,
-            aqm: Aqm {
-                interests: CoDel::new(config.codel),
-                data: CoDel::new(config.codel),
-                nacks: CoDel::new(config.codel),
-            },
             ports,
             interests: Vec::with_capacity(config.burst),
             data: Vec::with_capacity(config.burst),
@@ -217,55 +224,62 @@ impl Worker {
 
     /// Whether a packet or a command waits (checked before the I/O thread sleeps).
     pub fn has_work(&self) -> bool {
-        self.inputs.has_work() || !self.commands.is_empty() || !self.held.is_empty()
+        self.inputs.iter().any(|(i, _)| i.has_work())
+            || !self.commands.is_empty()
+            || !self.held.is_empty()
     }
 
-    /// Moves up to one burst from each ring into the burst vectors, marking per CoDel.
+    /// Moves up to one burst from each ring of each I/O thread into the burst vectors,
+    /// marking per CoDel.
     fn take_burst(&mut self, now: Time) -> bool {
         let n = self.burst;
-        // `/localhost` Interests from local faces first, unmarked: management must answer
-        // even when the Interest ring is congested.
-        let mut local = 0;
-        while local < n {
-            let Ok(Stamped { pkt, .. }) = self.inputs.local.pop() else {
-                break;
-            };
-            self.interests.push(pkt);
-            local += 1;
+        let mut took = false;
+        for (inputs, aqm) in &mut self.inputs {
+            // `/localhost` Interests from local faces first, unmarked: management must
+            // answer even when the Interest ring is congested.
+            let mut local = 0;
+            while local < n {
+                let Ok(Stamped { pkt, .. }) = inputs.local.pop() else {
+                    break;
+                };
+                self.interests.push(pkt);
+                local += 1;
+            }
+            let data = take(
+                &mut inputs.data,
+                n,
+                now,
+                &mut aqm.data,
+                &inputs.overflowed.data,
+                &mut self.data,
+            );
+            let nacks = take(
+                &mut inputs.nacks,
+                n,
+                now,
+                &mut aqm.nacks,
+                &inputs.overflowed.nacks,
+                &mut self.nacks,
+            );
+            let interests = take(
+                &mut inputs.interests,
+                n,
+                now,
+                &mut aqm.interests,
+                &inputs.overflowed.interests,
+                &mut self.interests,
+            );
+            took |= local + data + nacks + interests > 0;
         }
-        let data = take(
-            &mut self.inputs.data,
-            n,
-            now,
-            &mut self.aqm.data,
-            &self.inputs.overflowed.data,
-            &mut self.data,
-        );
-        let nacks = take(
-            &mut self.inputs.nacks,
-            n,
-            now,
-            &mut self.aqm.nacks,
-            &self.inputs.overflowed.nacks,
-            &mut self.nacks,
-        );
-        let interests = take(
-            &mut self.inputs.interests,
-            n,
-            now,
-            &mut self.aqm.interests,
-            &self.inputs.overflowed.interests,
-            &mut self.interests,
-        );
-        local + data + nacks + interests > 0
+        took
     }
 
     fn apply_commands(&mut self) -> Result<(), Stop> {
         while let Ok(cmd) = self.commands.try_recv() {
             match cmd {
-                FwCommand::AddFace(id, info) => {
+                FwCommand::AddFace(id, info, owner) => {
                     self.fwd.add_face(id, info);
-                    self.ports.insert(id, Port::Io);
+                    self.ports.insert(id, Port::Io(owner));
                 }
                 FwCommand::RemoveFace(id) => {
                     self.fwd.remove_face(id);
@@ -326,50 +340,71 @@ impl Worker {
             cs_capacity: self.fwd.pcct().cs_capacity(),
             cs_admit: admit,
             cs_serve: serve,
-            codel_marked: self.aqm.interests.marked()
-                + self.aqm.data.marked()
-                + self.aqm.nacks.marked(),
+            codel_marked: (self.inputs.iter())
+                .map(|(_, a)| a.interests.marked() + a.data.marked() + a.nacks.marked())
+                .sum(),
             queue_dropped: self.out_dropped,
-            queues: QueueDepths {
-                local: depth(&self.inputs.local),
-                interests: depth(&self.inputs.interests),
-                data: depth(&self.inputs.data),
-                nacks: depth(&self.inputs.nacks),
-                output: RingDepth {
-                    len: self.out_ring.buffer().capacity() - self.out_ring.slots(),
-                    capacity: self.out_ring.buffer().capacity(),
+            // With several I/O threads, each kind's rings add up (one per I/O thread).
+            queues: self.inputs.iter().fold(
+                QueueDepths {
+                    output: (self.out_rings.iter()).fold(RingDepth::default(), |d, (r, _)| {
+                        let capacity = r.buffer().capacity();
+                        add(
+                            d,
+                            RingDepth {
+                                len: capacity - r.slots(),
+                                capacity,
+                            },
+                        )
+                    }),
+                    ..QueueDepths::default()
                 },
-            },
+                |q, (i, _)| QueueDepths {
+                    local: add(q.local, depth(&i.local)),
+                    interests: add(q.interests, depth(&i.interests)),
+                    data: add(q.data, depth(&i.data)),
+                    nacks: add(q.nacks, depth(&i.nacks)),
+                    output: q.output,
+                },
+            ),
         }
     }
 
-    /// Hands each outgoing packet to its port; wakes the I/O thread once if it sleeps.
+    /// Hands each outgoing packet to its port; wakes each I/O thread it wrote to once, if it
+    /// sleeps.
     fn route_out(&mut self) {
-        let mut to_io = false;
-        while let Some(o) = self.held.pop_front() {
-            match self.out_ring.push(o) {
-                Ok(()) => to_io = true,
+        // Bit i: the ring toward I/O thread i got packets (at most 64 I/O threads).
+        let mut to_io = 0u64;
+        while let Some((owner, o)) = self.held.pop_front() {
+            let Some((ring, _)) = self.out_rings.get_mut(usize::from(owner)) else {
+                continue;
+            };
+            match ring.push(o) {
+                Ok(()) => to_io |= 1 << owner,
                 Err(PushError::Full(o)) => {
-                    self.held.push_front(o);
+                    self.held.push_front((owner, o));
                     break;
                 }
             }
         }
         for o in self.out.drain(..) {
             match self.ports.get(&o.face()) {
-                Some(Port::Io) => {
+                Some(&Port::Io(owner)) => {
                     let answer =
                         matches!(&o, Out::Data { ingress, .. } if *ingress == FaceId::INTERNAL);
                     // behind held answers, an answer waits its turn
-                    let pushed = if answer && !self.held.is_empty() {
-                        Err(PushError::Full(o))
-                    } else {
-                        self.out_ring.push(o)
+                    let pushed = match self.out_rings.get_mut(usize::from(owner)) {
+                        Some(_) if answer && !self.held.is_empty() => Err(PushError::Full(o)),
+                        Some((ring, _)) => ring.push(o),
+                        None => {
+                            self.out_dropped += 1;
+                            continue;
+                        }
                     };
                     match pushed {
-                        Ok(()) => to_io = true,
+                        Ok(()) => to_io |= 1 << owner,
                         Err(PushError::Full(o)) if answer && self.held.len() < HELD_ANSWERS => {
-                            self.held.push_back(o)
+                            self.held.push_back((owner, o))
                         }
                         Err(_) => self.out_dropped += 1,
                     }
@@ -392,8 +427,13 @@ impl Worker {
                 None => self.out_dropped += 1,
             }
         }
-        if to_io && self.io.sleep.needs_wake() {
-            let _ = self.io.waker.wake();
+        while to_io != 0 {
+            let i = to_io.trailing_zeros() as usize;
+            let io = &self.out_rings[i].1;
+            if io.sleep.needs_wake() {
+                let _ = io.waker.wake();
+            }
+            to_io &= to_io - 1;
         }
     }
 }
@@ -410,6 +450,14 @@ pub(crate) enum Step {
     Held,
     /// Nothing to do.
     Idle,
+}
+
+/// Two rings' occupancy together.
+fn add(a: RingDepth, b: RingDepth) -> RingDepth {
+    RingDepth {
+        len: a.len + b.len,
+        capacity: a.capacity + b.capacity,
+    }
 }
 
 /// A ring's occupancy, read by its consumer.

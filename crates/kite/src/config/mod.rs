@@ -60,15 +60,22 @@ pub struct Metrics {
     pub listen: Option<SocketAddr>,
 }
 
-/// `[forwarder]`: the forwarding threads.
+/// `[forwarder]`: the forwarding and I/O threads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Forwarder {
     /// `threads`: forwarding threads, 1 to 64 (default: one per core beyond the I/O thread's).
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "threads")]
     pub threads: Option<u8>,
-    /// `inline`: the I/O thread runs the forwarding shards itself instead of handing packets
-    /// to forwarding threads (default: on with two cores or fewer).
+    /// `io_threads`: I/O threads, 1 to 64, each owning a disjoint set of faces (default: one
+    /// per two cores, at least one; docs/architecture.md).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "io_threads"
+    )]
+    pub io_threads: Option<u8>,
+    /// `inline`: the I/O threads run the forwarding shards themselves instead of handing
+    /// packets to forwarding threads (default: on with two cores or fewer).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inline: Option<bool>,
     /// `dispatch_prefix`: name components hashed to pick an Interest's thread (0: whole name).
@@ -85,6 +92,7 @@ impl Default for Forwarder {
     fn default() -> Self {
         Forwarder {
             threads: None,
+            io_threads: None,
             inline: None,
             dispatch_prefix: 2,
             default_hop_limit: 0,
@@ -504,6 +512,11 @@ where
 /// Forwarding threads: the dispatcher tracks the threads to wake in one u64.
 fn threads<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
     bounded(d, 1, 64, "threads").map(Some)
+}
+
+/// I/O threads: a forwarding thread tracks the I/O threads to wake in one u64.
+fn io_threads<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    bounded(d, 1, kite_runtime::MAX_IO_THREADS, "io_threads").map(Some)
 }
 
 /// Default `tables.cs.capacity_bytes`: 256 MiB (65536 packets of 4 KiB on average).

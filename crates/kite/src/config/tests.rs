@@ -31,6 +31,7 @@ fn every_key() -> Config {
         },
         forwarder: Forwarder {
             threads: Some(3),
+            io_threads: Some(2),
             inline: Some(false),
             dispatch_prefix: 1,
             default_hop_limit: 9,

@@ -68,6 +68,7 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     }
     let fwd = &mut config.forwarder;
     fwd.threads = args.threads.or(fwd.threads);
+    fwd.io_threads = args.io_threads.or(fwd.io_threads);
     fwd.inline = args.inline.or(fwd.inline);
     fwd.dispatch_prefix = args.dispatch_prefix.unwrap_or(fwd.dispatch_prefix);
     fwd.max_interest_lifetime = args
@@ -116,7 +117,14 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
 
 /// Fills what the machine decides: forwarding threads, the socket path, the log filter.
 pub(super) fn resolve(config: &mut Config) {
-    config.forwarder.threads.get_or_insert_with(default_threads);
+    let io = *config
+        .forwarder
+        .io_threads
+        .get_or_insert_with(default_io_threads);
+    config
+        .forwarder
+        .threads
+        .get_or_insert_with(|| default_threads(io));
     config.forwarder.inline.get_or_insert_with(default_inline);
     let unix = &mut config.face_system.unix;
     unix.path = Some(socket_path(unix.path.take()));
@@ -132,6 +140,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     let fs = &c.face_system;
     let mut r = RuntimeConfig {
         forwarding_threads: threads,
+        io_threads: c.forwarder.io_threads.unwrap_or(1),
         inline_forwarding: c.forwarder.inline.unwrap_or(false),
         dispatch_prefix_len: match c.forwarder.dispatch_prefix {
             0 => usize::MAX,
@@ -223,8 +232,21 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn default_threads() -> u8 {
-    cores().saturating_sub(1).clamp(1, 64) as u8
+/// Forwarding threads: one per core the I/O threads leave (at least one).
+fn default_threads(io_threads: u8) -> u8 {
+    cores().saturating_sub(usize::from(io_threads)).clamp(1, 64) as u8
+}
+
+/// I/O threads: one per two cores, at least one (docs/architecture.md, "Several I/O
+/// threads": an exchange costs an I/O thread about twice what it costs a forwarding shard,
+/// so half the cores read and write and the other half forward).
+fn default_io_threads() -> u8 {
+    io_threads_for(cores())
+}
+
+/// The default number of I/O threads on a machine with `cores` cores.
+fn io_threads_for(cores: usize) -> u8 {
+    (cores / 2).clamp(1, usize::from(kite_runtime::MAX_IO_THREADS)) as u8
 }
 
 /// Inline forwarding by default where the I/O thread, a forwarding thread and the local

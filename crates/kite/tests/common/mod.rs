@@ -238,10 +238,15 @@ fn spawn(
         .append(true)
         .open(log)
         .expect("log file");
-    cmd.arg("run")
-        .arg("--socket")
-        .arg(socket)
-        .args(args)
+    cmd.arg("run").arg("--socket").arg(socket);
+    // $KITE_TEST_IO_THREADS runs every daemon with that many I/O threads (scripts/test.sh
+    // runs the end-to-end tests again with 2), unless the test chose its own.
+    if let Ok(n) = std::env::var("KITE_TEST_IO_THREADS") {
+        if !args.iter().any(|a| a == "--io-threads") {
+            cmd.arg("--io-threads").arg(n);
+        }
+    }
+    cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())

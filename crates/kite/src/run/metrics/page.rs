@@ -169,7 +169,9 @@ pub fn render(s: &Snapshot) -> String {
         ],
     );
     out.push_str("</div><div><h2>Forwarding shards</h2>");
-    let mode = if s.busy.inline {
+    let mode = if s.busy.inline && s.busy.io_threads.len() > 1 {
+        "inline in the I/O threads (shard i in I/O thread i mod N)"
+    } else if s.busy.inline {
         "inline in the I/O thread"
     } else {
         "in forwarding threads"
@@ -202,11 +204,23 @@ pub fn render(s: &Snapshot) -> String {
             ]
         }),
     );
-    let _ = write!(
-        out,
-        "<p class=\"note\">Shards run {mode}; the I/O thread has been busy {:.3} s.</p></div></div>",
-        s.busy.io.as_secs_f64()
-    );
+    let _ = match s.busy.io_threads.len() {
+        0 | 1 => write!(
+            out,
+            "<p class=\"note\">Shards run {mode}; the I/O thread has been busy {:.3} s.</p></div></div>",
+            s.busy.io.as_secs_f64()
+        ),
+        _ => write!(
+            out,
+            "<p class=\"note\">Shards run {mode}; the I/O threads have been busy {} s, owning {} faces.</p></div></div>",
+            (s.busy.io_threads.iter().map(|d| format!("{:.3}", d.as_secs_f64())))
+                .collect::<Vec<_>>()
+                .join(" / "),
+            (s.busy.io_faces.iter().map(usize::to_string))
+                .collect::<Vec<_>>()
+                .join(" / "),
+        ),
+    };
 
     out.push_str("<h2>Faces</h2>");
     faces(&mut out, s);

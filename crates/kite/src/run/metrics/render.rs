@@ -375,13 +375,25 @@ fn shard_metrics(e: &mut Exposition, s: &Snapshot) {
         "kite_thread_busy_seconds",
         Kind::Counter,
         "Time a data-plane thread spent in turns that did work (not spinning or sleeping); \
-         with inline forwarding the shards run in kite-io.",
+         with inline forwarding the shards run in the I/O threads.",
     );
-    e.sample(
-        "kite_thread_busy_seconds_total",
-        &[("thread", "kite-io")],
-        seconds(s.busy.io),
-    );
+    if s.busy.io_threads.len() > 1 {
+        // Several I/O threads: each under its thread's name.
+        for (i, b) in s.busy.io_threads.iter().enumerate() {
+            let name = format!("kite-io{i}");
+            e.sample(
+                "kite_thread_busy_seconds_total",
+                &[("thread", &name)],
+                seconds(*b),
+            );
+        }
+    } else {
+        e.sample(
+            "kite_thread_busy_seconds_total",
+            &[("thread", "kite-io")],
+            seconds(s.busy.io),
+        );
+    }
     if !s.busy.inline {
         for (i, b) in s.busy.shards.iter().enumerate() {
             let name = format!("kite-fwd{i}");
@@ -430,6 +442,10 @@ pub fn json(s: &Snapshot) -> String {
             "io": s.busy.io.as_secs_f64(),
             "shards": s.busy.shards.iter().map(|d| d.as_secs_f64()).collect::<Vec<_>>(),
         },
+        // Each I/O thread's busy seconds and the faces it owns.
+        "io_threads": (s.busy.io_threads.iter().zip(&s.busy.io_faces))
+            .map(|(b, f)| json!({"busy": b.as_secs_f64(), "faces": f}))
+            .collect::<Vec<_>>(),
     });
     doc.to_string()
 }

@@ -20,6 +20,7 @@ const FILE: &str = r#"
 filter = "warn"
 [forwarder]
 threads = 4
+io_threads = 3
 inline = true
 dispatch_prefix = 3
 default_hop_limit = 16
@@ -83,6 +84,8 @@ fn every_flag_overrides_the_file() {
         "--local-only",
         "--threads",
         "2",
+        "--io-threads",
+        "2",
         "--inline",
         "false",
         "--cs-capacity",
@@ -123,6 +126,7 @@ fn every_flag_overrides_the_file() {
     assert_eq!(fs.ether.on_demand_limit, 80);
     assert_eq!(fs.ether.socket_buffer, 8 << 20);
     assert_eq!(c.forwarder.threads, Some(2));
+    assert_eq!(c.forwarder.io_threads, Some(2));
     assert_eq!(c.forwarder.inline, Some(false));
     assert_eq!(c.forwarder.dispatch_prefix, 0);
     assert_eq!(c.forwarder.max_interest_lifetime, 5000);
@@ -178,7 +182,28 @@ fn max_packet_size_has_one_rule_for_the_flag_and_the_file() {
 fn thread_counts_outside_1_to_64_are_refused_on_the_command_line() {
     for n in ["0", "65"] {
         assert!(Cli::try_parse_from(["kite", "--threads", n]).is_err());
+        assert!(Cli::try_parse_from(["kite", "--io-threads", n]).is_err());
+        let file = Config::parse(&format!("[forwarder]\nio_threads = {n}\n"), "t.toml");
+        assert!(file.is_err(), "the file refuses {n} as the flag does");
     }
+    for n in ["1", "64"] {
+        assert!(Cli::try_parse_from(["kite", "--io-threads", n]).is_ok());
+        let file = Config::parse(&format!("[forwarder]\nio_threads = {n}\n"), "t.toml");
+        assert!(file.is_ok(), "the file takes {n} as the flag does");
+    }
+}
+
+#[test]
+fn one_io_thread_per_two_cores_and_forwarding_threads_on_the_rest() {
+    assert_eq!(io_threads_for(1), 1);
+    assert_eq!(io_threads_for(2), 1);
+    assert_eq!(io_threads_for(3), 1);
+    assert_eq!(io_threads_for(8), 4);
+    assert_eq!(io_threads_for(1024), 64);
+    assert_eq!(
+        default_threads(1),
+        cores().saturating_sub(1).clamp(1, 64) as u8
+    );
 }
 
 #[test]
@@ -246,6 +271,7 @@ fn resolving_fills_threads_socket_and_log_filter() {
 fn the_runtime_starts_with_the_file_values() {
     let r = runtime_config(&file());
     assert_eq!(r.forwarding_threads, 4);
+    assert_eq!(r.io_threads, 3);
     assert!(r.inline_forwarding);
     assert_eq!(r.dispatch_prefix_len, 3);
     assert_eq!(r.unix_socket.as_deref(), Some(Path::new("/file/nfd.sock")));
