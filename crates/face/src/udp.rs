@@ -7,7 +7,8 @@
 //! the face's socket, which the I/O thread reads ([`UdpChannel::recv_face`]) only as far as
 //! the forwarder has room, and not at all while the face is restrained. A flooding peer
 //! then costs Kite nothing per datagram it sends: the kernel drops into the face's full
-//! receive buffer ([`FaceConfig::udp_socket_buffer`] for an on-demand face). Datagrams that reached the listener
+//! receive buffer ([`FaceConfig::udp_socket_buffer`] for an on-demand face). Datagrams that reached
+//! the listener
 //! before the face's socket existed are still demultiplexed to the face by sender. A face
 //! sends through its own socket with `sendmmsg`. Each unicast face costs one file
 //! descriptor and one receive buffer; one whose socket cannot be made (no descriptor left)

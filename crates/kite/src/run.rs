@@ -1,5 +1,6 @@
 //! `kite run`: the forwarder daemon. Opens the listeners NFD opens (unix socket, UDP and TCP
-//! on port 6363, optionally WebSocket and Ethernet), starts the I/O and forwarding threads, creates the
+//! on port 6363, optionally WebSocket and Ethernet), starts the I/O and forwarding threads, creates
+//! the
 //! faces, routes and strategy choices of the configuration file, and serves NFD's management
 //! protocol, until SIGINT or SIGTERM; SIGHUP reads the configuration file again. Under
 //! systemd (`$NOTIFY_SOCKET`), it tells its service manager when it is ready, reloading and

@@ -1,6 +1,7 @@
 //! A forwarding thread: takes bursts from its input rings (one set per I/O thread; Data and
 //! Nacks before Interests), marks what CoDel says, runs the pipelines, and hands each outgoing
-//! packet to the I/O thread that owns its face (or to management for the internal face). Parks when it has nothing to do and no timer due.
+//! packet to the I/O thread that owns its face (or to management for the internal face).
+//! Parks when it has nothing to do and no timer due.
 //! With inline forwarding the I/O thread owns the `Worker` and calls [`Worker::step`] itself.
 
 use std::collections::VecDeque;

@@ -424,7 +424,8 @@ impl Pcct {
     /// Stores a new PIT entry in `slot`; the entry must not have one for this MustBeFresh value.
     /// When every PIT entry is in use, the entry comes back (its Interest is still needed, to
     /// Nack it); returning it by value costs nothing on success. The Interest is copied out of
-    /// its receive buffer ([`kite_packet::InterestView::detach`]) and the entry's name shares the copy.
+    /// its receive buffer ([`kite_packet::InterestView::detach`]) and the entry's name shares the
+    /// copy.
     #[allow(clippy::result_large_err)]
     pub fn pit_insert(
         &mut self,

@@ -4,7 +4,8 @@
 //! A decoded name keeps the packet buffer it came from (`Bytes`) and where its value sits in it,
 //! so decoding copies nothing; a forwarder view moves the received buffer into its name, so
 //! decoding does not even touch the buffer's refcount. The offsets sit inline for up to 16
-//! components, so decoding allocates nothing for such names. Because VAR-NUMBERs are decoded in shortest form only, two names are equal exactly when
+//! components, so decoding allocates nothing for such names. Because VAR-NUMBERs are decoded in
+//! shortest form only, two names are equal exactly when
 //! their octets are, and a name is a prefix of another exactly when its octets are a prefix.
 
 mod component;
