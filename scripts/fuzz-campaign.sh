@@ -192,7 +192,8 @@ run_target() {
   "$bin/$t" "${args[@]}" "$out/corpus/$t" "fuzz/corpus/$t" >"$out/logs/$t.log" 2>&1 || rc=$?
   local n
   n=$(grep -E '^stat::number_of_executed_units' "$out/logs/$t.log" | awk '{print $2}' || true)
-  if (( rc != 0 )); then
+  # libFuzzer exits 72 when interrupted (SIGINT, SIGTERM): that run was stopped, not a crash.
+  if (( rc != 0 && rc != 72 )); then
     echo crash >"$out/logs/$t.status"
   elif [[ -n $n ]] && (( n >= left )); then
     echo done >"$out/logs/$t.status"
