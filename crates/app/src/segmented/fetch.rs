@@ -372,21 +372,19 @@ impl Fetcher<'_> {
     /// Returns the first Data when discovery brought one (a segment).
     fn find_version(&mut self, name: &Name) -> Result<Option<Data>, FetchError> {
         let rdr_first = match self.opts.discovery {
-            _ if ends_in_version(name) => return self.discover_iterative(name).map(Some),
-            Discovery::Iterative => return self.discover_iterative(name).map(Some),
+            _ if ends_in_version(name) => return self.discover_iterative(name),
+            Discovery::Iterative => return self.discover_iterative(name),
             Discovery::Rdr => self.discover_rdr(name, self.opts.max_retries)?,
             Discovery::Auto => self.discover_rdr(name, 0)?,
         };
         match rdr_first {
             Ok(versioned) => {
-                self.versioned = versioned.clone();
-                self.stats.versioned = Some(versioned);
-                self.stats.discovered_by = Some(Discovery::Rdr);
+                self.found(versioned, Discovery::Rdr);
                 Ok(None)
             }
             Err(failure) if self.opts.discovery == Discovery::Auto => {
                 self.stats.rdr_failure = Some(failure);
-                self.discover_iterative(name).map(Some)
+                self.discover_iterative(name)
             }
             Err(failure) => Err(FetchError::Rdr {
                 name: metadata_name(name),
@@ -442,9 +440,18 @@ impl Fetcher<'_> {
         Ok(Err(failure))
     }
 
+    /// The versioned name is `versioned`, found by `how`.
+    fn found(&mut self, versioned: Name, how: Discovery) {
+        self.versioned = versioned.clone();
+        self.stats.versioned = Some(versioned);
+        self.stats.discovered_by = Some(how);
+    }
+
     /// Sends a CanBePrefix Interest for `name` (retried on timeout) and returns the first
-    /// Data, after setting the versioned name from it.
-    fn discover_iterative(&mut self, name: &Name) -> Result<Data, FetchError> {
+    /// Data, after setting the versioned name from it; `None` when the answer was the RDR
+    /// metadata packet of `name` instead: a cache on the way may hold the one an RDR
+    /// Interest that timed out brought late, and it names the version as well.
+    fn discover_iterative(&mut self, name: &Name) -> Result<Option<Data>, FetchError> {
         let mut interest = Interest::new(name.clone());
         interest.can_be_prefix = true;
         interest.must_be_fresh = !ends_in_version(name);
@@ -455,6 +462,11 @@ impl Fetcher<'_> {
             match self.ask(interest.clone(), self.rtt.rto())? {
                 Event::Data { data, .. } => {
                     self.discovering = None;
+                    if let Some(versioned) = versioned_name_of_metadata(&metadata_name(name), &data)
+                    {
+                        self.found(versioned, Discovery::Rdr);
+                        return Ok(None);
+                    }
                     let (versioned, _) = parse_segment_reply(name, &data.name)
                         .ok_or_else(|| FetchError::NotSegmented(data.name.clone()))?;
                     self.versioned = versioned.clone();
@@ -462,7 +474,7 @@ impl Fetcher<'_> {
                     if !ends_in_version(name) {
                         self.stats.discovered_by = Some(Discovery::Iterative);
                     }
-                    return Ok(*data);
+                    return Ok(Some(*data));
                 }
                 Event::Nack { reason, .. } => {
                     if !retryable(reason) {

@@ -391,6 +391,42 @@ fn auto_falls_back_quickly_when_metadata_times_out_is_nacked_or_malformed() {
     assert!(!quiet.received()[before..].iter().any(asks_metadata));
 }
 
+/// Over a lossy path the RDR Interest may time out while its metadata Data is still on the
+/// way: a cache then answers the fallback's CanBePrefix Interest for the prefix with that
+/// metadata packet, which names the version just as well.
+#[test]
+fn auto_takes_late_metadata_that_answers_the_fallback() {
+    let content = object(3000);
+    let fake = {
+        let p = published(&content);
+        let mut ask = Interest::new(name("/obj/32=metadata"));
+        ask.can_be_prefix = true;
+        ask.must_be_fresh = true;
+        let metadata = p.answer(&ask).expect("the producer's metadata").clone();
+        FakeForwarder::builder()
+            .raw(move |i| {
+                if asks_metadata(i) {
+                    vec![]
+                } else if i.can_be_prefix && i.name == name("/obj") {
+                    vec![metadata.clone()]
+                } else {
+                    p.answer(i).cloned().into_iter().collect()
+                }
+            })
+            .start()
+    };
+    let o = FetchOptions {
+        rdr_timeout: Duration::from_millis(150),
+        ..opts(CcKind::Aimd)
+    };
+    let mut out = Vec::new();
+    let stats = fetch(pipeline(&fake), &name("/obj"), &o, &mut out, &mut |_| {}).unwrap();
+    assert!(out == content);
+    assert_eq!(stats.rdr_failure, Some(RdrFailure::Timeout));
+    assert_eq!(stats.discovered_by, Some(Discovery::Rdr));
+    assert_eq!(stats.versioned, Some(name("/obj/v=9")));
+}
+
 #[test]
 fn producer_registers_and_echoes_the_pit_token() {
     let dir = tempfile::tempdir().unwrap();
