@@ -261,6 +261,18 @@ fn asks_metadata(i: &Interest) -> bool {
     i.name.last().is_some_and(|c| c.value() == b"metadata")
 }
 
+/// A fake that serves `content` as [`published`] does, except the Interests `special`
+/// answers for (`Some`: what to send back instead, possibly nothing).
+fn serving_except(
+    content: &Bytes,
+    special: impl Fn(&Interest) -> Option<Vec<Bytes>> + Send + Sync + 'static,
+) -> FakeForwarder {
+    let p = published(content);
+    FakeForwarder::builder()
+        .raw(move |i| special(i).unwrap_or_else(|| p.answer(i).cloned().into_iter().collect()))
+        .start()
+}
+
 #[test]
 fn rdr_finds_the_version_from_the_metadata() {
     let content = object(3000);
@@ -287,49 +299,22 @@ fn rdr_finds_the_version_from_the_metadata() {
 #[test]
 fn auto_falls_back_quickly_when_metadata_times_out_is_nacked_or_malformed() {
     let content = object(3000);
-    let quiet = {
-        let p = published(&content);
-        FakeForwarder::builder()
-            .raw(move |i| {
-                p.answer(i)
-                    .filter(|_| !asks_metadata(i))
-                    .cloned()
-                    .into_iter()
-                    .collect()
-            })
-            .start()
-    };
-    let nacking = {
-        let p = published(&content);
-        FakeForwarder::builder()
-            .raw(move |i| {
-                if asks_metadata(i) {
-                    vec![Nack::encode_for(NackReason::NO_ROUTE, i.encode())]
-                } else {
-                    p.answer(i).cloned().into_iter().collect()
-                }
-            })
-            .start()
-    };
-    let malformed = {
-        let p = published(&content);
-        FakeForwarder::builder()
-            .raw(move |i| {
-                if asks_metadata(i) {
-                    let n = i
-                        .name
-                        .clone()
-                        .append(kite_packet::OwnedComponent::version(1).as_ref());
-                    let n = n.append(kite_packet::OwnedComponent::segment(0).as_ref());
-                    vec![Data::new(n, &b"not a name"[..])
-                        .sign(&DigestSha256)
-                        .unwrap()]
-                } else {
-                    p.answer(i).cloned().into_iter().collect()
-                }
-            })
-            .start()
-    };
+    let quiet = serving_except(&content, |i| asks_metadata(i).then(Vec::new));
+    let nacking = serving_except(&content, |i| {
+        asks_metadata(i).then(|| vec![Nack::encode_for(NackReason::NO_ROUTE, i.encode())])
+    });
+    let malformed = serving_except(&content, |i| {
+        asks_metadata(i).then(|| {
+            let n = i
+                .name
+                .clone()
+                .append(kite_packet::OwnedComponent::version(1).as_ref());
+            let n = n.append(kite_packet::OwnedComponent::segment(0).as_ref());
+            vec![Data::new(n, &b"not a name"[..])
+                .sign(&DigestSha256)
+                .unwrap()]
+        })
+    });
     let o = FetchOptions {
         rdr_timeout: Duration::from_millis(150),
         ..opts(CcKind::Aimd)
@@ -397,24 +382,19 @@ fn auto_falls_back_quickly_when_metadata_times_out_is_nacked_or_malformed() {
 #[test]
 fn auto_takes_late_metadata_that_answers_the_fallback() {
     let content = object(3000);
-    let fake = {
-        let p = published(&content);
-        let mut ask = Interest::new(name("/obj/32=metadata"));
-        ask.can_be_prefix = true;
-        ask.must_be_fresh = true;
-        let metadata = p.answer(&ask).expect("the producer's metadata").clone();
-        FakeForwarder::builder()
-            .raw(move |i| {
-                if asks_metadata(i) {
-                    vec![]
-                } else if i.can_be_prefix && i.name == name("/obj") {
-                    vec![metadata.clone()]
-                } else {
-                    p.answer(i).cloned().into_iter().collect()
-                }
-            })
-            .start()
-    };
+    let mut ask = Interest::new(name("/obj/32=metadata"));
+    ask.can_be_prefix = true;
+    ask.must_be_fresh = true;
+    let metadata = (published(&content).answer(&ask))
+        .expect("the producer's metadata")
+        .clone();
+    let fake = serving_except(&content, move |i| {
+        if asks_metadata(i) {
+            Some(vec![])
+        } else {
+            (i.can_be_prefix && i.name == name("/obj")).then(|| vec![metadata.clone()])
+        }
+    });
     let o = FetchOptions {
         rdr_timeout: Duration::from_millis(150),
         ..opts(CcKind::Aimd)
