@@ -19,6 +19,7 @@
 //! copied into exact-size allocations.
 
 use std::cell::RefCell;
+use std::thread::LocalKey;
 
 use bytes::{Bytes, BytesMut};
 
@@ -87,6 +88,30 @@ thread_local! {
         const { RefCell::new([const { Vec::new() }; CLASSES]) };
 }
 
+/// One thread's free lists of idle buffers, by class.
+type FreeLists<T> = LocalKey<RefCell<[Vec<T>; CLASSES]>>;
+
+/// The idle buffer of `class` given back last, if any.
+#[inline]
+fn take_idle<T>(lists: &'static FreeLists<T>, class: usize) -> Option<T> {
+    lists
+        .try_with(|free| free.borrow_mut()[class].pop())
+        .ok()
+        .flatten()
+}
+
+/// Keeps `buf` idle in its class's list while that holds fewer than [`ROOM`] buffers;
+/// otherwise `buf` is freed (so it is too during thread exit, when the lists may be gone).
+#[inline]
+fn keep_idle<T>(lists: &'static FreeLists<T>, class: usize, buf: T) {
+    let _ = lists.try_with(|free| {
+        let list = &mut free.borrow_mut()[class];
+        if list.len() < ROOM[class] {
+            list.push(buf);
+        }
+    });
+}
+
 /// A copy of a packet in a pooled buffer, owned by one holder; back to a free list when
 /// dropped, without touching its octets (a table evicting a cold entry reads no more of it).
 /// [`Kept::into_bytes`] shares it.
@@ -109,11 +134,8 @@ impl Kept {
                 class: CLASSES,
             };
         };
-        let reused = FREE
-            .try_with(|free| free.borrow_mut()[class].pop())
-            .ok()
-            .flatten();
-        let mut buf = reused.unwrap_or_else(|| vec![0; SIZES[class]].into_boxed_slice());
+        let mut buf =
+            take_idle(&FREE, class).unwrap_or_else(|| vec![0; SIZES[class]].into_boxed_slice());
         buf[..packet.len()].copy_from_slice(packet);
         Kept {
             buf,
@@ -145,18 +167,10 @@ impl AsRef<[u8]> for Kept {
 
 impl Drop for Kept {
     fn drop(&mut self) {
-        let Some(&room) = ROOM.get(self.class) else {
-            return;
-        };
-        let buf = core::mem::take(&mut self.buf);
-        // During thread exit the free lists may be gone: the buffer is then simply freed.
-        let _ = FREE.try_with(|free| {
-            let mut free = free.borrow_mut();
-            let list = &mut free[self.class];
-            if list.len() < room {
-                list.push(buf);
-            }
-        });
+        // An exact-size buffer beyond the classes is just freed.
+        if self.class < CLASSES {
+            keep_idle(&FREE, self.class, core::mem::take(&mut self.buf));
+        }
     }
 }
 
@@ -173,11 +187,7 @@ pub fn copy_reusable(packet: &[u8]) -> Bytes {
     let Some(class) = class(packet.len()) else {
         return Bytes::copy_from_slice(packet);
     };
-    let reused = REUSABLE
-        .try_with(|free| free.borrow_mut()[class].pop())
-        .ok()
-        .flatten();
-    let mut buf = reused.unwrap_or_else(|| {
+    let mut buf = take_idle(&REUSABLE, class).unwrap_or_else(|| {
         let mut buf = BytesMut::with_capacity(SIZES[class]);
         // Sharing a new buffer once gives it its reference count for good (a buffer frozen
         // with none would allocate one per copy).
@@ -199,14 +209,7 @@ pub fn give_back(copy: Bytes) {
         return;
     };
     buf.clear();
-    // During thread exit the free lists may be gone: the buffer is then freed.
-    let _ = REUSABLE.try_with(|free| {
-        let mut free = free.borrow_mut();
-        let list = &mut free[class];
-        if list.len() < ROOM[class] {
-            list.push(buf);
-        }
-    });
+    keep_idle(&REUSABLE, class, buf);
 }
 
 #[cfg(test)]
