@@ -20,6 +20,7 @@ use kite_packet::{tlv_type, Data, Interest, NackReason, Name};
 use thiserror::Error;
 
 use super::cc::{CcOptions, Window};
+use super::loss::{LossDetector, Lost};
 use super::naming::{
     ends_in_version, metadata_name, parse_segment_reply, segment_name, METADATA_KEYWORD,
 };
@@ -84,10 +85,9 @@ pub struct FetchOptions {
     pub lifetime: Duration,
     /// Retransmissions of one segment before the fetch fails.
     pub max_retries: u32,
-    /// The smallest RTO: 100 ms by default. Half of TCP's and ndncatchunks' 200 ms: on a
-    /// LAN each lost segment holds a slot of the window that long, and 100 ms doubled
-    /// goodput at 1 % frame loss in `bench/lossy.sh` with no spurious retransmission at no
-    /// loss, where 50 ms fired on queueing delay.
+    /// The smallest RTO: 100 ms by default, half of TCP's and ndncatchunks' 200 ms (at
+    /// 50 ms, queueing delay fired it at no loss in `bench/lossy.sh`). Most losses are found
+    /// before it ([`super::loss`]); it is for a whole window lost, or a path gone.
     pub min_rto: Duration,
     /// The largest RTO (after backoff); the RTO never exceeds [`FetchOptions::lifetime`]
     /// either, as in ndncatchunks: an Interest not answered within its lifetime is gone from
@@ -159,6 +159,9 @@ pub struct FetchStats {
     pub retransmissions: u64,
     /// Interests that timed out.
     pub timeouts: u64,
+    /// Interests found lost before their timer: overtaken by a later one answered, or
+    /// probed in the tail of the fetch ([`super::loss`]).
+    pub lost_early: u64,
     /// Data that carried a CongestionMark.
     pub congestion_marks: u64,
     /// Nacks received.
@@ -266,6 +269,7 @@ struct Fetcher<'a> {
     discovering: Option<(Name, u32)>,
     window: Window,
     rtt: RttEstimator,
+    loss: LossDetector,
     /// When the RTO was last backed off.
     last_backoff: Option<Instant>,
     versioned: Name,
@@ -306,6 +310,7 @@ pub fn fetch(
             opts.min_rto,
             opts.effective_max_rto(),
         ),
+        loss: LossDetector::default(),
         last_backoff: None,
         versioned: name.clone(),
         in_flight: HashMap::new(),
@@ -321,8 +326,13 @@ pub fn fetch(
     }
     while f.final_seg.is_none_or(|last| f.next_write <= last) {
         f.fill_window()?;
-        let events = f.pipe.poll(Instant::now() + Duration::from_secs(1))?;
-        for ev in events {
+        let now = Instant::now();
+        let next_loss = f.detect_losses(now)?;
+        f.fill_window()?;
+        let until = next_loss.map_or(now + Duration::from_secs(1), |t| {
+            t.min(now + Duration::from_secs(1))
+        });
+        for ev in f.pipe.poll(until)? {
             f.on_event(ev, out)?;
         }
         f.report()?;
@@ -572,6 +582,7 @@ impl Fetcher<'_> {
                 if sent.retries == 0 {
                     self.rtt.add_sample(rtt);
                 }
+                self.loss.on_answer(sent.sent_at, rtt);
                 self.stats.add_rtt(rtt);
                 if congestion_mark {
                     self.stats.congestion_marks += 1;
@@ -611,6 +622,32 @@ impl Fetcher<'_> {
                 self.retransmit(sent)
             }
         }
+    }
+
+    /// Declares lost, and queues again, the outstanding Interests [`LossDetector`] says are
+    /// (a loss overtaken by later answers cuts the window as a timeout does; a tail probe
+    /// does not). Returns when the next one will be, if any.
+    fn detect_losses(&mut self, now: Instant) -> Result<Option<Instant>, FetchError> {
+        let tail = self.retx.is_empty() && self.final_seg.is_some_and(|last| self.next_new > last);
+        let mut next: Option<Instant> = None;
+        let mut lost = Vec::new();
+        for (&id, s) in &self.in_flight {
+            match self.loss.lost_at(s.sent_at, s.retries, tail, &self.rtt) {
+                Some((at, why)) if at <= now => lost.push((id, why)),
+                Some((at, _)) => next = Some(next.map_or(at, |n| n.min(at))),
+                None => {}
+            }
+        }
+        for (id, why) in lost {
+            let sent = self.in_flight.remove(&id).expect("found above");
+            self.pipe.cancel(id);
+            self.stats.lost_early += 1;
+            if why == Lost::Overtaken {
+                self.cut(sent.sent_at, now);
+            }
+            self.retransmit(sent)?;
+        }
+        Ok(next)
     }
 
     /// Cuts the window for a congestion signal about an Interest sent at `sent_at` (unless it

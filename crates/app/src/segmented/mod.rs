@@ -3,6 +3,7 @@
 
 pub mod cc;
 pub mod fetch;
+pub mod loss;
 pub mod naming;
 pub mod publish;
 pub mod rto;

@@ -69,6 +69,13 @@ impl RttEstimator {
         self.rto
     }
 
+    /// RFC 6298's RTO formula, SRTT + 4 × RTTVAR, before the floor and the backoff: how long
+    /// an answer may take on this path's record (the RTO until a first sample).
+    pub fn rtt_bound(&self) -> Duration {
+        self.srtt
+            .map_or(self.rto, |srtt| srtt + self.rttvar.mul_f64(K))
+    }
+
     /// The smoothed RTT; the RTO until a first sample.
     pub fn srtt(&self) -> Duration {
         self.srtt.unwrap_or(self.rto)

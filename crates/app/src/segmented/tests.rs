@@ -175,7 +175,8 @@ fn fetch_discovers_the_version_retransmits_losses_and_writes_in_order() {
         assert_eq!(stats.segments, 51);
         assert_eq!(stats.octets, 50_500);
         assert_eq!(
-            stats.timeouts, 5,
+            stats.timeouts + stats.lost_early,
+            5,
             "{kind:?}: segments 1, 11, .. 41 dropped once"
         );
         assert_eq!(stats.retransmissions, 5);
@@ -195,6 +196,46 @@ fn fetch_discovers_the_version_retransmits_losses_and_writes_in_order() {
             asked[0].can_be_prefix && asked[0].must_be_fresh,
             "discovery"
         );
+    }
+}
+
+#[test]
+fn losses_are_resent_before_their_timer_when_later_segments_arrive_or_in_the_tail() {
+    let content = object(50_500);
+    let p = published(&content);
+    // Drops the first Interest for segments 1, 11, .. 41 (each overtaken by later segments
+    // answered) and for the last one, 50 (nothing is sent after it: the tail).
+    let dropped = std::sync::Mutex::new(std::collections::HashSet::new());
+    let fake = FakeForwarder::builder()
+        .raw(move |i| {
+            let seg = i.name.last().and_then(|c| c.as_segment());
+            if let Some(seg) = seg.filter(|s| s % 10 == 1 || *s == 50) {
+                if dropped.lock().unwrap().insert(seg) {
+                    return vec![];
+                }
+            }
+            p.answer(i).cloned().into_iter().collect()
+        })
+        .start();
+    // A timer far longer than the fetch: every loss must be found without it.
+    let o = FetchOptions {
+        min_rto: Duration::from_secs(3),
+        ..opts(CcKind::Cubic)
+    };
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let stats = fetch(pipeline(&fake), &name("/obj"), &o, &mut out, &mut |_| {}).unwrap();
+    assert!(out == content);
+    assert_eq!(stats.timeouts, 0, "{stats:?}");
+    assert_eq!(stats.lost_early, 6, "{stats:?}");
+    assert_eq!(stats.retransmissions, 6);
+    assert!(started.elapsed() < Duration::from_secs(2), "{stats:?}");
+    // Each was resent only after the forwarders' first suppression interval (10 ms), or a
+    // forwarder would have held the retransmission back.
+    let asked = fake.received();
+    for seg in [1, 11, 21, 31, 41, 50] {
+        let n = name(&format!("/obj/v=9/seg={seg}"));
+        assert_eq!(asked.iter().filter(|i| i.name == n).count(), 2, "{n}");
     }
 }
 

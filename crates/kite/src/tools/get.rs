@@ -81,9 +81,10 @@ pub struct GetArgs {
     /// gone. Default: three times the largest RTO (the lifetime), at most 30000.
     #[arg(long, value_name = "MS")]
     no_progress_timeout: Option<u64>,
-    /// The smallest retransmission timeout, in milliseconds. A lost segment holds its slot
-    /// in the window this long on a fast path: 100 rather than TCP's 200 doubles goodput at
-    /// 1 % frame loss on a LAN (bench/lossy.sh), while 50 already fires on queueing delay.
+    /// The smallest retransmission timeout, in milliseconds. Most losses are found sooner,
+    /// when segments sent after them come back (or, at the end, by a probe); the timer is for
+    /// the rest: a whole window lost, a path gone. At 50 it already fires on queueing delay
+    /// (bench/lossy.sh).
     #[arg(long, default_value_t = FetchOptions::default().min_rto.as_millis() as u64, value_name = "MS")]
     min_rto: u64,
     /// Print a progress line every second on standard error (the default when standard
@@ -330,7 +331,7 @@ fn summary(s: &FetchStats) -> String {
     format!(
         "Version: {}\nDiscovery: {}\nSegments: {}\nOctets: {}\nTime: {:.3} s\n\
          Goodput: {:.3} Mbit/s\nRTT min/avg/max: {}/{}/{} ms\nRetransmissions: {}\n\
-         Timeouts: {}\nCongestion marks: {}\nNacks: {}\nWindow decreases: {}\n",
+         Timeouts: {}\nLost before their timer: {}\nCongestion marks: {}\nNacks: {}\nWindow decreases: {}\n",
         s.versioned
             .as_ref()
             .map_or_else(|| "-".into(), Name::to_uri),
@@ -344,6 +345,7 @@ fn summary(s: &FetchStats) -> String {
         ms(s.rtt_max),
         s.retransmissions,
         s.timeouts,
+        s.lost_early,
         s.congestion_marks,
         s.nacks,
         s.window_decreases,

@@ -1,0 +1,236 @@
+//! Loss detection ahead of the retransmission timer, after RACK-TLP (RFC 8985): an
+//! unanswered Interest counts as lost once an Interest sent after it has been answered and
+//! it has waited that one's round trip plus a reordering window; in the tail of a fetch,
+//! where nothing is sent after the last Interests, one unanswered for two smoothed RTTs
+//! while answers to others still came after it was sent is probed (sent again).
+//!
+//! Unlike TCP's, an NDN path is not first in, first out: a later segment may come from a
+//! cache nearer than an earlier one's source. So neither waits less than the RTT bound
+//! the samples give (SRTT + 4 × RTTVAR, RFC 6298's timer before its floor), which RTTs
+//! that differ by segment widen. A path that
+//! answers nothing gets neither: its Interests wait for the retransmission timer, which
+//! backs off.
+//!
+//! On a fast path the retransmission timer's floor (100 ms) is hundreds of round trips: a
+//! lost segment waiting for it stalls the in-order output and, at the tail, the whole fetch.
+//!
+//! A retransmission must also get past the forwarders. NFD and Kite hold back a
+//! retransmitted Interest (same name, new nonce) that reaches them within the PIT entry's
+//! suppression interval of the last one forwarded: 10 ms, doubling with each forwarded
+//! retransmission (NFD's RetxSuppressionExponential defaults). One sent sooner is dropped
+//! and the segment waits for its timer after all, so a segment is never declared lost
+//! before [`suppression_wait`] has passed since it was last sent.
+
+use std::time::{Duration, Instant};
+
+use super::rto::RttEstimator;
+
+/// The forwarders' first retransmission suppression interval (NFD's default).
+pub const RETX_SUPPRESSION_INITIAL: Duration = Duration::from_millis(10);
+
+/// The forwarders' longest retransmission suppression interval (NFD's default).
+pub const RETX_SUPPRESSION_MAX: Duration = Duration::from_millis(250);
+
+/// The smallest reordering window: what a burst spread over several forwarding threads
+/// may reorder by.
+const MIN_REORDERING_WINDOW: Duration = Duration::from_millis(1);
+
+/// How long after sending an Interest that has been sent `retries` times before a new
+/// transmission gets past the forwarders' retransmission suppression: the suppression
+/// interval it meets, plus a quarter for the jitter between the consumer and each hop.
+pub fn suppression_wait(retries: u32) -> Duration {
+    let interval = RETX_SUPPRESSION_INITIAL
+        .saturating_mul(1 << retries.min(16))
+        .min(RETX_SUPPRESSION_MAX);
+    interval + interval / 4
+}
+
+/// Why an Interest counts as lost before its timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lost {
+    /// An Interest sent after it was answered (RACK): a loss, a congestion signal.
+    Overtaken,
+    /// The fetch sends nothing new, others were answered since it was sent, and it is
+    /// overdue (a tail loss probe): not a congestion signal on its own.
+    Probe,
+}
+
+/// What the answers so far say about when an unanswered Interest is lost.
+#[derive(Debug, Clone, Default)]
+pub struct LossDetector {
+    /// The send time of the most recently sent Interest answered so far, and its RTT.
+    latest: Option<(Instant, Duration)>,
+    /// The smallest RTT seen.
+    min_rtt: Option<Duration>,
+    /// When the last answer arrived.
+    last_answer: Option<Instant>,
+}
+
+impl LossDetector {
+    /// Notes an answer (a Data) to an Interest sent at `sent_at`, after `rtt`.
+    pub fn on_answer(&mut self, sent_at: Instant, rtt: Duration) {
+        let arrived = sent_at + rtt;
+        self.last_answer = Some(self.last_answer.map_or(arrived, |a| a.max(arrived)));
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        if self.latest.is_none_or(|(latest, _)| sent_at > latest) {
+            self.latest = Some((sent_at, rtt));
+        }
+    }
+
+    /// RACK's reordering window: a quarter of the smallest RTT, at least
+    /// [`MIN_REORDERING_WINDOW`].
+    fn reordering_window(&self) -> Duration {
+        self.min_rtt
+            .map_or(MIN_REORDERING_WINDOW, |m| m / 4)
+            .max(MIN_REORDERING_WINDOW)
+    }
+
+    /// When an Interest sent at `sent_at` after `retries` earlier transmissions, still
+    /// unanswered, counts as lost, and why; `None` while nothing says it will. `tail`: the
+    /// fetch has nothing new to send; `rtt`: the RTT estimator.
+    pub fn lost_at(
+        &self,
+        sent_at: Instant,
+        retries: u32,
+        tail: bool,
+        rtt: &RttEstimator,
+    ) -> Option<(Instant, Lost)> {
+        let earliest = sent_at + suppression_wait(retries).max(rtt.rtt_bound());
+        let srtt = rtt.srtt();
+        let reo = self.reordering_window();
+        match self.latest {
+            Some((latest, latest_rtt)) if latest > sent_at + reo => {
+                Some(((sent_at + latest_rtt + reo).max(earliest), Lost::Overtaken))
+            }
+            _ if tail && self.last_answer.is_some_and(|a| a > sent_at) => {
+                Some(((sent_at + srtt * 2).max(earliest), Lost::Probe))
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// An estimator whose SRTT is `srtt`, with no variation.
+    fn steady(srtt: Duration) -> RttEstimator {
+        let mut e = RttEstimator::new(Duration::from_secs(1), MS, Duration::from_secs(60));
+        for _ in 0..100 {
+            e.add_sample(srtt);
+        }
+        e
+    }
+
+    #[test]
+    fn suppression_wait_follows_the_forwarders_intervals() {
+        assert_eq!(suppression_wait(0), Duration::from_micros(12_500));
+        assert_eq!(suppression_wait(1), 25 * MS);
+        assert_eq!(suppression_wait(4), 200 * MS);
+        assert_eq!(
+            suppression_wait(5),
+            250 * MS + 250 * MS / 4,
+            "capped at 250 ms"
+        );
+        assert_eq!(suppression_wait(u32::MAX), suppression_wait(5));
+    }
+
+    #[test]
+    fn nothing_is_lost_before_a_later_interest_is_answered() {
+        let t0 = Instant::now();
+        let d = LossDetector::default();
+        assert_eq!(d.lost_at(t0, 0, false, &steady(MS)), None);
+        let mut d = LossDetector::default();
+        // Answered: one sent at the same time (inside the reordering window).
+        d.on_answer(t0 + MS / 2, MS);
+        assert_eq!(d.lost_at(t0, 0, false, &steady(MS)), None);
+    }
+
+    #[test]
+    fn overtaken_interest_is_lost_after_the_later_rtt_and_the_suppression_wait() {
+        let t0 = Instant::now();
+        let mut d = LossDetector::default();
+        d.on_answer(t0 + 5 * MS, 4 * MS);
+        d.on_answer(t0 + 6 * MS, 40 * MS);
+        // Sent 6 ms before one answered after 40 ms (and a reordering window of 1 ms, a
+        // quarter of the smallest RTT): lost 40 ms + 1 ms after it was sent.
+        assert_eq!(
+            d.lost_at(t0, 0, false, &steady(MS)),
+            Some((t0 + 41 * MS, Lost::Overtaken))
+        );
+        let mut d = LossDetector::default();
+        d.on_answer(t0 + 5 * MS, MS);
+        // A fast path: the forwarders' suppression interval decides.
+        assert_eq!(
+            d.lost_at(t0, 0, false, &steady(MS)),
+            Some((t0 + suppression_wait(0), Lost::Overtaken))
+        );
+        assert_eq!(
+            d.lost_at(t0, 2, false, &steady(MS)),
+            Some((t0 + suppression_wait(2), Lost::Overtaken))
+        );
+    }
+
+    #[test]
+    fn reordering_window_grows_with_the_smallest_rtt() {
+        let t0 = Instant::now();
+        let mut d = LossDetector::default();
+        d.on_answer(t0, 40 * MS);
+        // min RTT 40 ms: a window of 10 ms, so an answer sent 8 ms later proves nothing.
+        d.on_answer(t0 + 8 * MS, 40 * MS);
+        assert_eq!(d.lost_at(t0, 0, false, &steady(MS)), None);
+        d.on_answer(t0 + 11 * MS, 40 * MS);
+        assert_eq!(
+            d.lost_at(t0, 0, false, &steady(MS)),
+            Some((t0 + 50 * MS, Lost::Overtaken))
+        );
+    }
+
+    #[test]
+    fn rtts_that_differ_by_segment_widen_the_wait() {
+        // Later segments from a cache next door (0.1 ms), earlier ones from far (50 ms): an
+        // earlier one is not lost when a later one comes back first.
+        let t0 = Instant::now();
+        let mut e = steady(MS / 10);
+        for i in 0..10 {
+            e.add_sample(if i % 2 == 0 { 50 * MS } else { MS / 10 });
+        }
+        let mut d = LossDetector::default();
+        d.on_answer(t0 + 2 * MS, MS / 10);
+        let (at, why) = d.lost_at(t0, 0, false, &e).unwrap();
+        assert_eq!(why, Lost::Overtaken);
+        assert!(at >= t0 + 50 * MS, "lost after {:?}", at - t0);
+        assert_eq!(at, t0 + e.rtt_bound());
+    }
+
+    #[test]
+    fn tail_interest_is_probed_after_two_srtt_while_others_are_answered() {
+        let t0 = Instant::now();
+        let mut d = LossDetector::default();
+        assert_eq!(
+            d.lost_at(t0, 0, true, &steady(30 * MS)),
+            None,
+            "nothing answered"
+        );
+        // Sent before t0, answered after it.
+        d.on_answer(t0 - 3 * MS, 4 * MS);
+        assert_eq!(
+            d.lost_at(t0, 0, false, &steady(30 * MS)),
+            None,
+            "not in the tail"
+        );
+        assert_eq!(
+            d.lost_at(t0, 0, true, &steady(30 * MS)),
+            Some((t0 + 60 * MS, Lost::Probe))
+        );
+        assert_eq!(
+            d.lost_at(t0, 0, true, &steady(MS)),
+            Some((t0 + suppression_wait(0), Lost::Probe))
+        );
+        // Sent after the last answer (a dead path, or a probe already sent): no probe.
+        assert_eq!(d.lost_at(t0 + 2 * MS, 1, true, &steady(MS)), None);
+    }
+}
