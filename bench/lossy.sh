@@ -151,7 +151,7 @@ start_chain() {
 }
 
 head -c "$((size_mb * 1000 * 1000))" /dev/urandom >"$tmp/object"
-echo "round,setup,loss_percent,ok,seconds,goodput_mbps,retransmissions" >"$out"
+echo "round,setup,loss_percent,ok,seconds,goodput_mbps,retransmissions,timeouts" >"$out"
 for r in $(seq "$rounds"); do
   for setup in "${setups[@]}"; do
     set_loss 0
@@ -166,10 +166,11 @@ for r in $(seq "$rounds"); do
         && cmp -s "$tmp/object" "$tmp/fetched" || ok=0
       secs=$(echo "$(date +%s.%N) - $start" | bc)
       retx=$(sed -n 's/^Retransmissions: //p' "$tmp/get.err")
+      timeouts=$(sed -n 's/^Timeouts: //p' "$tmp/get.err")
       goodput=0
       (( ok )) && goodput=$(echo "scale=3; $size_mb * 8 / $secs" | bc)
       (( ok )) || echo "lossy.sh: $setup at $loss %: $(tail -1 "$tmp/get.err")" >&2
-      echo "$r,$setup,$loss,$ok,$secs,$goodput,${retx:-}" | tee -a "$out"
+      echo "$r,$setup,$loss,$ok,$secs,$goodput,${retx:-},${timeouts:-}" | tee -a "$out"
     done
     stop_daemons
   done
@@ -182,16 +183,20 @@ rows = list(csv.DictReader(open(src)))
 series = {}
 for r in rows:
     series.setdefault(r["setup"], {}).setdefault(int(r["loss_percent"]), []).append(
-        (float(r["goodput_mbps"]), int(r["ok"]), r["retransmissions"] or "-"))
+        (float(r["goodput_mbps"]), int(r["ok"]), r["retransmissions"] or "-",
+         r.get("timeouts") or "-"))
 summary = src.replace(".csv", "-summary.csv")
 with open(summary, "w") as f:
-    f.write("setup,loss_percent,runs,completed,median_goodput_mbps,median_retransmissions\n")
+    f.write("setup,loss_percent,runs,completed,median_goodput_mbps,median_retransmissions,"
+            "median_timeouts\n")
     for s, by_loss in series.items():
         for loss, runs in sorted(by_loss.items()):
             retx = [int(x[2]) for x in runs if x[2] != "-"]
+            timeouts = [int(x[3]) for x in runs if x[3] != "-"]
             f.write(f"{s},{loss},{len(runs)},{sum(x[1] for x in runs)},"
                     f"{statistics.median(x[0] for x in runs):.1f},"
-                    f"{statistics.median(retx) if retx else '-'}\n")
+                    f"{statistics.median(retx) if retx else '-'},"
+                    f"{statistics.median(timeouts) if timeouts else '-'}\n")
 print(open(summary).read())
 for s, base in series.items():
     if 0 in base and 1 in base:
