@@ -4,4 +4,4 @@
 //! They are defined once, in `kite_mgmt::datasets::counters`, beside the TLV-TYPEs FaceStatus
 //! and ChannelStatus carry them under: a face updates the very struct management lists.
 
-pub use kite_mgmt::datasets::{ChannelCounters, FaceCounters};
+pub use kite_mgmt::datasets::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};

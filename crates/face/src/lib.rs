@@ -48,7 +48,7 @@ mod ws;
 
 pub use channel::{Channel, ChannelStatus, ListenError};
 pub use congestion::MarkingConfig;
-pub use counters::{ChannelCounters, FaceCounters};
+pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, LinkState};

@@ -144,7 +144,7 @@ fn prometheus_client_parses_the_counters_and_they_follow_the_traffic() {
             a.as_object()
                 .unwrap()
                 .keys()
-                .any(|k| k.starts_with(&malformed) && k.contains("reason=\"malformed\"")),
+                .any(|k| k.starts_with(&malformed) && k.contains("reason=\"in-malformed\"")),
             "drops by reason per face"
         );
         assert!(

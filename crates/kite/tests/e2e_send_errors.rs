@@ -1,5 +1,5 @@
 //! A datagram face whose socket refuses frames for a reason that may pass stays up: each
-//! refused frame is counted (`send-failed` in `kite face show`) and the next is sent. Here an
+//! refused frame is counted (`out-send-failed` in `kite face show`) and the next is sent. Here an
 //! nftables rule in the daemon's network namespace drops what a persistent face sends (a UDP
 //! face's datagrams at the output hook, so `sendmmsg` fails with EPERM; an Ethernet face's
 //! frames at its interface's egress hook, so the AF_PACKET send fails too); Interests routed

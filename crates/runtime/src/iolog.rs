@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use hashbrown::HashMap;
-use kite_face::{EtherChannel, Face, FaceCounters, Persistency, UdpChannel};
+use kite_face::{EtherChannel, Face, FaceCounters, Persistency, UdpChannel, FACE_DROPS};
 use tracing::Level;
 
 use super::FaceStatus;
@@ -69,59 +69,10 @@ fn persistency(p: Persistency) -> &'static str {
 }
 
 /// The I/O thread's drops, in the order of [`IO_DROPS`]: faces' counters, then channels'.
-const IO_DROP_KINDS: usize = 14;
+const IO_DROP_KINDS: usize = FACE_DROPS.len() + CHANNEL_DROPS.len();
 
-static IO_DROPS: [DropKind; IO_DROP_KINDS] = [
-    DropKind {
-        reason: "in-queue-full",
-        level: Level::WARN,
-        what: "packets dropped: a forwarding thread's input queue was full or their face is restrained",
-    },
-    DropKind {
-        reason: "out-queue-full",
-        level: Level::WARN,
-        what: "frames dropped: a face's output queue was full",
-    },
-    DropKind {
-        reason: "in-malformed",
-        level: Level::INFO,
-        what: "frames dropped: they did not decode",
-    },
-    DropKind {
-        reason: "in-lp-dropped",
-        level: Level::INFO,
-        what: "packets dropped: an NDNLPv2 field they may not carry",
-    },
-    DropKind {
-        reason: "reassembly-dropped",
-        level: Level::INFO,
-        what: "fragments dropped by reassembly (bounds, duplicates, timeout)",
-    },
-    DropKind {
-        reason: "framing-error",
-        level: Level::INFO,
-        what: "stream faces closed: an element broke the TLV framing",
-    },
-    DropKind {
-        reason: "in-too-large",
-        level: Level::INFO,
-        what: "packets dropped: larger than max_packet_size",
-    },
-    DropKind {
-        reason: "out-too-large",
-        level: Level::INFO,
-        what: "frames dropped: could not be fragmented to the MTU",
-    },
-    DropKind {
-        reason: "out-link-down",
-        level: Level::INFO,
-        what: "frames dropped: the face's link is down",
-    },
-    DropKind {
-        reason: "out-send-failed",
-        level: Level::WARN,
-        what: "frames dropped: the socket refused them (a firewall rule, no buffer space, an unreachable destination)",
-    },
+/// The channels' drops the I/O thread logs.
+const CHANNEL_DROPS: [DropKind; 4] = [
     DropKind {
         reason: "channel-truncated",
         level: Level::INFO,
@@ -144,19 +95,29 @@ static IO_DROPS: [DropKind; IO_DROP_KINDS] = [
     },
 ];
 
-fn face_drops(c: &FaceCounters) -> [u64; 10] {
-    [
-        c.n_in_queue_full,
-        c.n_out_queue_full,
-        c.n_in_malformed,
-        c.n_in_lp_dropped,
-        c.n_reassembly_dropped,
-        c.n_framing_errors,
-        c.n_in_too_large,
-        c.n_out_too_large,
-        c.n_out_link_down,
-        c.n_out_send_failed,
-    ]
+/// The faces' drops ([`FACE_DROPS`], with their names and messages), then the channels'.
+static IO_DROPS: [DropKind; IO_DROP_KINDS] = {
+    let mut kinds = [CHANNEL_DROPS[0]; IO_DROP_KINDS];
+    let mut i = 0;
+    while i < FACE_DROPS.len() {
+        let d = &FACE_DROPS[i];
+        kinds[i] = DropKind {
+            reason: d.name,
+            level: if d.warns { Level::WARN } else { Level::INFO },
+            what: d.what,
+        };
+        i += 1;
+    }
+    while i < IO_DROP_KINDS {
+        kinds[i] = CHANNEL_DROPS[i - FACE_DROPS.len()];
+        i += 1;
+    }
+    kinds
+};
+
+/// A face's drop counters, in [`FACE_DROPS`] order.
+fn face_drops(c: &FaceCounters) -> [u64; FACE_DROPS.len()] {
+    FACE_DROPS.map(|d| (d.count)(c))
 }
 
 /// The I/O thread's log state.
@@ -164,7 +125,7 @@ pub(super) struct IoLog {
     faces: LineBudget,
     drops: DropReport<IO_DROP_KINDS>,
     /// Drop counters of the faces already closed (theirs are gone with them).
-    closed: [u64; 10],
+    closed: [u64; FACE_DROPS.len()],
     restrained: LineBudget,
 }
 
@@ -173,7 +134,7 @@ impl IoLog {
         IoLog {
             faces: LineBudget::new(FACE_LINES, Duration::from_secs(1)),
             drops: DropReport::new("io", &IO_DROPS),
-            closed: [0; 10],
+            closed: [0; FACE_DROPS.len()],
             restrained: LineBudget::new(1, crate::lograte::DROP_LOG_INTERVAL),
         }
     }
@@ -278,16 +239,17 @@ impl IoLog {
                 *t += d;
             }
         }
-        totals[..10].copy_from_slice(&sum);
+        let (faces_part, channels_part) = totals.split_at_mut(FACE_DROPS.len());
+        faces_part.copy_from_slice(&sum);
         let channels = udp
             .iter()
             .map(UdpChannel::counters)
             .chain(ether.iter().map(EtherChannel::counters));
         for c in channels {
-            totals[10] += c.n_truncated;
-            totals[11] += c.n_malformed;
-            totals[12] += c.n_no_face;
-            totals[13] += c.n_foreign;
+            channels_part[0] += c.n_truncated;
+            channels_part[1] += c.n_malformed;
+            channels_part[2] += c.n_no_face;
+            channels_part[3] += c.n_foreign;
         }
         totals
     }

@@ -253,18 +253,11 @@ fn face_json(f: &FaceStatus) -> Value {
             "in_bytes": c.n_in_bytes,
             "out_bytes": c.n_out_bytes,
         },
-        "drops": {
-            "in_malformed": c.n_in_malformed,
-            "in_lp_dropped": c.n_in_lp_dropped,
-            "reassembly_dropped": c.n_reassembly_dropped,
-            "framing_errors": c.n_framing_errors,
-            "out_queue_full": c.n_out_queue_full,
-            "out_too_large": c.n_out_too_large,
-            "in_queue_full": c.n_in_queue_full,
-            "out_link_down": c.n_out_link_down,
-            "in_too_large": c.n_in_too_large,
-            "out_send_failed": c.n_out_send_failed,
-        },
+        "drops": c
+            .drops_by_reason()
+            .iter()
+            .map(|(name, n)| (name.replace('-', "_"), json!(n)))
+            .collect::<serde_json::Map<_, _>>(),
         "lp_reliability_counters": {
             "retransmitted": c.n_lp_retransmitted,
             "given_up": c.n_lp_given_up,

@@ -109,21 +109,90 @@ counter_set! {
     }
 }
 
+/// One of a face's drop counters, as everything that shows it names it.
+#[derive(Debug, Clone, Copy)]
+pub struct FaceDrop {
+    /// Its one name: the `reason` of `kite face show`, of the `kite_face_drops_total` metric
+    /// and of the I/O thread's drop log lines; with `_` for `-`, its key in `kite face list
+    /// --json`.
+    pub name: &'static str,
+    /// What it counts (the drop log line's message).
+    pub what: &'static str,
+    /// Whether its log lines are warnings: something for an operator to act on (overload,
+    /// a socket refusing frames) rather than a broken or hostile peer.
+    pub warns: bool,
+    /// Its value in a face's counters.
+    pub count: fn(&FaceCounters) -> u64,
+}
+
+/// Every drop counter of a face, in the order [`FaceCounters::drops_by_reason`] gives them.
+pub const FACE_DROPS: [FaceDrop; 10] = [
+    FaceDrop {
+        name: "in-queue-full",
+        what: "packets dropped: a forwarding thread's input queue was full or their face is restrained",
+        warns: true,
+        count: |c| c.n_in_queue_full,
+    },
+    FaceDrop {
+        name: "out-queue-full",
+        what: "frames dropped: a face's output queue was full",
+        warns: true,
+        count: |c| c.n_out_queue_full,
+    },
+    FaceDrop {
+        name: "in-malformed",
+        what: "frames dropped: they did not decode",
+        warns: false,
+        count: |c| c.n_in_malformed,
+    },
+    FaceDrop {
+        name: "in-lp-dropped",
+        what: "packets dropped: an NDNLPv2 field they may not carry",
+        warns: false,
+        count: |c| c.n_in_lp_dropped,
+    },
+    FaceDrop {
+        name: "reassembly-dropped",
+        what: "fragments dropped by reassembly (bounds, duplicates, timeout)",
+        warns: false,
+        count: |c| c.n_reassembly_dropped,
+    },
+    FaceDrop {
+        name: "framing-errors",
+        what: "stream faces closed: an element broke the TLV framing",
+        warns: false,
+        count: |c| c.n_framing_errors,
+    },
+    FaceDrop {
+        name: "in-too-large",
+        what: "packets dropped: larger than max_packet_size",
+        warns: false,
+        count: |c| c.n_in_too_large,
+    },
+    FaceDrop {
+        name: "out-too-large",
+        what: "frames dropped: could not be fragmented to the MTU",
+        warns: false,
+        count: |c| c.n_out_too_large,
+    },
+    FaceDrop {
+        name: "out-link-down",
+        what: "frames dropped: the face's link is down",
+        warns: false,
+        count: |c| c.n_out_link_down,
+    },
+    FaceDrop {
+        name: "out-send-failed",
+        what: "frames dropped: the socket refused them (a firewall rule, no buffer space, an unreachable destination)",
+        warns: true,
+        count: |c| c.n_out_send_failed,
+    },
+];
+
 impl FaceCounters {
-    /// Each drop counter with the short name `kite face show` and the metrics print it under.
+    /// Each drop counter with its name ([`FACE_DROPS`]).
     pub fn drops_by_reason(&self) -> [(&'static str, u64); 10] {
-        [
-            ("malformed", self.n_in_malformed),
-            ("lp", self.n_in_lp_dropped),
-            ("reassembly", self.n_reassembly_dropped),
-            ("framing", self.n_framing_errors),
-            ("queue-full", self.n_out_queue_full),
-            ("too-large", self.n_out_too_large),
-            ("fwd-queue-full", self.n_in_queue_full),
-            ("link-down", self.n_out_link_down),
-            ("in-too-large", self.n_in_too_large),
-            ("send-failed", self.n_out_send_failed),
-        ]
+        FACE_DROPS.map(|d| (d.name, (d.count)(self)))
     }
 }
 
@@ -188,5 +257,37 @@ mod tests {
         assert_eq!(c.n_in_interests, 1);
         assert_eq!(c.n_out_send_failed, FaceCounters::TYPES.len() as u64);
         assert_eq!(c.get(nfd::FLAGS), None);
+    }
+
+    #[test]
+    fn every_drop_reads_its_own_counter_under_its_own_name() {
+        let mut c = FaceCounters::default();
+        for (i, &typ) in FaceCounters::TYPES.iter().enumerate() {
+            *c.get_mut(typ).unwrap() = 1 << i;
+        }
+        let drops = c.drops_by_reason();
+        for (i, (name, n)) in drops.iter().enumerate() {
+            assert_eq!(n.count_ones(), 1, "{name}");
+            assert!(
+                drops[i + 1..]
+                    .iter()
+                    .all(|(other, m)| other != name && m != n),
+                "{name} shares a name or a counter"
+            );
+        }
+        assert_eq!(
+            drops.iter().map(|(_, n)| n).sum::<u64>(),
+            c.n_in_malformed
+                + c.n_in_lp_dropped
+                + c.n_reassembly_dropped
+                + c.n_framing_errors
+                + c.n_out_queue_full
+                + c.n_out_too_large
+                + c.n_in_queue_full
+                + c.n_out_link_down
+                + c.n_in_too_large
+                + c.n_out_send_failed,
+            "every drop counter, once"
+        );
     }
 }

@@ -15,7 +15,7 @@ pub mod rib;
 pub mod strategy_choice;
 
 pub use channel::ChannelStatus;
-pub use counters::{ChannelCounters, FaceCounters};
+pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use cs_info::CsInfo;
 pub use face_status::{FaceQueryFilter, FaceStatus};
 pub use fib::{FibEntry, NextHopRecord};
