@@ -39,6 +39,9 @@ pub struct Received {
     pub next_hop_face_id: Option<u64>,
     /// CachePolicy (Data only).
     pub cache_policy: Option<CachePolicy>,
+    /// Octets of the buffer the packet's frame is alone in, which the CS may keep as is
+    /// ([`kite_packet::kept::take_reusable`]); 0 when it shares one (or was reassembled).
+    pub own_buffer: usize,
 }
 
 /// The network packet inside a received frame.
@@ -169,22 +172,24 @@ impl LinkService {
         if let Some(r) = &mut own {
             r.expire(now);
         }
-        self.receive_in(face, from, frame, now, own.as_mut(), c, out);
+        self.receive_in(face, from, frame, 0, now, own.as_mut(), c, out);
         if let Some(r) = &mut own {
             c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
         }
         self.reassembler = own;
     }
 
-    /// Handles one received frame from `from`, reassembling fragments in `reassembler` (a
-    /// channel's, shared by its faces; the caller takes its drops and counts them on their
-    /// faces), pushing the packet it completes (if any).
+    /// Handles one received frame from `from` (alone in a buffer of `own_buffer` octets, or
+    /// 0), reassembling fragments in `reassembler` (a channel's, shared by its faces; the
+    /// caller takes its drops and counts them on their faces), pushing the packet it
+    /// completes (if any).
     #[allow(clippy::too_many_arguments)]
     pub fn receive_in(
         &mut self,
         face: FaceId,
         from: Endpoint,
         frame: Bytes,
+        own_buffer: usize,
         now: Instant,
         reassembler: Option<&mut Reassembler>,
         c: &mut FaceCounters,
@@ -209,13 +214,13 @@ impl LinkService {
                 return;
             }
         }
-        let (header, wire) = if lp.is_fragmented() {
+        let (header, wire, own_buffer) = if lp.is_fragmented() {
             let Some(r) = reassembler else {
                 c.n_reassembly_dropped += 1;
                 return;
             };
             match r.add(face, from, lp, now) {
-                Ok(Some(whole)) => whole,
+                Ok(Some((header, wire))) => (header, wire, 0),
                 Ok(None) => return,
                 Err(ReassemblyError::TooLarge) => {
                     c.n_in_too_large += 1;
@@ -228,11 +233,11 @@ impl LinkService {
             }
         } else {
             match lp.fragment {
-                Some(f) => (lp.header, f),
+                Some(f) => (lp.header, f, own_buffer),
                 None => return, // an LP frame with no packet (idle or Ack-only)
             }
         };
-        if let Some(r) = self.receive_packet(face, header, wire, c) {
+        if let Some(r) = self.receive_packet(face, header, wire, own_buffer, c) {
             out.push(r);
         }
     }
@@ -252,6 +257,7 @@ impl LinkService {
         face: FaceId,
         h: LpHeader,
         wire: Bytes,
+        own_buffer: usize,
         c: &mut FaceCounters,
     ) -> Option<Received> {
         // Every face, stream or datagram, bare, LP-framed or reassembled, comes through here.
@@ -290,6 +296,7 @@ impl LinkService {
             congestion_mark: h.congestion_mark.unwrap_or(0),
             next_hop_face_id: h.next_hop_face_id,
             cache_policy: h.cache_policy.filter(|_| is_data),
+            own_buffer,
         })
     }
 
