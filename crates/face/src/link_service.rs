@@ -620,6 +620,55 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_says_which_buffer_it_is_alone_in_unless_reassembled() {
+        let mut link = LinkService::new(
+            Some(1500),
+            Some(ReassemblyLimits::default()),
+            MAX_NDN_PACKET_SIZE,
+        );
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let (mut c, mut q, mut out) = (FaceCounters::default(), OutQueue::new(64), Vec::new());
+        let now = Instant::now();
+        let whole = data("/whole", 1200);
+        link.receive_in(
+            FaceId(1),
+            Endpoint::Peer,
+            whole,
+            2048,
+            now,
+            Some(&mut r),
+            &mut c,
+            &mut out,
+        );
+        let big = data("/big", 3000);
+        assert!(link.send_packet(LpHeader::default(), big.clone(), &mut c, &mut q));
+        let frames: Vec<Bytes> = q.frames().0.iter().map(OutFrame::to_bytes).collect();
+        assert!(frames.len() > 1);
+        for f in frames {
+            link.receive_in(
+                FaceId(1),
+                Endpoint::Peer,
+                f,
+                2048,
+                now,
+                Some(&mut r),
+                &mut c,
+                &mut out,
+            );
+        }
+        let own: Vec<usize> = out.iter().map(|r| r.own_buffer).collect();
+        assert_eq!(
+            own,
+            [2048, 0],
+            "a reassembled packet is in no received buffer"
+        );
+        let RxPacket::Data(d) = &out[1].packet else {
+            panic!("not Data")
+        };
+        assert_eq!(d.wire(), &big);
+    }
+
+    #[test]
     fn packets_over_the_limit_are_dropped_whole_or_reassembled() {
         let mut link = LinkService::new(Some(9000), Some(ReassemblyLimits::default()), 4000);
         let exactly = |len: usize| {
