@@ -196,6 +196,8 @@ impl LinkService {
         out: &mut Vec<Received>,
     ) {
         c.n_in_bytes += frame.len() as u64;
+        // A fragment is copied into its packet's buffer: a buffer of its own goes back then.
+        let own_frame = (own_buffer > 0).then(|| frame.clone());
         let Ok(lp) = LpPacket::decode(frame) else {
             c.n_in_malformed += 1;
             return;
@@ -219,7 +221,11 @@ impl LinkService {
                 c.n_reassembly_dropped += 1;
                 return;
             };
-            match r.add(face, from, lp, now) {
+            let added = r.add(face, from, lp, now);
+            if let Some(f) = own_frame {
+                kite_packet::kept::give_back_slice(f);
+            }
+            match added {
                 Ok(Some((header, wire))) => (header, wire, 0),
                 Ok(None) => return,
                 Err(ReassemblyError::TooLarge) => {
@@ -451,7 +457,7 @@ impl LinkService {
 mod tests {
     use super::*;
     use crate::framing::MAX_NDN_PACKET_SIZE;
-    use kite_packet::{Data, Interest, Name};
+    use kite_packet::{kept, Data, Interest, Name};
 
     fn interest(name: &str) -> Bytes {
         Interest::new(name.parse::<Name>().unwrap()).encode()
@@ -666,6 +672,27 @@ mod tests {
             panic!("not Data")
         };
         assert_eq!(d.wire(), &big);
+        // A fragment read alone into a reusable buffer gives it back once copied.
+        assert!(link.send_packet(LpHeader::default(), big.clone(), &mut c, &mut q));
+        let (frames, _) = q.frames();
+        let fragment = frames[frames.len() - 2].to_bytes();
+        kept::give_back(kept::copy_reusable(&vec![0u8; fragment.len()]));
+        let mut buf = kept::take_reusable(fragment.len()).expect("just given back");
+        buf.extend_from_slice(&fragment);
+        let (at, held) = (buf.as_ptr(), buf.capacity());
+        let frame = buf.freeze();
+        link.receive_in(
+            FaceId(1),
+            Endpoint::Peer,
+            frame,
+            held,
+            now,
+            Some(&mut r),
+            &mut c,
+            &mut out,
+        );
+        let again = kept::take_reusable(fragment.len()).map(|b| b.as_ptr());
+        assert_eq!(again, Some(at), "given back");
     }
 
     #[test]
