@@ -11,12 +11,15 @@
 //! malloc and free, ≈250 instructions per exchange); a copy made by [`copy_reusable`] does
 //! not: its buffer is a `BytesMut` whose reference count lives as long as the buffer, and the
 //! copy's last owner in a table hands it back with [`give_back`]. The PIT's copy of an
-//! Interest is one (the PCCT entry's name is its last owner); a cached Data stays a [`Kept`]
-//! until first served, so evicting it never reads its buffer.
+//! Interest is one (the PCCT entry's name is its last owner); a cached Data is one too, or
+//! the reusable buffer a receive path put its frame in alone ([`take_reusable`]), kept as is
+//! and handed back with [`give_back_slice`]: the CS's evictions feed the receive path of the
+//! same thread, and copies leave it a reserve of idle buffers ([`RESERVE`]).
 //!
 //! Bounded: each of a thread's two free lists holds at most [`IDLE_BYTES_PER_CLASS`] octets of each
-//! class; beyond it a returned buffer is freed. Packets longer than the largest class are
-//! copied into exact-size allocations.
+//! class, and the reusable one at least twice [`RESERVE`] buffers (13 MiB in all); beyond it
+//! a returned buffer is freed. Packets longer than the largest class are copied into
+//! exact-size allocations.
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
@@ -63,7 +66,7 @@ const ROOM: [usize; CLASSES] = {
 /// Idle reusable buffers a copy ([`copy_reusable`]) leaves in its class's list for receive
 /// paths ([`take_reusable`]): a burst of packets. Below it a copy allocates instead, so the
 /// buffers the tables give back add up to what a burst of received packets takes.
-const RESERVE: usize = 32;
+pub const RESERVE: usize = 32;
 
 /// Reusable buffers a thread keeps idle per class: as [`ROOM`], but at least twice
 /// [`RESERVE`], so copies still reuse buffers once the reserve is full.

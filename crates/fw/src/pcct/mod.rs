@@ -64,8 +64,9 @@ const TOKEN_LEN: usize = 6;
 pub const LOCALHOST_PIT_RESERVE: usize = 256;
 
 /// Octets one kept copy costs beyond its size class ([`kite_packet::kept`]), charged to the
-/// CS byte capacity: the `Bytes` header holding its reference count and the buffer's handle
-/// (48), and the allocator's header of that block (16).
+/// CS byte capacity: the header holding its reference count and the buffer's handle (a shared
+/// copy's `Bytes` header, 48, or a reusable buffer's, 40), and the allocator's header of that
+/// block (16).
 pub const KEPT_OVERHEAD: usize = 64;
 
 /// How big a PCCT may grow.
