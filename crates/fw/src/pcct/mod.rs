@@ -569,7 +569,8 @@ impl Pcct {
     /// beyond the entry or octet capacity: as is when its frame was received alone into a
     /// reusable buffer of `own_buffer` octets ([`kite_packet::kept::take_reusable`]), else a
     /// copy (a buffer of its own, not the receive buffer it is a slice of; `own_buffer` 0).
-    /// A Data larger than the whole octet capacity is not cached.
+    /// A Data larger than the whole octet capacity, or any with the CS off, is neither copied
+    /// nor cached.
     pub fn cs_insert_direct(
         &mut self,
         slot: u32,
@@ -581,7 +582,7 @@ impl Pcct {
             0 => footprint(wire.len()),
             own => own,
         };
-        if held + KEPT_OVERHEAD > self.cs_byte_capacity {
+        if self.cs_capacity == 0 || held + KEPT_OVERHEAD > self.cs_byte_capacity {
             return self.remove_if_unused(slot);
         }
         let wire = match own_buffer {

@@ -377,6 +377,23 @@ fn a_data_received_alone_in_a_reusable_buffer_is_kept_as_is_and_its_buffer_goes_
 }
 
 #[test]
+fn with_the_cs_off_a_data_is_not_copied() {
+    let mut t = Pcct::new(
+        0,
+        PcctConfig {
+            cs_capacity: 0,
+            ..PcctConfig::default()
+        },
+    );
+    let n = name("/off/data");
+    let d = t.find_or_insert(&n, hash(&n), None).unwrap();
+    t.cs_insert_direct(d, &Bytes::from(vec![5u8; 6000]), 0, Time::ZERO);
+    assert_eq!(t.cs_len(), 0);
+    let copied = kite_packet::kept::take_reusable(6000);
+    assert!(copied.is_none(), "no copy was made and given back");
+}
+
+#[test]
 fn a_cached_data_still_being_sent_is_not_given_back_when_evicted() {
     use kite_packet::kept::take_reusable;
     let mut t = small();
