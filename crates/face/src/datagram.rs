@@ -33,6 +33,8 @@ pub struct Datagram {
     /// The frame (an NDNLPv2 frame or a bare packet); empty for a datagram the channel
     /// could not read whole, which the face counts as malformed.
     pub frame: Bytes,
+    /// Octets of the buffer the frame is alone in ([`Arena::receive`]); 0 when it shares one.
+    pub own_buffer: usize,
 }
 
 impl Datagram {
@@ -43,6 +45,7 @@ impl Datagram {
             face,
             from,
             frame: Bytes::new(),
+            own_buffer: 0,
         }
     }
 }
@@ -174,6 +177,21 @@ impl Arena {
         }
         self.buf.extend_from_slice(d);
         self.buf.split().freeze()
+    }
+
+    /// A received datagram's copy: alone in an idle reusable buffer of this thread when there
+    /// is one for its length ([`kite_packet::kept::take_reusable`]), so the CS can keep a
+    /// Data in it without a second copy; else [`Arena::copy`]. With the octets of the buffer
+    /// it is alone in (0: shared with the arena's other copies).
+    pub fn receive(&mut self, d: &[u8]) -> (Bytes, usize) {
+        match kite_packet::kept::take_reusable(d.len()) {
+            Some(mut own) => {
+                own.extend_from_slice(d);
+                let held = own.capacity();
+                (own.freeze(), held)
+            }
+            None => (self.copy(d), 0),
+        }
     }
 }
 
@@ -309,6 +327,28 @@ mod tests {
         for broken in [libc::EBADF, libc::ENOTSOCK, libc::EINVAL, libc::ENXIO] {
             assert!(!send_error_passes(&e(broken)), "{broken}");
         }
+    }
+
+    #[test]
+    fn a_large_datagram_goes_alone_into_an_idle_reusable_buffer() {
+        use kite_packet::kept::{copy_reusable, footprint, give_back, OWN_MIN};
+        let mut a = Arena::default();
+        let big = vec![7u8; 3000];
+        let (frame, own) = a.receive(&big);
+        assert_eq!(
+            (&frame[..], own),
+            (&big[..], 0),
+            "none idle: into the arena"
+        );
+        give_back(copy_reusable(&big));
+        let (frame, own) = a.receive(&big);
+        assert_eq!((&frame[..], own), (&big[..], footprint(3000)), "alone");
+        let (small, own) = a.receive(&[1u8; OWN_MIN - 1]);
+        assert_eq!(
+            (small.len(), own),
+            (OWN_MIN - 1, 0),
+            "small ones share the arena"
+        );
     }
 
     #[test]

@@ -722,20 +722,32 @@ impl Face {
         progress
     }
 
-    /// Handles one frame its channel received for this face from `from`; fragments go to the
-    /// channel's `reassembler`, whose drops the caller counts ([`Face::count_reassembly_drops`]).
+    /// Handles one frame its channel received for this face from `from` (alone in a buffer of
+    /// `own_buffer` octets, or 0: [`crate::datagram::Datagram::own_buffer`]); fragments go to
+    /// the channel's `reassembler`, whose drops the caller counts
+    /// ([`Face::count_reassembly_drops`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn receive_frame(
         &mut self,
         from: Endpoint,
         frame: Bytes,
+        own_buffer: usize,
         now: Instant,
         reassembler: &mut Reassembler,
         out: &mut Vec<Received>,
     ) {
         self.last_rx = now;
         let c = &mut self.counters;
-        self.link
-            .receive_in(self.id, from, frame, now, Some(reassembler), c, out);
+        self.link.receive_in(
+            self.id,
+            from,
+            frame,
+            own_buffer,
+            now,
+            Some(reassembler),
+            c,
+            out,
+        );
     }
 
     /// Counts partial packets of this face its channel's reassembler dropped.

@@ -39,6 +39,9 @@ pub struct Received {
     pub next_hop_face_id: Option<u64>,
     /// CachePolicy (Data only).
     pub cache_policy: Option<CachePolicy>,
+    /// Octets of the buffer the packet's frame is alone in, which the CS may keep as is
+    /// ([`kite_packet::kept::take_reusable`]); 0 when it shares one (or was reassembled).
+    pub own_buffer: usize,
 }
 
 /// The network packet inside a received frame.
@@ -169,28 +172,32 @@ impl LinkService {
         if let Some(r) = &mut own {
             r.expire(now);
         }
-        self.receive_in(face, from, frame, now, own.as_mut(), c, out);
+        self.receive_in(face, from, frame, 0, now, own.as_mut(), c, out);
         if let Some(r) = &mut own {
             c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
         }
         self.reassembler = own;
     }
 
-    /// Handles one received frame from `from`, reassembling fragments in `reassembler` (a
-    /// channel's, shared by its faces; the caller takes its drops and counts them on their
-    /// faces), pushing the packet it completes (if any).
+    /// Handles one received frame from `from` (alone in a buffer of `own_buffer` octets, or
+    /// 0), reassembling fragments in `reassembler` (a channel's, shared by its faces; the
+    /// caller takes its drops and counts them on their faces), pushing the packet it
+    /// completes (if any).
     #[allow(clippy::too_many_arguments)]
     pub fn receive_in(
         &mut self,
         face: FaceId,
         from: Endpoint,
         frame: Bytes,
+        own_buffer: usize,
         now: Instant,
         reassembler: Option<&mut Reassembler>,
         c: &mut FaceCounters,
         out: &mut Vec<Received>,
     ) {
         c.n_in_bytes += frame.len() as u64;
+        // A fragment is copied into its packet's buffer: a buffer of its own goes back then.
+        let own_frame = (own_buffer > 0).then(|| frame.clone());
         let Ok(lp) = LpPacket::decode(frame) else {
             c.n_in_malformed += 1;
             return;
@@ -209,13 +216,17 @@ impl LinkService {
                 return;
             }
         }
-        let (header, wire) = if lp.is_fragmented() {
+        let (header, wire, own_buffer) = if lp.is_fragmented() {
             let Some(r) = reassembler else {
                 c.n_reassembly_dropped += 1;
                 return;
             };
-            match r.add(face, from, lp, now) {
-                Ok(Some(whole)) => whole,
+            let added = r.add(face, from, lp, now);
+            if let Some(f) = own_frame {
+                kite_packet::kept::give_back_slice(f);
+            }
+            match added {
+                Ok(Some((header, wire))) => (header, wire, 0),
                 Ok(None) => return,
                 Err(ReassemblyError::TooLarge) => {
                     c.n_in_too_large += 1;
@@ -228,11 +239,11 @@ impl LinkService {
             }
         } else {
             match lp.fragment {
-                Some(f) => (lp.header, f),
+                Some(f) => (lp.header, f, own_buffer),
                 None => return, // an LP frame with no packet (idle or Ack-only)
             }
         };
-        if let Some(r) = self.receive_packet(face, header, wire, c) {
+        if let Some(r) = self.receive_packet(face, header, wire, own_buffer, c) {
             out.push(r);
         }
     }
@@ -252,6 +263,7 @@ impl LinkService {
         face: FaceId,
         h: LpHeader,
         wire: Bytes,
+        own_buffer: usize,
         c: &mut FaceCounters,
     ) -> Option<Received> {
         // Every face, stream or datagram, bare, LP-framed or reassembled, comes through here.
@@ -290,6 +302,7 @@ impl LinkService {
             congestion_mark: h.congestion_mark.unwrap_or(0),
             next_hop_face_id: h.next_hop_face_id,
             cache_policy: h.cache_policy.filter(|_| is_data),
+            own_buffer,
         })
     }
 
@@ -444,7 +457,7 @@ impl LinkService {
 mod tests {
     use super::*;
     use crate::framing::MAX_NDN_PACKET_SIZE;
-    use kite_packet::{Data, Interest, Name};
+    use kite_packet::{kept, Data, Interest, Name};
 
     fn interest(name: &str) -> Bytes {
         Interest::new(name.parse::<Name>().unwrap()).encode()
@@ -610,6 +623,76 @@ mod tests {
         assert_eq!(d.wire(), &packet);
         assert_eq!(out[0].pit_token, Some(PitToken::from_u64(9)));
         assert_eq!(rc.n_in_data, 1);
+    }
+
+    #[test]
+    fn a_packet_says_which_buffer_it_is_alone_in_unless_reassembled() {
+        let mut link = LinkService::new(
+            Some(1500),
+            Some(ReassemblyLimits::default()),
+            MAX_NDN_PACKET_SIZE,
+        );
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let (mut c, mut q, mut out) = (FaceCounters::default(), OutQueue::new(64), Vec::new());
+        let now = Instant::now();
+        let whole = data("/whole", 1200);
+        link.receive_in(
+            FaceId(1),
+            Endpoint::Peer,
+            whole,
+            2048,
+            now,
+            Some(&mut r),
+            &mut c,
+            &mut out,
+        );
+        let big = data("/big", 3000);
+        assert!(link.send_packet(LpHeader::default(), big.clone(), &mut c, &mut q));
+        let frames: Vec<Bytes> = q.frames().0.iter().map(OutFrame::to_bytes).collect();
+        assert!(frames.len() > 1);
+        for f in frames {
+            link.receive_in(
+                FaceId(1),
+                Endpoint::Peer,
+                f,
+                2048,
+                now,
+                Some(&mut r),
+                &mut c,
+                &mut out,
+            );
+        }
+        let own: Vec<usize> = out.iter().map(|r| r.own_buffer).collect();
+        assert_eq!(
+            own,
+            [2048, 0],
+            "a reassembled packet is in no received buffer"
+        );
+        let RxPacket::Data(d) = &out[1].packet else {
+            panic!("not Data")
+        };
+        assert_eq!(d.wire(), &big);
+        // A fragment read alone into a reusable buffer gives it back once copied.
+        assert!(link.send_packet(LpHeader::default(), big.clone(), &mut c, &mut q));
+        let (frames, _) = q.frames();
+        let fragment = frames[frames.len() - 2].to_bytes();
+        kept::give_back(kept::copy_reusable(&vec![0u8; fragment.len()]));
+        let mut buf = kept::take_reusable(fragment.len()).expect("just given back");
+        buf.extend_from_slice(&fragment);
+        let (at, held) = (buf.as_ptr(), buf.capacity());
+        let frame = buf.freeze();
+        link.receive_in(
+            FaceId(1),
+            Endpoint::Peer,
+            frame,
+            held,
+            now,
+            Some(&mut r),
+            &mut c,
+            &mut out,
+        );
+        let again = kept::take_reusable(fragment.len()).map(|b| b.as_ptr());
+        assert_eq!(again, Some(at), "given back");
     }
 
     #[test]

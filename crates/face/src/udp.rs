@@ -213,7 +213,7 @@ impl UdpChannel {
             }
             let mut face = self.peers.touch(&from, now);
             for d in self.batch.datagrams(i) {
-                let frame = self.arena.copy(d);
+                let (frame, own_buffer) = self.arena.receive(d);
                 let face = match face {
                     Some(id) => id,
                     None if is_ndn_packet(&frame) => {
@@ -233,6 +233,7 @@ impl UdpChannel {
                     face,
                     from: Endpoint::Peer,
                     frame,
+                    own_buffer,
                 });
             }
         }
@@ -295,10 +296,12 @@ impl UdpChannel {
                 continue;
             }
             for d in self.batch.datagrams(i) {
+                let (frame, own_buffer) = self.arena.receive(d);
                 datagrams.push(Datagram {
                     face,
                     from: Endpoint::Peer,
-                    frame: self.arena.copy(d),
+                    frame,
+                    own_buffer,
                 });
             }
         }

@@ -130,7 +130,7 @@ impl End {
         for d in dgrams {
             let f = self.faces.iter_mut().find(|f| f.id() == d.face).unwrap();
             let r = self.ch.reassembler();
-            f.receive_frame(d.from, d.frame, Instant::now(), r, &mut out);
+            f.receive_frame(d.from, d.frame, d.own_buffer, Instant::now(), r, &mut out);
         }
         out
     }

@@ -66,7 +66,14 @@ fn deliver(ch: &mut UdpChannel, faces: &mut [Face], dgrams: Vec<Datagram>) -> Ve
             .iter_mut()
             .find(|f| f.id() == d.face)
             .expect("face exists");
-        f.receive_frame(d.from, d.frame, Instant::now(), ch.reassembler(), &mut out);
+        f.receive_frame(
+            d.from,
+            d.frame,
+            d.own_buffer,
+            Instant::now(),
+            ch.reassembler(),
+            &mut out,
+        );
     }
     for (id, n) in ch.reassembler().take_drops() {
         if let Some(f) = faces.iter_mut().find(|f| f.id() == id) {

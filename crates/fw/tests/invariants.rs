@@ -170,6 +170,7 @@ impl World {
                     token,
                     congestion_mark: 0,
                     no_cache: false,
+                    own_buffer: 0,
                 };
                 self.fwd.on_data(self.now, pkt, &mut out);
             }

@@ -11,12 +11,15 @@
 //! malloc and free, ≈250 instructions per exchange); a copy made by [`copy_reusable`] does
 //! not: its buffer is a `BytesMut` whose reference count lives as long as the buffer, and the
 //! copy's last owner in a table hands it back with [`give_back`]. The PIT's copy of an
-//! Interest is one (the PCCT entry's name is its last owner); a cached Data stays a [`Kept`]
-//! until first served, so evicting it never reads its buffer.
+//! Interest is one (the PCCT entry's name is its last owner); a cached Data is one too, or
+//! the reusable buffer a receive path put its frame in alone ([`take_reusable`]), kept as is
+//! and handed back with [`give_back_slice`]: the CS's evictions feed the receive path of the
+//! same thread, and copies leave it a reserve of idle buffers ([`RESERVE`]).
 //!
 //! Bounded: each of a thread's two free lists holds at most [`IDLE_BYTES_PER_CLASS`] octets of each
-//! class; beyond it a returned buffer is freed. Packets longer than the largest class are
-//! copied into exact-size allocations.
+//! class, and the reusable one at least twice [`RESERVE`] buffers (13 MiB in all); beyond it
+//! a returned buffer is freed. Packets longer than the largest class are copied into
+//! exact-size allocations.
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
@@ -60,6 +63,25 @@ const ROOM: [usize; CLASSES] = {
     room
 };
 
+/// Idle reusable buffers a copy ([`copy_reusable`]) leaves in its class's list for receive
+/// paths ([`take_reusable`]): a burst of packets. Below it a copy allocates instead, so the
+/// buffers the tables give back add up to what a burst of received packets takes.
+pub const RESERVE: usize = 32;
+
+/// Reusable buffers a thread keeps idle per class: as [`ROOM`], but at least twice
+/// [`RESERVE`], so copies still reuse buffers once the reserve is full.
+const REUSABLE_ROOM: [usize; CLASSES] = {
+    let mut room = ROOM;
+    let mut i = 0;
+    while i < CLASSES {
+        if room[i] < 2 * RESERVE {
+            room[i] = 2 * RESERVE;
+        }
+        i += 1;
+    }
+    room
+};
+
 /// The class index for a copy of `len` octets (`None`: larger than every class).
 #[inline]
 fn class(len: usize) -> Option<usize> {
@@ -91,22 +113,29 @@ thread_local! {
 /// One thread's free lists of idle buffers, by class.
 type FreeLists<T> = LocalKey<RefCell<[Vec<T>; CLASSES]>>;
 
-/// The idle buffer of `class` given back last, if any.
+/// The idle buffer of `class` given back last, if the list holds more than `leave`.
 #[inline]
-fn take_idle<T>(lists: &'static FreeLists<T>, class: usize) -> Option<T> {
+fn take_idle<T>(lists: &'static FreeLists<T>, class: usize, leave: usize) -> Option<T> {
     lists
-        .try_with(|free| free.borrow_mut()[class].pop())
+        .try_with(|free| {
+            let list = &mut free.borrow_mut()[class];
+            if list.len() > leave {
+                list.pop()
+            } else {
+                None
+            }
+        })
         .ok()
         .flatten()
 }
 
-/// Keeps `buf` idle in its class's list while that holds fewer than [`ROOM`] buffers;
+/// Keeps `buf` idle in its class's list while that holds fewer than `room[class]` buffers;
 /// otherwise `buf` is freed (so it is too during thread exit, when the lists may be gone).
 #[inline]
-fn keep_idle<T>(lists: &'static FreeLists<T>, class: usize, buf: T) {
+fn keep_idle<T>(lists: &'static FreeLists<T>, room: &[usize; CLASSES], class: usize, buf: T) {
     let _ = lists.try_with(|free| {
         let list = &mut free.borrow_mut()[class];
-        if list.len() < ROOM[class] {
+        if list.len() < room[class] {
             list.push(buf);
         }
     });
@@ -135,7 +164,7 @@ impl Kept {
             };
         };
         let mut buf =
-            take_idle(&FREE, class).unwrap_or_else(|| vec![0; SIZES[class]].into_boxed_slice());
+            take_idle(&FREE, class, 0).unwrap_or_else(|| vec![0; SIZES[class]].into_boxed_slice());
         buf[..packet.len()].copy_from_slice(packet);
         Kept {
             buf,
@@ -169,7 +198,7 @@ impl Drop for Kept {
     fn drop(&mut self) {
         // An exact-size buffer beyond the classes is just freed.
         if self.class < CLASSES {
-            keep_idle(&FREE, self.class, core::mem::take(&mut self.buf));
+            keep_idle(&FREE, &ROOM, self.class, core::mem::take(&mut self.buf));
         }
     }
 }
@@ -187,7 +216,7 @@ pub fn copy_reusable(packet: &[u8]) -> Bytes {
     let Some(class) = class(packet.len()) else {
         return Bytes::copy_from_slice(packet);
     };
-    let mut buf = take_idle(&REUSABLE, class).unwrap_or_else(|| {
+    let mut buf = take_idle(&REUSABLE, class, RESERVE).unwrap_or_else(|| {
         let mut buf = BytesMut::with_capacity(SIZES[class]);
         // Sharing a new buffer once gives it its reference count for good (a buffer frozen
         // with none would allocate one per copy).
@@ -198,6 +227,22 @@ pub fn copy_reusable(packet: &[u8]) -> Bytes {
     buf.freeze()
 }
 
+/// Frames shorter than this are not read into buffers of their own ([`take_reusable`]):
+/// mostly Interests and small Data, cheap to copy, and an Interest is not kept as received.
+pub const OWN_MIN: usize = 1024;
+
+/// An idle reusable buffer (empty) of the class of a `len`-octet frame, if this thread has
+/// one and `len` is at least [`OWN_MIN`]: for a receive path to put a frame in a buffer of
+/// its own, which the CS can then keep as is ([`copy_reusable`]'s buffers, handed back the
+/// same way). Never allocates: `None` when the list is empty or `len` is out of range.
+#[inline]
+pub fn take_reusable(len: usize) -> Option<BytesMut> {
+    if len < OWN_MIN {
+        return None;
+    }
+    take_idle(&REUSABLE, class(len)?, 0)
+}
+
 /// Gives the buffer of a copy made by [`copy_reusable`] (the whole copy, as returned) back to
 /// this thread's free list if `copy` is its last `Bytes`; otherwise only drops `copy`, and
 /// the buffer goes with its last clone. Only the buffer's reference count is read.
@@ -205,11 +250,32 @@ pub fn give_back(copy: Bytes) {
     let Ok(mut buf) = copy.try_into_mut() else {
         return;
     };
-    let Some(class) = class(buf.capacity()).filter(|&c| SIZES[c] == buf.capacity()) else {
+    if let Some(class) = whole_class(&buf) {
+        buf.clear();
+        keep_idle(&REUSABLE, &REUSABLE_ROOM, class, buf);
+    }
+}
+
+/// [`give_back`] for any slice of a reusable buffer ([`copy_reusable`], [`take_reusable`]):
+/// a packet inside the frame that was read into it.
+pub fn give_back_slice(slice: Bytes) {
+    let Ok(mut buf) = slice.try_into_mut() else {
         return;
     };
     buf.clear();
-    keep_idle(&REUSABLE, class, buf);
+    // A slice past the buffer's start sees only the capacity after it: asking for one octet
+    // more takes the (unique, now empty) buffer back from its start, copying nothing; at the
+    // start already it is refused, and nothing changes.
+    let _ = buf.try_reclaim(buf.capacity() + 1);
+    if let Some(class) = whole_class(&buf) {
+        keep_idle(&REUSABLE, &REUSABLE_ROOM, class, buf);
+    }
+}
+
+/// The class of `buf` if its capacity is exactly a class size.
+#[inline]
+fn whole_class(buf: &BytesMut) -> Option<usize> {
+    class(buf.capacity()).filter(|&c| SIZES[c] == buf.capacity())
 }
 
 #[cfg(test)]
@@ -282,10 +348,16 @@ mod tests {
 
     #[test]
     fn reusable_copies_are_reused_only_once_no_clone_is_left() {
+        let idle = |len| REUSABLE.with(|f| f.borrow()[class(len).unwrap()].len());
+        // Copies reuse only what is idle beyond the receive paths' reserve.
+        let reserve: Vec<_> = (0..RESERVE).map(|_| copy_reusable(&[0u8; 100])).collect();
+        reserve.into_iter().for_each(give_back);
+        assert_eq!(idle(100), RESERVE);
         let burst = vec![7u8; 64 * 1024];
         let a = copy_reusable(&burst[10..110]);
         assert_eq!(&a[..], &burst[10..110]);
         assert!(!burst.as_ptr_range().contains(&a.as_ptr()));
+        assert_eq!(idle(100), RESERVE, "the reserve is left alone");
         let at = a.as_ptr();
         let clone = a.clone();
         give_back(a);
@@ -294,8 +366,11 @@ mod tests {
         assert_eq!((&clone[..], &b[..]), (&burst[10..110], &[5u8; 120][..]));
         let at = b.as_ptr();
         give_back(b);
-        let idle = |len| REUSABLE.with(|f| f.borrow()[class(len).unwrap()].len());
-        assert_eq!(idle(120), 1, "the last copy of a buffer gives it back");
+        assert_eq!(
+            idle(120),
+            RESERVE + 1,
+            "the last copy of a buffer gives it back"
+        );
         let c = copy_reusable(&[6u8; 90]);
         assert_eq!(
             c.as_ptr(),
@@ -305,13 +380,43 @@ mod tests {
         assert_eq!(&c[..], &[6u8; 90][..]);
         let shared = c.clone();
         give_back(c);
-        assert_eq!(idle(90), 0, "a buffer with a clone left is not given back");
+        assert_eq!(
+            idle(90),
+            RESERVE,
+            "a buffer with a clone left is not given back"
+        );
         assert_eq!(&shared[..], &[6u8; 90][..], "a clone keeps its octets");
         let big = copy_reusable(&vec![1u8; MAX_CLASS + 1]);
         assert_eq!(big.len(), MAX_CLASS + 1);
         give_back(big);
         give_back(Bytes::from(vec![0u8; 4000]));
-        assert!(REUSABLE.with(|f| f.borrow().iter().all(Vec::is_empty)));
+        let others = REUSABLE.with(|f| f.borrow().iter().map(Vec::len).sum::<usize>());
+        assert_eq!(others, RESERVE, "neither is kept");
+    }
+
+    #[test]
+    fn a_receive_path_takes_only_idle_reusable_buffers_and_slices_of_them_go_back() {
+        assert!(take_reusable(5000).is_none(), "nothing idle: no allocation");
+        give_back(copy_reusable(&[1u8; 5000]));
+        let mut frame = take_reusable(4900).expect("the buffer given back, same class");
+        assert!(frame.is_empty());
+        let at = frame.as_ptr();
+        frame.extend_from_slice(&[2u8; 4900]);
+        let frame = frame.freeze();
+        let packet = frame.slice(100..);
+        give_back_slice(packet.clone());
+        assert!(take_reusable(4900).is_none(), "the frame still holds it");
+        drop(frame);
+        give_back_slice(packet);
+        let again = take_reusable(4900).expect("its last slice gave it back");
+        assert_eq!((again.as_ptr(), again.capacity()), (at, footprint(4900)));
+        assert!(take_reusable(MAX_CLASS + 1).is_none());
+        give_back_slice(Bytes::from(vec![0u8; 4600]).slice(10..));
+        give_back_slice(Bytes::from(vec![0u8; 9000]));
+        assert!(
+            take_reusable(4600).is_none(),
+            "only reusable buffers are kept"
+        );
     }
 
     #[test]

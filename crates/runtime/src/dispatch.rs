@@ -423,6 +423,7 @@ impl Dispatcher {
                     token: r.pit_token,
                     congestion_mark: r.congestion_mark,
                     no_cache,
+                    own_buffer: r.own_buffer,
                 };
                 if let Some(t) = self.token_thread(r.pit_token.as_ref()) {
                     let ok = self.inputs[t].push_data(Stamped { at, pkt });

@@ -684,7 +684,14 @@ impl IoThread {
                 }
                 *room -= 1;
             }
-            face.receive_frame(d.from, d.frame, now, reassembler, &mut self.received);
+            face.receive_frame(
+                d.from,
+                d.frame,
+                d.own_buffer,
+                now,
+                reassembler,
+                &mut self.received,
+            );
         }
         count_reassembly_drops(reassembler, &mut self.faces);
         self.restrained_room.clear();

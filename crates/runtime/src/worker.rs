@@ -295,6 +295,7 @@ impl Worker {
                         congestion_mark: 0,
                         // Management answers are per request (NFD sends them NoCache).
                         no_cache: true,
+                        own_buffer: 0,
                     });
                 }
                 FwCommand::SetCs {

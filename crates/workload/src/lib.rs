@@ -5,8 +5,9 @@
 //! whole per-packet work it does in the daemon — frame and forwarder-view decode, prefix
 //! hashing, Name Dispatch Table lookup, the pipelines (PCCT, FIB, strategy, CS, timers), and
 //! encoding every outgoing packet's LP header with its token — and a virtual producer answers
-//! each Interest it receives with a Data frame echoing the token, built into a receive arena
-//! as a socket read would. Names follow the paper: `/f<i>/c<k>/127=Y.../seg=<n>`, FIB entries
+//! each Interest it receives with a Data frame echoing the token, built as a datagram receive
+//! path puts it: alone in a reusable buffer when the thread has one idle (the CS's evictions
+//! give them back), else into a receive arena. Names follow the paper: `/f<i>/c<k>/127=Y.../seg=<n>`, FIB entries
 //! `/f<i>` spread over the whole table so every lookup lands on a different entry.
 
 use core::time::Duration;
@@ -422,8 +423,8 @@ impl Runner<'_> {
                     token, interest, ..
                 } => {
                     let name = interest.name_octets().map_err(|e| e.to_string())?;
-                    let frame = self.produce(*token, name);
-                    input_data(frame, &mut self.data)?;
+                    let (frame, own_buffer) = self.produce(*token, name);
+                    input_data(frame, own_buffer, &mut self.data)?;
                 }
                 Out::Data { from_cs, .. } => {
                     self.report.exchanges += 1;
@@ -452,8 +453,9 @@ impl Runner<'_> {
     }
 
     /// The producer's Data frame for an Interest whose Name has the value `name`, echoing
-    /// `token`, written into the receive arena.
-    fn produce(&mut self, token: PitToken, name: &[u8]) -> Bytes {
+    /// `token`, and the octets of the buffer it fills alone (0: written into the receive
+    /// arena): as a datagram receive path does ([`kite_packet::kept::take_reusable`]).
+    fn produce(&mut self, token: PitToken, name: &[u8]) -> (Bytes, usize) {
         let suffix = self.scenario.suffix.as_ref().map_or(&[][..], |s| s.value());
         let name_value_len = name.len() + suffix.len();
         let name_tlv = kite_packet::encode::tlv_len(tlv_type::NAME, name_value_len);
@@ -464,26 +466,39 @@ impl Runner<'_> {
             ..HopHeader::default()
         };
         let total = header.header_len(data_len) + data_len;
-        if self.arena.capacity() < total {
-            self.arena = BytesMut::with_capacity(ARENA.max(total));
-        }
-        header.encode_header(data_len, &mut self.arena);
+        let own = kite_packet::kept::take_reusable(total);
+        let own_buffer = own.as_ref().map_or(0, BytesMut::capacity);
+        let mut buf = match own {
+            Some(buf) => buf,
+            None => {
+                if self.arena.capacity() < total {
+                    self.arena = BytesMut::with_capacity(ARENA.max(total));
+                }
+                core::mem::take(&mut self.arena)
+            }
+        };
+        header.encode_header(data_len, &mut buf);
         kite_packet::encode::put_header(
-            &mut self.arena,
+            &mut buf,
             tlv_type::DATA,
             name_tlv + self.scenario.data_tail.len(),
         );
-        kite_packet::encode::put_header(&mut self.arena, tlv_type::NAME, name_value_len);
-        self.arena.put_slice(name);
-        self.arena.put_slice(suffix);
-        self.arena.put_slice(&self.scenario.data_tail);
-        self.arena.split().freeze()
+        kite_packet::encode::put_header(&mut buf, tlv_type::NAME, name_value_len);
+        buf.put_slice(name);
+        buf.put_slice(suffix);
+        buf.put_slice(&self.scenario.data_tail);
+        if own_buffer > 0 {
+            return (buf.freeze(), own_buffer);
+        }
+        let frame = buf.split().freeze();
+        self.arena = buf;
+        (frame, 0)
     }
 }
 
-/// Input stage for a Data frame: frame, view; dispatch by the token's thread; queued for
-/// the forwarding thread.
-fn input_data(frame: Bytes, queue: &mut Vec<InData>) -> Result<(), String> {
+/// Input stage for a Data frame (alone in a buffer of `own_buffer` octets, or 0): frame,
+/// view; dispatch by the token's thread; queued for the forwarding thread.
+fn input_data(frame: Bytes, own_buffer: usize, queue: &mut Vec<InData>) -> Result<(), String> {
     let lp = LpPacket::decode(frame).map_err(|e| e.to_string())?;
     let fragment = lp.fragment.ok_or("Data frame without fragment")?;
     let data = DataView::decode(fragment).map_err(|e| e.to_string())?;
@@ -498,6 +513,7 @@ fn input_data(frame: Bytes, queue: &mut Vec<InData>) -> Result<(), String> {
         token: lp.header.pit_token,
         congestion_mark: lp.header.congestion_mark.unwrap_or(0),
         no_cache: false,
+        own_buffer,
     });
     Ok(())
 }

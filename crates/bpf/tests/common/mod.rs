@@ -178,6 +178,7 @@ pub fn in_data(face: FaceId, uri: &str) -> InData {
         token: None,
         congestion_mark: 0,
         no_cache: true,
+        own_buffer: 0,
     }
 }
 

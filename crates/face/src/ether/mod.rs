@@ -397,7 +397,7 @@ impl EtherChannel {
                 }
                 continue;
             }
-            let frame = self.arena.copy(frame);
+            let (frame, own_buffer) = self.arena.receive(frame);
             let face = match known {
                 Some(id) => id,
                 None if from == Endpoint::Peer && is_ndn_packet(&frame) => {
@@ -421,7 +421,12 @@ impl EtherChannel {
                     continue;
                 }
             };
-            datagrams.push(Datagram { face, from, frame });
+            datagrams.push(Datagram {
+                face,
+                from,
+                frame,
+                own_buffer,
+            });
         }
         Ok(if n == BATCH {
             Progress::More

@@ -206,7 +206,9 @@ impl Pipelines {
         let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
         let wire = pkt.data.wire();
         if how == NameMatch::Exact {
-            return self.pcct.cs_insert_direct(slot, wire, fresh_until);
+            return self
+                .pcct
+                .cs_insert_direct(slot, wire, pkt.own_buffer, fresh_until);
         }
         let hint = self.pcct.entry(slot).and_then(|e| e.hint.clone());
         let name = &pkt.data.name;
@@ -217,7 +219,8 @@ impl Pipelines {
         let Ok(direct) = self.pcct.find_or_insert(name, hash, hint.as_ref()) else {
             return;
         };
-        self.pcct.cs_insert_direct(direct, wire, fresh_until);
+        self.pcct
+            .cs_insert_direct(direct, wire, pkt.own_buffer, fresh_until);
         if how == NameMatch::Prefix {
             self.pcct.cs_insert_indirect(slot, direct);
         }
@@ -243,7 +246,7 @@ impl Pipelines {
         };
         let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
         self.pcct
-            .cs_insert_direct(slot, pkt.data.wire(), fresh_until);
+            .cs_insert_direct(slot, pkt.data.wire(), pkt.own_buffer, fresh_until);
     }
 }
 

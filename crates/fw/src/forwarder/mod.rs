@@ -129,6 +129,10 @@ pub struct InData {
     pub congestion_mark: u64,
     /// NDNLPv2 CachePolicy NoCache.
     pub no_cache: bool,
+    /// Octets of the buffer its frame was received into alone, a reusable buffer
+    /// ([`kite_packet::kept::take_reusable`]) that the CS keeps as is instead of copying the
+    /// Data; 0 when the frame shares its receive buffer with other packets.
+    pub own_buffer: usize,
 }
 
 /// A Nack from the input stage.

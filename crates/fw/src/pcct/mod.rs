@@ -27,7 +27,8 @@
 //! Memory: what the table keeps never keeps a receive buffer alive. A received packet is a
 //! slice of a burst's buffer (64 KiB and more, shared with every packet of the burst), so a
 //! kept slice would pin all of it: the PIT copies its Interest, the CS its Data, into
-//! buffers of their own ([`kite_packet::kept`]), and an entry's name shares one of those
+//! buffers of their own ([`kite_packet::kept`]; a Data whose frame was received alone into
+//! such a buffer is kept as is), and an entry's name shares one of those
 //! copies or holds its own ([`Entry::name`]). A CS entry is charged the size classes of its
 //! packet and its name's buffer, and [`KEPT_OVERHEAD`] for each, against
 //! [`PcctConfig::cs_bytes`].
@@ -35,7 +36,7 @@
 mod pit;
 
 use bytes::Bytes;
-use kite_packet::kept::{footprint, Kept};
+use kite_packet::kept::{copy_reusable, footprint};
 use kite_packet::{Name, PitToken};
 
 pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
@@ -63,8 +64,9 @@ const TOKEN_LEN: usize = 6;
 pub const LOCALHOST_PIT_RESERVE: usize = 256;
 
 /// Octets one kept copy costs beyond its size class ([`kite_packet::kept`]), charged to the
-/// CS byte capacity: the `Bytes` header holding its reference count and the buffer's handle
-/// (48), and the allocator's header of that block (16).
+/// CS byte capacity: the header holding its reference count and the buffer's handle (a shared
+/// copy's `Bytes` header, 48, or a reusable buffer's, 40), and the allocator's header of that
+/// block (16).
 pub const KEPT_OVERHEAD: usize = 64;
 
 /// How big a PCCT may grow.
@@ -93,43 +95,37 @@ impl Default for PcctConfig {
     }
 }
 
-/// A cached Data's octets: the entry's own copy until it is first served, then shared with
-/// the packets that carry it out. Evicting a Data never served gives its buffer back without
-/// reading it (the least recently used entries are long out of cache).
+/// A cached Data's octets, in a reusable buffer of its own ([`kite_packet::kept`]): the CS's
+/// copy, or the buffer the Data's frame was received into alone, kept as is. Shared with the
+/// packets that carry it out; its buffer goes back to this thread's free list when the entry
+/// goes, unless a packet still holds it (then it is freed with the last one).
 #[derive(Debug)]
-pub enum CachedWire {
-    /// Owned by the entry alone.
-    Owned(Kept),
-    /// Shared (served at least once).
-    Shared(Bytes),
+pub struct CachedWire {
+    wire: Bytes,
+    /// Octets of the buffer it keeps alive (its size class).
+    held: usize,
 }
 
 impl CachedWire {
     /// Octets of the Data.
     pub fn len(&self) -> usize {
-        match self {
-            CachedWire::Owned(k) => k.len(),
-            CachedWire::Shared(b) => b.len(),
-        }
+        self.wire.len()
     }
 
     /// Whether the Data is empty (never, for a decoded Data).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.wire.is_empty()
     }
 
-    /// The Data as a `Bytes` to send, sharing the copy from now on.
-    fn share(&mut self) -> Bytes {
-        if let CachedWire::Owned(_) = self {
-            let empty = CachedWire::Shared(Bytes::new());
-            if let CachedWire::Owned(k) = core::mem::replace(self, empty) {
-                *self = CachedWire::Shared(k.into_bytes());
-            }
-        }
-        match self {
-            CachedWire::Shared(b) => b.clone(),
-            CachedWire::Owned(_) => unreachable!("shared just above"),
-        }
+    /// The Data as a `Bytes` to send.
+    fn share(&self) -> Bytes {
+        self.wire.clone()
+    }
+}
+
+impl Drop for CachedWire {
+    fn drop(&mut self) {
+        kite_packet::kept::give_back_slice(core::mem::take(&mut self.wire));
     }
 }
 
@@ -569,14 +565,31 @@ impl Pcct {
         }
     }
 
-    /// Caches a copy of `wire` (a buffer of its own, not the receive buffer it is a slice of)
-    /// as the direct entry of `slot`, evicting the least recently used entries beyond the
-    /// entry or octet capacity. A Data larger than the whole octet capacity is not cached.
-    pub fn cs_insert_direct(&mut self, slot: u32, wire: &Bytes, fresh_until: Time) {
-        if footprint(wire.len()) + KEPT_OVERHEAD > self.cs_byte_capacity {
+    /// Caches `wire` as the direct entry of `slot`, evicting the least recently used entries
+    /// beyond the entry or octet capacity: as is when its frame was received alone into a
+    /// reusable buffer of `own_buffer` octets ([`kite_packet::kept::take_reusable`]), else a
+    /// copy (a buffer of its own, not the receive buffer it is a slice of; `own_buffer` 0).
+    /// A Data larger than the whole octet capacity, or any with the CS off, is neither copied
+    /// nor cached.
+    pub fn cs_insert_direct(
+        &mut self,
+        slot: u32,
+        wire: &Bytes,
+        own_buffer: usize,
+        fresh_until: Time,
+    ) {
+        let held = match own_buffer {
+            0 => footprint(wire.len()),
+            own => own,
+        };
+        if self.cs_capacity == 0 || held + KEPT_OVERHEAD > self.cs_byte_capacity {
             return self.remove_if_unused(slot);
         }
-        let wire = CachedWire::Owned(Kept::new(wire));
+        let wire = match own_buffer {
+            0 => copy_reusable(wire),
+            _ => wire.clone(),
+        };
+        let wire = CachedWire { wire, held };
         self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
     }
 
@@ -600,7 +613,7 @@ impl Pcct {
         };
         e.detach_names();
         let packet = match &cs {
-            CsEntry::Direct { wire, .. } => footprint(wire.len()) + KEPT_OVERHEAD,
+            CsEntry::Direct { wire, .. } => wire.held + KEPT_OVERHEAD,
             CsEntry::Indirect { .. } => 0,
         };
         let held = |n: &Name| footprint(n.held_len()) + KEPT_OVERHEAD;

@@ -108,14 +108,14 @@ fn direct_cs_entries_and_freshness() {
     let mut t = small();
     let s = insert(&mut t, "/d", None);
     let wire = Bytes::from_static(b"data");
-    t.cs_insert_direct(s, &wire, Time::from_millis(100));
+    t.cs_insert_direct(s, &wire, 0, Time::from_millis(100));
     assert_eq!(t.cs_len(), 1);
     let hit = t.cs_match(s, false, false, Time::from_millis(500)).unwrap();
     assert_eq!(hit, (s, wire.clone()));
     assert!(t.cs_match(s, true, false, Time::from_millis(99)).is_some());
     assert!(t.cs_match(s, true, false, Time::from_millis(100)).is_none());
     // replacing keeps one entry
-    t.cs_insert_direct(s, &Bytes::from_static(b"newer"), Time::ZERO);
+    t.cs_insert_direct(s, &Bytes::from_static(b"newer"), 0, Time::ZERO);
     assert_eq!(t.cs_len(), 1);
 }
 
@@ -124,7 +124,7 @@ fn indirect_entries_answer_only_prefix_interests_and_go_stale() {
     let mut t = small();
     let direct = insert(&mut t, "/p/1", None);
     let indirect = insert(&mut t, "/p", None);
-    t.cs_insert_direct(direct, &Bytes::from_static(b"d"), Time::from_millis(100));
+    t.cs_insert_direct(direct, &Bytes::from_static(b"d"), 0, Time::from_millis(100));
     t.cs_insert_indirect(indirect, direct);
     assert_eq!(t.cs_len(), 2);
     assert_eq!(
@@ -146,7 +146,7 @@ fn indirect_entries_answer_only_prefix_interests_and_go_stale() {
     // even after its slot is reused by another name
     let reused = insert(&mut t, "/q", None);
     assert_eq!(reused, direct);
-    t.cs_insert_direct(reused, &Bytes::from_static(b"q"), Time::ZERO);
+    t.cs_insert_direct(reused, &Bytes::from_static(b"q"), 0, Time::ZERO);
     assert!(t.cs_match(indirect, false, true, Time::ZERO).is_none());
 }
 
@@ -156,13 +156,13 @@ fn lru_eviction_keeps_the_recently_used() {
     let slots: Vec<u32> = (0..4)
         .map(|i| {
             let s = insert(&mut t, &format!("/c/{i}"), None);
-            t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
+            t.cs_insert_direct(s, &Bytes::new(), 0, Time::ZERO);
             s
         })
         .collect();
     t.cs_touch(slots[0]);
     let s4 = insert(&mut t, "/c/4", None);
-    t.cs_insert_direct(s4, &Bytes::new(), Time::ZERO);
+    t.cs_insert_direct(s4, &Bytes::new(), 0, Time::ZERO);
     assert_eq!(t.cs_len(), 4);
     // /c/1 was the least recently used
     assert!(t.entry(slots[1]).is_none());
@@ -179,7 +179,7 @@ fn a_full_table_evicts_cache_then_refuses() {
     let mut t = small();
     for i in 0..4 {
         let s = insert(&mut t, &format!("/c/{i}"), None);
-        t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
+        t.cs_insert_direct(s, &Bytes::new(), 0, Time::ZERO);
     }
     let mut pit_slots = Vec::new();
     for i in 0..4 {
@@ -202,7 +202,7 @@ fn a_full_table_evicts_cache_then_refuses() {
         if i < 4 {
             t.pit_insert(s, false, pit_for(&n)).unwrap();
         } else {
-            t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
+            t.cs_insert_direct(s, &Bytes::new(), 0, Time::ZERO);
         }
     }
     let n = name("/y");
@@ -238,7 +238,7 @@ fn dispatch_hash_pitfall_is_avoided() {
     for i in 0..20_000u64 {
         let n = name(&format!("/n/{i}"));
         let s = t.find_or_insert(&n, same_low_bits(&n), None).unwrap();
-        t.cs_insert_direct(s, &Bytes::new(), Time::ZERO);
+        t.cs_insert_direct(s, &Bytes::new(), 0, Time::ZERO);
     }
     for i in (0..20_000u64).step_by(997) {
         let n = name(&format!("/n/{i}"));
@@ -337,12 +337,73 @@ fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
     let (dname, inside_name) = in_burst(&name("/kept/data").to_wire());
     let dname = Name::decode(dname).unwrap();
     let d = t.find_or_insert(&dname, hash(&dname), None).unwrap();
-    t.cs_insert_direct(d, &data, Time::ZERO);
+    t.cs_insert_direct(d, &data, 0, Time::ZERO);
     let (_, kept) = t.cs_match(d, false, false, Time::ZERO).unwrap();
     assert!(!inside(kept.as_ptr()), "CS copied its Data");
     let e = t.entry(d).unwrap();
     assert!(!inside_name(e.name.value().as_ptr()), "the name was copied");
     assert_eq!(e.name.held_len(), e.name.value().len());
+}
+
+#[test]
+fn a_data_received_alone_in_a_reusable_buffer_is_kept_as_is_and_its_buffer_goes_back() {
+    use kite_packet::kept::{copy_reusable, give_back, take_reusable};
+    // A frame (a 20-octet LP header, then the Data) read into a buffer of its own.
+    give_back(copy_reusable(&[0u8; 3000]));
+    let mut buf = take_reusable(3000).expect("the buffer just given back");
+    let own_buffer = buf.capacity();
+    buf.extend_from_slice(&[0x64; 20]);
+    buf.extend_from_slice(&[0x06; 2980]);
+    let data = buf.freeze().slice(20..);
+    let at = data.as_ptr();
+    let mut t = small();
+    let n = name("/own/data");
+    let d = t.find_or_insert(&n, hash(&n), None).unwrap();
+    t.cs_insert_direct(d, &data, own_buffer, Time::ZERO);
+    drop(data);
+    let (_, kept) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    assert_eq!(kept.as_ptr(), at, "kept as is, not copied");
+    let name_charge = footprint(n.value().len()) + KEPT_OVERHEAD;
+    assert_eq!(
+        t.cs_bytes(),
+        own_buffer + KEPT_OVERHEAD + name_charge,
+        "charged the whole buffer it keeps alive"
+    );
+    drop(kept);
+    assert!(t.cs_erase(d));
+    let again = take_reusable(3000).expect("the entry gave the buffer back");
+    assert_eq!(again.as_ptr(), at.wrapping_sub(20), "from its start");
+    assert_eq!(again.capacity(), own_buffer);
+}
+
+#[test]
+fn with_the_cs_off_a_data_is_not_copied() {
+    let mut t = Pcct::new(
+        0,
+        PcctConfig {
+            cs_capacity: 0,
+            ..PcctConfig::default()
+        },
+    );
+    let n = name("/off/data");
+    let d = t.find_or_insert(&n, hash(&n), None).unwrap();
+    t.cs_insert_direct(d, &Bytes::from(vec![5u8; 6000]), 0, Time::ZERO);
+    assert_eq!(t.cs_len(), 0);
+    let copied = kite_packet::kept::take_reusable(6000);
+    assert!(copied.is_none(), "no copy was made and given back");
+}
+
+#[test]
+fn a_cached_data_still_being_sent_is_not_given_back_when_evicted() {
+    use kite_packet::kept::take_reusable;
+    let mut t = small();
+    let n = name("/sent/data");
+    let d = t.find_or_insert(&n, hash(&n), None).unwrap();
+    t.cs_insert_direct(d, &Bytes::from(vec![5u8; 2000]), 0, Time::ZERO);
+    let (_, sending) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    assert!(t.cs_erase(d));
+    assert!(take_reusable(2000).is_none(), "a packet still holds it");
+    assert_eq!(&sending[..], &[5u8; 2000][..]);
 }
 
 #[test]
@@ -360,7 +421,7 @@ fn the_cs_stays_within_its_octet_capacity_evicting_the_least_recently_used() {
     let slots: Vec<u32> = (0..5)
         .map(|i| {
             let s = insert(&mut t, &format!("/c/{i}"), None);
-            t.cs_insert_direct(s, &Bytes::from(vec![i as u8; 100]), Time::ZERO);
+            t.cs_insert_direct(s, &Bytes::from(vec![i as u8; 100]), 0, Time::ZERO);
             assert!(t.cs_bytes() <= 3 * per);
             s
         })
@@ -371,7 +432,7 @@ fn the_cs_stays_within_its_octet_capacity_evicting_the_least_recently_used() {
     // Larger than the whole capacity: not cached, nothing evicted for it, no entry left.
     let before = t.len();
     let big = insert(&mut t, "/big", None);
-    t.cs_insert_direct(big, &Bytes::from(vec![0; 3 * per]), Time::ZERO);
+    t.cs_insert_direct(big, &Bytes::from(vec![0; 3 * per]), 0, Time::ZERO);
     let prefix = insert(&mut t, "/b", None);
     t.cs_insert_indirect(prefix, big);
     assert_eq!((t.cs_len(), t.len()), (3, before));
@@ -397,7 +458,7 @@ fn lowering_the_octet_capacity_evicts_the_least_recently_used_at_once() {
     let slots: Vec<u32> = (0..4)
         .map(|i| {
             let s = insert(&mut t, &format!("/c/{i}"), None);
-            t.cs_insert_direct(s, &Bytes::from(vec![i as u8; 100]), Time::ZERO);
+            t.cs_insert_direct(s, &Bytes::from(vec![i as u8; 100]), 0, Time::ZERO);
             s
         })
         .collect();
@@ -458,7 +519,7 @@ fn pending_interests_and_cached_data_let_their_receive_buffer_go() {
     t.pit_insert(s, false, PitEntry::new(1, view, StrategyId(0)))
         .unwrap();
     let d = insert(&mut t, "/live/data", None);
-    t.cs_insert_direct(d, &data, Time::ZERO);
+    t.cs_insert_direct(d, &data, 0, Time::ZERO);
     assert!(!freed.load(std::sync::atomic::Ordering::SeqCst));
     // The burst is over: what the caller held of the buffer goes, the tables' entries stay.
     drop((n, data));

@@ -147,6 +147,7 @@ impl Harness {
             token,
             congestion_mark: 0,
             no_cache: false,
+            own_buffer: 0,
         };
         edit(&mut pkt);
         let mut out = Vec::new();
