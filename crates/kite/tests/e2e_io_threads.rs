@@ -4,7 +4,8 @@
 //! names) and Data without one (dispatched by the Name Dispatch Table), over two forwarding
 //! shards. UDP remotes are spread over both threads' listeners by `SO_REUSEPORT`, and their
 //! faces exchange across them the same way. An application's connections move to the I/O
-//! thread that runs the shard its packets go to, losing nothing in flight.
+//! thread that runs the shard its packets go to, and exchanges outstanding across the move
+//! complete.
 
 mod common;
 
@@ -255,8 +256,8 @@ fn udp_remotes_spread_over_two_io_threads_and_exchange_across_them() {
 
 /// An application's names under one prefix go to one shard (the NDT hashes the first two
 /// components), so its two connections, first spread over the two I/O threads, end on the
-/// thread that runs that shard, and a window of exchanges in flight while they move loses
-/// nothing (a shard's output still sent to a face's former thread goes on to the new one).
+/// thread that runs that shard, and the exchanges outstanding while they move (the consumer
+/// moves at its 32nd Interest of a window of 64, before any Data came back) all complete.
 #[test]
 fn faces_whose_packets_go_to_one_shard_move_to_its_io_thread_without_a_loss() {
     let addr = format!("127.0.0.1:{}", free_tcp_port());
