@@ -256,8 +256,9 @@ fn udp_remotes_spread_over_two_io_threads_and_exchange_across_them() {
 
 /// An application's names under one prefix go to one shard (the NDT hashes the first two
 /// components), so its two connections, first spread over the two I/O threads, end on the
-/// thread that runs that shard, and the exchanges outstanding while they move (the consumer
-/// moves at its 32nd Interest of a window of 64, before any Data came back) all complete.
+/// thread that runs that shard, and the exchanges outstanding while one moves all complete
+/// (the consumer would move at its 32nd Interest of a window of 64, before any Data came
+/// back; the producer at its 31st Data, with the rest of the window to answer).
 #[test]
 fn faces_whose_packets_go_to_one_shard_move_to_its_io_thread_without_a_loss() {
     let addr = format!("127.0.0.1:{}", free_tcp_port());
