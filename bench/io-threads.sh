@@ -2,7 +2,8 @@
 # CPU per exchange of `kite run` with one I/O thread and with two, interleaved round by round:
 # a daemon (two forwarding shards, the machine's default for inline forwarding) loaded by two
 # `kite bench daemon --forwarder` clients at once (window 64, 1000 B), each a consumer and a
-# producer on the unix socket, so the four faces spread over the I/O threads. The daemon's CPU
+# producer on the unix socket, so the four faces spread over the I/O threads (then each client's
+# two move to the thread running its shard). The daemon's CPU
 # time (utime + stime of /proc/PID/stat) over the clients' run, divided by the exchanges they
 # counted, is its CPU per exchange. PIN=1 runs the daemon on CPU 1 and the clients on CPU 0.
 # Writes bench/results/io-threads-<commit>[-pinned].csv.

@@ -3,7 +3,9 @@
 //! both ways, with Data that carries Kite's PIT token (dispatched to the shard the token
 //! names) and Data without one (dispatched by the Name Dispatch Table), over two forwarding
 //! shards. UDP remotes are spread over both threads' listeners by `SO_REUSEPORT`, and their
-//! faces exchange across them the same way.
+//! faces exchange across them the same way. An application's connections move to the I/O
+//! thread that runs the shard its packets go to, and exchanges outstanding across the move
+//! complete.
 
 mod common;
 
@@ -250,4 +252,64 @@ fn udp_remotes_spread_over_two_io_threads_and_exchange_across_them() {
             }
         }
     }
+}
+
+/// An application's names under one prefix go to one shard (the NDT hashes the first two
+/// components), so its two connections, first spread over the two I/O threads, end on the
+/// thread that runs that shard, and the exchanges outstanding while one moves all complete
+/// (the consumer would move at its 32nd Interest of a window of 64, before any Data came
+/// back; the producer at its 31st Data, with the rest of the window to answer).
+#[test]
+fn faces_whose_packets_go_to_one_shard_move_to_its_io_thread_without_a_loss() {
+    let addr = format!("127.0.0.1:{}", free_tcp_port());
+    let kite = Daemon::local(&[
+        "--io-threads",
+        "2",
+        "--threads",
+        "2",
+        "--inline",
+        "true",
+        "--metrics",
+        &addr,
+    ]);
+    let s = kite.socket();
+    let mut producer = Conn::unix(s);
+    producer.register("/one");
+    let mut consumer = Conn::unix(s);
+    let spread = eventually(WAIT, || {
+        let t = io_threads(&status(&addr)?);
+        (t.len() == 2 && t.iter().all(|&(_, faces)| faces == 1)).then_some(t)
+    });
+    assert!(spread.is_some(), "one face per I/O thread at first");
+    for round in 0..3 {
+        let names: Vec<String> = (0..64).map(|n| format!("/one/p/{round}/{n}")).collect();
+        for name in &names {
+            consumer.send(&interest(name, 4000));
+        }
+        for _ in &names {
+            let (token, i) = producer.recv_interest(WAIT);
+            producer.send(&with_token(token, data(&i.name, b"x".to_vec())));
+        }
+        let mut got: Vec<String> = (0..names.len())
+            .map(|_| match consumer.recv_packet(WAIT) {
+                (_, NetPacket::Data(d)) => d.name.to_string(),
+                (_, other) => panic!("expected a Data, got {other:?}"),
+            })
+            .collect();
+        got.sort();
+        let mut want = names.clone();
+        want.sort();
+        assert_eq!(got, want, "round {round}: every Data arrived");
+    }
+    let together = eventually(WAIT, || {
+        let t = io_threads(&status(&addr)?);
+        let mut faces: Vec<u64> = t.iter().map(|&(_, f)| f).collect();
+        faces.sort();
+        (faces == [0, 2]).then_some(faces)
+    });
+    assert!(
+        together.is_some(),
+        "both faces on one I/O thread, got {:?}",
+        status(&addr).map(|v| io_threads(&v))
+    );
 }

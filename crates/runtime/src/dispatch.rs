@@ -24,6 +24,7 @@ use kite_fw::ndt::Ndt;
 use kite_fw::pcct::{NameScope, Pcct};
 use kite_fw::time::{Clock, MonotonicClock, Time};
 
+use super::affinity::Affinity;
 use super::park::Waker;
 
 /// A packet with the time it entered its ring (CoDel measures the wait).
@@ -267,6 +268,8 @@ pub(crate) struct Dispatcher {
     /// when they are restrained to [`RESTRAINED_QUEUE`] Interests queued per thread. Only
     /// faces refused in the last [`RESTRAINT`] have a key.
     restrained: HashMap<FaceId, Time>,
+    /// The accepted faces watched for the I/O thread whose shards their packets go to.
+    pub affinity: Affinity,
 }
 
 /// How long a face the forwarder refused room stays restrained.
@@ -290,6 +293,7 @@ impl Dispatcher {
         inputs: Vec<Inputs>,
         wakers: Vec<Waker>,
         clock: MonotonicClock,
+        affinity: Affinity,
     ) -> Self {
         Dispatcher {
             hasher,
@@ -300,6 +304,7 @@ impl Dispatcher {
             clock,
             dropped: Vec::new(),
             restrained: HashMap::new(),
+            affinity,
         }
     }
 
@@ -463,6 +468,7 @@ impl Dispatcher {
     fn counted(&mut self, thread: usize, ok: bool, face: FaceId) {
         if ok {
             self.pending |= 1 << thread;
+            self.affinity.count(face, thread);
         } else {
             self.dropped.push(face);
         }

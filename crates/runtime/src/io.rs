@@ -211,6 +211,43 @@ pub(crate) fn least_loaded(loads: &[AtomicUsize]) -> usize {
         .map_or(0, |(k, _)| k)
 }
 
+/// How long an I/O thread passes on the shards' output for a face it moved to another: far
+/// longer than the shards take to apply the new owner (their next turn).
+const MOVED_FOR: Duration = Duration::from_secs(1);
+
+/// Encodes `o` and queues it on its face, counting a Congestion Nack's restraint; returns it
+/// when the face is not among `faces`. The faces written to are added to `dirty`.
+fn queue_out(
+    faces: &mut HashMap<FaceId, Face>,
+    dispatcher: &mut Dispatcher,
+    header: &mut Vec<u8>,
+    dirty: &mut Vec<FaceId>,
+    o: Out,
+    now: Instant,
+) -> Option<Out> {
+    let id = o.face();
+    let Some(face) = faces.get_mut(&id) else {
+        return Some(o);
+    };
+    let kind = match &o {
+        Out::Interest { .. } => PacketKind::Interest,
+        Out::Data { .. } => PacketKind::Data,
+        Out::Nack { reason, .. } => {
+            if *reason == NackReason::CONGESTION {
+                dispatcher.restrain(id);
+            }
+            PacketKind::Nack
+        }
+    };
+    let mark = face.congestion_mark(now);
+    let packet = o.encode_frame(header, face.local_fields(), mark);
+    if face.pending_output() == 0 {
+        dirty.push(id);
+    }
+    face.send_parts(kind, header, packet);
+    None
+}
+
 pub(crate) struct IoThread {
     /// This thread's index, peers and the load figures it keeps up to date.
     place: Place,
@@ -278,6 +315,13 @@ pub(crate) struct IoThread {
     reliable: Vec<FaceId>,
     /// Shared-memory faces, polled every turn while the thread is awake.
     shm: ShmFaces,
+    /// Faces this thread handed to another (face, that thread, when) in the last
+    /// [`MOVED_FOR`]: a shard's output for one of them still reaching this thread goes on
+    /// there. At most one entry per face moved in that time (a face moves once).
+    moved: Vec<(FaceId, usize, Instant)>,
+    /// The moves [`Affinity`](super::affinity::Affinity) decided in this turn's reads, made
+    /// after them.
+    moving: Vec<(FaceId, usize)>,
     /// The shared-memory faces one turn reads (kept across turns, so it does not reallocate).
     shm_ready: Vec<FaceId>,
 }
@@ -365,6 +409,8 @@ impl IoThread {
             reliable: Vec::new(),
             shm: ShmFaces::default(),
             shm_ready: Vec::new(),
+            moved: Vec::new(),
+            moving: Vec::new(),
         };
         for i in 0..thread.ether.len() {
             let id = thread.ids.next_id();
@@ -495,6 +541,12 @@ impl IoThread {
             }
             shm_ready.clear();
             self.shm_ready = shm_ready;
+            self.moving.extend(self.dispatcher.affinity.take_moves());
+            for i in 0..self.moving.len() {
+                let (id, k) = self.moving[i];
+                self.move_face(id, k, now);
+            }
+            self.moving.clear();
             if !self.handle_commands() {
                 (self.log).flush(&self.faces, &self.udp, &self.ether);
                 return;
@@ -1018,6 +1070,8 @@ impl IoThread {
     fn drain_output(&mut self) -> bool {
         let mut any = false;
         let mut now = None;
+        // Bit k: an output went on to I/O thread k (its face moved there).
+        let mut passed = 0u64;
         for ring in &mut self.from_fwd {
             let n = ring.slots();
             if n == 0 {
@@ -1027,35 +1081,93 @@ impl IoThread {
             let now = *now.get_or_insert_with(Instant::now);
             for _ in 0..n {
                 let Ok(o) = ring.pop() else { break };
-                let id = o.face();
-                let Some(face) = self.faces.get_mut(&id) else {
-                    continue;
-                };
-                let kind = match &o {
-                    Out::Interest { .. } => PacketKind::Interest,
-                    Out::Data { .. } => PacketKind::Data,
-                    Out::Nack { reason, .. } => {
-                        if *reason == NackReason::CONGESTION {
-                            self.dispatcher.restrain(id);
-                        }
-                        PacketKind::Nack
+                let out = queue_out(
+                    &mut self.faces,
+                    &mut self.dispatcher,
+                    &mut self.header,
+                    &mut self.dirty,
+                    o,
+                    now,
+                );
+                if let Some(o) = out {
+                    let id = o.face();
+                    if let Some(&(_, k, _)) = self.moved.iter().find(|m| m.0 == id) {
+                        let _ = self.place.peers[k].0.send(IoCommand::Output(o));
+                        passed |= 1 << k;
                     }
-                };
-                let mark = face.congestion_mark(now);
-                let packet = o.encode_frame(&mut self.header, face.local_fields(), mark);
-                if face.pending_output() == 0 {
-                    self.dirty.push(id);
                 }
-                face.send_parts(kind, &self.header, packet);
             }
         }
+        while passed != 0 {
+            let k = passed.trailing_zeros() as usize;
+            let _ = self.place.peers[k].1.wake();
+            passed &= passed - 1;
+        }
+        self.flush_dirty();
+        any
+    }
+
+    /// Flushes each face [`queue_out`] wrote to.
+    fn flush_dirty(&mut self) {
         let mut dirty = core::mem::take(&mut self.dirty);
         for &id in &dirty {
             self.flush_face(id);
         }
         dirty.clear();
         self.dirty = dirty;
-        any
+    }
+
+    /// Hands face `id` to I/O thread `k`, which runs the shards its packets go to (see
+    /// [`Affinity`](super::affinity::Affinity)). Shared-memory faces stay (their region
+    /// is polled by this thread).
+    fn move_face(&mut self, id: FaceId, k: usize, now: Instant) {
+        if (self.faces.get(&id)).is_none_or(|f| f.is_shm() || f.shm_requested()) {
+            return;
+        }
+        let Some(face) = self.faces.remove(&id) else {
+            return;
+        };
+        let _ = face.deregister(self.poll.registry());
+        self.log.moved_out(face.counters());
+        self.unread.retain(|&(f, _)| f != id);
+        self.parked.retain(|&(f, _)| f != id);
+        self.follow_reliability(id);
+        self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
+        self.place.loads[k].fetch_add(1, Ordering::Relaxed);
+        let (tx, waker) = &self.place.peers[k];
+        if tx.send(IoCommand::Migrate(Box::new(face))).is_err() {
+            // Its thread is stopping: the face closed with the command.
+            self.place.loads[k].fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        let _ = waker.wake();
+        tracing::debug!(
+            face = id.0,
+            to = k,
+            "face moved to the I/O thread of its shards"
+        );
+        self.moved.push((id, k, now));
+    }
+
+    /// Takes a face another I/O thread moved here ([`IoThread::move_face`]): watched by
+    /// this thread's poll, and every shard sends its output here from now on.
+    fn adopt_moved(&mut self, face: Face) {
+        let id = face.id();
+        if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
+            tracing::warn!(face = id.0, error = %e, "cannot watch face");
+        }
+        let info = FaceInfo {
+            scope: face.scope(),
+            link_type: face.link_type(),
+        };
+        let owner = self.place.index as u8;
+        for (tx, w) in &self.fwd {
+            let _ = tx.send(FwCommand::AddFace(id, info, owner));
+            w.wake();
+        }
+        self.log.moved_in(face.counters());
+        self.faces.insert(id, face);
+        self.follow_reliability(id);
     }
 
     /// Resends the frames the reliable faces found lost and sends their Acks that are due,
@@ -1127,7 +1239,9 @@ impl IoThread {
     fn place_face(&mut self, face: Face) {
         let k = least_loaded(&self.place.loads);
         if k == self.place.index {
+            let id = face.id();
             self.add_face(face);
+            self.dispatcher.affinity.watch(id, Instant::now());
             return;
         }
         self.place.loads[k].fetch_add(1, Ordering::Relaxed);
@@ -1165,6 +1279,7 @@ impl IoThread {
 
     fn close_face(&mut self, id: FaceId, why: CloseReason) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
+        self.dispatcher.affinity.forget(id);
         self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
         self.redials.remove(&id);
         self.follow_reliability(id);
@@ -1222,6 +1337,9 @@ impl IoThread {
     }
 
     fn housekeeping(&mut self, now: Instant) {
+        self.dispatcher.affinity.expire(now);
+        self.moved
+            .retain(|m| now.saturating_duration_since(m.2) < MOVED_FOR);
         let restrained = self.dispatcher.restrained_faces();
         (self.log).housekeeping(now, &self.faces, &self.udp, &self.ether, restrained);
         self.dispatcher.forget_restraints();
@@ -1274,7 +1392,17 @@ impl IoThread {
                 IoCommand::Adopt(face) => {
                     // The accepting thread counted it here already; `add_face` counts it.
                     self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
+                    let id = face.id();
                     self.add_face(*face);
+                    self.dispatcher.affinity.watch(id, Instant::now());
+                }
+                IoCommand::Migrate(face) => self.adopt_moved(*face),
+                IoCommand::Output(o) => {
+                    let now = Instant::now();
+                    let (faces, header, dirty) =
+                        (&mut self.faces, &mut self.header, &mut self.dirty);
+                    let _ = queue_out(faces, &mut self.dispatcher, header, dirty, o, now);
+                    self.flush_dirty();
                 }
                 IoCommand::Create {
                     remote,

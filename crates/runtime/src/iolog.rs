@@ -124,8 +124,12 @@ fn face_drops(c: &FaceCounters) -> [u64; FACE_DROPS.len()] {
 pub(super) struct IoLog {
     faces: LineBudget,
     drops: DropReport<IO_DROP_KINDS>,
-    /// Drop counters of the faces already closed (theirs are gone with them).
+    /// Drop counters of the faces already closed (theirs are gone with them), and of those
+    /// handed to another I/O thread.
     closed: [u64; FACE_DROPS.len()],
+    /// Drop counters faces moved here from another I/O thread had then (that thread counts
+    /// those), so each thread's totals never decrease and no drop is said twice.
+    adopted: [u64; FACE_DROPS.len()],
     restrained: LineBudget,
 }
 
@@ -135,6 +139,7 @@ impl IoLog {
             faces: LineBudget::new(FACE_LINES, Duration::from_secs(1)),
             drops: DropReport::new("io", &IO_DROPS),
             closed: [0; FACE_DROPS.len()],
+            adopted: [0; FACE_DROPS.len()],
             restrained: LineBudget::new(1, crate::lograte::DROP_LOG_INTERVAL),
         }
     }
@@ -153,6 +158,20 @@ impl IoLog {
             suppressed,
             "face created"
         );
+    }
+
+    /// A face leaves for another I/O thread: its drops so far stay counted here.
+    pub fn moved_out(&mut self, counters: &FaceCounters) {
+        for (t, d) in self.closed.iter_mut().zip(face_drops(counters)) {
+            *t += d;
+        }
+    }
+
+    /// A face came from another I/O thread: only its drops from now on count here.
+    pub fn moved_in(&mut self, counters: &FaceCounters) {
+        for (t, d) in self.adopted.iter_mut().zip(face_drops(counters)) {
+            *t += d;
+        }
     }
 
     /// `face closed` with why (info; warn for an eviction, a sign of too many senders),
@@ -238,6 +257,9 @@ impl IoLog {
             for (t, d) in sum.iter_mut().zip(face_drops(f.counters())) {
                 *t += d;
             }
+        }
+        for (t, a) in sum.iter_mut().zip(self.adopted) {
+            *t = t.saturating_sub(a);
         }
         let (faces_part, channels_part) = totals.split_at_mut(FACE_DROPS.len());
         faces_part.copy_from_slice(&sum);

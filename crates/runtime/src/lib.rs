@@ -27,6 +27,7 @@
 //! `epoll_wait` for the I/O thread) after announcing it sleeps; producers wake a thread only when
 //! it announced that. See docs/architecture.md for the measurements behind these choices.
 
+mod affinity;
 mod busy;
 pub mod codel;
 mod dispatch;
@@ -213,6 +214,12 @@ pub(crate) enum IoCommand {
     /// A face another I/O thread accepted (a stream connection) for this one to own: the
     /// accepting thread counted it in this thread's load already.
     Adopt(Box<kite_face::Face>),
+    /// A face another I/O thread hands over because the shards its packets go to run here
+    /// (see `affinity`): counted in this thread's load already, known to management.
+    Migrate(Box<kite_face::Face>),
+    /// A shard's output for a face that moved here, sent to its former owner before the
+    /// shard learnt of the move.
+    Output(kite_fw::out::Out),
     Create {
         remote: FaceUri,
         local: Option<FaceUri>,
@@ -529,6 +536,7 @@ impl Runtime {
                 to_fwd,
                 fwd.iter().map(|(_, w)| w.clone()).collect(),
                 clock,
+                affinity::Affinity::new(k, m, inline),
             );
             io_threads.push(io::IoThread::new(
                 &config,
