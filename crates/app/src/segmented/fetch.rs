@@ -20,7 +20,7 @@ use kite_packet::{tlv_type, Data, Interest, NackReason, Name};
 use thiserror::Error;
 
 use super::cc::{CcOptions, Window};
-use super::loss::{LossDetector, Lost};
+use super::loss::{suppression_wait, LossDetector, Lost};
 use super::naming::{
     ends_in_version, metadata_name, parse_segment_reply, segment_name, METADATA_KEYWORD,
 };
@@ -550,7 +550,11 @@ impl Fetcher<'_> {
             }
             let mut i = Interest::new(segment_name(&self.versioned, seg));
             i.lifetime = Some(self.opts.lifetime.as_millis() as u64);
-            let id = self.pipe.express(i, self.rtt.rto())?;
+            // A retransmission's timer never fires before the next one would get past the
+            // forwarders' retransmission suppression (a retry sent sooner is held back there,
+            // and spends one of the segment's retries for nothing).
+            let timer = self.rtt.rto().max(suppression_wait(retries));
+            let id = self.pipe.express(i, timer)?;
             self.in_flight.insert(
                 id,
                 InFlight {
