@@ -18,8 +18,8 @@
 //! retransmitted Interest (same name, new nonce) that reaches them within the PIT entry's
 //! suppression interval of the last one forwarded: 10 ms, doubling with each forwarded
 //! retransmission (NFD's RetxSuppressionExponential defaults). One sent sooner is dropped
-//! and the segment waits for its timer after all, so a segment is never declared lost
-//! before [`suppression_wait`] has passed since it was last sent.
+//! and the segment waits for its timer after all, so a segment is never declared lost, nor
+//! its timer fires, before [`suppression_wait`] has passed since it was last sent.
 
 use std::time::{Duration, Instant};
 
