@@ -1152,6 +1152,13 @@ impl IoThread {
     /// Takes a face another I/O thread moved here ([`IoThread::move_face`]): watched by
     /// this thread's poll, and every shard sends its output here from now on.
     fn adopt_moved(&mut self, face: Face) {
+        self.log.moved_in(face.counters());
+        self.own(face);
+    }
+
+    /// Makes `face` this thread's: watched by its poll, and every shard told to send its
+    /// output here.
+    fn own(&mut self, face: Face) {
         let id = face.id();
         if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
             tracing::warn!(face = id.0, error = %e, "cannot watch face");
@@ -1165,7 +1172,6 @@ impl IoThread {
             let _ = tx.send(FwCommand::AddFace(id, info, owner));
             w.wake();
         }
-        self.log.moved_in(face.counters());
         self.faces.insert(id, face);
         self.follow_reliability(id);
     }
@@ -1255,25 +1261,11 @@ impl IoThread {
     }
 
     fn add_face(&mut self, face: Face) -> FaceStatus {
-        let id = face.id();
-        if let Err(e) = face.register(self.poll.registry(), Token(id.0 as usize)) {
-            tracing::warn!(face = id.0, error = %e, "cannot watch face");
-        }
-        let info = FaceInfo {
-            scope: face.scope(),
-            link_type: face.link_type(),
-        };
-        let owner = self.place.index as u8;
-        for (tx, w) in &self.fwd {
-            let _ = tx.send(FwCommand::AddFace(id, info, owner));
-            w.wake();
-        }
         self.place.loads[self.place.index].fetch_add(1, Ordering::Relaxed);
         let status = Self::status(&face);
         self.log.created(&status, Instant::now());
         let _ = self.face_events.send(FaceEvent::Created(status.clone()));
-        self.faces.insert(id, face);
-        self.follow_reliability(id);
+        self.own(face);
         status
     }
 
