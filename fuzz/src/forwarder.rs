@@ -1194,6 +1194,7 @@ impl Driver {
                         token: r.pit_token,
                         congestion_mark: r.congestion_mark,
                         no_cache: r.cache_policy == Some(CachePolicy::NO_CACHE),
+                        own_buffer: r.own_buffer,
                     });
                 }
                 RxPacket::Nack(reason, interest) => {
