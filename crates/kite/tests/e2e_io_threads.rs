@@ -79,9 +79,10 @@ fn faces_on_two_io_threads_exchange_through_forwarding_threads() {
     two_io_threads("false");
 }
 
-/// Two I/O threads and two forwarding shards, run inline by the I/O threads (shard i on
-/// I/O thread i) or by forwarding threads of their own.
-fn two_io_threads(inline: &str) {
+/// A daemon with two I/O threads and two forwarding shards, run inline by the I/O threads
+/// (shard i on I/O thread i) or by forwarding threads of their own, and the address of its
+/// metrics (where the I/O threads' faces are counted).
+fn two_io_threads_daemon(inline: &str) -> (Daemon, String) {
     let addr = format!("127.0.0.1:{}", free_tcp_port());
     let kite = Daemon::local(&[
         "--io-threads",
@@ -93,6 +94,13 @@ fn two_io_threads(inline: &str) {
         "--metrics",
         &addr,
     ]);
+    (kite, addr)
+}
+
+/// Two I/O threads and two forwarding shards, run inline by the I/O threads (shard i on
+/// I/O thread i) or by forwarding threads of their own.
+fn two_io_threads(inline: &str) {
+    let (kite, addr) = two_io_threads_daemon(inline);
     let s = kite.socket();
     let mut producer = Conn::unix(s);
     producer.register("/io");
@@ -261,17 +269,7 @@ fn udp_remotes_spread_over_two_io_threads_and_exchange_across_them() {
 /// back; the producer at its 31st Data, with the rest of the window to answer).
 #[test]
 fn faces_whose_packets_go_to_one_shard_move_to_its_io_thread_without_a_loss() {
-    let addr = format!("127.0.0.1:{}", free_tcp_port());
-    let kite = Daemon::local(&[
-        "--io-threads",
-        "2",
-        "--threads",
-        "2",
-        "--inline",
-        "true",
-        "--metrics",
-        &addr,
-    ]);
+    let (kite, addr) = two_io_threads_daemon("true");
     let s = kite.socket();
     let mut producer = Conn::unix(s);
     producer.register("/one");

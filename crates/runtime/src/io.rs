@@ -1133,14 +1133,9 @@ impl IoThread {
         self.parked.retain(|&(f, _)| f != id);
         self.follow_reliability(id);
         self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
-        self.place.loads[k].fetch_add(1, Ordering::Relaxed);
-        let (tx, waker) = &self.place.peers[k];
-        if tx.send(IoCommand::Migrate(Box::new(face))).is_err() {
-            // Its thread is stopping: the face closed with the command.
-            self.place.loads[k].fetch_sub(1, Ordering::Relaxed);
+        if !self.hand_over(k, IoCommand::Migrate(Box::new(face))) {
             return;
         }
-        let _ = waker.wake();
         tracing::debug!(
             face = id.0,
             to = k,
@@ -1250,14 +1245,20 @@ impl IoThread {
             self.dispatcher.affinity.watch(id, Instant::now());
             return;
         }
+        self.hand_over(k, IoCommand::Adopt(Box::new(face)));
+    }
+
+    /// Sends I/O thread `k` a face to own (`cmd`), counted in its load, and wakes it; false
+    /// when that thread is stopping (the face closed with the command, and is not counted).
+    fn hand_over(&self, k: usize, cmd: IoCommand) -> bool {
         self.place.loads[k].fetch_add(1, Ordering::Relaxed);
         let (tx, waker) = &self.place.peers[k];
-        if tx.send(IoCommand::Adopt(Box::new(face))).is_err() {
-            // Its thread is stopping: the face closed with the command.
+        if tx.send(cmd).is_err() {
             self.place.loads[k].fetch_sub(1, Ordering::Relaxed);
-            return;
+            return false;
         }
         let _ = waker.wake();
+        true
     }
 
     fn add_face(&mut self, face: Face) -> FaceStatus {
