@@ -325,7 +325,6 @@ pub fn fetch(
         f.accept(first, out)?;
     }
     while f.final_seg.is_none_or(|last| f.next_write <= last) {
-        f.fill_window()?;
         let now = Instant::now();
         let next_loss = f.detect_losses(now)?;
         f.fill_window()?;
