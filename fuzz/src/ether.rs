@@ -251,7 +251,7 @@ pub fn run(data: &[u8]) {
         {
             let inner = Bytes::copy_from_slice(inner);
             if let Some((link, c)) = ch.face(remote) {
-                link.receive(FaceId(600), from, inner, now, c, &mut out);
+                link.receive(FaceId(600), from, inner, 0, now, c, &mut out);
                 out.clear();
             }
         }

@@ -1163,6 +1163,7 @@ impl Driver {
             id,
             from,
             frame,
+            0,
             now,
             &mut self.counters[i],
             &mut self.received,

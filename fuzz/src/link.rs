@@ -153,7 +153,7 @@ impl Face {
         let counted = |c: &FaceCounters| c.n_in_interests + c.n_in_data + c.n_in_nacks;
         let n0 = counted(&self.c);
         self.link
-            .receive(FaceId(300), from, frame, now, &mut self.c, &mut self.out);
+            .receive(FaceId(300), from, frame, 0, now, &mut self.c, &mut self.out);
         assert_eq!(
             counted(&self.c) - n0,
             (self.out.len() - before) as u64,
@@ -304,6 +304,7 @@ pub fn run(data: &[u8]) {
                         FaceId(1),
                         Endpoint::Peer,
                         f.clone(),
+                        0,
                         now,
                         &mut fresh.c,
                         &mut fresh.out,

@@ -641,7 +641,7 @@ impl Face {
             Err(e) => {
                 let c = &mut self.counters;
                 self.link
-                    .receive(self.id, Endpoint::Peer, request, Instant::now(), c, out);
+                    .receive(self.id, Endpoint::Peer, request, 0, Instant::now(), c, out);
                 Err(e)
             }
         }
@@ -686,24 +686,24 @@ impl Face {
                     *requested = Some(frame);
                 } else {
                     *offer = None;
-                    link.receive(id, Endpoint::Peer, frame, now, c, out)
+                    link.receive(id, Endpoint::Peer, frame, 0, now, c, out)
                 }
             }),
             Transport::Stream(s) => s.recv_burst(hangup, budget, |frame| {
                 got = true;
-                link.receive(id, Endpoint::Peer, frame, now, c, out)
+                link.receive(id, Endpoint::Peer, frame, 0, now, c, out)
             }),
-            Transport::Shm(s) => s.recv_burst(hangup, budget, |frame| {
+            Transport::Shm(s) => s.recv_burst(hangup, budget, |frame, own_buffer| {
                 got = true;
-                link.receive(id, Endpoint::Peer, frame, now, c, out)
+                link.receive(id, Endpoint::Peer, frame, own_buffer, now, c, out)
             }),
             Transport::Multicast(m) => m.recv_burst(|from, frame| {
                 got = true;
-                link.receive(id, Endpoint::Ip(from), frame, now, c, out)
+                link.receive(id, Endpoint::Ip(from), frame, 0, now, c, out)
             }),
             Transport::Ws(w) => w.recv_burst(budget, |frame| {
                 got = true;
-                link.receive(id, Endpoint::Peer, frame, now, c, out)
+                link.receive(id, Endpoint::Peer, frame, 0, now, c, out)
             }),
             Transport::Udp(_) | Transport::Ether(_) | Transport::Redial(_) => Ok(Progress::Drained),
         };

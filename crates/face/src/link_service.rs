@@ -157,13 +157,16 @@ impl LinkService {
         self.local_fields = on;
     }
 
-    /// Handles one received frame from `from`, pushing the packet it completes (if any).
-    /// Fragments go to the face's own reassembler (none on a stream face: dropped).
+    /// Handles one received frame from `from` (alone in a buffer of `own_buffer` octets, or
+    /// 0), pushing the packet it completes (if any). Fragments go to the face's own
+    /// reassembler (none on a stream face: dropped).
+    #[allow(clippy::too_many_arguments)]
     pub fn receive(
         &mut self,
         face: FaceId,
         from: Endpoint,
         frame: Bytes,
+        own_buffer: usize,
         now: Instant,
         c: &mut FaceCounters,
         out: &mut Vec<Received>,
@@ -172,7 +175,7 @@ impl LinkService {
         if let Some(r) = &mut own {
             r.expire(now);
         }
-        self.receive_in(face, from, frame, 0, now, own.as_mut(), c, out);
+        self.receive_in(face, from, frame, own_buffer, now, own.as_mut(), c, out);
         if let Some(r) = &mut own {
             c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
         }
@@ -474,6 +477,7 @@ mod tests {
             FaceId(300),
             Endpoint::Peer,
             frame,
+            0,
             Instant::now(),
             &mut c,
             &mut out,
@@ -612,6 +616,7 @@ mod tests {
                 FaceId(1),
                 Endpoint::Peer,
                 frames[i].clone(),
+                0,
                 now,
                 &mut rc,
                 &mut out,
@@ -724,6 +729,7 @@ mod tests {
                 FaceId(1),
                 Endpoint::Peer,
                 piece.encode(),
+                0,
                 now,
                 &mut c,
                 &mut out,
@@ -765,7 +771,7 @@ mod tests {
             let mut out = Vec::new();
             let now = Instant::now();
             for (from, frame) in frames {
-                link.receive(FaceId(1), from, frame, now, &mut c, &mut out);
+                link.receive(FaceId(1), from, frame, 0, now, &mut c, &mut out);
             }
             let mut delivered: Vec<usize> = out
                 .iter()

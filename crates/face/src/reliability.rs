@@ -679,7 +679,7 @@ mod tests {
 
         fn receive(&mut self, frame: Bytes, now: Instant) {
             let (link, c, got) = (&mut self.link, &mut self.c, &mut self.got);
-            link.receive(FaceId(300), Endpoint::Peer, frame, now, c, got);
+            link.receive(FaceId(300), Endpoint::Peer, frame, 0, now, c, got);
         }
 
         fn step(&mut self, now: Instant) {

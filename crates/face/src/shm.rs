@@ -44,11 +44,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_packet::{Data, DigestSha256, Interest, Name};
+use kite_packet::{kept, Data, DigestSha256, Interest, Name};
 
 use crate::counters::FaceCounters;
 use crate::face::{FaceError, Flushed, Progress};
-use crate::framing::Framer;
+use crate::framing::{element_len, Framer};
 use crate::queue::OutQueue;
 
 /// The name of the Interest that asks for shared memory, and of the Data that offers it.
@@ -313,6 +313,15 @@ impl Producer {
     }
 }
 
+/// What one [`Consumer::read_next`] read.
+#[derive(Debug)]
+pub enum ShmRead {
+    /// An element alone in a reusable buffer of this many octets.
+    Own(Bytes, usize),
+    /// Octets appended to the framer's buffer (0: the ring was empty).
+    Framed(usize),
+}
+
 /// The reading end of one ring.
 #[derive(Debug)]
 pub struct Consumer {
@@ -320,6 +329,8 @@ pub struct Consumer {
     ctl: usize,
     /// Octets consumed so far (our own copy: the shared one is only written).
     head: u64,
+    /// Octets freed for the producer so far (the shared head, as last written).
+    published: u64,
 }
 
 impl Consumer {
@@ -333,40 +344,112 @@ impl Consumer {
         Ok(ready as usize)
     }
 
-    /// Copies up to `max` ready octets (at most `ready`, from [`Consumer::available`]) to
-    /// `dst`, frees them, and returns how many and whether the producer waits for room (its
-    /// eventfd must be written).
+    /// Copies `n` octets from position `self.head + skip` on to `dst`, without freeing them.
     ///
     /// # Safety
-    /// `dst` must be valid for writes of `max.min(ready)` octets.
-    unsafe fn read_raw(&mut self, dst: *mut u8, max: usize, ready: usize) -> (usize, bool) {
-        let n = max.min(ready);
+    /// `dst` must be valid for writes of `n` octets, and `skip + n` at most the octets ready.
+    unsafe fn copy_out(&self, skip: usize, dst: *mut u8, n: usize) {
         let size = self.region.ring;
-        let at = self.head as usize & (size - 1);
+        let at = (self.head as usize).wrapping_add(skip) & (size - 1);
         let first = n.min(size - at);
         let data = self.region.data(self.ctl);
-        // SAFETY: the source ranges lie within this ring's `size` octets; `dst` is valid for
-        // `n` octets (the caller's contract) and private to us. A hostile producer may change
-        // these octets while they are copied: the copy then holds garbage, which the framer
-        // rejects like any other bad stream.
+        // SAFETY: the source ranges lie within this ring's `size` octets (`n <= size`, within
+        // the ready octets); `dst` is valid for `n` octets (the caller's contract) and private to
+        // us. A hostile producer may change these octets while they are copied: the copy
+        // then holds garbage, which the framer rejects like any other bad stream.
         unsafe {
             std::ptr::copy_nonoverlapping(data.add(at), dst, first);
             std::ptr::copy_nonoverlapping(data, dst.add(first), n - first);
         }
+    }
+
+    /// Copies up to `max` ready octets (at most `ready`, from [`Consumer::available`]) to
+    /// `dst` and counts them consumed; they are freed for the producer by
+    /// [`Consumer::publish`]. Returns how many.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `max.min(ready)` octets.
+    unsafe fn take(&mut self, dst: *mut u8, max: usize, ready: usize) -> usize {
+        let n = max.min(ready);
+        // SAFETY: `n` is at most the octets ready and `dst` is valid for `n` octets.
+        unsafe { self.copy_out(0, dst, n) };
         self.head += n as u64;
+        n
+    }
+
+    /// Frees what was consumed since the last call for the producer; `true` when it waits
+    /// for room (its eventfd must be written).
+    pub fn publish(&mut self) -> bool {
+        if self.head == self.published {
+            return false;
+        }
+        self.published = self.head;
         let r = &self.region;
         r.u64_at(self.ctl + HEAD)
             .store(self.head, Ordering::Release);
         fence(Ordering::SeqCst);
-        let wake = n > 0 && r.u32_at(self.ctl + WAITING).swap(0, Ordering::Relaxed) != 0;
-        (n, wake)
+        r.u32_at(self.ctl + WAITING).swap(0, Ordering::Relaxed) != 0
+    }
+
+    /// [`Consumer::take`] into `buf`'s spare room (reserving `max.min(ready)` octets first).
+    fn take_into(&mut self, buf: &mut bytes::BytesMut, max: usize, ready: usize) -> usize {
+        let n = max.min(ready);
+        buf.reserve(n);
+        // SAFETY: `reserve` made room for `n` more octets past `len`.
+        let got = unsafe { self.take(buf.spare_capacity_mut().as_mut_ptr().cast(), n, ready) };
+        // SAFETY: `take` initialized exactly `got <= n` octets of the spare room.
+        unsafe { buf.set_len(buf.len() + got) };
+        got
+    }
+
+    /// The length of the complete element at the head (of `ready` octets), if its header
+    /// is well formed and all of it is in the ring.
+    fn head_element(&self, ready: usize) -> Option<usize> {
+        // Two VAR-NUMBERs of at most nine octets each.
+        let mut header = [0u8; 18];
+        let n = header.len().min(ready);
+        // SAFETY: `header` is valid for `n <= 18` octets, and `n <= ready`.
+        unsafe { self.copy_out(0, header.as_mut_ptr(), n) };
+        let total = element_len(&header[..n]).ok()??;
+        (total <= ready).then_some(total)
+    }
+
+    /// The forwarder's read (freed by a later [`Consumer::publish`]). With `whole` (the
+    /// framer holds no partial element): a complete element of at least [`kept::OWN_MIN`]
+    /// octets at the head is read alone into an idle reusable buffer of this thread
+    /// ([`kept::take_reusable`]), which the CS then keeps as it is, where an element read
+    /// with others into the framer's buffer is copied again to be kept. Otherwise up to
+    /// `room` octets are appended to `framer`, as a socket read would. An element whose
+    /// header the application rewrote while it was copied alone is an error, like an
+    /// impossible position.
+    pub fn read_next(
+        &mut self,
+        whole: bool,
+        framer: &mut bytes::BytesMut,
+        room: usize,
+    ) -> io::Result<ShmRead> {
+        let ready = self.available()?;
+        if whole && ready >= kept::OWN_MIN {
+            if let Some(total) = self.head_element(ready).filter(|&t| t >= kept::OWN_MIN) {
+                if let Some(mut buf) = kept::take_reusable(total) {
+                    let n = self.take_into(&mut buf, total, ready);
+                    if element_len(&buf).ok().flatten() != Some(n) {
+                        return Err(corrupt("element rewritten while it was read"));
+                    }
+                    let held = buf.capacity();
+                    return Ok(ShmRead::Own(buf.freeze(), held));
+                }
+            }
+        }
+        Ok(ShmRead::Framed(self.take_into(framer, room, ready)))
     }
 
     /// Copies ready octets into `buf`; returns how many and whether to wake the producer.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<(usize, bool)> {
         let ready = self.available()?;
         // SAFETY: `buf` is valid for `buf.len()` octets.
-        Ok(unsafe { self.read_raw(buf.as_mut_ptr(), buf.len(), ready) })
+        let n = unsafe { self.take(buf.as_mut_ptr(), buf.len(), ready) };
+        Ok((n, self.publish()))
     }
 
     /// Appends up to `max` ready octets to `buf`'s spare room (reserving it first).
@@ -376,13 +459,8 @@ impl Consumer {
         max: usize,
     ) -> io::Result<(usize, bool)> {
         let ready = self.available()?;
-        let n = max.min(ready);
-        buf.reserve(n);
-        // SAFETY: `reserve` made room for `n` more octets past `len`.
-        let got = unsafe { self.read_raw(buf.spare_capacity_mut().as_mut_ptr().cast(), n, ready) };
-        // SAFETY: `read_raw` initialized exactly `got.0 <= n` octets of the spare room.
-        unsafe { buf.set_len(buf.len() + got.0) };
-        Ok(got)
+        let n = self.take_into(buf, max, ready);
+        Ok((n, self.publish()))
     }
 
     /// Announces that this consumer is about to sleep, then looks again: `true` when data
@@ -548,6 +626,7 @@ impl ShmIo {
                 region: region.clone(),
                 ctl: UP,
                 head: 0,
+                published: 0,
             },
             tx: Producer {
                 region,
@@ -578,22 +657,41 @@ impl ShmIo {
     }
 
     /// Like the stream's burst: at most `budget` complete elements from the up ring (what
-    /// the framer already holds first). `hangup`: the connection's end was reported; what
-    /// the ring holds is read, then the face ends.
+    /// the framer already holds first), each with the octets of its buffer when it has one of
+    /// its own ([`Consumer::read_next`]; 0 for a slice of the framer's). `hangup`: the
+    /// connection's end was reported; what the ring holds is read, then the face ends. What
+    /// was read is freed for the application once, at the end (one shared write, and the
+    /// application woken if it waits for room).
     pub fn recv_burst(
         &mut self,
         hangup: bool,
         budget: usize,
-        mut deliver: impl FnMut(Bytes),
+        deliver: impl FnMut(Bytes, usize),
+    ) -> Result<Progress, FaceError> {
+        let progress = self.read_burst(hangup, budget, deliver);
+        if self.rx.publish() {
+            signal(self.peer_tx.as_fd());
+        }
+        progress
+    }
+
+    /// [`ShmIo::recv_burst`] without freeing what it read.
+    fn read_burst(
+        &mut self,
+        hangup: bool,
+        budget: usize,
+        mut deliver: impl FnMut(Bytes, usize),
     ) -> Result<Progress, FaceError> {
         let mut left = budget;
-        // Reads per burst are bounded, like a stream's: an application writing as fast as
-        // the forwarder reads cannot keep it in one face.
-        for _ in 0..READS_PER_BURST {
+        // Reads into the framer per burst are bounded, like a stream's: an application
+        // writing as fast as the forwarder reads cannot keep it in one face (`budget`
+        // bounds the elements read alone).
+        let mut reads = 0;
+        loop {
             while left > 0 {
                 match self.framer.next_frame()? {
                     Some(frame) => {
-                        deliver(frame);
+                        deliver(frame, 0);
                         left -= 1;
                     }
                     None => break,
@@ -602,11 +700,21 @@ impl ShmIo {
             if left == 0 {
                 return Ok(Progress::More);
             }
-            let room = self.framer.read_room();
-            let (n, wake) = self.rx.read_into(self.framer.buffer(), room)?;
-            if wake {
-                signal(self.peer_tx.as_fd());
+            if reads == READS_PER_BURST {
+                return Ok(Progress::More);
             }
+            let room = self.framer.read_room();
+            let whole = self.framer.pending() == 0;
+            let read = self.rx.read_next(whole, self.framer.buffer(), room)?;
+            let n = match read {
+                ShmRead::Own(frame, held) => {
+                    deliver(frame, held);
+                    left -= 1;
+                    continue;
+                }
+                ShmRead::Framed(n) => n,
+            };
+            reads += 1;
             if n == 0 {
                 if hangup && self.peer_closed() {
                     return Err(FaceError::Closed);
@@ -614,7 +722,6 @@ impl ShmIo {
                 return Ok(Progress::Drained);
             }
         }
-        Ok(Progress::More)
     }
 
     /// Whether the application closed its connection (read to its end; octets it sent on
@@ -686,6 +793,7 @@ pub fn attach(control: UnixStream, mut fds: Vec<OwnedFd>) -> io::Result<(ShmRead
                 region: region.clone(),
                 ctl: DOWN,
                 head: 0,
+                published: 0,
             },
             control: control.clone(),
             wake: rx_wake,

@@ -43,6 +43,44 @@ fn queue_of(frames: &[Vec<u8>]) -> OutQueue {
     q
 }
 
+/// A complete large element at the head of the up ring is read alone into an idle reusable
+/// buffer of its own, which the CS then keeps without copying it again. A short element at
+/// the head is read with what follows it into the framer's buffer, as from a socket, and so
+/// are large ones while the thread has no idle buffer. Either way they arrive whole and in
+/// order.
+#[test]
+fn large_elements_are_read_alone_into_reusable_buffers() {
+    let (mut io, _r, mut w, _) = pair();
+    let (big, small) = (element(8000, 7), element(100, 1));
+    let mut got = Vec::new();
+    let burst = |io: &mut ShmIo, got: &mut Vec<(Bytes, usize)>| {
+        io.recv_burst(false, usize::MAX, |b, own| got.push((b, own)))
+            .unwrap()
+    };
+    w.write_all(&big).unwrap();
+    burst(&mut io, &mut got);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, 0, "no idle buffer yet: the framer's");
+    // What the CS's evictions do: idle buffers of the class of an 8000-octet element.
+    let idle: Vec<Bytes> = (0..3).map(|_| kept::copy_reusable(&big)).collect();
+    idle.into_iter().for_each(kept::give_back);
+    got.clear();
+    let sent = [&big, &big, &small, &big, &big, &big];
+    for f in &sent[..4] {
+        w.write_all(f).unwrap();
+    }
+    burst(&mut io, &mut got);
+    for f in &sent[4..] {
+        w.write_all(f).unwrap();
+        burst(&mut io, &mut got);
+    }
+    let alone: Vec<bool> = got.iter().map(|(_, own)| *own >= big.len()).collect();
+    assert_eq!(alone, [true, true, false, false, true, false]);
+    assert!(got.iter().all(|(_, own)| *own == 0 || *own >= big.len()));
+    let wire: Vec<&[u8]> = got.iter().map(|(b, _)| &b[..]).collect();
+    assert_eq!(wire, sent.map(|f| &f[..]));
+}
+
 /// Packets cross both rings whole and in order, past the rings' end (they wrap), and a full
 /// down ring blocks the forwarder instead of overwriting what the application did not read.
 #[test]
@@ -54,7 +92,8 @@ fn packets_cross_both_rings_in_order_and_wrap() {
     let mut got = Vec::new();
     for f in &frames {
         w.write_all(f).unwrap();
-        io.recv_burst(false, usize::MAX, |b| got.push(b)).unwrap();
+        io.recv_burst(false, usize::MAX, |b, _| got.push(b))
+            .unwrap();
     }
     assert_eq!(got.len(), 40);
     assert!(got.iter().zip(&frames).all(|(a, b)| a[..] == b[..]));
@@ -98,7 +137,7 @@ fn the_eventfd_is_written_only_for_a_sleeper() {
     w2.write_all(&element(10, 1)).unwrap();
     assert!(readable(io.raw_fds()[1]), "asleep: woken");
     let mut got = 0;
-    io.recv_burst(false, 10, |_| got += 1).unwrap();
+    io.recv_burst(false, 10, |_, _| got += 1).unwrap();
     assert_eq!(got, 1);
 }
 
@@ -113,11 +152,11 @@ fn impossible_positions_are_errors() {
         .u64_at(UP + TAIL)
         .store(RING as u64 + 1, Ordering::Relaxed);
     assert!(io.has_input(), "reported, so that the read sees it");
-    assert!(io.recv_burst(false, 10, |_| ()).is_err());
+    assert!(io.recv_burst(false, 10, |_, _| ()).is_err());
     scribbler
         .u64_at(UP + TAIL)
         .store(u64::MAX, Ordering::Relaxed);
-    assert!(io.recv_burst(false, 10, |_| ()).is_err());
+    assert!(io.recv_burst(false, 10, |_, _| ()).is_err());
     scribbler.u64_at(DOWN + HEAD).store(5, Ordering::Relaxed);
     let mut q = queue_of(&[element(10, 0)]);
     assert!(io.flush(&mut q, &mut FaceCounters::default()).is_err());
@@ -130,7 +169,7 @@ fn the_face_ends_with_the_connection() {
     w.write_all(&element(10, 7)).unwrap();
     drop((r, w));
     let mut got = 0;
-    let end = io.recv_burst(true, 10, |_| got += 1);
+    let end = io.recv_burst(true, 10, |_, _| got += 1);
     assert_eq!(got, 1);
     assert!(matches!(end, Err(FaceError::Closed)));
 }
@@ -173,7 +212,7 @@ proptest! {
             }
             match op {
                 0 => {
-                    let _ = io.recv_burst(false, 64, |f| {
+                    let _ = io.recv_burst(false, 64, |f, _| {
                         assert!(f.len() <= crate::framing::MAX_FRAME_LEN);
                     });
                 }
@@ -221,7 +260,7 @@ fn a_concurrent_scribbler_cannot_crash_or_wedge_the_forwarder() {
     let start = Instant::now();
     while start.elapsed() < Duration::from_millis(300) {
         let mut q = queue_of(&[element(5000, 3)]);
-        let _ = io.recv_burst(false, 64, |_| ());
+        let _ = io.recv_burst(false, 64, |_, _| ());
         let _ = io.flush(&mut q, &mut c);
         let _ = io.announce_sleep();
     }
