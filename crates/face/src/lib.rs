@@ -1,7 +1,7 @@
 //! `kite-face`: NDN faces for Kite's input and output threads.
 //!
 //! A [`Face`] is one peer: a transport (Unix or TCP stream, UDP unicast or multicast,
-//! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link) (reassembly,
+//! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link_service) (reassembly,
 //! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
 //! counters. Listeners ([`Channel`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
 //! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one

@@ -5,7 +5,7 @@
 //!    and verb, ControlParameters (name component 4, or ApplicationParameters for
 //!    `rib/announce`), and the signature form. Any failure here is a [`CommandError`]: NFD
 //!    sends **no reply**.
-//! 2. Authorization and replay protection (the daemon, with [`ReplayGuard`](crate::ReplayGuard)):
+//! 2. Authorization and replay protection (the management server's replay guard):
 //!    403 "authorization rejected".
 //! 3. [`Command::validate`]: the per-verb required/optional field table of ndn-cxx
 //!    (400 "failed in validating parameters"), the request defaults, then the managers' depth

@@ -3,7 +3,7 @@
 //!
 //! aws-lc-rs does every algorithm but two corners it refuses: RSA keys under 2048 bits (its
 //! safe API rejects them outright), for which RSA-1024 uses the RustCrypto `rsa` crate; and
-//! P-384 with SHA-256 (it pairs P-384 with SHA-384 only), handled in [`sign_p384_sha256`].
+//! P-384 with SHA-256 (it pairs P-384 with SHA-384 only), handled by hand in this module.
 
 use aws_lc_rs::digest::{self, Digest};
 use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der, PublicKeyX509Der};

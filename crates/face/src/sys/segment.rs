@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 
 use super::to_storage;
 
-/// Frames one [`send_segmented`] call takes: two full runs of [`MAX_SEGMENTS`].
+/// Frames one [`send_segmented`] call takes: two full runs of `MAX_SEGMENTS` datagrams.
 pub const SEGMENTED_BATCH: usize = 2 * MAX_SEGMENTS;
 
 /// Datagrams one segmented message may carry (the kernel's `UDP_MAX_SEGMENTS` on the oldest
