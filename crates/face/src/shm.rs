@@ -14,7 +14,8 @@
 //! **The region.** A 4 KiB header, then two rings of [`RING_SIZE_RANGE`] octets each (a power
 //! of two): *up* (application to forwarder) and *down*. Each ring carries the same TLV
 //! stream the socket would, so the forwarder frames it with the socket's framer and its
-//! bounds. A ring's control block keeps the producer's `tail` and `waiting` flag on one cache
+//! bounds (a large element at the head it reads alone, into a buffer the CS can keep:
+//! [`Consumer::read_next`]). A ring's control block keeps the producer's `tail` and `waiting` flag on one cache
 //! line and the consumer's `head` and `sleeping` flag on the next: positions are octet counts
 //! that only grow (a u64 does not wrap), the octet at position `p` lives at `p % size`.
 //!
