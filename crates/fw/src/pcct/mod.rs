@@ -427,6 +427,7 @@ impl Pcct {
     /// it). The Interest is copied out of its receive buffer
     /// ([`kite_packet::InterestView::detach`]) and the entry's name shares the copy.
     #[allow(clippy::result_large_err)]
+    #[inline]
     pub fn pit_insert(
         &mut self,
         slot: u32,
