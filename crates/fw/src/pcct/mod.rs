@@ -500,12 +500,25 @@ impl Pcct {
     /// The token naming the PIT entry of `slot` for this MustBeFresh value.
     #[inline]
     pub fn token(&self, slot: u32, must_be_fresh: bool) -> PitToken {
+        Self::token_of(self.token_value(slot, must_be_fresh))
+    }
+
+    /// The 48 bits of [`Pcct::token`], for a caller that may not need the token itself
+    /// (a strategy that forwards nothing): [`Pcct::token_of`] makes it.
+    #[inline]
+    pub fn token_value(&self, slot: u32, must_be_fresh: bool) -> u64 {
         let gen = u64::from(self.entries.gen(slot) & GEN_MASK);
-        let t = u64::from(self.thread) << 40
+        u64::from(self.thread) << 40
             | u64::from(must_be_fresh) << 39
             | gen << SLOT_BITS
-            | u64::from(slot);
-        PitToken::new(&t.to_be_bytes()[8 - TOKEN_LEN..]).expect("6 octets is a valid token length")
+            | u64::from(slot)
+    }
+
+    /// The token whose bits are `value` ([`Pcct::token_value`]).
+    #[inline]
+    pub fn token_of(value: u64) -> PitToken {
+        PitToken::new(&value.to_be_bytes()[8 - TOKEN_LEN..])
+            .expect("6 octets is a valid token length")
     }
 
     /// A Kite token's 48 bits, if `token` has a Kite token's length.
