@@ -133,7 +133,7 @@ impl NameHasher {
         // `done`: octets already folded into `h`, always a multiple of 8.
         let mut done = 0;
         for i in 1..=name.len() {
-            let end = name.prefix_octets(i).len();
+            let end = name.prefix_len(i);
             let whole = end & !7;
             h.words(&value[done..whole]);
             done = whole;

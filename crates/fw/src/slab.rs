@@ -29,9 +29,11 @@ impl<T> Slab<T> {
         }
     }
 
-    /// Stores `value`; its index and the slot's generation, or the value back when full.
+    /// Stores the value `make` builds, written straight into its slot (an entry is large:
+    /// building it first and moving it in costs a copy); its index and the slot's generation,
+    /// or `None` when full (`make` is not called).
     #[inline]
-    pub fn insert(&mut self, value: T) -> Result<(u32, u32), T> {
+    pub fn insert_with(&mut self, make: impl FnOnce() -> T) -> Option<(u32, u32)> {
         let index = match self.free.pop() {
             Some(i) => i,
             None if self.slots.len() < self.capacity => {
@@ -41,12 +43,12 @@ impl<T> Slab<T> {
                 });
                 (self.slots.len() - 1) as u32
             }
-            None => return Err(value),
+            None => return None,
         };
         let slot = &mut self.slots[index as usize];
-        slot.value = Some(value);
+        slot.value = Some(make());
         self.len += 1;
-        Ok((index, slot.gen))
+        Some((index, slot.gen))
     }
 
     /// Drops the value at `index` in place; the slot's generation moves on.
@@ -142,15 +144,15 @@ mod tests {
     #[test]
     fn insert_remove_reuse_and_generations() {
         let mut s = Slab::with_capacity(2);
-        let (a, ga) = s.insert('a').unwrap();
-        let (b, _) = s.insert('b').unwrap();
-        assert_eq!(s.insert('c'), Err('c'));
+        let (a, ga) = s.insert_with(|| 'a').unwrap();
+        let (b, _) = s.insert_with(|| 'b').unwrap();
+        assert_eq!(s.insert_with(|| unreachable!("full")), None);
         assert!(s.is_full());
         assert_eq!(s.get(a), Some(&'a'));
         assert!(s.discard(a));
         assert!(!s.discard(a));
         assert_eq!(s.get_checked(a, ga), None);
-        let (c, gc) = s.insert('c').unwrap();
+        let (c, gc) = s.insert_with(|| 'c').unwrap();
         assert_eq!(c, a);
         assert_ne!(gc, ga);
         assert_eq!(s.get_checked(c, gc), Some(&'c'));
@@ -163,7 +165,7 @@ mod tests {
     #[test]
     fn prefetch_reads_nothing_and_ignores_slots_out_of_range() {
         let mut s = Slab::with_capacity(4);
-        let (a, _) = s.insert(7u64).unwrap();
+        let (a, _) = s.insert_with(|| 7u64).unwrap();
         s.prefetch(a);
         s.prefetch(3);
         s.prefetch(u32::MAX);
@@ -175,7 +177,7 @@ mod tests {
         let mut s = Slab::with_capacity(1000);
         let ptr = s.slots.as_ptr();
         for i in 0..1000 {
-            s.insert(i).unwrap();
+            s.insert_with(|| i).unwrap();
         }
         assert_eq!(s.slots.as_ptr(), ptr, "no reallocation");
     }

@@ -7,7 +7,7 @@ use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, FibGuard};
 use crate::hash::NameHashes;
 use crate::out::Out;
-use crate::pcct::{DownRecord, NameScope, PitEntry};
+use crate::pcct::{DownRecord, NameScope};
 use crate::strategy::TimerEvent;
 use crate::time::Time;
 
@@ -110,10 +110,10 @@ impl Pipelines {
             }
             let id = self.next_pit_id;
             self.next_pit_id += 1;
-            let pit = PitEntry::new(id, pkt.interest, crate::strategy::StrategyTable::DEFAULT);
-            if let Err(pit) = self.pcct.pit_insert(slot, mbf, pit) {
+            let strategy = crate::strategy::StrategyTable::DEFAULT;
+            if let Err(interest) = self.pcct.pit_insert(slot, mbf, id, pkt.interest, strategy) {
                 self.pcct.remove_if_unused(slot);
-                return table_full(&mut self.counters, to, &pit.interest, nonce, out);
+                return table_full(&mut self.counters, to, &interest, nonce, out);
             }
         }
 

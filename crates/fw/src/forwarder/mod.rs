@@ -446,7 +446,7 @@ impl Pipelines {
         let Some(strategy) = self.strategies.get_latest(inv.strategy) else {
             return false;
         };
-        let token = self.pcct.token(inv.slot, inv.must_be_fresh);
+        let token = self.pcct.token_value(inv.slot, inv.must_be_fresh);
         let Some(pit) = self.pcct.pit_mut(inv.slot, inv.must_be_fresh) else {
             return false;
         };

@@ -37,10 +37,11 @@ mod pit;
 
 use bytes::Bytes;
 use kite_packet::kept::{copy_reusable, footprint};
-use kite_packet::{Name, PitToken};
+use kite_packet::{InterestView, Name, PitToken};
 
 pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
 
+use crate::fib::StrategyId;
 use crate::index::BucketIndex;
 use crate::slab::Slab;
 use crate::time::Time;
@@ -369,19 +370,21 @@ impl Pcct {
             }
             self.evict_lru();
         }
-        let entry = Entry {
-            name: name.clone(),
-            hint: hint.cloned(),
-            name_hash,
-            pit: [None, None],
-            cs: None,
-            lru_prev: NIL,
-            lru_next: NIL,
-            detached: false,
-            reusable: false,
-            cs_charge: 0,
-        };
-        let (slot, _) = self.entries.insert(entry).map_err(|_| Full)?;
+        let (slot, _) = self
+            .entries
+            .insert_with(|| Entry {
+                name: name.clone(),
+                hint: hint.cloned(),
+                name_hash,
+                pit: [None, None],
+                cs: None,
+                lru_prev: NIL,
+                lru_next: NIL,
+                detached: false,
+                reusable: false,
+                cs_charge: 0,
+            })
+            .ok_or(Full)?;
         let entries = &self.entries;
         self.index.insert(name_hash, slot, |s| {
             entries.get(s).map_or(0, |e| e.name_hash)
@@ -417,38 +420,46 @@ impl Pcct {
         self.pits.get_mut(i)
     }
 
-    /// Stores a new PIT entry in `slot`; the entry must not have one for this MustBeFresh value.
-    /// When every PIT entry is in use, the entry comes back (its Interest is still needed, to
-    /// Nack it); returning it by value costs nothing on success. The Interest is copied out of
-    /// its receive buffer ([`kite_packet::InterestView::detach`]) and the entry's name shares the
-    /// copy.
+    /// Stores a new PIT entry in `slot` for `interest` (number `id`, handled by `strategy`,
+    /// [`PitEntry::new`]), built in its place in the PIT (an entry is large: building it first
+    /// and moving it in costs copies); the entry must not have one for this MustBeFresh value.
+    /// When every PIT entry is in use, the Interest comes back (it is still needed, to Nack
+    /// it). The Interest is copied out of its receive buffer
+    /// ([`kite_packet::InterestView::detach`]) and the entry's name shares the copy.
     #[allow(clippy::result_large_err)]
+    #[inline]
     pub fn pit_insert(
         &mut self,
         slot: u32,
         must_be_fresh: bool,
-        pit: PitEntry,
-    ) -> Result<(), PitEntry> {
-        if pit.scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
-            return Err(pit);
+        id: u64,
+        mut interest: InterestView,
+        strategy: StrategyId,
+    ) -> Result<(), InterestView> {
+        if NameScope::of(&interest.name) != NameScope::Localhost
+            && self.pits.len() >= self.pit_capacity
+        {
+            return Err(interest);
         }
         if self.pits.is_full() {
-            return Err(pit);
+            return Err(interest);
         }
-        let mut pit = pit;
         let e = self.entries.get_mut(slot).expect("slot of a live entry");
         if e.detached {
-            pit.interest.detach();
+            interest.detach();
         } else {
-            pit.interest.detach_reusable();
+            interest.detach_reusable();
             e.reusable = true;
-            e.name = pit.interest.name.clone();
+            e.name = interest.name.clone();
             if let Some(h) = &mut e.hint {
                 h.detach();
             }
             e.detached = true;
         }
-        let (i, _) = self.pits.insert(pit)?;
+        let (i, _) = self
+            .pits
+            .insert_with(|| PitEntry::new(id, interest, strategy))
+            .expect("checked not full above");
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
         e.pit[usize::from(must_be_fresh)] = Some(i);
         self.digest_named_pits += usize::from(e.name.ends_in_implicit_digest());
@@ -489,12 +500,25 @@ impl Pcct {
     /// The token naming the PIT entry of `slot` for this MustBeFresh value.
     #[inline]
     pub fn token(&self, slot: u32, must_be_fresh: bool) -> PitToken {
+        Self::token_of(self.token_value(slot, must_be_fresh))
+    }
+
+    /// The 48 bits of [`Pcct::token`], for a caller that may not need the token itself
+    /// (a strategy that forwards nothing): [`Pcct::token_of`] makes it.
+    #[inline]
+    pub fn token_value(&self, slot: u32, must_be_fresh: bool) -> u64 {
         let gen = u64::from(self.entries.gen(slot) & GEN_MASK);
-        let t = u64::from(self.thread) << 40
+        u64::from(self.thread) << 40
             | u64::from(must_be_fresh) << 39
             | gen << SLOT_BITS
-            | u64::from(slot);
-        PitToken::new(&t.to_be_bytes()[8 - TOKEN_LEN..]).expect("6 octets is a valid token length")
+            | u64::from(slot)
+    }
+
+    /// The token whose bits are `value` ([`Pcct::token_value`]).
+    #[inline]
+    pub fn token_of(value: u64) -> PitToken {
+        PitToken::new(&value.to_be_bytes()[8 - TOKEN_LEN..])
+            .expect("6 octets is a valid token length")
     }
 
     /// A Kite token's 48 bits, if `token` has a Kite token's length.

@@ -105,6 +105,7 @@ pub struct PitEntry {
 
 impl PitEntry {
     /// A new entry for `interest`, with no records yet.
+    #[inline]
     pub fn new(id: u64, interest: InterestView, strategy: StrategyId) -> Self {
         let scope = NameScope::of(&interest.name);
         PitEntry {

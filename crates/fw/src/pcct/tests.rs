@@ -28,10 +28,10 @@ fn small() -> Pcct {
     )
 }
 
-fn pit_for(n: &Name) -> PitEntry {
+fn pit_for(n: &Name) -> InterestView {
     let mut i = Interest::new(n.clone());
     i.nonce = Some(Nonce::from(1));
-    PitEntry::new(1, InterestView::decode(i.encode()).unwrap(), StrategyId(0))
+    InterestView::decode(i.encode()).unwrap()
 }
 
 fn insert(t: &mut Pcct, uri: &str, hint: Option<&Name>) -> u32 {
@@ -66,8 +66,10 @@ fn unused_entries_are_removed_with_their_last_pit_entry() {
     let mut t = small();
     let n = name("/a");
     let s = insert(&mut t, "/a", None);
-    t.pit_insert(s, false, pit_for(&n)).unwrap();
-    t.pit_insert(s, true, pit_for(&n)).unwrap();
+    t.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
+        .unwrap();
+    t.pit_insert(s, true, 1, pit_for(&n), StrategyId(0))
+        .unwrap();
     assert_eq!(t.pit_len(), 2);
     assert!(t.pit_discard(s, false));
     assert!(t.entry(s).is_some(), "the MustBeFresh PIT entry keeps it");
@@ -83,7 +85,8 @@ fn tokens_resolve_only_while_current_and_only_on_their_thread() {
     let mut t = small();
     let n = name("/a");
     let s = insert(&mut t, "/a", None);
-    t.pit_insert(s, true, pit_for(&n)).unwrap();
+    t.pit_insert(s, true, 1, pit_for(&n), StrategyId(0))
+        .unwrap();
     let tok = t.token(s, true);
     // six octets: what NDNd v1.5.3 requires of a token it echoes
     assert_eq!(tok.as_slice().len(), 6);
@@ -185,14 +188,17 @@ fn a_full_table_evicts_cache_then_refuses() {
     for i in 0..4 {
         let n = name(&format!("/p/{i}"));
         let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-        t.pit_insert(s, false, pit_for(&n)).unwrap();
+        t.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
+            .unwrap();
         pit_slots.push(s);
     }
     assert_eq!(t.len(), 8);
     // PIT entries exhausted
     let n = name("/p/4");
     let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-    assert!(t.pit_insert(s, false, pit_for(&n)).is_err());
+    assert!(t
+        .pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
+        .is_err());
     t.remove_if_unused(s);
     // entries exhausted by PIT entries alone: CS entries are evicted to make room, then refused
     let mut t = small();
@@ -200,7 +206,8 @@ fn a_full_table_evicts_cache_then_refuses() {
         let n = name(&format!("/x/{i}"));
         let s = t.find_or_insert(&n, hash(&n), None).unwrap();
         if i < 4 {
-            t.pit_insert(s, false, pit_for(&n)).unwrap();
+            t.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
+                .unwrap();
         } else {
             t.cs_insert_direct(s, &Bytes::new(), 0, Time::ZERO);
         }
@@ -223,7 +230,8 @@ fn a_full_table_evicts_cache_then_refuses() {
     for i in 0..2 {
         let n = name(&format!("/z/{i}"));
         let s = t2.find_or_insert(&n, hash(&n), None).unwrap();
-        t2.pit_insert(s, false, pit_for(&n)).unwrap();
+        t2.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
+            .unwrap();
     }
     let n = name("/z/2");
     assert_eq!(t2.find_or_insert(&n, hash(&n), None), Err(Full));
@@ -252,11 +260,14 @@ fn digest_named_pit_entries_are_counted() {
     assert!(!t.has_digest_named_pits());
     let digest = format!("/d/sha256digest={}", "ab".repeat(32));
     let plain = insert(&mut t, "/d", None);
-    t.pit_insert(plain, false, pit_for(&name("/d"))).unwrap();
+    t.pit_insert(plain, false, 1, pit_for(&name("/d")), StrategyId(0))
+        .unwrap();
     assert!(!t.has_digest_named_pits());
     let named = insert(&mut t, &digest, None);
-    t.pit_insert(named, false, pit_for(&name(&digest))).unwrap();
-    t.pit_insert(named, true, pit_for(&name(&digest))).unwrap();
+    t.pit_insert(named, false, 1, pit_for(&name(&digest)), StrategyId(0))
+        .unwrap();
+    t.pit_insert(named, true, 1, pit_for(&name(&digest)), StrategyId(0))
+        .unwrap();
     assert!(t.has_digest_named_pits());
     t.pit_discard(named, false);
     assert!(t.has_digest_named_pits(), "one left");
@@ -278,24 +289,34 @@ fn a_full_pit_keeps_room_for_localhost_interests() {
     for k in 0..4 {
         let uri = format!("/flood/{k}");
         let s = insert(&mut t, &uri, None);
-        t.pit_insert(s, false, pit_for(&name(&uri))).unwrap();
+        t.pit_insert(s, false, 1, pit_for(&name(&uri)), StrategyId(0))
+            .unwrap();
     }
     let s = insert(&mut t, "/flood/4", None);
-    assert!(t.pit_insert(s, false, pit_for(&name("/flood/4"))).is_err());
+    assert!(t
+        .pit_insert(s, false, 1, pit_for(&name("/flood/4")), StrategyId(0))
+        .is_err());
     t.remove_if_unused(s);
     // /localhost (management) has its reserve; a name merely containing it does not
     for k in 0..LOCALHOST_PIT_RESERVE {
         let uri = format!("/localhost/nfd/status/general/{k}");
         let s = insert(&mut t, &uri, None);
-        t.pit_insert(s, false, pit_for(&name(&uri))).unwrap();
+        t.pit_insert(s, false, 1, pit_for(&name(&uri)), StrategyId(0))
+            .unwrap();
     }
     let s = insert(&mut t, "/localhost/nfd/x", None);
     assert!(t
-        .pit_insert(s, false, pit_for(&name("/localhost/nfd/x")))
+        .pit_insert(
+            s,
+            false,
+            1,
+            pit_for(&name("/localhost/nfd/x")),
+            StrategyId(0)
+        )
         .is_err());
     let s = insert(&mut t, "/a/localhost", None);
     assert!(t
-        .pit_insert(s, false, pit_for(&name("/a/localhost")))
+        .pit_insert(s, false, 1, pit_for(&name("/a/localhost")), StrategyId(0))
         .is_err());
     assert_eq!(t.pit_len(), 4 + LOCALHOST_PIT_RESERVE);
 }
@@ -320,8 +341,7 @@ fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
     let (wire, inside) = in_burst(&i.encode());
     let view = InterestView::decode(wire).unwrap();
     let s = t.find_or_insert(&view.name, hash(&n), None).unwrap();
-    t.pit_insert(s, false, PitEntry::new(1, view, StrategyId(0)))
-        .unwrap();
+    t.pit_insert(s, false, 1, view, StrategyId(0)).unwrap();
     let pit = t.pit(s, false).unwrap();
     assert!(
         !inside(pit.interest.wire().as_ptr()),
@@ -516,8 +536,7 @@ fn pending_interests_and_cached_data_let_their_receive_buffer_go() {
     let view = InterestView::decode(packets.pop().unwrap()).unwrap();
     let n = view.name.clone();
     let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-    t.pit_insert(s, false, PitEntry::new(1, view, StrategyId(0)))
-        .unwrap();
+    t.pit_insert(s, false, 1, view, StrategyId(0)).unwrap();
     let d = insert(&mut t, "/live/data", None);
     t.cs_insert_direct(d, &data, 0, Time::ZERO);
     assert!(!freed.load(std::sync::atomic::Ordering::SeqCst));
@@ -545,12 +564,8 @@ fn an_interest_copy_still_in_flight_outlives_its_entry_and_is_not_reused() {
         let view = InterestView::decode(wire.clone()).unwrap();
         let n = view.name.clone();
         let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-        t.pit_insert(
-            s,
-            false,
-            PitEntry::new(u64::from(nonce), view, StrategyId(0)),
-        )
-        .unwrap();
+        t.pit_insert(s, false, u64::from(nonce), view, StrategyId(0))
+            .unwrap();
         (s, wire)
     };
     let (s, first) = pending(&mut t, "/flight/a", 1);

@@ -3,13 +3,13 @@
 use core::time::Duration;
 
 use hashbrown::HashMap;
-use kite_packet::{InterestView, NackReason, Nonce, PitToken};
+use kite_packet::{InterestView, NackReason, Nonce};
 use smallvec::SmallVec;
 
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, NextHop};
 use crate::out::Out;
-use crate::pcct::{NameScope, PitEntry, PIT_SCRATCH_LEN};
+use crate::pcct::{NameScope, Pcct, PitEntry, PIT_SCRATCH_LEN};
 use crate::time::Time;
 use crate::timer::TimerWheel;
 
@@ -86,7 +86,8 @@ pub struct StrategyCtx<'a> {
     pub(crate) pit_id: u64,
     pub(crate) slot: u32,
     pub(crate) must_be_fresh: bool,
-    pub(crate) token: PitToken,
+    /// The PIT entry's token, made only when an Interest is sent ([`Pcct::token_value`]).
+    pub(crate) token: u64,
     pub(crate) nonce: Nonce,
     pub(crate) hop_limit: Option<u8>,
     pub(crate) fib: &'a FibEntry,
@@ -252,7 +253,7 @@ impl<'a> StrategyCtx<'a> {
             face,
             ingress,
             interest: self.pit.interest.outgoing(nonce, self.hop_limit),
-            token: self.token,
+            token: Pcct::token_of(self.token),
         });
         true
     }

@@ -191,6 +191,13 @@ impl Name {
         &self.value()[..self.offset_of(n.min(self.len()))]
     }
 
+    /// Octets of the first `n` components' encodings: `prefix_octets(n).len()` without
+    /// slicing the value (a loop over every prefix reads one offset each).
+    #[inline]
+    pub fn prefix_len(&self, n: usize) -> usize {
+        self.offset_of(n.min(self.len()))
+    }
+
     /// Whether this name is a prefix of (or equal to) `other`.
     #[inline]
     pub fn is_prefix_of(&self, other: &Name) -> bool {
@@ -554,6 +561,26 @@ mod tests {
         assert!(name.get(3).is_none());
         assert_eq!(name.to_wire(), wire);
         assert_eq!(name.value().as_ptr(), wire[2..].as_ptr());
+    }
+
+    #[test]
+    fn prefix_len_is_the_length_of_the_prefix_octets() {
+        let decoded = Name::decode(Bytes::from_static(&[7, 6, 8, 1, b'a', 8, 1, b'b'])).unwrap();
+        for name in [
+            n("/"),
+            n("/a"),
+            n("/a/bb/seg=3"),
+            n("/x/%00%01%02/y"),
+            decoded,
+        ] {
+            for i in 0..=name.len() + 1 {
+                assert_eq!(
+                    name.prefix_len(i),
+                    name.prefix_octets(i).len(),
+                    "{name} {i}"
+                );
+            }
+        }
     }
 
     #[test]
