@@ -74,6 +74,9 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+step "cargo doc (broken or private intra-doc links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
 step "cargo test (unit, integration, property, python-ndn interop)"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

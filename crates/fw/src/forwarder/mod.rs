@@ -6,11 +6,11 @@
 //! Nacks before Interests, and appends what must be sent to an output vector the caller drains.
 //! Nothing here blocks, locks or allocates per packet in the steady state.
 //!
-//! Pipelines: [`interest`] (HopLimit, scope, Dead Nonce List, forwarding hint, PIT insert and
-//! loop check, CS, NextHopFaceId, FIB, strategy), [`data`] (token lookup and name check,
+//! Pipelines: `interest` (HopLimit, scope, Dead Nonce List, forwarding hint, PIT insert and
+//! loop check, CS, NextHopFaceId, FIB, strategy), `data` (token lookup and name check,
 //! fallback by name for Data without a usable token, satisfy, CS insert direct and indirect,
-//! DNL), [`nack`] (upstream record by nonce, Duplicate retried with a new nonce, strategy), and
-//! [`expiry`] (PIT expiry and strategy timers).
+//! DNL), `nack` (upstream record by nonce, Duplicate retried with a new nonce, strategy), and
+//! `expiry` (PIT expiry and strategy timers).
 
 mod counters;
 mod data;

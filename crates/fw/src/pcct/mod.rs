@@ -7,7 +7,7 @@
 //! pointing at the direct entry), so a repeated prefix Interest hits the cache with one exact
 //! lookup.
 //!
-//! Structure: entries in a preallocated [`Slab`]; a [`BucketIndex`] of slot numbers keyed by
+//! Structure: entries in a preallocated slab; a bucket index of slot numbers keyed by
 //! the *name* hash only (its buckets prefetched a burst ahead), so the partitions of one name
 //! for different hints can all be found (Data without a token needs that); PIT entries in their own
 //! slab; CS entries on an intrusive least-recently-used list (O(1) touch and eviction; LRU as
