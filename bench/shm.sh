@@ -4,7 +4,11 @@
 # - `kite perf server` (DigestSha256, --threads 0) and `kite perf client` (window 64) at
 #   P = 1000 and 8000 octets: Data/s, and the CPU per exchange (utime + stime divided by the
 #   Data the client received) of the forwarder (`kite run`, from /proc over the client's run),
-#   of the server (likewise) and of the client (its rusage);
+#   of the server (likewise) and of the client (its rusage), and the forwarder's busy time per
+#   exchange (the I/O threads' `busy` seconds from /status.json: turns that did work, its
+#   spins and sleeps left out; wall-clock time, so a turn preempted by other load counts whole,
+#   and the document is refreshed at most once a second: for runs of several seconds on an
+#   otherwise idle machine);
 # - the forwarding plane's own floor at the same payloads: `kite bench fwd` in-process (no
 #   sockets, no rings), its CPU per exchange (rusage over exchanges, FIB set-up included);
 # - `kite put` of a 100 MB file and `kite get` of it: goodput;
@@ -22,7 +26,8 @@ commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-
 out=bench/results/shm-$commit.csv
 work=$(mktemp -d)
 sock=$work/kite.sock
-"$kite" run --local-only --threads 1 --socket "$sock" >"$work/kite.log" 2>&1 &
+mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$kite" run --local-only --threads 1 --socket "$sock" --metrics "127.0.0.1:$mport" >"$work/kite.log" 2>&1 &
 daemon=$!
 cleanup() { kill -TERM "$daemon" 2>/dev/null || true; jobs -p | xargs -r kill 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -40,24 +45,32 @@ print(out.strip().splitlines()[-1] if out.strip() else "{}")
 print(r.ru_utime + r.ru_stime)' "$@"; }
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
+busy() { # the I/O threads' busy seconds, summed
+  python3 -c '
+import json, sys, urllib.request
+doc = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status.json", timeout=5))
+print(sum(t["busy"] for t in doc["io_threads"]))' "$mport"
+}
+
 us_per() { python3 -c "print(round($1 * 1e6 / max($2, 1), 3))"; } # seconds, count -> µs each
 
-perf_round() { # payload -> "data_per_sec fwd_us server_us client_us" (CPU per exchange)
+perf_round() { # payload -> "data_per_sec fwd_us server_us client_us fwd_busy_us" (per exchange)
   "$kite" perf server /bench/perf --sign digest-sha256 --payload "$1" --threads 0 \
     --socket "$sock" >/dev/null 2>"$work/server.err" &
   local server=$!
   for _ in $(seq 100); do grep -q "kite perf server:" "$work/server.err" && break; sleep 0.1; done
-  local before sbefore out after safter
-  before=$(ticks); sbefore=$(ticks "$server")
+  local before sbefore bbefore out after safter bafter
+  bbefore=$(busy); before=$(ticks); sbefore=$(ticks "$server")
   out=$(cpu_of "$kite" perf client /bench/perf --window 64 --duration "${secs}s" --socket "$sock" --json)
-  after=$(ticks); safter=$(ticks "$server")
+  after=$(ticks); safter=$(ticks "$server"); bafter=$(busy)
   kill -TERM "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   local line received
   line=$(head -1 <<<"$out")
   received=$(json_field "$line" received)
   echo "$(json_field "$line" data_per_sec) $(us_per "($after-$before)/$hz" "$received")" \
-    "$(us_per "($safter-$sbefore)/$hz" "$received") $(us_per "$(tail -1 <<<"$out")" "$received")"
+    "$(us_per "($safter-$sbefore)/$hz" "$received") $(us_per "$(tail -1 <<<"$out")" "$received")" \
+    "$(us_per "($bafter-$bbefore)" "$received")"
 }
 
 floor_round() { # payload -> "exchanges_per_sec cpu_us_per_exchange" of `kite bench fwd`
@@ -111,21 +124,22 @@ idle_round() { # -> percent of a core over 10 s with ten idle applications
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# kite run --local-only --threads 1; perf: --payload P --threads 0 / --window 64 --duration ${secs}s; get: 100 MB"
   echo "# cpu columns: CPU (utime + stime) per exchange in µs; floor: kite bench fwd in-process, runs of ${secs} and $((2 * secs)) s, difference"
-  echo "round,mode,test,payload,value,cpu_us_per_exchange,server_cpu_us,client_cpu_us"
+  echo "# fwd_busy_us: the forwarder's I/O threads' busy time per exchange in µs (/status.json)"
+  echo "round,mode,test,payload,value,cpu_us_per_exchange,server_cpu_us,client_cpu_us,fwd_busy_us"
 } > "$out"
 for r in $(seq "$rounds"); do
   for p in 1000 8000; do
     read -r rate cpu < <(floor_round "$p")
-    echo "$r,inproc,floor,$p,$rate,$cpu,," | tee -a "$out"
+    echo "$r,inproc,floor,$p,$rate,$cpu,,," | tee -a "$out"
   done
   for mode in unix shm; do
     if [[ $mode == unix ]]; then export KITE_SHM=off; else unset KITE_SHM; fi
     for p in 1000 8000; do
-      read -r rate cpu scpu ccpu < <(perf_round "$p")
-      echo "$r,$mode,perf,$p,$rate,$cpu,$scpu,$ccpu" | tee -a "$out"
+      read -r rate cpu scpu ccpu busy < <(perf_round "$p")
+      echo "$r,$mode,perf,$p,$rate,$cpu,$scpu,$ccpu,$busy" | tee -a "$out"
     done
-    echo "$r,$mode,get,100000000,$(get_round),,," | tee -a "$out"
-    echo "$r,$mode,idle10,0,$(idle_round),,," | tee -a "$out"
+    echo "$r,$mode,get,100000000,$(get_round),,,," | tee -a "$out"
+    echo "$r,$mode,idle10,0,$(idle_round),,,," | tee -a "$out"
   done
 done
 unset KITE_SHM
@@ -141,7 +155,7 @@ for test, p, mode in keys:
         v = [float(r[col]) for r in sel if r[col] not in ('', 'nan')]
         return statistics.median(v) if v else None
     med[test, p, mode] = median(4)
-    cols = [("CPU us/exchange", 5), ("server", 6), ("client", 7)]
+    cols = [("CPU us/exchange", 5), ("server", 6), ("client", 7), ("forwarder busy", 8)]
     extra = "".join(f", {n} {median(c):.3f}" for n, c in cols if median(c) is not None)
     value = "none" if med[test, p, mode] is None else f"{med[test, p, mode]:.1f}"
     print(f"{test} {p} {mode}: {value} (of {len(sel)}){extra}")
