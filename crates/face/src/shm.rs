@@ -15,9 +15,10 @@
 //! of two): *up* (application to forwarder) and *down*. Each ring carries the same TLV
 //! stream the socket would, so the forwarder frames it with the socket's framer and its
 //! bounds (a large element at the head it reads alone, into a buffer the CS can keep:
-//! [`Consumer::read_next`]). A ring's control block keeps the producer's `tail` and `waiting` flag on one cache
-//! line and the consumer's `head` and `sleeping` flag on the next: positions are octet counts
-//! that only grow (a u64 does not wrap), the octet at position `p` lives at `p % size`.
+//! [`Consumer::read_next`]). A ring's control block keeps the producer's `tail` and `waiting`
+//! flag on one cache line and the consumer's `head` and `sleeping` flag on the next:
+//! positions are octet counts that only grow (a u64 does not wrap), the octet at position `p`
+//! lives at `p % size`.
 //!
 //! **Waking.** A consumer about to sleep sets its `sleeping` flag, then looks at the ring once
 //! more; a producer, after publishing its tail, swaps the flag back to 0 and writes the
@@ -345,17 +346,17 @@ impl Consumer {
         Ok(ready as usize)
     }
 
-    /// Copies `n` octets from position `self.head + skip` on to `dst`, without freeing them.
+    /// Copies `n` octets from the head on to `dst`, without freeing them.
     ///
     /// # Safety
-    /// `dst` must be valid for writes of `n` octets, and `skip + n` at most the octets ready.
-    unsafe fn copy_out(&self, skip: usize, dst: *mut u8, n: usize) {
+    /// `dst` must be valid for writes of `n` octets, and `n` at most the octets ready.
+    unsafe fn copy_out(&self, dst: *mut u8, n: usize) {
         let size = self.region.ring;
-        let at = (self.head as usize).wrapping_add(skip) & (size - 1);
+        let at = self.head as usize & (size - 1);
         let first = n.min(size - at);
         let data = self.region.data(self.ctl);
-        // SAFETY: the source ranges lie within this ring's `size` octets (`n <= size`, within
-        // the ready octets); `dst` is valid for `n` octets (the caller's contract) and private to
+        // SAFETY: the source ranges lie within this ring's `size` octets (`n <= size`, the
+        // ready octets); `dst` is valid for `n` octets (the caller's contract) and private to
         // us. A hostile producer may change these octets while they are copied: the copy
         // then holds garbage, which the framer rejects like any other bad stream.
         unsafe {
@@ -373,7 +374,7 @@ impl Consumer {
     unsafe fn take(&mut self, dst: *mut u8, max: usize, ready: usize) -> usize {
         let n = max.min(ready);
         // SAFETY: `n` is at most the octets ready and `dst` is valid for `n` octets.
-        unsafe { self.copy_out(0, dst, n) };
+        unsafe { self.copy_out(dst, n) };
         self.head += n as u64;
         n
     }
@@ -410,7 +411,7 @@ impl Consumer {
         let mut header = [0u8; 18];
         let n = header.len().min(ready);
         // SAFETY: `header` is valid for `n <= 18` octets, and `n <= ready`.
-        unsafe { self.copy_out(0, header.as_mut_ptr(), n) };
+        unsafe { self.copy_out(header.as_mut_ptr(), n) };
         let total = element_len(&header[..n]).ok()??;
         (total <= ready).then_some(total)
     }
