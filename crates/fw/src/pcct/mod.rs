@@ -436,9 +436,8 @@ impl Pcct {
         mut interest: InterestView,
         strategy: StrategyId,
     ) -> Result<(), InterestView> {
-        if NameScope::of(&interest.name) != NameScope::Localhost
-            && self.pits.len() >= self.pit_capacity
-        {
+        let scope = NameScope::of(&interest.name);
+        if scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
             return Err(interest);
         }
         if self.pits.is_full() {
@@ -458,7 +457,7 @@ impl Pcct {
         }
         let (i, _) = self
             .pits
-            .insert_with(|| PitEntry::new(id, interest, strategy))
+            .insert_with(|| PitEntry::new(id, interest, scope, strategy))
             .expect("checked not full above");
         debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
         e.pit[usize::from(must_be_fresh)] = Some(i);

@@ -104,10 +104,10 @@ pub struct PitEntry {
 }
 
 impl PitEntry {
-    /// A new entry for `interest`, with no records yet.
+    /// A new entry for `interest`, whose name's scope rule is `scope`
+    /// ([`NameScope::of`], which the caller has already needed), with no records yet.
     #[inline]
-    pub fn new(id: u64, interest: InterestView, strategy: StrategyId) -> Self {
-        let scope = NameScope::of(&interest.name);
+    pub fn new(id: u64, interest: InterestView, scope: NameScope, strategy: StrategyId) -> Self {
         PitEntry {
             scope,
             id,
@@ -242,7 +242,9 @@ mod tests {
 
     fn entry() -> PitEntry {
         let wire = Interest::new("/a".parse().unwrap()).encode();
-        PitEntry::new(1, InterestView::decode(wire).unwrap(), StrategyId(0))
+        let interest = InterestView::decode(wire).unwrap();
+        let scope = NameScope::of(&interest.name);
+        PitEntry::new(1, interest, scope, StrategyId(0))
     }
 
     fn down(face: u32, nonce: u32, expiry_ms: u64) -> DownRecord {
