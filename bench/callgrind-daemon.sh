@@ -6,13 +6,17 @@
 # memory or the unix socket. Two client runs, SHORT and LONG seconds, each against a fresh
 # daemon; the difference of instructions over the difference of exchanges leaves out start-up
 # and shut-down. Under callgrind the daemon is the bottleneck, so it never idles: its spins
-# and polls barely count, and what is measured is the work per exchange.
+# and polls barely count. On a busy machine the tools may still leave it short of work, and
+# its empty turns then add instructions that are not the exchanges' cost, so the script also
+# prints the instructions of the three functions that do the work (reading faces, the
+# forwarding thread's steps, writing the output), which empty turns barely touch: compare
+# that figure between builds.
 #   bench/callgrind-daemon.sh KITE [PAYLOAD] [shm|unix] [SHORT LONG]
 #   e.g. bench/callgrind-daemon.sh target/release/kite 1000 shm 8 16
 # Prints the per-exchange figure and keeps the LONG run's profile for callgrind_annotate.
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
   exit $(( $# < 1 ))
 fi
 kite=$(realpath "$1") payload=${2:-1000} mode=${3:-shm} short=${4:-8} long=${5:-16}
@@ -48,6 +52,12 @@ run() {
   sed -n 's/.*"received":\([0-9]*\).*/\1/p' <<<"$json"
 }
 instr() { sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$dir/cg.$1"; }
+# work SECONDS: inclusive instructions of the functions that do the work.
+work() {
+  callgrind_annotate --inclusive=yes --threshold=100 "$dir/cg.$1" 2>/dev/null |
+    grep -E 'kite_runtime::(io::IoThread::(read_face|drain_output)|worker::Worker::step) \[' |
+    awk '{gsub(",", "", $1); s += $1} END {print s + 0}'
+}
 
 echo "callgrind-daemon: $mode, $payload B, ${short} s then ${long} s under callgrind" >&2
 xs=$(run "$short")
@@ -57,6 +67,7 @@ if [[ -z $xs || -z $xl || $xl -le $xs ]]; then
   echo "callgrind-daemon: the runs gave $xs and $xl exchanges; the longer must give more" >&2
   exit 1
 fi
+ws=$(work "$short") wl=$(work "$long")
 echo "$mode ${payload} B; ${short} s: ${xs} exchanges ${is} instr; ${long} s: ${xl} exchanges ${il} instr;" \
-  "per exchange $(( (il - is) / (xl - xs) ))"
+  "per exchange $(( (il - is) / (xl - xs) )), of which work $(( (wl - ws) / (xl - xs) ))"
 echo "profile: $dir/cg.$long"
