@@ -10,16 +10,23 @@
 # its empty turns then add instructions that are not the exchanges' cost, so the script also
 # prints the instructions of the three functions that do the work (reading faces, the
 # forwarding thread's steps, writing the output), which empty turns barely touch: compare
-# that figure between builds.
-#   bench/callgrind-daemon.sh KITE [PAYLOAD] [shm|unix] [SHORT LONG]
+# that figure between builds. The daemon runs with --cs-capacity 1024 unless other `kite run`
+# flags follow `--`: the CS is then full, evicting one Data per new one, through both runs, as
+# in a forwarder's steady state (with the default capacity the short run would not evict and
+# the long one would, partly).
+#   bench/callgrind-daemon.sh KITE [PAYLOAD] [shm|unix] [SHORT LONG] [-- KITE-RUN-FLAGS...]
 #   e.g. bench/callgrind-daemon.sh target/release/kite 1000 shm 8 16
 # Prints the per-exchange figure and keeps the LONG run's profile for callgrind_annotate.
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit $(( $# < 1 ))
 fi
-kite=$(realpath "$1") payload=${2:-1000} mode=${3:-shm} short=${4:-8} long=${5:-16}
+pos=()
+while (( $# > 0 )) && [[ $1 != -- ]]; do pos+=("$1"); shift; done
+run_flags=(--cs-capacity 1024)
+if [[ ${1:-} == -- ]]; then shift; run_flags=("$@"); fi
+kite=$(realpath "${pos[0]}") payload=${pos[1]:-1000} mode=${pos[2]:-shm} short=${pos[3]:-8} long=${pos[4]:-16}
 command -v valgrind >/dev/null || { echo "callgrind-daemon: valgrind is not installed" >&2; exit 1; }
 case $mode in
   shm) export KITE_SHM=on ;;
@@ -34,7 +41,7 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 run() {
   local secs=$1 sock=$dir/kite-$1.sock
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$secs" \
-    "$kite" run --local-only --threads 1 --socket "$sock" >"$dir/kite-$secs.log" 2>&1 &
+    "$kite" run --local-only --threads 1 --socket "$sock" "${run_flags[@]}" >"$dir/kite-$secs.log" 2>&1 &
   local daemon=$!
   pids=("$daemon")
   for _ in $(seq 600); do [[ -S $sock ]] && break; sleep 0.1; done
@@ -59,7 +66,7 @@ work() {
     awk '{gsub(",", "", $1); s += $1} END {print s + 0}'
 }
 
-echo "callgrind-daemon: $mode, $payload B, ${short} s then ${long} s under callgrind" >&2
+echo "callgrind-daemon: $mode, $payload B, ${short} s then ${long} s under callgrind, kite run ${run_flags[*]}" >&2
 xs=$(run "$short")
 xl=$(run "$long")
 is=$(instr "$short") il=$(instr "$long")
