@@ -6,11 +6,7 @@
 # memory or the unix socket. Two client runs, SHORT and LONG seconds, each against a fresh
 # daemon; the difference of instructions over the difference of exchanges leaves out start-up
 # and shut-down. Under callgrind the daemon is the bottleneck, so it never idles: its spins
-# and polls barely count. On a busy machine the tools may still leave it short of work, and
-# its empty turns then add instructions that are not the exchanges' cost, so the script also
-# prints the instructions of the three functions that do the work (reading faces, the
-# forwarding thread's steps, writing the output), which empty turns barely touch: compare
-# that figure between builds. The daemon runs with --cs-capacity 1024 unless other `kite run`
+# and polls barely count. The daemon runs with --cs-capacity 1024 unless other `kite run`
 # flags follow `--`: the CS is then full, evicting one Data per new one, through both runs, as
 # in a forwarder's steady state (with the default capacity the short run would not evict and
 # the long one would, partly).
@@ -19,7 +15,7 @@
 # Prints the per-exchange figure and keeps the LONG run's profile for callgrind_annotate.
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -lt 1 ]]; then
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
   exit $(( $# < 1 ))
 fi
 pos=()
@@ -59,12 +55,6 @@ run() {
   sed -n 's/.*"received":\([0-9]*\).*/\1/p' <<<"$json"
 }
 instr() { sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$dir/cg.$1"; }
-# work SECONDS: inclusive instructions of the functions that do the work.
-work() {
-  callgrind_annotate --inclusive=yes --threshold=100 "$dir/cg.$1" 2>/dev/null |
-    grep -E 'kite_runtime::(io::IoThread::(read_face|drain_output)|worker::Worker::step) \[' |
-    awk '{gsub(",", "", $1); s += $1} END {print s + 0}'
-}
 
 echo "callgrind-daemon: $mode, $payload B, ${short} s then ${long} s under callgrind, kite run ${run_flags[*]}" >&2
 xs=$(run "$short")
@@ -74,7 +64,6 @@ if [[ -z $xs || -z $xl || $xl -le $xs ]]; then
   echo "callgrind-daemon: the runs gave $xs and $xl exchanges; the longer must give more" >&2
   exit 1
 fi
-ws=$(work "$short") wl=$(work "$long")
 echo "$mode ${payload} B; ${short} s: ${xs} exchanges ${is} instr; ${long} s: ${xl} exchanges ${il} instr;" \
-  "per exchange $(( (il - is) / (xl - xs) )), of which work $(( (wl - ws) / (xl - xs) ))"
+  "per exchange $(( (il - is) / (xl - xs) ))"
 echo "profile: $dir/cg.$long"
