@@ -486,16 +486,21 @@ fn take<T: Marked>(
     } else {
         Duration::ZERO
     };
-    let mut taken = 0;
-    while taken < n {
-        let Ok(Stamped { at, mut pkt }) = ring.pop() else {
-            break;
-        };
-        if codel.on_dequeue(now, now.since(at).max(floor)) {
-            pkt.mark();
-        }
+    // One chunk, read before the ring's head moves on, so each record goes from its slot
+    // straight into `into` (popping one at a time copied it to the stack first: a record is
+    // ≈370 octets, and the extra copies cost ≈250 instructions per exchange).
+    let taken = ring.slots().min(n);
+    let Ok(chunk) = ring.read_chunk(taken) else {
+        return 0;
+    };
+    for Stamped { at, pkt } in chunk {
+        let waited = now.since(at).max(floor);
         into.push(pkt);
-        taken += 1;
+        if codel.on_dequeue(now, waited) {
+            if let Some(p) = into.last_mut() {
+                p.mark();
+            }
+        }
     }
     if floor > Duration::ZERO && ring.is_empty() {
         overflowed.store(false, Ordering::Relaxed);
