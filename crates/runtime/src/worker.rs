@@ -35,7 +35,7 @@ pub(crate) struct IoWake {
 }
 
 /// Where an outgoing packet goes: the output ring toward the I/O thread that owns the face
-/// (its index, learnt from the face's `AddFace`: one lookup per packet, as with one thread),
+/// (its index, learnt from the face's `AddFace`: one lookup per run of packets to one face),
 /// or management.
 #[derive(Clone, Copy)]
 enum Port {
@@ -389,9 +389,22 @@ impl Worker {
                 }
             }
         }
+        // The port of the last face looked up: a burst's output comes in runs to one face
+        // (its Data to one consumer, its Interests to one producer), so most packets skip the
+        // map.
+        let mut last: Option<(FaceId, Port)> = None;
         for o in self.out.drain(..) {
-            match self.ports.get(&o.face()) {
-                Some(&Port::Io(owner)) => {
+            let face = o.face();
+            let port = match last {
+                Some((f, p)) if f == face => Some(p),
+                _ => {
+                    let p = self.ports.get(&face).copied();
+                    last = p.map(|p| (face, p));
+                    p
+                }
+            };
+            match port {
+                Some(Port::Io(owner)) => {
                     let answer =
                         matches!(&o, Out::Data { ingress, .. } if *ingress == FaceId::INTERNAL);
                     // behind held answers, an answer waits its turn
