@@ -175,7 +175,13 @@ impl OutQueue {
 
     /// Consumes `written` octets of a stream write from the front of the queue.
     pub fn consume_octets(&mut self, mut written: usize) {
-        self.octets -= written.min(self.octets);
+        if written >= self.octets {
+            // Everything went (the common case: a shared-memory ring or a socket with room
+            // takes the whole burst): the frames are dropped where they lie instead of moved
+            // out one by one.
+            return self.clear();
+        }
+        self.octets -= written;
         while let Some(front) = self.frames.front() {
             let left = front.len() - self.front_written;
             if written < left {
@@ -236,6 +242,26 @@ mod tests {
         q.consume_octets(2);
         assert!(q.is_empty());
         assert_eq!(q.octets(), 0);
+    }
+
+    #[test]
+    fn a_write_of_everything_waiting_empties_the_queue_and_its_state() {
+        let burst = Bytes::from(vec![7u8; 1024]);
+        let mut q = OutQueue::new(8);
+        q.push(frame(b"hh", b"body"));
+        q.push(frame(b"", b"xyz"));
+        q.consume_octets(3);
+        q.detach_waiting();
+        q.consume_octets(q.octets());
+        assert!(q.is_empty());
+        assert_eq!((q.octets(), q.front_written()), (0, 0));
+        // Nothing counts as copied any more: a new frame waiting is copied out.
+        q.push(OutFrame {
+            head: SmallVec::new(),
+            body: burst.slice(0..10),
+        });
+        q.detach_waiting();
+        assert_ne!(q.frames().0[0].body.as_ptr(), burst.as_ptr());
     }
 
     #[test]

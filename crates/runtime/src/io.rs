@@ -1079,8 +1079,12 @@ impl IoThread {
             }
             any = true;
             let now = *now.get_or_insert_with(Instant::now);
-            for _ in 0..n {
-                let Ok(o) = ring.pop() else { break };
+            // As one chunk: each packet is moved out of its slot once, and the ring's head
+            // moves once.
+            let Ok(chunk) = ring.read_chunk(n) else {
+                continue;
+            };
+            for o in chunk {
                 let out = queue_out(
                     &mut self.faces,
                     &mut self.dispatcher,

@@ -35,7 +35,7 @@ pub(crate) struct IoWake {
 }
 
 /// Where an outgoing packet goes: the output ring toward the I/O thread that owns the face
-/// (its index, learnt from the face's `AddFace`: one lookup per packet, as with one thread),
+/// (its index, learnt from the face's `AddFace`: one lookup per run of packets to one face),
 /// or management.
 #[derive(Clone, Copy)]
 enum Port {
@@ -389,9 +389,22 @@ impl Worker {
                 }
             }
         }
+        // The port of the last face looked up: a burst's output comes in runs to one face
+        // (its Data to one consumer, its Interests to one producer), so most packets skip the
+        // map.
+        let mut last: Option<(FaceId, Port)> = None;
         for o in self.out.drain(..) {
-            match self.ports.get(&o.face()) {
-                Some(&Port::Io(owner)) => {
+            let face = o.face();
+            let port = match last {
+                Some((f, p)) if f == face => Some(p),
+                _ => {
+                    let p = self.ports.get(&face).copied();
+                    last = p.map(|p| (face, p));
+                    p
+                }
+            };
+            match port {
+                Some(Port::Io(owner)) => {
                     let answer =
                         matches!(&o, Out::Data { ingress, .. } if *ingress == FaceId::INTERNAL);
                     // behind held answers, an answer waits its turn
@@ -486,16 +499,21 @@ fn take<T: Marked>(
     } else {
         Duration::ZERO
     };
-    let mut taken = 0;
-    while taken < n {
-        let Ok(Stamped { at, mut pkt }) = ring.pop() else {
-            break;
-        };
-        if codel.on_dequeue(now, now.since(at).max(floor)) {
-            pkt.mark();
-        }
+    // One chunk, read before the ring's head moves on, so each record goes from its slot
+    // straight into `into` (popping one at a time copied it to the stack first: a record is
+    // ≈370 octets, and the extra copies cost ≈250 instructions per exchange).
+    let taken = ring.slots().min(n);
+    let Ok(chunk) = ring.read_chunk(taken) else {
+        return 0;
+    };
+    for Stamped { at, pkt } in chunk {
+        let waited = now.since(at).max(floor);
         into.push(pkt);
-        taken += 1;
+        if codel.on_dequeue(now, waited) {
+            if let Some(p) = into.last_mut() {
+                p.mark();
+            }
+        }
     }
     if floor > Duration::ZERO && ring.is_empty() {
         overflowed.store(false, Ordering::Relaxed);

@@ -683,11 +683,34 @@ impl Pcct {
         })
     }
 
+    /// Evicts the least recently used CS entry, and its PCCT entry when nothing else is in it.
+    /// [`Pcct::cs_erase`] of the tail, with what is known of a tail used: the entry is read
+    /// once, it has no successor in the list, and its PIT slots are looked at where it lies
+    /// (an eviction per cached Data once the CS is full: `kite bench fwd` spent ≈110
+    /// instructions per exchange on the general path's repeated lookups).
     fn evict_lru(&mut self) {
-        if self.lru_tail != NIL {
-            self.cs_erase(self.lru_tail);
-            self.prefetch_next_evictions();
+        let slot = self.lru_tail;
+        let Some(e) = self.entries.get_mut(slot) else {
+            return;
+        };
+        debug_assert_eq!(e.lru_next, NIL, "the tail has no successor");
+        let cs = e.cs.take();
+        debug_assert!(cs.is_some(), "every listed entry holds a CS entry");
+        self.cs_bytes -= core::mem::take(&mut e.cs_charge);
+        self.cs_len -= 1;
+        let prev = core::mem::replace(&mut e.lru_prev, NIL);
+        let (unused, hash) = (e.pit == [None, None], e.name_hash);
+        match self.entries.get_mut(prev) {
+            Some(p) => p.lru_next = NIL,
+            None => self.lru_head = NIL,
         }
+        self.lru_tail = prev;
+        if unused {
+            self.index.remove(hash, slot);
+            self.entries.discard(slot);
+        }
+        drop(cs);
+        self.prefetch_next_evictions();
     }
 
     /// Starts loading what coming evictions touch, since the least recently used entries are
