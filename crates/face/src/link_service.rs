@@ -14,7 +14,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use kite_packet::{
     CachePolicy, DataView, Fragments, InterestView, LpHeader, LpPacket, NackReason, NetPacketView,
-    PitToken,
+    Peeled, PitToken,
 };
 use smallvec::SmallVec;
 
@@ -385,6 +385,29 @@ impl LinkService {
     }
 }
 
+/// The LP header fields a received packet carries on, copied out of an [`LpHeader`] (or set
+/// straight from a peeled frame) so the whole header is not moved along.
+#[derive(Default)]
+struct RxFields {
+    pit_token: Option<PitToken>,
+    nack: Option<NackReason>,
+    next_hop_face_id: Option<u64>,
+    cache_policy: Option<CachePolicy>,
+    congestion_mark: Option<u64>,
+}
+
+impl RxFields {
+    fn of(h: &LpHeader) -> Self {
+        RxFields {
+            pit_token: h.pit_token,
+            nack: h.nack,
+            next_hop_face_id: h.next_hop_face_id,
+            cache_policy: h.cache_policy,
+            congestion_mark: h.congestion_mark,
+        }
+    }
+}
+
 /// What receiving needs of a link service besides its reassembler (borrowed apart from it).
 struct Rx<'a> {
     max_packet: usize,
@@ -406,6 +429,25 @@ impl Rx<'_> {
         out: &mut Vec<Received>,
     ) {
         c.n_in_bytes += frame.len() as u64;
+        // Without LpReliability (which reads Sequence, TxSequence and Acks), the usual frames,
+        // a bare packet or one with only a PIT token, skip building an LpHeader.
+        let frame = match self.reliability {
+            None => match LpPacket::peel(frame) {
+                Ok(Peeled::Packet(pit_token, wire)) => {
+                    let fields = RxFields {
+                        pit_token,
+                        ..RxFields::default()
+                    };
+                    return self.receive_packet(face, fields, wire, own_buffer, c, out);
+                }
+                Ok(Peeled::Lp(frame)) => frame,
+                Err(_) => {
+                    c.n_in_malformed += 1;
+                    return;
+                }
+            },
+            Some(_) => frame,
+        };
         // A fragment is copied into its packet's buffer: a buffer of its own goes back then.
         let own_frame = (own_buffer > 0).then(|| frame.clone());
         let Ok(lp) = LpPacket::decode(frame) else {
@@ -453,28 +495,27 @@ impl Rx<'_> {
                 None => return, // an LP frame with no packet (idle or Ack-only)
             }
         };
-        if let Some(r) = self.receive_packet(face, header, wire, own_buffer, c) {
-            out.push(r);
-        }
+        self.receive_packet(face, RxFields::of(&header), wire, own_buffer, c, out);
     }
 
-    /// Decodes a whole packet and applies the LP field rules.
+    /// Decodes a whole packet, applies the LP field rules and pushes it.
     fn receive_packet(
         &self,
         face: FaceId,
-        h: LpHeader,
+        h: RxFields,
         wire: Bytes,
         own_buffer: usize,
         c: &mut FaceCounters,
-    ) -> Option<Received> {
+        out: &mut Vec<Received>,
+    ) {
         // Every face, stream or datagram, bare, LP-framed or reassembled, comes through here.
         if wire.len() > self.max_packet {
             c.n_in_too_large += 1;
-            return None;
+            return;
         }
         let Ok(view) = NetPacketView::decode(wire) else {
             c.n_in_malformed += 1;
-            return None;
+            return;
         };
         let packet = match (view, h.nack) {
             (NetPacketView::Interest(i), None) => RxPacket::Interest(i),
@@ -482,13 +523,13 @@ impl Rx<'_> {
             (NetPacketView::Data(d), None) => RxPacket::Data(d),
             (NetPacketView::Data(_), Some(_)) => {
                 c.n_in_lp_dropped += 1;
-                return None;
+                return;
             }
         };
         let next_hop_ok = matches!(packet, RxPacket::Interest(_)) && self.local_fields;
         if h.next_hop_face_id.is_some() && !next_hop_ok {
             c.n_in_lp_dropped += 1;
-            return None;
+            return;
         }
         match packet {
             RxPacket::Interest(_) => c.n_in_interests += 1,
@@ -496,7 +537,7 @@ impl Rx<'_> {
             RxPacket::Nack(..) => c.n_in_nacks += 1,
         }
         let is_data = matches!(packet, RxPacket::Data(_));
-        Some(Received {
+        out.push(Received {
             face,
             packet,
             pit_token: h.pit_token,
@@ -504,7 +545,7 @@ impl Rx<'_> {
             next_hop_face_id: h.next_hop_face_id,
             cache_policy: h.cache_policy.filter(|_| is_data),
             own_buffer,
-        })
+        });
     }
 }
 
