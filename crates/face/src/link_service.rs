@@ -44,6 +44,21 @@ pub struct Received {
     pub own_buffer: usize,
 }
 
+/// Where a link service puts the packets it completes: a `Vec` handed on as a burst, or a
+/// consumer that takes each one at once (the I/O thread's dispatcher, so that a packet is not
+/// moved into a `Vec` and out again on its way to a forwarding thread).
+pub trait RxSink {
+    /// Takes one received packet.
+    fn take(&mut self, r: Received);
+}
+
+impl RxSink for Vec<Received> {
+    #[inline]
+    fn take(&mut self, r: Received) {
+        self.push(r);
+    }
+}
+
 /// The network packet inside a received frame.
 #[derive(Debug, Clone)]
 pub enum RxPacket {
@@ -169,7 +184,7 @@ impl LinkService {
         own_buffer: usize,
         now: Instant,
         c: &mut FaceCounters,
-        out: &mut Vec<Received>,
+        out: &mut impl RxSink,
     ) {
         // The reassembler is borrowed beside the rest rather than taken out of `self` and put
         // back: that moved the whole Option<Reassembler> twice per packet.
@@ -223,7 +238,7 @@ impl LinkService {
         now: Instant,
         reassembler: Option<&mut Reassembler>,
         c: &mut FaceCounters,
-        out: &mut Vec<Received>,
+        out: &mut impl RxSink,
     ) {
         let (rx, _) = self.split();
         rx.receive_in(face, from, frame, own_buffer, now, reassembler, c, out);
@@ -426,7 +441,7 @@ impl Rx<'_> {
         now: Instant,
         reassembler: Option<&mut Reassembler>,
         c: &mut FaceCounters,
-        out: &mut Vec<Received>,
+        out: &mut impl RxSink,
     ) {
         c.n_in_bytes += frame.len() as u64;
         // Without LpReliability (which reads Sequence, TxSequence and Acks), the usual frames,
@@ -506,7 +521,7 @@ impl Rx<'_> {
         wire: Bytes,
         own_buffer: usize,
         c: &mut FaceCounters,
-        out: &mut Vec<Received>,
+        out: &mut impl RxSink,
     ) {
         // Every face, stream or datagram, bare, LP-framed or reassembled, comes through here.
         if wire.len() > self.max_packet {
@@ -537,7 +552,7 @@ impl Rx<'_> {
             RxPacket::Nack(..) => c.n_in_nacks += 1,
         }
         let is_data = matches!(packet, RxPacket::Data(_));
-        out.push(Received {
+        out.take(Received {
             face,
             packet,
             pit_token: h.pit_token,

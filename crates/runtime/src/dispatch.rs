@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use hashbrown::HashMap;
-use kite_face::{Received, RxPacket};
+use kite_face::{Received, RxPacket, RxSink};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
 
@@ -272,6 +272,35 @@ pub(crate) struct Dispatcher {
     pub affinity: Affinity,
 }
 
+/// The packets of one face's burst, queued as they come ([`Dispatcher::direct`]).
+pub(crate) struct DirectSink<'a> {
+    dispatcher: &'a mut Dispatcher,
+    /// The burst's arrival time, read (and the rings settled) at its first packet.
+    at: Option<Time>,
+    local: bool,
+}
+
+impl RxSink for DirectSink<'_> {
+    #[inline]
+    fn take(&mut self, r: Received) {
+        let at = match self.at {
+            Some(at) => at,
+            None => *self.at.insert(self.dispatcher.begin_burst()),
+        };
+        let local = self.local;
+        self.dispatcher.dispatch(r, at, |_| local);
+    }
+}
+
+impl DirectSink<'_> {
+    /// Ends the burst: wakes the threads that got packets.
+    pub fn finish(self) {
+        if self.at.is_some() {
+            self.dispatcher.wake();
+        }
+    }
+}
+
 /// How long a face the forwarder refused room stays restrained.
 const RESTRAINT: core::time::Duration = core::time::Duration::from_millis(100);
 
@@ -388,14 +417,31 @@ impl Dispatcher {
         if received.is_empty() {
             return;
         }
-        for i in &mut self.inputs {
-            i.settle();
-        }
-        let at = self.clock.now();
+        let at = self.begin_burst();
         for r in received.drain(..) {
             self.dispatch(r, at, &is_local);
         }
         self.wake();
+    }
+
+    /// A sink that queues each packet as a face's link service completes it, for a burst
+    /// read from one face whose scope `local` says (see [`Dispatcher::dispatch_burst`]):
+    /// the packet goes straight to its ring instead of through a `Vec`. Call
+    /// [`DirectSink::finish`] after the burst to wake the threads that got packets.
+    pub fn direct(&mut self, local: bool) -> DirectSink<'_> {
+        DirectSink {
+            dispatcher: self,
+            at: None,
+            local,
+        }
+    }
+
+    /// Brings each Interest ring's share up to date and reads the burst's arrival time.
+    fn begin_burst(&mut self) -> Time {
+        for i in &mut self.inputs {
+            i.settle();
+        }
+        self.clock.now()
     }
 
     /// Queues one received packet for its thread(s).
