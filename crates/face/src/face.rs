@@ -15,7 +15,7 @@ use crate::congestion::{CongestionMarker, MarkingConfig};
 use crate::counters::FaceCounters;
 use crate::ether::{EtherPeer, LinkState};
 use crate::framing::{FramingError, MAX_NDN_PACKET_SIZE};
-use crate::link_service::{LinkService, Received};
+use crate::link_service::{LinkService, Received, RxSink};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
@@ -672,7 +672,7 @@ impl Face {
         now: Instant,
         hangup: bool,
         budget: usize,
-        out: &mut Vec<Received>,
+        out: &mut impl RxSink,
     ) -> Result<Progress, FaceError> {
         let (id, link, c) = (self.id, &mut self.link, &mut self.counters);
         let mut got = false;

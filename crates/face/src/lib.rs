@@ -57,7 +57,7 @@ pub use face::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_FACE_SOCKET_BUFFER, DEFAULT_UDP_MTU,
     MTU_RANGE, ON_DEMAND_LIMIT_RANGE,
 };
-pub use link_service::{Received, RxPacket};
+pub use link_service::{Received, RxPacket, RxSink};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
 pub use udp::UdpChannel;
 pub use uri::{FaceUri, MacAddr, UriError};

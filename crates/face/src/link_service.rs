@@ -14,7 +14,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use kite_packet::{
     CachePolicy, DataView, Fragments, InterestView, LpHeader, LpPacket, NackReason, NetPacketView,
-    PitToken,
+    Peeled, PitToken,
 };
 use smallvec::SmallVec;
 
@@ -42,6 +42,21 @@ pub struct Received {
     /// Octets of the buffer the packet's frame is alone in, which the CS may keep as is
     /// ([`kite_packet::kept::take_reusable`]); 0 when it shares one (or was reassembled).
     pub own_buffer: usize,
+}
+
+/// Where a link service puts the packets it completes: a `Vec` handed on as a burst, or a
+/// consumer that takes each one at once (the I/O thread's dispatcher, so that a packet is not
+/// moved into a `Vec` and out again on its way to a forwarding thread).
+pub trait RxSink {
+    /// Takes one received packet.
+    fn take(&mut self, r: Received);
+}
+
+impl RxSink for Vec<Received> {
+    #[inline]
+    fn take(&mut self, r: Received) {
+        self.push(r);
+    }
 }
 
 /// The network packet inside a received frame.
@@ -169,17 +184,44 @@ impl LinkService {
         own_buffer: usize,
         now: Instant,
         c: &mut FaceCounters,
-        out: &mut Vec<Received>,
+        out: &mut impl RxSink,
     ) {
-        let mut own = self.reassembler.take();
-        if let Some(r) = &mut own {
+        // The reassembler is borrowed beside the rest rather than taken out of `self` and put
+        // back: that moved the whole Option<Reassembler> twice per packet.
+        let (rx, reassembler) = self.split();
+        if let Some(r) = reassembler.as_mut() {
             r.expire(now);
         }
-        self.receive_in(face, from, frame, own_buffer, now, own.as_mut(), c, out);
-        if let Some(r) = &mut own {
+        rx.receive_in(
+            face,
+            from,
+            frame,
+            own_buffer,
+            now,
+            reassembler.as_mut(),
+            c,
+            out,
+        );
+        if let Some(r) = reassembler {
             c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
         }
-        self.reassembler = own;
+    }
+
+    /// The receive state and the face's own reassembler, borrowed apart.
+    fn split(&mut self) -> (Rx<'_>, &mut Option<Reassembler>) {
+        let LinkService {
+            reassembler,
+            max_packet,
+            local_fields,
+            reliability,
+            ..
+        } = self;
+        let rx = Rx {
+            max_packet: *max_packet,
+            local_fields: *local_fields,
+            reliability,
+        };
+        (rx, reassembler)
     }
 
     /// Handles one received frame from `from` (alone in a buffer of `own_buffer` octets, or
@@ -196,59 +238,10 @@ impl LinkService {
         now: Instant,
         reassembler: Option<&mut Reassembler>,
         c: &mut FaceCounters,
-        out: &mut Vec<Received>,
+        out: &mut impl RxSink,
     ) {
-        c.n_in_bytes += frame.len() as u64;
-        // A fragment is copied into its packet's buffer: a buffer of its own goes back then.
-        let own_frame = (own_buffer > 0).then(|| frame.clone());
-        let Ok(lp) = LpPacket::decode(frame) else {
-            c.n_in_malformed += 1;
-            return;
-        };
-        if let Some(r) = &mut self.reliability {
-            let h = &lp.header;
-            let fresh = r.on_receive(
-                h.sequence,
-                h.tx_sequence,
-                &h.acks,
-                lp.fragment.is_some(),
-                now,
-                c,
-            );
-            if !fresh {
-                return;
-            }
-        }
-        let (header, wire, own_buffer) = if lp.is_fragmented() {
-            let Some(r) = reassembler else {
-                c.n_reassembly_dropped += 1;
-                return;
-            };
-            let added = r.add(face, from, lp, now);
-            if let Some(f) = own_frame {
-                kite_packet::kept::give_back_slice(f);
-            }
-            match added {
-                Ok(Some((header, wire))) => (header, wire, 0),
-                Ok(None) => return,
-                Err(ReassemblyError::TooLarge) => {
-                    c.n_in_too_large += 1;
-                    return;
-                }
-                Err(_) => {
-                    c.n_reassembly_dropped += 1;
-                    return;
-                }
-            }
-        } else {
-            match lp.fragment {
-                Some(f) => (lp.header, f, own_buffer),
-                None => return, // an LP frame with no packet (idle or Ack-only)
-            }
-        };
-        if let Some(r) = self.receive_packet(face, header, wire, own_buffer, c) {
-            out.push(r);
-        }
+        let (rx, _) = self.split();
+        rx.receive_in(face, from, frame, own_buffer, now, reassembler, c, out);
     }
 
     /// Drops partial packets that timed out; the caller runs this now and then so a face
@@ -258,55 +251,6 @@ impl LinkService {
             r.expire(now);
             c.n_reassembly_dropped += r.take_drops().map(|(_, n)| n).sum::<u64>();
         }
-    }
-
-    /// Decodes a whole packet and applies the LP field rules.
-    fn receive_packet(
-        &self,
-        face: FaceId,
-        h: LpHeader,
-        wire: Bytes,
-        own_buffer: usize,
-        c: &mut FaceCounters,
-    ) -> Option<Received> {
-        // Every face, stream or datagram, bare, LP-framed or reassembled, comes through here.
-        if wire.len() > self.max_packet {
-            c.n_in_too_large += 1;
-            return None;
-        }
-        let Ok(view) = NetPacketView::decode(wire) else {
-            c.n_in_malformed += 1;
-            return None;
-        };
-        let packet = match (view, h.nack) {
-            (NetPacketView::Interest(i), None) => RxPacket::Interest(i),
-            (NetPacketView::Interest(i), Some(reason)) => RxPacket::Nack(reason, i),
-            (NetPacketView::Data(d), None) => RxPacket::Data(d),
-            (NetPacketView::Data(_), Some(_)) => {
-                c.n_in_lp_dropped += 1;
-                return None;
-            }
-        };
-        let next_hop_ok = matches!(packet, RxPacket::Interest(_)) && self.local_fields;
-        if h.next_hop_face_id.is_some() && !next_hop_ok {
-            c.n_in_lp_dropped += 1;
-            return None;
-        }
-        match packet {
-            RxPacket::Interest(_) => c.n_in_interests += 1,
-            RxPacket::Data(_) => c.n_in_data += 1,
-            RxPacket::Nack(..) => c.n_in_nacks += 1,
-        }
-        let is_data = matches!(packet, RxPacket::Data(_));
-        Some(Received {
-            face,
-            packet,
-            pit_token: h.pit_token,
-            congestion_mark: h.congestion_mark.unwrap_or(0),
-            next_hop_face_id: h.next_hop_face_id,
-            cache_policy: h.cache_policy.filter(|_| is_data),
-            own_buffer,
-        })
     }
 
     /// Queues a packet given as its LP header fields and its encoded octets; IncomingFaceId is
@@ -453,6 +397,170 @@ impl LinkService {
             });
         }
         true
+    }
+}
+
+/// The LP header fields a received packet carries on, copied out of an [`LpHeader`] (or set
+/// straight from a peeled frame) so the whole header is not moved along.
+#[derive(Default)]
+struct RxFields {
+    pit_token: Option<PitToken>,
+    nack: Option<NackReason>,
+    next_hop_face_id: Option<u64>,
+    cache_policy: Option<CachePolicy>,
+    congestion_mark: Option<u64>,
+}
+
+impl RxFields {
+    fn of(h: &LpHeader) -> Self {
+        RxFields {
+            pit_token: h.pit_token,
+            nack: h.nack,
+            next_hop_face_id: h.next_hop_face_id,
+            cache_policy: h.cache_policy,
+            congestion_mark: h.congestion_mark,
+        }
+    }
+}
+
+/// What receiving needs of a link service besides its reassembler (borrowed apart from it).
+struct Rx<'a> {
+    max_packet: usize,
+    local_fields: bool,
+    reliability: &'a mut Option<Box<Reliability>>,
+}
+
+impl Rx<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn receive_in(
+        self,
+        face: FaceId,
+        from: Endpoint,
+        frame: Bytes,
+        own_buffer: usize,
+        now: Instant,
+        reassembler: Option<&mut Reassembler>,
+        c: &mut FaceCounters,
+        out: &mut impl RxSink,
+    ) {
+        c.n_in_bytes += frame.len() as u64;
+        // Without LpReliability (which reads Sequence, TxSequence and Acks), the usual frames,
+        // a bare packet or one with only a PIT token, skip building an LpHeader.
+        let frame = match self.reliability {
+            None => match LpPacket::peel(frame) {
+                Ok(Peeled::Packet(pit_token, wire)) => {
+                    let fields = RxFields {
+                        pit_token,
+                        ..RxFields::default()
+                    };
+                    return self.receive_packet(face, fields, wire, own_buffer, c, out);
+                }
+                Ok(Peeled::Lp(frame)) => frame,
+                Err(_) => {
+                    c.n_in_malformed += 1;
+                    return;
+                }
+            },
+            Some(_) => frame,
+        };
+        // A fragment is copied into its packet's buffer: a buffer of its own goes back then.
+        let own_frame = (own_buffer > 0).then(|| frame.clone());
+        let Ok(lp) = LpPacket::decode(frame) else {
+            c.n_in_malformed += 1;
+            return;
+        };
+        if let Some(r) = self.reliability.as_mut() {
+            let h = &lp.header;
+            let fresh = r.on_receive(
+                h.sequence,
+                h.tx_sequence,
+                &h.acks,
+                lp.fragment.is_some(),
+                now,
+                c,
+            );
+            if !fresh {
+                return;
+            }
+        }
+        let (header, wire, own_buffer) = if lp.is_fragmented() {
+            let Some(r) = reassembler else {
+                c.n_reassembly_dropped += 1;
+                return;
+            };
+            let added = r.add(face, from, lp, now);
+            if let Some(f) = own_frame {
+                kite_packet::kept::give_back_slice(f);
+            }
+            match added {
+                Ok(Some((header, wire))) => (header, wire, 0),
+                Ok(None) => return,
+                Err(ReassemblyError::TooLarge) => {
+                    c.n_in_too_large += 1;
+                    return;
+                }
+                Err(_) => {
+                    c.n_reassembly_dropped += 1;
+                    return;
+                }
+            }
+        } else {
+            match lp.fragment {
+                Some(f) => (lp.header, f, own_buffer),
+                None => return, // an LP frame with no packet (idle or Ack-only)
+            }
+        };
+        self.receive_packet(face, RxFields::of(&header), wire, own_buffer, c, out);
+    }
+
+    /// Decodes a whole packet, applies the LP field rules and pushes it.
+    fn receive_packet(
+        &self,
+        face: FaceId,
+        h: RxFields,
+        wire: Bytes,
+        own_buffer: usize,
+        c: &mut FaceCounters,
+        out: &mut impl RxSink,
+    ) {
+        // Every face, stream or datagram, bare, LP-framed or reassembled, comes through here.
+        if wire.len() > self.max_packet {
+            c.n_in_too_large += 1;
+            return;
+        }
+        let Ok(view) = NetPacketView::decode(wire) else {
+            c.n_in_malformed += 1;
+            return;
+        };
+        let packet = match (view, h.nack) {
+            (NetPacketView::Interest(i), None) => RxPacket::Interest(i),
+            (NetPacketView::Interest(i), Some(reason)) => RxPacket::Nack(reason, i),
+            (NetPacketView::Data(d), None) => RxPacket::Data(d),
+            (NetPacketView::Data(_), Some(_)) => {
+                c.n_in_lp_dropped += 1;
+                return;
+            }
+        };
+        let next_hop_ok = matches!(packet, RxPacket::Interest(_)) && self.local_fields;
+        if h.next_hop_face_id.is_some() && !next_hop_ok {
+            c.n_in_lp_dropped += 1;
+            return;
+        }
+        match packet {
+            RxPacket::Interest(_) => c.n_in_interests += 1,
+            RxPacket::Data(_) => c.n_in_data += 1,
+            RxPacket::Nack(..) => c.n_in_nacks += 1,
+        }
+        let is_data = matches!(packet, RxPacket::Data(_));
+        out.take(Received {
+            face,
+            packet,
+            pit_token: h.pit_token,
+            congestion_mark: h.congestion_mark.unwrap_or(0),
+            next_hop_face_id: h.next_hop_face_id,
+            cache_policy: h.cache_policy.filter(|_| is_data),
+            own_buffer,
+        });
     }
 }
 

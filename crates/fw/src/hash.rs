@@ -124,7 +124,9 @@ impl NameHasher {
     }
 
     /// Hashes of every prefix of `name`: element `i` is the hash of the first `i` components.
-    #[inline]
+    /// Always inlined, so that the hashes are written where the caller keeps them (the input
+    /// stage's record) rather than returned and copied there.
+    #[inline(always)]
     pub fn prefix_hashes(&self, name: &Name) -> NameHashes {
         let mut hashes = SmallVec::with_capacity(name.len() + 1);
         let mut h = Sip13::new(self.k0, self.k1);

@@ -43,7 +43,8 @@ pub use data::{ContentType, Data, DataView, MetaInfo};
 pub use error::{DecodeError, Result};
 pub use interest::{Interest, InterestView, Nonce, OutgoingInterest};
 pub use lp::{
-    CachePolicy, FragmentError, Fragments, HopHeader, LpHeader, LpPacket, NackReason, PitToken,
+    CachePolicy, FragmentError, Fragments, HopHeader, LpHeader, LpPacket, NackReason, Peeled,
+    PitToken,
 };
 pub use nack::Nack;
 pub use name::{Component, Name, OwnedComponent, UriError};

@@ -392,19 +392,44 @@ pub struct LpPacket {
     pub fragment: Option<Bytes>,
 }
 
+/// A frame after [`LpPacket::peel`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Peeled {
+    /// A bare Interest or Data (no token), or `LpPacket{PitToken, Fragment}`: its token and
+    /// the network packet's octets.
+    Packet(Option<PitToken>, Bytes),
+    /// Any other LpPacket (the whole frame), for [`LpPacket::decode`].
+    Lp(Bytes),
+}
+
 impl LpPacket {
     /// Decodes a frame that fills `frame`: an LpPacket, or a bare Interest or Data (which
     /// becomes an LpPacket with no header fields and the whole frame as fragment).
     #[inline]
     pub fn decode(frame: Bytes) -> Result<Self> {
+        match Self::peel(frame)? {
+            Peeled::Packet(pit_token, packet) => Ok(LpPacket {
+                header: LpHeader {
+                    pit_token,
+                    ..LpHeader::default()
+                },
+                fragment: Some(packet),
+            }),
+            Peeled::Lp(frame) => Self::decode_fields(&frame, read_single(&frame)?.children()),
+        }
+    }
+
+    /// Decodes a frame that fills `frame` as far as its shape needs: a bare Interest or Data,
+    /// or the usual `LpPacket{PitToken, Fragment}`, comes out as the network packet and its
+    /// token without an [`LpHeader`] being built (a receiver then moves a few octets, not the
+    /// whole header); any other LpPacket comes out whole, for [`LpPacket::decode`]. Errors
+    /// are those `decode` gives for a frame whose outer element is malformed or of another
+    /// type.
+    #[inline]
+    pub fn peel(frame: Bytes) -> Result<Peeled> {
         let outer = read_single(&frame)?;
         match outer.typ {
-            tlv_type::INTEREST | tlv_type::DATA => {
-                return Ok(LpPacket {
-                    header: LpHeader::default(),
-                    fragment: Some(frame),
-                })
-            }
+            tlv_type::INTEREST | tlv_type::DATA => return Ok(Peeled::Packet(None, frame)),
             tlv_type::LP_PACKET => {}
             actual => {
                 return Err(DecodeError::UnexpectedType {
@@ -418,15 +443,9 @@ impl LpPacket {
             let mut frame = frame;
             frame.truncate(start + fragment.len());
             frame.advance(start);
-            return Ok(LpPacket {
-                header: LpHeader {
-                    pit_token: Some(token),
-                    ..LpHeader::default()
-                },
-                fragment: Some(frame),
-            });
+            return Ok(Peeled::Packet(Some(token), frame));
         }
-        Self::decode_fields(&frame, outer.children())
+        Ok(Peeled::Lp(frame))
     }
 
     /// Reads every header field and the fragment of an LpPacket whose value `r` reads.

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use hashbrown::HashMap;
-use kite_face::{Received, RxPacket};
+use kite_face::{Received, RxPacket, RxSink};
 use kite_packet::{CachePolicy, PitToken};
 use rtrb::{Consumer, Producer, RingBuffer};
 
@@ -134,6 +134,7 @@ pub(crate) struct Inputs {
 impl Inputs {
     /// Queues an Interest: `/localhost` ones from local faces on the local ring, the rest on
     /// the CoDel-managed Interest ring if its face is within its share. False when refused.
+    #[inline]
     fn push_interest(&mut self, s: Stamped<InInterest>, local: bool, cap: usize) -> bool {
         if local {
             return self.local.push(s).is_ok();
@@ -174,17 +175,20 @@ impl Inputs {
     }
 
     /// Queues a Data; false when the ring is full.
+    #[inline]
     fn push_data(&mut self, s: Stamped<InData>) -> bool {
         push_managed(&mut self.data, &self.overflowed.data, s)
     }
 
     /// Queues a Nack; false when the ring is full.
+    #[inline]
     fn push_nack(&mut self, s: Stamped<InNack>) -> bool {
         push_managed(&mut self.nacks, &self.overflowed.nacks, s)
     }
 }
 
 /// Pushes `s` onto a CoDel-managed ring; a refusal raises that ring's `overflowed` flag.
+#[inline]
 fn push_managed<T>(
     ring: &mut Producer<Stamped<T>>,
     overflowed: &AtomicBool,
@@ -270,6 +274,35 @@ pub(crate) struct Dispatcher {
     restrained: HashMap<FaceId, Time>,
     /// The accepted faces watched for the I/O thread whose shards their packets go to.
     pub affinity: Affinity,
+}
+
+/// The packets of one face's burst, queued as they come ([`Dispatcher::direct`]).
+pub(crate) struct DirectSink<'a> {
+    dispatcher: &'a mut Dispatcher,
+    /// The burst's arrival time, read (and the rings settled) at its first packet.
+    at: Option<Time>,
+    local: bool,
+}
+
+impl RxSink for DirectSink<'_> {
+    #[inline]
+    fn take(&mut self, r: Received) {
+        let at = match self.at {
+            Some(at) => at,
+            None => *self.at.insert(self.dispatcher.begin_burst()),
+        };
+        let local = self.local;
+        self.dispatcher.dispatch(r, at, |_| local);
+    }
+}
+
+impl DirectSink<'_> {
+    /// Ends the burst: wakes the threads that got packets.
+    pub fn finish(self) {
+        if self.at.is_some() {
+            self.dispatcher.wake();
+        }
+    }
 }
 
 /// How long a face the forwarder refused room stays restrained.
@@ -388,14 +421,31 @@ impl Dispatcher {
         if received.is_empty() {
             return;
         }
-        for i in &mut self.inputs {
-            i.settle();
-        }
-        let at = self.clock.now();
+        let at = self.begin_burst();
         for r in received.drain(..) {
             self.dispatch(r, at, &is_local);
         }
         self.wake();
+    }
+
+    /// A sink that queues each packet as a face's link service completes it, for a burst
+    /// read from one face whose scope `local` says (see [`Dispatcher::dispatch_burst`]):
+    /// the packet goes straight to its ring instead of through a `Vec`. Call
+    /// [`DirectSink::finish`] after the burst to wake the threads that got packets.
+    pub fn direct(&mut self, local: bool) -> DirectSink<'_> {
+        DirectSink {
+            dispatcher: self,
+            at: None,
+            local,
+        }
+    }
+
+    /// Brings each Interest ring's share up to date and reads the burst's arrival time.
+    fn begin_burst(&mut self) -> Time {
+        for i in &mut self.inputs {
+            i.settle();
+        }
+        self.clock.now()
     }
 
     /// Queues one received packet for its thread(s).
@@ -405,23 +455,30 @@ impl Dispatcher {
                 kite_fw::fault::panic_if_asked("io", &interest.name);
                 let hashes = self.hasher.prefix_hashes(&interest.name);
                 let t = usize::from(self.ndt.thread_for(&hashes));
-                let pkt = InInterest {
-                    interest,
-                    hashes,
-                    face: r.face,
-                    token: r.pit_token,
-                    next_hop: r.next_hop_face_id.map(kite_fw::face::FaceId),
-                    congestion_mark: r.congestion_mark,
-                };
                 let local =
-                    NameScope::of(&pkt.interest.name) == NameScope::Localhost && is_local(r.face);
+                    NameScope::of(&interest.name) == NameScope::Localhost && is_local(r.face);
                 let cap = self.cap(r.face, at);
-                let ok = self.inputs[t].push_interest(Stamped { at, pkt }, local, cap);
+                // Built in the call (the push inlined), not first in a local and then moved.
+                let ok = self.inputs[t].push_interest(
+                    Stamped {
+                        at,
+                        pkt: InInterest {
+                            interest,
+                            hashes,
+                            face: r.face,
+                            token: r.pit_token,
+                            next_hop: r.next_hop_face_id.map(kite_fw::face::FaceId),
+                            congestion_mark: r.congestion_mark,
+                        },
+                    },
+                    local,
+                    cap,
+                );
                 self.counted(t, ok, r.face);
             }
             RxPacket::Data(data) => {
                 let no_cache = r.cache_policy == Some(CachePolicy::NO_CACHE);
-                let mut pkt = InData {
+                let in_data = |data| InData {
                     data,
                     hashes: None,
                     face: r.face,
@@ -431,10 +488,12 @@ impl Dispatcher {
                     own_buffer: r.own_buffer,
                 };
                 if let Some(t) = self.token_thread(r.pit_token.as_ref()) {
+                    let pkt = in_data(data);
                     let ok = self.inputs[t].push_data(Stamped { at, pkt });
                     self.counted(t, ok, r.face);
                     return;
                 }
+                let mut pkt = in_data(data);
                 let hashes = self.hasher.prefix_hashes(&pkt.data.name);
                 let threads = self.ndt.threads_for_data(&hashes);
                 pkt.hashes = Some(hashes);

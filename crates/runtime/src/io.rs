@@ -828,7 +828,10 @@ impl IoThread {
             0 => Ok(Progress::More),
             _ => {
                 let face = self.faces.get_mut(&id).expect("looked up above");
-                let r = face.recv_burst(now, hangup, budget, &mut self.received);
+                // Every packet of the burst comes from this face, so its scope answers for all.
+                let mut sink = self.dispatcher.direct(face.scope() == FaceScope::Local);
+                let r = face.recv_burst(now, hangup, budget, &mut sink);
+                sink.finish();
                 if face.shm_requested() {
                     let token = Token(id.0 as usize);
                     match face.switch_to_shm(self.poll.registry(), token, &mut self.received) {

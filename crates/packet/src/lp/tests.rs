@@ -391,3 +391,39 @@ fn put_framed_wraps_only_when_a_field_is_set() {
     assert_eq!(lp.header, header);
     assert_eq!(lp.fragment.as_deref(), Some(&packet[..]));
 }
+
+#[test]
+fn peel_hands_bare_and_token_only_frames_on_without_a_header() {
+    let i = interest_wire();
+    assert_eq!(
+        LpPacket::peel(i.clone()).unwrap(),
+        Peeled::Packet(None, i.clone())
+    );
+    let token = PitToken::from_u64(7);
+    let framed = LpPacket {
+        header: LpHeader {
+            pit_token: Some(token),
+            ..LpHeader::default()
+        },
+        fragment: Some(i.clone()),
+    }
+    .encode();
+    assert_eq!(
+        LpPacket::peel(framed).unwrap(),
+        Peeled::Packet(Some(token), i.clone())
+    );
+    let marked = LpPacket {
+        header: LpHeader {
+            congestion_mark: Some(1),
+            ..LpHeader::default()
+        },
+        fragment: Some(i),
+    }
+    .encode();
+    assert_eq!(LpPacket::peel(marked.clone()).unwrap(), Peeled::Lp(marked));
+    let name_alone = Bytes::from(tlv(tlv_type::NAME, b""));
+    assert_eq!(
+        LpPacket::peel(name_alone.clone()).unwrap_err(),
+        LpPacket::decode(name_alone).unwrap_err()
+    );
+}
