@@ -14,7 +14,7 @@
 # - `kite put` of a 100 MB file and `kite get` of it: goodput;
 # - idle: ten `kite ping --server` applications connected, the daemon's CPU over 10 s.
 # The socket side sets KITE_SHM=off in every tool; the daemon is the same.
-# Writes bench/results/shm-<commit>.csv.
+# Writes bench/results/shm-<commit>.csv and a bar chart of the `kite perf` medians, .svg.
 #   bench/shm.sh [SECONDS] [ROUNDS]     (defaults 5 and 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -144,8 +144,8 @@ for r in $(seq "$rounds"); do
 done
 unset KITE_SHM
 echo "medians:"
-python3 - "$out" <<'PY'
-import csv, statistics, sys
+python3 - "$out" "${out%.csv}.svg" "kite perf over the unix socket and shared memory, medians ($commit)" <<'PY'
+import csv, statistics, subprocess, sys, tempfile
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))][1:]
 keys = sorted({(r[2], r[3], r[1]) for r in rows})
 med = {}
@@ -163,5 +163,11 @@ for test, p, _ in sorted({k for k in keys if k[2] == 'shm'}):
     s, u = med.get((test, p, 'shm')), med.get((test, p, 'unix'))
     if s and u:
         print(f"{test} {p}: shm / unix x{s / u:.2f}")
+bars = ["label,exchanges_per_sec"]
+for p in sorted({p for t, p, _ in med if t == 'perf'}, key=int):
+    bars += [f"{mode} {p} B,{med['perf', p, mode]}" for mode in ('unix', 'shm') if med.get(('perf', p, mode))]
+with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+    f.write("\n".join(bars) + "\n")
+subprocess.run([sys.executable, "bench/bars.py", f.name, sys.argv[2], sys.argv[3]], check=True)
 PY
-echo "wrote $out"
+echo "wrote $out and ${out%.csv}.svg"
