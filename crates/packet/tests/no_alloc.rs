@@ -109,6 +109,29 @@ fn data_view_and_lp_frame_decode_without_allocating() {
 }
 
 #[test]
+fn interests_sent_on_with_a_lower_hop_limit_allocate_once_per_64_kib() {
+    let mut i = Interest::new(name(4));
+    i.nonce = Some(Nonce::from(7));
+    i.hop_limit = Some(32);
+    let view = InterestView::decode(received(i.encode())).unwrap();
+    let out = view.outgoing(Nonce::from(7), Some(31));
+    let (n, len) = (10_000, out.encode().len());
+    let count = allocations_during(|| {
+        for _ in 0..n {
+            let wire = out.encode();
+            assert_eq!(InterestView::decode(wire).unwrap().hop_limit, Some(31));
+        }
+    });
+    // A fresh 64 KiB buffer and its shared reference count each time one runs out.
+    assert!(
+        count <= 2 * (n * len / (64 << 10) + 1),
+        "{count} allocations"
+    );
+    // The received octets are untouched: the patch went into the copy.
+    assert_eq!(view.hop_limit, Some(32));
+}
+
+#[test]
 fn the_counter_does_count() {
     // A 17-component name spills its offsets to the heap: the test above would catch that.
     let wire = received(Interest::new(name(17)).encode());

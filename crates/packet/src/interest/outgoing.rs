@@ -3,7 +3,9 @@
 //! forwarding thread hands this to its output stage instead of the whole view: a few words to
 //! move, and no name offsets to copy.
 
-use bytes::Bytes;
+use std::cell::RefCell;
+
+use bytes::{Bytes, BytesMut};
 
 use super::{Interest, InterestView, Nonce};
 use crate::error::Result;
@@ -28,14 +30,14 @@ impl OutgoingInterest {
         if self.nonce.is_none() && self.hop_limit.is_none() {
             return self.wire.clone();
         }
-        let mut copy = self.wire.to_vec();
-        if let Some((at, n)) = self.nonce {
-            copy[at as usize..at as usize + 4].copy_from_slice(&n.0);
-        }
-        if let Some((at, h)) = self.hop_limit {
-            copy[at as usize] = h;
-        }
-        Bytes::from(copy)
+        patched_copy(&self.wire, |copy| {
+            if let Some((at, n)) = self.nonce {
+                copy[at as usize..at as usize + 4].copy_from_slice(&n.0);
+            }
+            if let Some((at, h)) = self.hop_limit {
+                copy[at as usize] = h;
+            }
+        })
     }
 
     /// The value of the Interest's Name (its components' TLVs), read from the octets: for a
@@ -85,4 +87,30 @@ impl InterestView {
             hop_limit: None,
         }
     }
+}
+
+/// Octets of each buffer the patched copies of a thread are cut from: a forwarder lowers the
+/// HopLimit of every Interest that carries one, so patching allocates once per this many
+/// octets of such Interests rather than once per Interest.
+const PATCH_CHUNK: usize = 64 << 10;
+
+thread_local! {
+    /// What is left of the thread's current buffer for patched copies. Each copy shares the
+    /// buffer and the last one dropped frees it; a copy lives as long as its frame waits for
+    /// its write (a face's queue copies out frames that wait longer, and LpReliability keeps
+    /// copies of its own), so a buffer is not kept alive past a few bursts.
+    static PATCH_BUFFER: RefCell<BytesMut> = RefCell::new(BytesMut::new());
+}
+
+/// A copy of `wire` with `edit` applied, cut from the thread's buffer for patched copies.
+fn patched_copy(wire: &[u8], edit: impl FnOnce(&mut [u8])) -> Bytes {
+    PATCH_BUFFER.with(|buffer| {
+        let mut buffer = buffer.borrow_mut();
+        if buffer.capacity() < wire.len() {
+            *buffer = BytesMut::with_capacity(PATCH_CHUNK.max(wire.len()));
+        }
+        buffer.extend_from_slice(wire);
+        edit(&mut buffer[..]);
+        buffer.split().freeze()
+    })
 }
