@@ -31,6 +31,10 @@ every run (exec/s, cov and ft are the latest run's).
 Options:
   --runs N        executions per target (default 100000000, libFuzzer's -runs=)
   --jobs J        targets fuzzed at once (default 1; the machine is shared)
+  --workers W     libFuzzer processes per target (default 1), on one shared corpus (each
+                  reloads what the others add, libFuzzer's -reload): a slow target reaches
+                  --runs W times sooner on W idle cores; its executions are summed over
+                  the workers, whose logs are DIR/logs/TARGET.log, TARGET.w2.log, ...
   --max-time S    stop each target after S seconds even short of --runs (default: no limit)
   --out DIR       where logs, corpora, crashes and the summary go (default fuzz/campaign)
   --no-trace-compares
@@ -47,6 +51,7 @@ USAGE
 
 runs=100000000
 jobs=1
+workers=1
 max_time=0
 out=fuzz/campaign
 report_only=false
@@ -56,6 +61,7 @@ while (( $# > 0 )); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
     --max-time) max_time=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --report) report_only=true; shift ;;
@@ -65,39 +71,57 @@ while (( $# > 0 )); do
     *) targets+=("$1"); shift ;;
   esac
 done
-for v in runs jobs max_time; do
+for v in runs jobs workers max_time; do
   if ! [[ ${!v} =~ ^[0-9]+$ ]]; then
     echo "fuzz-campaign.sh: --${v/_/-} takes a whole number, not '${!v}'" >&2
     exit 2
   fi
 done
-if (( jobs < 1 )); then
-  echo "fuzz-campaign.sh: --jobs must be at least 1" >&2
+if (( jobs < 1 || workers < 1 )); then
+  echo "fuzz-campaign.sh: --jobs and --workers must be at least 1" >&2
   exit 2
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# The figures of one target from its log and directories, as one tab-separated line.
+# A target's worker logs: TARGET.log, then TARGET.w2.log, TARGET.w3.log, ...
+worker_logs() {
+  local t=$1
+  [[ -f "$out/logs/$t.log" ]] && echo "$out/logs/$t.log"
+  find "$out/logs" -maxdepth 1 -name "$t.w*.log" 2>/dev/null | sort -V
+}
+
+# One worker log's "execs exec/s cov ft": libFuzzer's final stats (stat::number_of_executed_units,
+# stat::average_exec_per_sec) when it wrote them, else its last status line.
+log_figures() {
+  local log=$1 last execs=0 rate=0 cov=0 ft=0 n r
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  if [[ -n $last ]]; then
+    execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"$last")
+    cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+    ft=$(grep -oE 'ft: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+    rate=$(grep -oE 'exec/s: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+  fi
+  n=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+  r=$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
+  echo "${n:-$execs} ${r:-${rate:-0}} ${cov:-0} ${ft:-0}"
+}
+
+# The figures of one target from its logs and directories, as one tab-separated line: executions
+# and rates summed over its workers, coverage of the worker that reached the most.
 figures() {
-  local t=$1 log="$out/logs/$t.log"
-  local execs="-" rate="-" cov="-" ft="-" status="-" units=0 bytes=0 crashes=0 last
-  if [[ -f $log ]]; then
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
-    if [[ -n $last ]]; then
-      execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"$last")
-      cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | awk '{print $2}' || true)
-      ft=$(grep -oE 'ft: [0-9]+' <<<"$last" | awk '{print $2}' || true)
-      rate=$(grep -oE 'exec/s: [0-9]+' <<<"$last" | awk '{print $2}' || true)
-    fi
-    local n r
-    n=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
-    r=$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
-    [[ -n $n ]] && execs=$n
-    [[ -n $r ]] && rate=$r
-    if [[ $execs != - ]]; then
-      execs=$((execs + $(before "$t")))
-    fi
+  local t=$1 execs="-" rate="-" cov="-" ft="-" status="-" units=0 bytes=0 crashes=0
+  local logs
+  mapfile -t logs < <(worker_logs "$t")
+  if (( ${#logs[@]} > 0 )); then
+    local log e r c f
+    execs=$(before "$t") rate=0 cov=0 ft=0
+    for log in "${logs[@]}"; do
+      read -r e r c f < <(log_figures "$log")
+      execs=$((execs + e)) rate=$((rate + r))
+      (( c > cov )) && cov=$c
+      (( f > ft )) && ft=$f
+    done
     if [[ -f "$out/logs/$t.status" ]]; then
       status=$(cat "$out/logs/$t.status")
     else
@@ -112,7 +136,7 @@ figures() {
     crashes=$(find "$out/artifacts/$t" -type f \( -name 'crash-*' -o -name 'timeout-*' \
       -o -name 'oom-*' -o -name 'leak-*' \) | wc -l)
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$execs" "$rate" "${cov:--}" "${ft:--}" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$execs" "$rate" "$cov" "$ft" \
     "$units" "$bytes" "$crashes" "$status"
 }
 
@@ -121,12 +145,14 @@ before() {
   cat "$out/logs/$1.before" 2>/dev/null || echo 0
 }
 
-# Executions of a target's last run, from its final stats or else its last status line.
+# Executions of a target's last run, summed over its workers.
 last_run_execs() {
-  local log="$out/logs/$1.log" n
-  n=$(grep -E '^stat::number_of_executed_units' "$log" 2>/dev/null | awk '{print $2}' || true)
-  [[ -z $n ]] && n=$(grep -oE '^#[0-9]+' "$log" 2>/dev/null | tail -1 | tr -d '#' || true)
-  echo "${n:-0}"
+  local log sum=0 e _
+  while read -r log; do
+    read -r e _ < <(log_figures "$log")
+    sum=$((sum + e))
+  done < <(worker_logs "$1")
+  echo "$sum"
 }
 
 report() {
@@ -165,7 +191,8 @@ else
 fi
 mkdir -p "$out/logs"
 
-# One target: libFuzzer to --runs executions; the status file says how it ended.
+# One target: --workers libFuzzer processes to --runs executions in all; the status file says
+# how it ended.
 run_target() {
   local t=$1
   mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
@@ -178,32 +205,44 @@ run_target() {
   else
     rm -f "$out/logs/$t.before"
   fi
-  rm -f "$out/logs/$t.status"
+  rm -f "$out/logs/$t.status" "$out/logs/$t".w*.log
   local left=$((runs - $(before "$t")))
   if (( left <= 0 )); then
     echo done >"$out/logs/$t.status"
     echo "==> $t: done after $(before "$t") executions in earlier runs"
     return
   fi
-  local args=(-runs="$left" -rss_limit_mb=2048 -print_final_stats=1
+  local each=$(((left + workers - 1) / workers))
+  local args=(-runs="$each" -rss_limit_mb=2048 -print_final_stats=1
     -artifact_prefix="$out/artifacts/$t/")
   (( max_time > 0 )) && args+=(-max_total_time="$max_time")
-  local rc=0
-  "$bin/$t" "${args[@]}" "$out/corpus/$t" "fuzz/corpus/$t" >"$out/logs/$t.log" 2>&1 || rc=$?
-  local n
-  n=$(grep -E '^stat::number_of_executed_units' "$out/logs/$t.log" | awk '{print $2}' || true)
+  local w pids=() log
+  for ((w = 1; w <= workers; w++)); do
+    log=$out/logs/$t.log
+    (( w > 1 )) && log=$out/logs/$t.w$w.log
+    "$bin/$t" "${args[@]}" "$out/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1 &
+    pids+=("$!")
+  done
   # libFuzzer exits 72 when interrupted (SIGINT, SIGTERM): that run was stopped, not a crash.
-  if (( rc != 0 && rc != 72 )); then
+  local pid rc crashed=false
+  for pid in "${pids[@]}"; do
+    rc=0
+    wait "$pid" || rc=$?
+    (( rc != 0 && rc != 72 )) && crashed=true
+  done
+  local n
+  n=$(last_run_execs "$t")
+  if $crashed; then
     echo crash >"$out/logs/$t.status"
-  elif [[ -n $n ]] && (( n >= left )); then
+  elif (( n >= left )); then
     echo done >"$out/logs/$t.status"
   else
     echo stopped >"$out/logs/$t.status"
   fi
-  echo "==> $t: $(cat "$out/logs/$t.status") after $(($(before "$t") + ${n:-0})) executions"
+  echo "==> $t: $(cat "$out/logs/$t.status") after $(($(before "$t") + n)) executions"
 }
 
-echo "==> fuzzing ${#targets[@]} targets to $runs executions, $jobs at a time, into $out"
+echo "==> fuzzing ${#targets[@]} targets to $runs executions, $jobs at a time, $workers workers each, into $out"
 for t in "${targets[@]}"; do
   while (( $(jobs -rp | wc -l) >= jobs )); do
     wait -n || true
