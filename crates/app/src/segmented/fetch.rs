@@ -8,7 +8,7 @@
 //! version from the name of the first segment that answers (python-ndn's producers answer only
 //! this). By default RDR is tried once with a short timeout, then the older way.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -249,6 +249,10 @@ pub enum FetchError {
     },
 }
 
+/// How often [`fetch`] shows its counters to its progress callback, at most: finding what the
+/// fetch waits for looks through the window, too much to do for every batch of segments.
+pub const REPORT_EVERY: Duration = Duration::from_millis(10);
+
 /// One outstanding segment Interest.
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
@@ -265,6 +269,8 @@ struct Fetcher<'a> {
     started: Instant,
     /// When a segment or discovery answer last arrived (or the fetch started).
     last_progress: Instant,
+    /// When the counters are next shown to `progress`.
+    next_report: Instant,
     /// What discovery waits for, while it does.
     discovering: Option<(Name, u32)>,
     window: Window,
@@ -273,7 +279,9 @@ struct Fetcher<'a> {
     /// When the RTO was last backed off.
     last_backoff: Option<Instant>,
     versioned: Name,
-    in_flight: HashMap<InterestId, InFlight>,
+    /// Outstanding Interests by identifier, which the pipeline hands out in the order they
+    /// are sent: oldest first.
+    in_flight: BTreeMap<InterestId, InFlight>,
     /// Segments to send again, with their retry counts.
     /// Lowest segment first: the output waits for the oldest, so it is resent first
     /// (a queue would let a shrunken window cycle through later losses before it).
@@ -288,7 +296,8 @@ struct Fetcher<'a> {
 
 /// Fetches the segmented object `name` (a prefix whose version is discovered as
 /// [`FetchOptions::discovery`] says, or a name ending in a version) and writes its content to
-/// `out` in order. `progress` sees the counters after each batch of events.
+/// `out` in order. `progress` sees the counters after a batch of events, at most every
+/// [`REPORT_EVERY`], and once more when the fetch gives up for lack of progress.
 pub fn fetch(
     pipe: Pipeline,
     name: &Name,
@@ -303,6 +312,7 @@ pub fn fetch(
         progress,
         started,
         last_progress: started,
+        next_report: started,
         discovering: None,
         window: Window::new(opts.cc),
         rtt: RttEstimator::new(
@@ -313,7 +323,7 @@ pub fn fetch(
         loss: LossDetector::default(),
         last_backoff: None,
         versioned: name.clone(),
-        in_flight: HashMap::new(),
+        in_flight: BTreeMap::new(),
         retx: BTreeMap::new(),
         next_new: 0,
         final_seg: None,
@@ -346,6 +356,10 @@ impl Fetcher<'_> {
     /// arrived for the no-progress limit.
     fn report(&mut self) -> Result<(), FetchError> {
         let now = Instant::now();
+        if now < self.next_report && now - self.last_progress < self.opts.no_progress_limit() {
+            return Ok(());
+        }
+        self.next_report = now + REPORT_EVERY;
         self.stats.cwnd = self.window.cwnd();
         self.stats.elapsed = now - self.started;
         self.stats.stalled_for = now - self.last_progress;
@@ -632,10 +646,17 @@ impl Fetcher<'_> {
     /// does not). Returns when the next one will be, if any.
     fn detect_losses(&mut self, now: Instant) -> Result<Option<Instant>, FetchError> {
         let tail = self.retx.is_empty() && self.final_seg.is_some_and(|last| self.next_new > last);
+        let scan = self.loss.scan(tail, &self.rtt);
         let mut next: Option<Instant> = None;
         let mut lost = Vec::new();
+        // Oldest first (identifiers follow the order of sending): past the first one that
+        // cannot be lost early, none can, so a pass looks at the few overtaken Interests and
+        // not at the whole window.
         for (&id, s) in &self.in_flight {
-            match self.loss.lost_at(s.sent_at, s.retries, tail, &self.rtt) {
+            if !scan.may_lose(s.sent_at) {
+                break;
+            }
+            match scan.lost_at(s.sent_at, s.retries) {
                 Some((at, why)) if at <= now => lost.push((id, why)),
                 Some((at, _)) => next = Some(next.map_or(at, |n| n.min(at))),
                 None => {}

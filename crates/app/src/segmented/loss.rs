@@ -85,25 +85,53 @@ impl LossDetector {
             .max(MIN_REORDERING_WINDOW)
     }
 
+    /// What the answers so far say about every unanswered Interest, computed once for a pass
+    /// over them: `tail`, the fetch has nothing new to send; `rtt`, the RTT estimator.
+    pub fn scan(&self, tail: bool, rtt: &RttEstimator) -> LossScan {
+        LossScan {
+            latest: self.latest,
+            last_answer: tail.then_some(self.last_answer).flatten(),
+            bound: rtt.rtt_bound(),
+            srtt: rtt.srtt(),
+            reo: self.reordering_window(),
+        }
+    }
+}
+
+/// [`LossDetector`]'s verdicts for one pass over the unanswered Interests, with what they
+/// share (the RTT bound, the reordering window) computed once.
+#[derive(Debug, Clone, Copy)]
+pub struct LossScan {
+    latest: Option<(Instant, Duration)>,
+    /// When the last answer arrived, in the tail of a fetch only.
+    last_answer: Option<Instant>,
+    bound: Duration,
+    srtt: Duration,
+    reo: Duration,
+}
+
+impl LossScan {
+    /// Whether an Interest sent at `sent_at` can count as lost before its timer at all. False
+    /// for one sent at `sent_at` means false for every one sent later, so a pass oldest first
+    /// stops there.
+    #[inline]
+    pub fn may_lose(&self, sent_at: Instant) -> bool {
+        self.latest
+            .is_some_and(|(latest, _)| latest > sent_at + self.reo)
+            || self.last_answer.is_some_and(|a| a > sent_at)
+    }
+
     /// When an Interest sent at `sent_at` after `retries` earlier transmissions, still
-    /// unanswered, counts as lost, and why; `None` while nothing says it will. `tail`: the
-    /// fetch has nothing new to send; `rtt`: the RTT estimator.
-    pub fn lost_at(
-        &self,
-        sent_at: Instant,
-        retries: u32,
-        tail: bool,
-        rtt: &RttEstimator,
-    ) -> Option<(Instant, Lost)> {
-        let earliest = sent_at + suppression_wait(retries).max(rtt.rtt_bound());
-        let srtt = rtt.srtt();
-        let reo = self.reordering_window();
+    /// unanswered, counts as lost, and why; `None` while nothing says it will.
+    pub fn lost_at(&self, sent_at: Instant, retries: u32) -> Option<(Instant, Lost)> {
+        let earliest = sent_at + suppression_wait(retries).max(self.bound);
         match self.latest {
-            Some((latest, latest_rtt)) if latest > sent_at + reo => {
-                Some(((sent_at + latest_rtt + reo).max(earliest), Lost::Overtaken))
-            }
-            _ if tail && self.last_answer.is_some_and(|a| a > sent_at) => {
-                Some(((sent_at + srtt * 2).max(earliest), Lost::Probe))
+            Some((latest, latest_rtt)) if latest > sent_at + self.reo => Some((
+                (sent_at + latest_rtt + self.reo).max(earliest),
+                Lost::Overtaken,
+            )),
+            _ if self.last_answer.is_some_and(|a| a > sent_at) => {
+                Some(((sent_at + self.srtt * 2).max(earliest), Lost::Probe))
             }
             _ => None,
         }
@@ -142,11 +170,11 @@ mod tests {
     fn nothing_is_lost_before_a_later_interest_is_answered() {
         let t0 = Instant::now();
         let d = LossDetector::default();
-        assert_eq!(d.lost_at(t0, 0, false, &steady(MS)), None);
+        assert_eq!(d.scan(false, &steady(MS)).lost_at(t0, 0), None);
         let mut d = LossDetector::default();
         // Answered: one sent at the same time (inside the reordering window).
         d.on_answer(t0 + MS / 2, MS);
-        assert_eq!(d.lost_at(t0, 0, false, &steady(MS)), None);
+        assert_eq!(d.scan(false, &steady(MS)).lost_at(t0, 0), None);
     }
 
     #[test]
@@ -158,18 +186,18 @@ mod tests {
         // Sent 6 ms before one answered after 40 ms (and a reordering window of 1 ms, a
         // quarter of the smallest RTT): lost 40 ms + 1 ms after it was sent.
         assert_eq!(
-            d.lost_at(t0, 0, false, &steady(MS)),
+            d.scan(false, &steady(MS)).lost_at(t0, 0),
             Some((t0 + 41 * MS, Lost::Overtaken))
         );
         let mut d = LossDetector::default();
         d.on_answer(t0 + 5 * MS, MS);
         // A fast path: the forwarders' suppression interval decides.
         assert_eq!(
-            d.lost_at(t0, 0, false, &steady(MS)),
+            d.scan(false, &steady(MS)).lost_at(t0, 0),
             Some((t0 + suppression_wait(0), Lost::Overtaken))
         );
         assert_eq!(
-            d.lost_at(t0, 2, false, &steady(MS)),
+            d.scan(false, &steady(MS)).lost_at(t0, 2),
             Some((t0 + suppression_wait(2), Lost::Overtaken))
         );
     }
@@ -181,10 +209,10 @@ mod tests {
         d.on_answer(t0, 40 * MS);
         // min RTT 40 ms: a window of 10 ms, so an answer sent 8 ms later proves nothing.
         d.on_answer(t0 + 8 * MS, 40 * MS);
-        assert_eq!(d.lost_at(t0, 0, false, &steady(MS)), None);
+        assert_eq!(d.scan(false, &steady(MS)).lost_at(t0, 0), None);
         d.on_answer(t0 + 11 * MS, 40 * MS);
         assert_eq!(
-            d.lost_at(t0, 0, false, &steady(MS)),
+            d.scan(false, &steady(MS)).lost_at(t0, 0),
             Some((t0 + 50 * MS, Lost::Overtaken))
         );
     }
@@ -200,7 +228,7 @@ mod tests {
         }
         let mut d = LossDetector::default();
         d.on_answer(t0 + 2 * MS, MS / 10);
-        let (at, why) = d.lost_at(t0, 0, false, &e).unwrap();
+        let (at, why) = d.scan(false, &e).lost_at(t0, 0).unwrap();
         assert_eq!(why, Lost::Overtaken);
         assert!(at >= t0 + 50 * MS, "lost after {:?}", at - t0);
         assert_eq!(at, t0 + e.rtt_bound());
@@ -211,26 +239,54 @@ mod tests {
         let t0 = Instant::now();
         let mut d = LossDetector::default();
         assert_eq!(
-            d.lost_at(t0, 0, true, &steady(30 * MS)),
+            d.scan(true, &steady(30 * MS)).lost_at(t0, 0),
             None,
             "nothing answered"
         );
         // Sent before t0, answered after it.
         d.on_answer(t0 - 3 * MS, 4 * MS);
         assert_eq!(
-            d.lost_at(t0, 0, false, &steady(30 * MS)),
+            d.scan(false, &steady(30 * MS)).lost_at(t0, 0),
             None,
             "not in the tail"
         );
         assert_eq!(
-            d.lost_at(t0, 0, true, &steady(30 * MS)),
+            d.scan(true, &steady(30 * MS)).lost_at(t0, 0),
             Some((t0 + 60 * MS, Lost::Probe))
         );
         assert_eq!(
-            d.lost_at(t0, 0, true, &steady(MS)),
+            d.scan(true, &steady(MS)).lost_at(t0, 0),
             Some((t0 + suppression_wait(0), Lost::Probe))
         );
         // Sent after the last answer (a dead path, or a probe already sent): no probe.
-        assert_eq!(d.lost_at(t0 + 2 * MS, 1, true, &steady(MS)), None);
+        assert_eq!(d.scan(true, &steady(MS)).lost_at(t0 + 2 * MS, 1), None);
+    }
+
+    #[test]
+    fn a_pass_oldest_first_stops_at_the_first_interest_that_cannot_be_lost() {
+        let t0 = Instant::now();
+        let mut d = LossDetector::default();
+        d.on_answer(t0 + 20 * MS, 4 * MS);
+        for tail in [false, true] {
+            let scan = d.scan(tail, &steady(4 * MS));
+            let verdicts: Vec<bool> = (0..40).map(|i| scan.may_lose(t0 + i * MS)).collect();
+            for (i, &may) in verdicts.iter().enumerate() {
+                let sent = t0 + i as u32 * MS;
+                assert_eq!(
+                    may,
+                    scan.lost_at(sent, 0).is_some(),
+                    "tail {tail}, sent {i} ms"
+                );
+            }
+            let first_not = verdicts
+                .iter()
+                .position(|&m| !m)
+                .expect("later ones cannot");
+            assert!(first_not > 0, "tail {tail}: older ones can");
+            assert!(
+                verdicts[first_not..].iter().all(|&m| !m),
+                "tail {tail}: none after the first that cannot"
+            );
+        }
     }
 }
