@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use kite_packet::{tlv_type, Data, Interest, LpHeader, NackReason, Name, NetPacket};
+use smallvec::SmallVec;
 
 use crate::client::{random_nonce, satisfies, Client};
 use crate::error::ClientError;
@@ -53,8 +54,8 @@ struct Pending {
 pub struct Pipeline {
     client: Client,
     pending: HashMap<InterestId, Pending>,
-    /// Interests answered only by a Data of exactly their name.
-    exact: HashMap<Name, Vec<InterestId>>,
+    /// Interests answered only by a Data of exactly their name (almost always one per name).
+    exact: HashMap<Name, SmallVec<[InterestId; 1]>>,
     /// CanBePrefix and implicit-digest Interests, checked one by one.
     others: Vec<InterestId>,
     deadlines: BTreeSet<(Instant, InterestId)>,
@@ -129,17 +130,26 @@ impl Pipeline {
 
     /// Forgets an outstanding Interest: nothing more is reported for it.
     pub fn cancel(&mut self, id: InterestId) {
-        let Some(p) = self.pending.remove(&id) else {
+        let Some(p) = self.forget(id) else {
             return;
         };
-        self.deadlines.remove(&(p.deadline, id));
         if let Some(ids) = self.exact.get_mut(&p.interest.name) {
-            ids.retain(|&i| i != id);
+            ids.retain(|&mut i| i != id);
             if ids.is_empty() {
                 self.exact.remove(&p.interest.name);
             }
         }
-        self.others.retain(|&i| i != id);
+    }
+
+    /// Removes an outstanding Interest from everything but `exact`, whose entry the caller
+    /// has removed or cleans up.
+    fn forget(&mut self, id: InterestId) -> Option<Pending> {
+        let p = self.pending.remove(&id)?;
+        self.deadlines.remove(&(p.deadline, id));
+        if !self.others.is_empty() {
+            self.others.retain(|&i| i != id);
+        }
+        Some(p)
     }
 
     /// The Interest behind `id`, while it is outstanding.
@@ -186,7 +196,8 @@ impl Pipeline {
     fn handle(&mut self, packet: NetPacket, congestion_mark: bool, events: &mut Vec<Event>) {
         match packet {
             NetPacket::Data(data) => {
-                let mut ids = self.exact.get(&data.name).cloned().unwrap_or_default();
+                // Every Interest of exactly this name is answered: its entry goes whole.
+                let mut ids = self.exact.remove(&data.name).unwrap_or_default();
                 ids.extend(
                     self.others
                         .iter()
@@ -194,13 +205,17 @@ impl Pipeline {
                         .filter(|id| satisfies(&self.pending[id].interest, &data)),
                 );
                 let now = Instant::now();
-                for id in ids {
-                    let sent_at = self.pending[&id].sent_at;
-                    self.cancel(id);
+                let last = ids.len().saturating_sub(1);
+                let mut data = Some(data);
+                for (k, id) in ids.into_iter().enumerate() {
+                    let Some(p) = self.forget(id) else { continue };
+                    // The last Interest answered takes the Data itself, the others a copy.
+                    let data = if k == last { data.take() } else { data.clone() };
+                    let Some(data) = data else { break };
                     events.push(Event::Data {
                         id,
-                        data: Box::new(data.clone()),
-                        rtt: now.saturating_duration_since(sent_at),
+                        data: Box::new(data),
+                        rtt: now.saturating_duration_since(p.sent_at),
                         congestion_mark,
                     });
                 }

@@ -47,6 +47,7 @@ fn pipeline_matches_answers_out_of_order_by_name_and_prefix() {
     let t = Duration::from_secs(5);
     let b = p.express(Interest::new(name("/b")), t).unwrap();
     let a = p.express(Interest::new(name("/a")), t).unwrap();
+    let a_again = p.express(Interest::new(name("/a")), t).unwrap();
     let mut cbp = Interest::new(name("/p"));
     cbp.can_be_prefix = true;
     let pfx = p.express(cbp, t).unwrap();
@@ -55,10 +56,10 @@ fn pipeline_matches_answers_out_of_order_by_name_and_prefix() {
     let silent = p
         .express(Interest::new(name("/silent")), Duration::from_millis(50))
         .unwrap();
-    assert_eq!(p.outstanding(), 6);
+    assert_eq!(p.outstanding(), 7);
     let mut got = Vec::new();
     let until = Instant::now() + t;
-    while got.len() < 5 && Instant::now() < until {
+    while got.len() < 6 && Instant::now() < until {
         got.extend(p.poll(until).unwrap());
     }
     let data_of = |id| {
@@ -70,6 +71,14 @@ fn pipeline_matches_answers_out_of_order_by_name_and_prefix() {
     // /b's Data came while answering /a: it still satisfies the /b Interest.
     assert_eq!(data_of(b).as_deref(), Some("/b"));
     assert_eq!(data_of(a).as_deref(), Some("/a"));
+    // Two Interests of one name: the first /a Data answers both, once each.
+    assert_eq!(data_of(a_again).as_deref(), Some("/a"));
+    assert_eq!(
+        got.iter()
+            .filter(|e| matches!(e, Event::Data { data, .. } if data.name == name("/a")))
+            .count(),
+        2
+    );
     assert_eq!(data_of(pfx).as_deref(), Some("/p/x/y"));
     assert!(got.iter().any(
         |e| matches!(e, Event::Nack { id, reason } if *id == n && *reason == NackReason::NO_ROUTE)
