@@ -530,17 +530,12 @@ fn a_path_gone_mid_fetch_fails_for_no_progress_with_the_rto_capped_at_the_lifeti
     };
     let mut stalls = Vec::new();
     let started = Instant::now();
-    let err = fetch(
-        pipeline(&fake),
-        &name("/obj"),
-        &o,
-        &mut Vec::new(),
-        &mut |s| {
-            if let Some((n, _)) = &s.waiting_for {
-                stalls.push(n.clone());
-            }
-        },
-    )
+    let mut out = Vec::new();
+    let err = fetch(pipeline(&fake), &name("/obj"), &o, &mut out, &mut |s| {
+        if let Some((n, _)) = &s.waiting_for {
+            stalls.push(n.clone());
+        }
+    })
     .unwrap_err();
     let took = started.elapsed();
     let FetchError::NoProgress {
@@ -554,6 +549,10 @@ fn a_path_gone_mid_fetch_fails_for_no_progress_with_the_rto_capped_at_the_lifeti
     assert!(took < Duration::from_secs(5), "gave up after {took:?}");
     assert!(err.to_string().contains("no progress"), "{err}");
     assert!(stalls.contains(&name("/obj/v=9/seg=5")), "{stalls:?}");
+    assert!(
+        out[..] == content[..5_000],
+        "what came in order is written when the fetch fails"
+    );
     // With the RTO never above the 150 ms lifetime, segment 5 was asked again every
     // 150 ms or so: with 60 s backoff it would have been asked about three times.
     let asked5 = fake
