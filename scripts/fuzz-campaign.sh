@@ -160,7 +160,7 @@ report() {
   if (( ${#targets[@]} > 0 )); then
     ts=("${targets[@]}")
   elif [[ -d "$out/logs" ]]; then
-    mapfile -t ts < <(find "$out/logs" -name '*.log' -printf '%f\n' | sed 's/\.log$//' | sort)
+    mapfile -t ts < <(find "$out/logs" -name '*.log' ! -name '*.w[0-9]*.log' -printf '%f\n' | sed 's/\.log$//' | sort)
   fi
   {
     printf 'target\texecs\texec/s\tcov\tft\tcorpus_units\tcorpus_bytes\tcrashes\tstatus\n'
