@@ -111,29 +111,42 @@ pub struct LossScan {
 }
 
 impl LossScan {
+    /// The RTT of the answered Interest that overtook one sent at `sent_at`: one sent more
+    /// than a reordering window after it (RACK).
+    #[inline]
+    fn overtaken(&self, sent_at: Instant) -> Option<Duration> {
+        self.latest
+            .filter(|&(latest, _)| latest > sent_at + self.reo)
+            .map(|(_, rtt)| rtt)
+    }
+
+    /// Whether one sent at `sent_at` is in the tail and was followed by an answer (TLP).
+    #[inline]
+    fn probed(&self, sent_at: Instant) -> bool {
+        self.last_answer.is_some_and(|a| a > sent_at)
+    }
+
     /// Whether an Interest sent at `sent_at` can count as lost before its timer at all. False
     /// for one sent at `sent_at` means false for every one sent later, so a pass oldest first
     /// stops there.
     #[inline]
     pub fn may_lose(&self, sent_at: Instant) -> bool {
-        self.latest
-            .is_some_and(|(latest, _)| latest > sent_at + self.reo)
-            || self.last_answer.is_some_and(|a| a > sent_at)
+        self.overtaken(sent_at).is_some() || self.probed(sent_at)
     }
 
     /// When an Interest sent at `sent_at` after `retries` earlier transmissions, still
     /// unanswered, counts as lost, and why; `None` while nothing says it will.
     pub fn lost_at(&self, sent_at: Instant, retries: u32) -> Option<(Instant, Lost)> {
         let earliest = sent_at + suppression_wait(retries).max(self.bound);
-        match self.latest {
-            Some((latest, latest_rtt)) if latest > sent_at + self.reo => Some((
+        if let Some(latest_rtt) = self.overtaken(sent_at) {
+            Some((
                 (sent_at + latest_rtt + self.reo).max(earliest),
                 Lost::Overtaken,
-            )),
-            _ if self.last_answer.is_some_and(|a| a > sent_at) => {
-                Some(((sent_at + self.srtt * 2).max(earliest), Lost::Probe))
-            }
-            _ => None,
+            ))
+        } else if self.probed(sent_at) {
+            Some(((sent_at + self.srtt * 2).max(earliest), Lost::Probe))
+        } else {
+            None
         }
     }
 }

@@ -174,6 +174,15 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Takes the entry out of the LRU list's links, returning its neighbours (`NIL` at the
+    /// head or the tail) for [`Pcct::lru_relink`] to join.
+    fn take_lru_links(&mut self) -> (u32, u32) {
+        (
+            core::mem::replace(&mut self.lru_prev, NIL),
+            core::mem::replace(&mut self.lru_next, NIL),
+        )
+    }
+
     /// The CS entry.
     pub fn cs(&self) -> Option<&CsEntry> {
         self.cs.as_ref()
@@ -673,8 +682,7 @@ impl Pcct {
         };
         self.cs_bytes -= core::mem::take(&mut e.cs_charge);
         self.cs_len -= 1;
-        let prev = core::mem::replace(&mut e.lru_prev, NIL);
-        let next = core::mem::replace(&mut e.lru_next, NIL);
+        let (prev, next) = e.take_lru_links();
         let (unused, hash) = (e.is_unused(), e.name_hash);
         self.lru_relink(prev, next);
         if unused {
@@ -699,7 +707,13 @@ impl Pcct {
 
     fn evict_lru(&mut self) {
         if self.lru_tail != NIL {
-            self.cs_erase(self.lru_tail);
+            debug_assert_eq!(
+                self.entries.get(self.lru_tail).map(|e| e.lru_next),
+                Some(NIL),
+                "the tail has no successor"
+            );
+            let erased = self.cs_erase(self.lru_tail);
+            debug_assert!(erased, "every listed entry holds a CS entry");
             self.prefetch_next_evictions();
         }
     }
@@ -725,8 +739,7 @@ impl Pcct {
         let Some(e) = self.entries.get_mut(slot) else {
             return;
         };
-        let prev = core::mem::replace(&mut e.lru_prev, NIL);
-        let next = core::mem::replace(&mut e.lru_next, NIL);
+        let (prev, next) = e.take_lru_links();
         self.lru_relink(prev, next);
     }
 
