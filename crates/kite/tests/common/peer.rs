@@ -3,6 +3,7 @@
 //! frames, registers a prefix on itself as an NFD app does, and answers Interests; and reads
 //! of the forwarder's management datasets through kite-app.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -106,6 +107,10 @@ pub enum Got {
 pub struct Conn {
     sock: Sock,
     framer: Framer,
+    /// Frames that came while [`Conn::register`] waited for its answer, read before the rest:
+    /// an Interest may overtake the answer (a routing daemon's readvertise command reaches it
+    /// once the route exists, which is before management's reply).
+    held: VecDeque<Bytes>,
 }
 
 impl Conn {
@@ -115,6 +120,7 @@ impl Conn {
         Conn {
             sock: Sock::Unix(s),
             framer: Framer::new(),
+            held: VecDeque::new(),
         }
     }
 
@@ -125,6 +131,7 @@ impl Conn {
         Conn {
             sock: Sock::Tcp(s),
             framer: Framer::new(),
+            held: VecDeque::new(),
         }
     }
 
@@ -137,6 +144,7 @@ impl Conn {
         Conn {
             sock,
             framer: Framer::new(),
+            held: VecDeque::new(),
         }
     }
 
@@ -152,6 +160,9 @@ impl Conn {
 
     /// A whole frame already received and buffered, without reading the socket.
     pub fn buffered(&mut self) -> Option<Bytes> {
+        if let Some(f) = self.held.pop_front() {
+            return Some(f);
+        }
         self.framer.next_frame().expect("the forwarder frames")
     }
 
@@ -159,7 +170,7 @@ impl Conn {
     pub fn recv(&mut self, timeout: Duration) -> Got {
         let until = Instant::now() + timeout;
         loop {
-            if let Some(f) = self.framer.next_frame().expect("the forwarder frames") {
+            if let Some(f) = self.buffered() {
                 return Got::Frame(f);
             }
             let left = until.saturating_duration_since(Instant::now());
@@ -214,16 +225,25 @@ impl Conn {
     }
 
     /// Registers `prefix` toward this connection (`rib/register` without a FaceId, as apps
-    /// do); returns the FaceId the forwarder gave the connection.
+    /// do); returns the FaceId the forwarder gave the connection. Whatever else arrives first
+    /// is kept for the next reads.
     pub fn register(&mut self, prefix: &str) -> u64 {
         self.send(&register_command(prefix));
-        loop {
-            if let (_, NetPacket::Data(d)) = self.recv_packet(MGMT) {
+        let mut other = VecDeque::new();
+        let face = loop {
+            let Got::Frame(f) = self.recv(MGMT) else {
+                panic!("no answer to rib/register {prefix} within {MGMT:?}");
+            };
+            if let Ok((_, NetPacket::Data(d))) = NetPacket::decode_frame(f.clone()) {
                 if let Some(face) = registered_face(&d) {
-                    return face;
+                    break face;
                 }
             }
-        }
+            other.push_back(f);
+        };
+        other.append(&mut self.held);
+        self.held = other;
+        face
     }
 }
 
