@@ -1,6 +1,7 @@
 //! [`Client`]: one blocking connection to a forwarder (its Unix socket, or TCP, UDP or
 //! WebSocket), sending one Interest at a time and waiting for its Data or Nack.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -17,11 +18,19 @@ use crate::shm::{LinkReader, LinkWriter};
 use crate::transport::Transport;
 use crate::write_queue::WriteQueue;
 
+/// Interests a [`Client`] keeps while it waits for an answer (each at most a frame,
+/// [`crate::framing::MAX_FRAME_LEN`]); later ones are dropped, as a full queue drops them.
+pub const HELD_INTERESTS: usize = 1024;
+
 /// A blocking connection to a forwarder (Kite or NFD).
 #[derive(Debug)]
 pub struct Client {
     stream: Transport,
     frames: FrameReader,
+    /// Interests that arrived while [`Client::express`] or a command waited for its answer
+    /// (at most [`HELD_INTERESTS`]), read first: a producer's route exists before the answer
+    /// to its `rib/register` comes back, so Interests may overtake that answer.
+    held: VecDeque<(LpHeader, NetPacket)>,
     /// Packets queued by [`Client::queue_packet`] for one write (stream transports only).
     queued: WriteQueue,
     /// Where a queued packet is framed before it goes alone (UDP, WebSocket).
@@ -47,6 +56,7 @@ impl Client {
         Client {
             stream,
             frames: FrameReader::new(),
+            held: VecDeque::new(),
             queued: WriteQueue::new(),
             frame: Vec::new(),
         }
@@ -95,9 +105,10 @@ impl Client {
 
     /// The connection's two directions as raw byte streams (the Unix socket, or shared
     /// memory), for tools that read and write on their own threads; `None` over other
-    /// transports, or when octets are buffered that the link would no longer deliver.
+    /// transports, or when octets or held Interests are buffered that the link would no
+    /// longer deliver.
     pub fn into_link(self) -> Option<(LinkReader, LinkWriter)> {
-        if self.frames.has_buffered() {
+        if self.has_buffered() {
             return None;
         }
         match self.stream {
@@ -113,8 +124,13 @@ impl Client {
         }
     }
 
+    fn has_buffered(&self) -> bool {
+        self.frames.has_buffered() || !self.held.is_empty()
+    }
+
     /// Sends `interest` (with a random Nonce when it has none) and waits up to `timeout` for
-    /// the Data that satisfies it or a Nack for it; other packets are discarded.
+    /// the Data that satisfies it or a Nack for it. Interests that arrive meanwhile are kept
+    /// for the next reads (up to [`HELD_INTERESTS`]); other packets are discarded.
     pub fn express(&mut self, interest: &Interest, timeout: Duration) -> Result<Data, ClientError> {
         let wire = if interest.nonce.is_some() {
             interest.encode()
@@ -132,21 +148,29 @@ impl Client {
         let sent = Interest::decode(wire.clone())?;
         self.stream.write_all(&wire)?;
         let deadline = Instant::now() + timeout;
-        loop {
-            match self.recv_until(deadline)? {
-                None => return Err(timeout_error(&sent, timeout)),
-                Some((_, NetPacket::Data(d))) if satisfies(&sent, &d) => return Ok(d),
-                Some((_, NetPacket::Nack(n)))
+        // What is held already goes first; what comes now goes behind it.
+        let mut held = std::mem::take(&mut self.held);
+        let result = loop {
+            match self.recv_until(deadline) {
+                Err(e) => break Err(e),
+                Ok(None) => break Err(timeout_error(&sent, timeout)),
+                Ok(Some((_, NetPacket::Data(d)))) if satisfies(&sent, &d) => break Ok(d),
+                Ok(Some((_, NetPacket::Nack(n))))
                     if n.interest.name == sent.name && n.interest.nonce == sent.nonce =>
                 {
-                    return Err(ClientError::Nack {
+                    break Err(ClientError::Nack {
                         reason: n.reason,
                         name: sent.name,
                     })
                 }
-                Some(_) => {}
+                Ok(Some((h, NetPacket::Interest(i)))) if held.len() < HELD_INTERESTS => {
+                    held.push_back((h, NetPacket::Interest(i)));
+                }
+                Ok(Some(_)) => {}
             }
-        }
+        };
+        self.held = held;
+        result
     }
 
     /// Writes one encoded packet or NDNLPv2 frame to the forwarder.
@@ -205,9 +229,12 @@ impl Client {
         }
     }
 
-    /// The next packet already read from the socket, without a system call; `None` when no
-    /// whole frame is buffered.
+    /// The next packet already received, without a system call (a held Interest first, then
+    /// what was read from the socket); `None` when no whole frame is buffered.
     pub fn recv_buffered(&mut self) -> Result<Option<(LpHeader, NetPacket)>, ClientError> {
+        if let Some(p) = self.held.pop_front() {
+            return Ok(Some(p));
+        }
         match self.frames.buffered_frame()? {
             Some(frame) => Ok(Some(NetPacket::decode_frame(frame)?)),
             None => Ok(None),

@@ -347,6 +347,61 @@ fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
 }
 
 #[test]
+fn an_interest_that_overtakes_the_answer_to_rib_register_is_served() {
+    use crate::framing::FrameReader;
+    use crate::Producer;
+    use kite_mgmt::Tlv;
+    use kite_packet::NetPacket;
+    use std::io::Write;
+    use std::os::unix::net::UnixListener;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fwd.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    // A forwarder that installs the route, forwards a consumer's Interest over it, and only
+    // then answers the command: the order a real one may deliver them in.
+    let fwd = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut frames = FrameReader::new();
+        let command = match NetPacket::decode_frame(frames.next_frame(&mut conn).unwrap()) {
+            Ok((_, NetPacket::Interest(i))) => i,
+            other => panic!("a command Interest expected, got {other:?}"),
+        };
+        let mut burst = Interest::new(name("/app/early")).encode().to_vec();
+        let params = ControlParameters {
+            name: Some(name("/app")),
+            face_id: Some(300),
+            ..Default::default()
+        };
+        let answer = ControlResponse::success(&params).encode();
+        let reply = Data::new(command.name, answer).sign(&DigestSha256).unwrap();
+        burst.extend_from_slice(&reply);
+        conn.write_all(&burst).unwrap();
+        match NetPacket::decode_frame(frames.next_frame(&mut conn).unwrap()) {
+            Ok((_, NetPacket::Data(d))) => d.name.to_string(),
+            other => panic!("Data expected, got {other:?}"),
+        }
+    });
+    let mut producer = Producer::new(Client::connect_unix_socket(&path).unwrap());
+    producer.register(&name("/app")).unwrap();
+    let stop = AtomicBool::new(false);
+    producer
+        .serve(&stop, Some(Instant::now() + T), |i| {
+            stop.store(true, Ordering::Release);
+            Some(
+                Data::new(i.name.clone(), &b"x"[..])
+                    .sign(&DigestSha256)
+                    .unwrap(),
+            )
+        })
+        .unwrap();
+    assert!(stop.load(Ordering::Acquire), "the Interest was lost");
+    assert_eq!(fwd.join().unwrap(), "/app/early");
+}
+
+#[test]
 fn over_udp_a_queued_packet_goes_at_once_as_its_own_datagram() {
     use crate::Endpoint;
     use kite_packet::{LpHeader, LpPacket, PitToken};
