@@ -1,17 +1,22 @@
 //! The client against the in-process fake forwarder.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::io::Write;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_mgmt::command::CommandSignature;
 use kite_mgmt::nfd::RouteOrigin;
 use kite_mgmt::{parse_command, ControlParameters, ControlResponse};
-use kite_packet::{Data, DigestSha256, Interest, Nack, NackReason, Name};
+use kite_packet::{Data, DigestSha256, Interest, Nack, NackReason, Name, NetPacket};
 
 use crate::fake::FakeForwarder;
-use crate::{Client, ClientError};
+use crate::framing::FrameReader;
+use crate::{Client, ClientError, Producer};
 
 const T: Duration = Duration::from_secs(5);
 
@@ -21,6 +26,25 @@ fn name(s: &str) -> Name {
 
 fn client(fake: &FakeForwarder) -> Client {
     Client::connect_unix(fake.socket_path()).unwrap()
+}
+
+/// A signed Data for `i`'s name.
+fn signed_data(i: &Interest) -> Bytes {
+    Data::new(i.name.clone(), &b"x"[..])
+        .sign(&DigestSha256)
+        .unwrap()
+}
+
+/// A forwarder written out by a test: `serve` runs on its own thread with the one connection
+/// made to the socket at the returned path.
+fn scripted_forwarder<T: Send + 'static>(
+    serve: impl FnOnce(UnixStream) -> T + Send + 'static,
+) -> (tempfile::TempDir, PathBuf, JoinHandle<T>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fwd.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let thread = std::thread::spawn(move || serve(listener.accept().unwrap().0));
+    (dir, path, thread)
 }
 
 #[test]
@@ -261,7 +285,7 @@ fn the_socket_is_handed_over_after_a_command_with_nothing_lost() {
         .into_unix_stream()
         .expect("a unix client with nothing buffered");
     // The same connection now carries the application's own packets.
-    use std::io::{Read, Write};
+    use std::io::Read;
     stream
         .write_all(&Interest::new(name("/app/x")).encode())
         .unwrap();
@@ -274,19 +298,9 @@ fn the_socket_is_handed_over_after_a_command_with_nothing_lost() {
 
 #[test]
 fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
-    use crate::framing::FrameReader;
-    use crate::Producer;
-    use kite_packet::{LpHeader, LpPacket, NetPacket, PitToken};
-    use std::io::Write;
-    use std::os::unix::net::UnixListener;
-    use std::sync::atomic::AtomicBool;
-    use std::time::Instant;
+    use kite_packet::{LpHeader, LpPacket, PitToken};
 
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fwd.sock");
-    let listener = UnixListener::bind(&path).unwrap();
-    let fwd = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
+    let (_dir, path, fwd) = scripted_forwarder(|mut conn| {
         let with_token = |n: &str, t: u64| {
             LpPacket {
                 header: LpHeader {
@@ -328,11 +342,7 @@ fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
                 // The last of the burst: stop once its answers are written.
                 stop.store(true, Ordering::Release);
             }
-            Some(
-                Data::new(i.name.clone(), &b"x"[..])
-                    .sign(&DigestSha256)
-                    .unwrap(),
-            )
+            Some(signed_data(i))
         })
         .unwrap();
     assert_eq!(answered.load(Ordering::Relaxed), 3);
@@ -348,22 +358,11 @@ fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
 
 #[test]
 fn an_interest_that_overtakes_the_answer_to_rib_register_is_served() {
-    use crate::framing::FrameReader;
-    use crate::Producer;
     use kite_mgmt::Tlv;
-    use kite_packet::NetPacket;
-    use std::io::Write;
-    use std::os::unix::net::UnixListener;
-    use std::sync::atomic::AtomicBool;
-    use std::time::Instant;
 
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fwd.sock");
-    let listener = UnixListener::bind(&path).unwrap();
     // A forwarder that installs the route, forwards a consumer's Interest over it, and only
     // then answers the command: the order a real one may deliver them in.
-    let fwd = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
+    let (_dir, path, fwd) = scripted_forwarder(|mut conn| {
         let mut frames = FrameReader::new();
         let command = match NetPacket::decode_frame(frames.next_frame(&mut conn).unwrap()) {
             Ok((_, NetPacket::Interest(i))) => i,
@@ -390,11 +389,7 @@ fn an_interest_that_overtakes_the_answer_to_rib_register_is_served() {
     producer
         .serve(&stop, Some(Instant::now() + T), |i| {
             stop.store(true, Ordering::Release);
-            Some(
-                Data::new(i.name.clone(), &b"x"[..])
-                    .sign(&DigestSha256)
-                    .unwrap(),
-            )
+            Some(signed_data(i))
         })
         .unwrap();
     assert!(stop.load(Ordering::Acquire), "the Interest was lost");
@@ -438,7 +433,6 @@ fn over_udp_a_queued_packet_goes_at_once_as_its_own_datagram() {
 fn queued_packets_reach_a_stream_whole_and_in_order_past_a_full_socket() {
     use kite_packet::{LpHeader, PitToken};
     use std::io::Read;
-    use std::os::unix::net::UnixListener;
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fwd.sock");
