@@ -161,11 +161,12 @@ impl Server {
                 }
             };
             if self.conns.len() >= http::MAX_CONNECTIONS {
-                // The oldest has had the longest to finish: it makes room.
+                // The oldest has had the longest to finish: it makes room. Those accepted in
+                // one wake share a time; tokens are given in accept order.
                 if let Some(&oldest) = self
                     .conns
                     .iter()
-                    .min_by_key(|(_, c)| c.accepted)
+                    .min_by_key(|(t, c)| (c.accepted, t.0))
                     .map(|(t, _)| t)
                 {
                     self.close(oldest);
