@@ -189,6 +189,8 @@ fn udp_remotes_spread_over_two_io_threads_and_exchange_across_them() {
         &[
             "--udp".into(),
             format!("127.0.0.1:{udp}"),
+            "--tcp".into(),
+            format!("127.0.0.1:{}", free_tcp_port()),
             "--io-threads".into(),
             "2".into(),
             "--threads".into(),

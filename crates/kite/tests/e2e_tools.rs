@@ -316,6 +316,8 @@ fn ping_and_get_reach_the_forwarder_over_udp_and_websocket() {
         &[
             "--udp".into(),
             format!("127.0.0.1:{udp}"),
+            "--tcp".into(),
+            format!("127.0.0.1:{}", free_tcp_port()),
             "--ws".into(),
             format!("127.0.0.1:{ws}"),
         ],
