@@ -24,6 +24,12 @@ pub const COMMAND_LIFETIME_MS: u64 = 4000;
 /// Most segments a dataset may have before the fetch gives up (8000 octets each: 800 MB).
 const MAX_SEGMENTS: u64 = 100_000;
 
+/// Times one Interest of a dataset fetch is sent before the fetch gives up. Generating a
+/// large dataset (`faces/list` of 100,000 faces) can take longer than an Interest lifetime on
+/// a slow machine; the answer to the first Interest then satisfies the one sent again, as
+/// ndn-cxx's SegmentFetcher also retransmits on timeout.
+const DATASET_TRIES: u32 = 3;
+
 /// How long to wait before sending a command again after a 403, at least (a random part
 /// up to the same again is added, so two refused tools do not collide a second time).
 const RETRY_WAIT: Duration = Duration::from_millis(20);
@@ -127,13 +133,14 @@ impl Client {
 
     /// Fetches the status dataset published under `name` (e.g. `/localhost/nfd/faces/list`):
     /// the first segment by CanBePrefix + MustBeFresh, the others by the version it carries,
-    /// until FinalBlockId; returns the concatenated payload. `timeout` applies to each segment.
+    /// until FinalBlockId; returns the concatenated payload. `timeout` applies to each
+    /// Interest, and one that times out is sent again (three tries in all).
     pub fn dataset(&mut self, name: &Name, timeout: Duration) -> Result<Bytes, ClientError> {
         let mut first = Interest::new(name.clone());
         first.can_be_prefix = true;
         first.must_be_fresh = true;
         first.lifetime = Some(lifetime_ms(timeout));
-        let data = self.express(&first, timeout)?;
+        let data = self.express_retried(&first, timeout)?;
         let (version_name, seg) = segment_of(name, &data)?;
         let mut parts = BTreeMap::new();
         let mut last = final_segment(&data);
@@ -172,9 +179,27 @@ impl Client {
                 .append(OwnedComponent::segment(n).as_ref()),
         );
         i.lifetime = Some(lifetime_ms(timeout));
-        let d = self.express(&i, timeout)?;
+        let d = self.express_retried(&i, timeout)?;
         refused(&d)?;
         Ok(d)
+    }
+
+    /// [`Client::express`] (`i` has no Nonce: each try gets its own), sent again on timeout
+    /// until [`DATASET_TRIES`] tries.
+    fn express_retried(&mut self, i: &Interest, timeout: Duration) -> Result<Data, ClientError> {
+        for _ in 1..DATASET_TRIES {
+            match self.express(i, timeout) {
+                Err(ClientError::Timeout { .. }) => {}
+                answered => return answered,
+            }
+        }
+        self.express(i, timeout).map_err(|e| match e {
+            ClientError::Timeout { name, .. } => ClientError::Timeout {
+                name,
+                after: timeout * DATASET_TRIES,
+            },
+            other => other,
+        })
     }
 }
 

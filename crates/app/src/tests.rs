@@ -111,6 +111,42 @@ fn silence_is_a_timeout_and_the_connection_stays_usable() {
 }
 
 #[test]
+fn a_dataset_interest_that_times_out_is_sent_again() {
+    // Management answers only the second Interest for the dataset, as when generating it
+    // outlasts the first Interest's lifetime; then it answers only a segment's third.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    let payload: Vec<u8> = (0..12_000u32).map(|i| i as u8).collect();
+    let segments = kite_mgmt::dataset::segments(&name("/localhost/nfd/faces/list"), 7, &payload);
+    let fake = FakeForwarder::builder()
+        .raw(move |_| match count.fetch_add(1, Ordering::Relaxed) {
+            1 => vec![segments[0].clone()],
+            4 => vec![segments[1].clone()],
+            _ => Vec::new(),
+        })
+        .start();
+    let t = Duration::from_millis(300);
+    let got = client(&fake)
+        .dataset(&name("/localhost/nfd/faces/list"), t)
+        .unwrap();
+    assert_eq!(&got[..], &payload[..]);
+    assert_eq!(asked.load(Ordering::Relaxed), 5);
+    let nonces: std::collections::HashSet<_> = fake.received().iter().map(|i| i.nonce).collect();
+    assert_eq!(nonces.len(), 5, "each try has its own Nonce");
+
+    // Silence throughout: the error says how long the fetch waited in all.
+    let silent = FakeForwarder::builder().start();
+    let err = client(&silent)
+        .dataset(&name("/localhost/nfd/faces/list"), t)
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Timeout { after, .. } if after == 3 * t),
+        "{err:?}"
+    );
+    assert_eq!(silent.received().len(), 3);
+}
+
+#[test]
 fn three_segment_dataset_is_reassembled_in_order() {
     let payload: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
     let fake = FakeForwarder::builder()
