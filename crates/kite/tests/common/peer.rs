@@ -229,7 +229,8 @@ impl Conn {
     /// is kept for the next reads.
     pub fn register(&mut self, prefix: &str) -> u64 {
         self.send(&register_command(prefix));
-        let mut other = VecDeque::new();
+        // What is held already stays first; what comes now goes behind it.
+        let mut other = std::mem::take(&mut self.held);
         let face = loop {
             let Got::Frame(f) = self.recv(MGMT) else {
                 panic!("no answer to rib/register {prefix} within {MGMT:?}");
@@ -241,7 +242,6 @@ impl Conn {
             }
             other.push_back(f);
         };
-        other.append(&mut self.held);
         self.held = other;
         face
     }

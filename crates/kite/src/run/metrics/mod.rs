@@ -161,14 +161,9 @@ impl Server {
                 }
             };
             if self.conns.len() >= http::MAX_CONNECTIONS {
-                // The oldest has had the longest to finish: it makes room. Those accepted in
-                // one wake share a time; tokens are given in accept order.
-                if let Some(&oldest) = self
-                    .conns
-                    .iter()
-                    .min_by_key(|(t, c)| (c.accepted, t.0))
-                    .map(|(t, _)| t)
-                {
+                // The oldest has had the longest to finish: it makes room. Tokens are given
+                // in accept order (those accepted in one wake share their accept time).
+                if let Some(&oldest) = self.conns.keys().min_by_key(|t| t.0) {
                     self.close(oldest);
                 }
             }
