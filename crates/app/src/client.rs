@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use kite_packet::{tlv_type, Data, Interest, LpHeader, NetPacket, Nonce};
 
 use crate::endpoint::Endpoint;
@@ -27,10 +27,11 @@ pub const HELD_INTERESTS: usize = 1024;
 pub struct Client {
     stream: Transport,
     frames: FrameReader,
-    /// Interests that arrived while [`Client::express`] or a command waited for its answer
-    /// (at most [`HELD_INTERESTS`]), read first: a producer's route exists before the answer
-    /// to its `rib/register` comes back, so Interests may overtake that answer.
-    held: VecDeque<(LpHeader, NetPacket)>,
+    /// Frames of the Interests that arrived while [`Client::express`] or a command waited
+    /// for its answer (at most [`HELD_INTERESTS`]), read first: a producer's route exists
+    /// before the answer to its `rib/register` comes back, so Interests may overtake that
+    /// answer.
+    held: VecDeque<Bytes>,
     /// Packets queued by [`Client::queue_packet`] for one write (stream transports only).
     queued: WriteQueue,
     /// Where a queued packet is framed before it goes alone (UDP, WebSocket).
@@ -98,34 +99,33 @@ impl Client {
     /// that the socket would no longer deliver.
     pub fn into_unix_stream(self) -> Option<UnixStream> {
         match self.stream {
-            Transport::Unix(s) if !self.frames.has_buffered() => Some(s),
+            Transport::Unix(s) if !self.frames.has_buffered() && self.held.is_empty() => Some(s),
             _ => None,
         }
     }
 
     /// The connection's two directions as raw byte streams (the Unix socket, or shared
-    /// memory), for tools that read and write on their own threads; `None` over other
-    /// transports, or when octets or held Interests are buffered that the link would no
-    /// longer deliver.
-    pub fn into_link(self) -> Option<(LinkReader, LinkWriter)> {
-        if self.has_buffered() {
-            return None;
+    /// memory), for tools that read and write on their own threads; the reader first gives
+    /// what was received and not yet returned (held Interests, then buffered octets).
+    /// `None` over other transports.
+    pub fn into_link(mut self) -> Option<(LinkReader, LinkWriter)> {
+        let mut ahead = BytesMut::new();
+        for frame in self.held.drain(..) {
+            ahead.extend_from_slice(&frame);
         }
+        ahead.extend_from_slice(&self.frames.take_buffered());
+        let ahead = ahead.freeze();
         match self.stream {
             Transport::Unix(s) => {
                 let w = s.try_clone().ok()?;
-                Some((LinkReader::Unix(s), LinkWriter::Unix(w)))
+                Some((LinkReader::unix(ahead, s), LinkWriter::Unix(w)))
             }
             Transport::Shm(s) => {
                 let (r, w) = *s;
-                Some((LinkReader::Shm(r), LinkWriter::Shm(w)))
+                Some((LinkReader::shm(ahead, r), LinkWriter::Shm(w)))
             }
             _ => None,
         }
-    }
-
-    fn has_buffered(&self) -> bool {
-        self.frames.has_buffered() || !self.held.is_empty()
     }
 
     /// Sends `interest` (with a random Nonce when it has none) and waits up to `timeout` for
@@ -148,29 +148,27 @@ impl Client {
         let sent = Interest::decode(wire.clone())?;
         self.stream.write_all(&wire)?;
         let deadline = Instant::now() + timeout;
-        // What is held already goes first; what comes now goes behind it.
-        let mut held = std::mem::take(&mut self.held);
-        let result = loop {
-            match self.recv_until(deadline) {
-                Err(e) => break Err(e),
-                Ok(None) => break Err(timeout_error(&sent, timeout)),
-                Ok(Some((_, NetPacket::Data(d)))) if satisfies(&sent, &d) => break Ok(d),
-                Ok(Some((_, NetPacket::Nack(n))))
+        loop {
+            let Some(frame) = self.recv_frame_until(deadline)? else {
+                return Err(timeout_error(&sent, timeout));
+            };
+            match NetPacket::decode_frame(frame.clone())? {
+                (_, NetPacket::Data(d)) if satisfies(&sent, &d) => return Ok(d),
+                (_, NetPacket::Nack(n))
                     if n.interest.name == sent.name && n.interest.nonce == sent.nonce =>
                 {
-                    break Err(ClientError::Nack {
+                    return Err(ClientError::Nack {
                         reason: n.reason,
                         name: sent.name,
                     })
                 }
-                Ok(Some((h, NetPacket::Interest(i)))) if held.len() < HELD_INTERESTS => {
-                    held.push_back((h, NetPacket::Interest(i)));
+                // Behind what is held already.
+                (_, NetPacket::Interest(_)) if self.held.len() < HELD_INTERESTS => {
+                    self.held.push_back(frame);
                 }
-                Ok(Some(_)) => {}
+                _ => {}
             }
-        };
-        self.held = held;
-        result
+        }
     }
 
     /// Writes one encoded packet or NDNLPv2 frame to the forwarder.
@@ -207,6 +205,17 @@ impl Client {
         if let Some(p) = self.recv_buffered()? {
             return Ok(Some(p));
         }
+        match self.recv_frame_until(deadline)? {
+            Some(frame) => Ok(Some(NetPacket::decode_frame(frame)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The next frame from the connection (held Interests aside), waiting until `deadline`.
+    fn recv_frame_until(&mut self, deadline: Instant) -> Result<Option<Bytes>, ClientError> {
+        if let Some(frame) = self.frames.buffered_frame()? {
+            return Ok(Some(frame));
+        }
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Ok(None);
@@ -225,7 +234,7 @@ impl Client {
                 Ok(None)
             }
             Err(e) => Err(e),
-            Ok(frame) => Ok(Some(NetPacket::decode_frame(frame)?)),
+            Ok(frame) => Ok(Some(frame)),
         }
     }
 
@@ -233,7 +242,7 @@ impl Client {
     /// what was read from the socket); `None` when no whole frame is buffered.
     pub fn recv_buffered(&mut self) -> Result<Option<(LpHeader, NetPacket)>, ClientError> {
         if let Some(p) = self.held.pop_front() {
-            return Ok(Some(p));
+            return Ok(Some(NetPacket::decode_frame(p)?));
         }
         match self.frames.buffered_frame()? {
             Some(frame) => Ok(Some(NetPacket::decode_frame(frame)?)),

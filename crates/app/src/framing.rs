@@ -64,6 +64,11 @@ impl FrameReader {
         self.framer.pending() > 0
     }
 
+    /// Every octet read that no frame has returned yet, leaving the buffer empty.
+    pub fn take_buffered(&mut self) -> Bytes {
+        self.framer.buffer().split().freeze()
+    }
+
     /// The next whole element when it is already buffered (no read). An element longer than
     /// [`MAX_FRAME_LEN`] or a malformed TLV header is an error: the stream cannot be
     /// resynchronized after it.

@@ -93,27 +93,45 @@ fn is_offer(frame: Bytes) -> bool {
     )
 }
 
-/// The receiving half of a raw link to the forwarder ([`crate::Client::into_link`]).
+/// The receiving half of a raw link to the forwarder ([`crate::Client::into_link`]): what
+/// the client had already received and not returned comes first, then the link itself.
 #[derive(Debug)]
-pub enum LinkReader {
-    /// The Unix socket.
+pub struct LinkReader {
+    /// Octets received before the hand-over (whole frames, then the start of one).
+    ahead: Bytes,
+    link: Link,
+}
+
+#[derive(Debug)]
+enum Link {
     Unix(UnixStream),
-    /// The shared-memory ring from the forwarder.
     Shm(ShmReader),
 }
 
 impl From<UnixStream> for LinkReader {
     fn from(s: UnixStream) -> Self {
-        LinkReader::Unix(s)
+        LinkReader::new(Bytes::new(), Link::Unix(s))
     }
 }
 
 impl LinkReader {
+    pub(crate) fn unix(ahead: Bytes, s: UnixStream) -> Self {
+        LinkReader::new(ahead, Link::Unix(s))
+    }
+
+    pub(crate) fn shm(ahead: Bytes, r: ShmReader) -> Self {
+        LinkReader::new(ahead, Link::Shm(r))
+    }
+
+    fn new(ahead: Bytes, link: Link) -> Self {
+        LinkReader { ahead, link }
+    }
+
     /// How long a read waits for data before `WouldBlock`.
     pub fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            LinkReader::Unix(s) => s.set_read_timeout(t),
-            LinkReader::Shm(r) => {
+        match &mut self.link {
+            Link::Unix(s) => s.set_read_timeout(t),
+            Link::Shm(r) => {
                 r.set_read_timeout(t);
                 Ok(())
             }
@@ -122,11 +140,17 @@ impl LinkReader {
 }
 
 impl crate::framing::Source for LinkReader {
-    /// Into the frame buffer's uninitialized room, from the socket or the ring.
+    /// Into the frame buffer's uninitialized room, from the socket or the ring (what was
+    /// received before the hand-over first, whole).
     fn read_into(&mut self, framer: &mut Framer) -> io::Result<usize> {
-        match self {
-            LinkReader::Unix(s) => crate::framing::Source::read_into(s, framer),
-            LinkReader::Shm(r) => {
+        if !self.ahead.is_empty() {
+            let ahead = std::mem::take(&mut self.ahead);
+            framer.buffer().extend_from_slice(&ahead);
+            return Ok(ahead.len());
+        }
+        match &mut self.link {
+            Link::Unix(s) => crate::framing::Source::read_into(s, framer),
+            Link::Shm(r) => {
                 let room = framer.read_room();
                 r.read_buf(framer.buffer(), room)
             }
@@ -136,9 +160,14 @@ impl crate::framing::Source for LinkReader {
 
 impl Read for LinkReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            LinkReader::Unix(s) => s.read(buf),
-            LinkReader::Shm(r) => r.read(buf),
+        if !self.ahead.is_empty() {
+            let n = buf.len().min(self.ahead.len());
+            buf[..n].copy_from_slice(&self.ahead.split_to(n));
+            return Ok(n);
+        }
+        match &mut self.link {
+            Link::Unix(s) => s.read(buf),
+            Link::Shm(r) => r.read(buf),
         }
     }
 }

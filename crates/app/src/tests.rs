@@ -433,6 +433,60 @@ fn an_interest_that_overtakes_the_answer_to_rib_register_is_served() {
 }
 
 #[test]
+fn a_link_handed_over_after_a_command_gives_what_was_received_first() {
+    use kite_mgmt::Tlv;
+    use std::io::Read;
+
+    let early = Interest::new(name("/app/early")).encode();
+    let late = Interest::new(name("/app/late")).encode();
+    let (early_len, late_wire) = (early.len(), late.clone());
+    // One write: an Interest that overtakes the command's answer, the answer, and the first
+    // octets of another Interest, whose rest comes once the client has answered the first.
+    let (_dir, path, fwd) = scripted_forwarder(move |mut conn| {
+        let mut frames = FrameReader::new();
+        let command = match NetPacket::decode_frame(frames.next_frame(&mut conn).unwrap()) {
+            Ok((_, NetPacket::Interest(i))) => i,
+            other => panic!("a command Interest expected, got {other:?}"),
+        };
+        let params = ControlParameters {
+            name: Some(name("/app")),
+            ..Default::default()
+        };
+        let answer = ControlResponse::success(&params).encode();
+        let reply = Data::new(command.name, answer).sign(&DigestSha256).unwrap();
+        let mut burst = early.to_vec();
+        burst.extend_from_slice(&reply);
+        burst.extend_from_slice(&late[..5]);
+        conn.write_all(&burst).unwrap();
+        let answered = match NetPacket::decode_frame(frames.next_frame(&mut conn).unwrap()) {
+            Ok((_, NetPacket::Data(d))) => d.name.to_string(),
+            other => panic!("Data expected, got {other:?}"),
+        };
+        conn.write_all(&late[5..]).unwrap();
+        answered
+    });
+    let mut c = Client::connect_unix_socket(&path).unwrap();
+    let params = ControlParameters {
+        name: Some(name("/app")),
+        ..Default::default()
+    };
+    c.command_ok("rib", "register", &params, T).unwrap();
+    let (mut reader, mut writer) = c.into_link().expect("a unix link");
+    reader.set_read_timeout(Some(T)).unwrap();
+    // Plain reads give the held Interest first...
+    let mut first = vec![0; early_len];
+    reader.read_exact(&mut first).unwrap();
+    let first = Interest::decode(Bytes::from(first)).unwrap();
+    assert_eq!(first.name, name("/app/early"));
+    writer.write_all(&signed_data(&first)).unwrap();
+    // ...and frames then join the buffered start of the next one to the rest of it.
+    let mut frames = FrameReader::new();
+    let frame = frames.next_frame(&mut reader).unwrap();
+    assert_eq!(frame, late_wire);
+    assert_eq!(fwd.join().unwrap(), "/app/early");
+}
+
+#[test]
 fn over_udp_a_queued_packet_goes_at_once_as_its_own_datagram() {
     use crate::Endpoint;
     use kite_packet::{LpHeader, LpPacket, PitToken};
