@@ -1,6 +1,7 @@
 //! `kite perf server` and `kite perf client` through a real `kite run`, for every signature
 //! kind: the client receives Data, nearly nothing times out, and every signature verifies
-//! with the server's public key file; with another key, verification fails.
+//! with the server's public key file; with another key, verification fails. A server
+//! started while a client already sends serves it.
 
 mod common;
 
@@ -274,4 +275,39 @@ fn a_server_with_a_key_file_signs_with_it_and_rejects_a_mismatched_kind() {
     let r = client(&d, "file", &key_pub);
     assert!(r["received"].as_u64().unwrap() > 0, "{r}");
     assert_eq!(r["verify_failures"], 0, "{r}");
+}
+
+#[test]
+fn a_server_started_while_a_client_already_sends_serves_it() {
+    let d = Daemon::local(&[]);
+    // The client's Interests are Nacked (no route) until the server's prefix is registered;
+    // from then on they reach the server at once, and the first may overtake the answer to
+    // its rib/register, before it turns the connection over to its reader.
+    let client = kite()
+        .args(["perf", "client", "/perf/early", "--window", "16"])
+        .args(["--duration", "4s", "--json", "--payload-check"])
+        .args(["--socket", d.socket()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kite perf client");
+    std::thread::sleep(Duration::from_millis(500));
+    let mut server = Server::start_with(&d, "early", "digest-sha256", &[]);
+    server.wait_ready();
+    let out = client.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let r: Value = serde_json::from_str(stdout.lines().last().expect("a JSON line")).unwrap();
+    assert!(r["nacks"].as_u64().unwrap() > 0, "before the server: {r}");
+    assert!(r["received"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(r["payload_errors"], 0, "{r}");
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the server stopped: {}",
+        std::fs::read_to_string(&server.log).unwrap()
+    );
 }
