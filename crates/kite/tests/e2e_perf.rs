@@ -285,7 +285,7 @@ fn a_server_started_while_a_client_already_sends_serves_it() {
     // its rib/register, before it turns the connection over to its reader.
     let client = kite()
         .args(["perf", "client", "/perf/early", "--window", "16"])
-        .args(["--duration", "4s", "--json", "--payload-check"])
+        .args(["--duration", "6s", "--json", "--payload-check"])
         .args(["--socket", d.socket()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
