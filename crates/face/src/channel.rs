@@ -5,6 +5,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use mio::net::{TcpListener, UnixListener};
 use mio::{Interest, Registry, Token};
@@ -12,7 +13,8 @@ use thiserror::Error;
 
 use crate::counters::ChannelCounters;
 use crate::face::{Face, FaceConfig};
-use crate::props::{FaceIds, Persistency};
+use crate::props::{FaceId, FaceIds, Persistency};
+use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
 use crate::{tcp, unix, ws};
 
@@ -75,6 +77,20 @@ pub struct Channel {
     listener: Listener,
     local: FaceUri,
     config: FaceConfig,
+    /// The on-demand faces a TCP or WebSocket listener keeps (a Unix listener's are local
+    /// applications, bounded by the open files limit alone).
+    tenants: Option<Tenants>,
+}
+
+/// A connection a listener accepted.
+#[derive(Debug)]
+pub enum Accepted {
+    /// Its face, and the listener's idlest face given up to make room for it: whichever
+    /// thread owns that one closes it.
+    Face(Box<Face>, Option<FaceId>),
+    /// Closed at once: the process keeps no more accepted connections and this listener has
+    /// none to give up.
+    Refused,
 }
 
 impl Channel {
@@ -85,6 +101,7 @@ impl Channel {
             listener: Listener::Unix(l, path.to_owned()),
             local: FaceUri::Unix(path.to_owned()),
             config,
+            tenants: None,
         })
     }
 
@@ -98,6 +115,7 @@ impl Channel {
         Ok(Channel {
             listener: Listener::Tcp(l),
             local,
+            tenants: Some(Tenants::new(config.tcp_on_demand_limit)),
             config,
         })
     }
@@ -112,6 +130,7 @@ impl Channel {
         Ok(Channel {
             listener: Listener::Ws(l),
             local,
+            tenants: Some(Tenants::new(config.ws_on_demand_limit)),
             config,
         })
     }
@@ -139,20 +158,33 @@ impl Channel {
 
     /// Accepts one pending connection as a new on-demand face (id from `ids`); `Ok(None)`
     /// when none is pending. Call until `None` after each readiness event.
-    pub fn accept(&mut self, ids: &mut FaceIds) -> io::Result<Option<Face>> {
+    pub fn accept(&mut self, ids: &mut FaceIds, now: Instant) -> io::Result<Option<Accepted>> {
         let res = match &self.listener {
-            Listener::Unix(l, path) => l
-                .accept()
-                .map(|(s, _)| unix::accepted(ids.next_id(), s, path, &self.config)),
-            Listener::Tcp(l) => l.accept().and_then(|(s, _)| {
-                tcp::face(ids.next_id(), s, Persistency::OnDemand, &self.config)
+            Listener::Unix(l, path) => l.accept().map(|(s, _)| {
+                Accepted::Face(
+                    Box::new(unix::accepted(ids.next_id(), s, path, &self.config)),
+                    None,
+                )
             }),
-            Listener::Ws(l) => l
-                .accept()
-                .and_then(|(s, _)| ws::accepted(ids.next_id(), s, &self.config)),
+            Listener::Tcp(l) | Listener::Ws(l) => l.accept().and_then(|(s, _)| {
+                let id = ids.next_id();
+                let mut face = match self.listener {
+                    Listener::Ws(_) => ws::accepted(id, s, &self.config)?,
+                    _ => tcp::face(id, s, Persistency::OnDemand, &self.config)?,
+                };
+                let tenants = self.tenants.as_mut().expect("IP listeners have tenants");
+                match tenants.admit(id, now) {
+                    Admission::Admit(tenant, evict) => {
+                        face.set_tenant(tenant);
+                        Ok(Accepted::Face(Box::new(face), evict))
+                    }
+                    // Dropping the face closes the connection.
+                    Admission::Refuse => Ok(Accepted::Refused),
+                }
+            }),
         };
         match res {
-            Ok(face) => Ok(Some(face)),
+            Ok(a) => Ok(Some(a)),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
             Err(e) => Err(e),
         }

@@ -23,6 +23,7 @@ use crate::reliability::ReliabilityLimits;
 use crate::shm::ShmIo;
 use crate::stream::{Conn, StreamIo};
 use crate::tcp::Connecting;
+use crate::tenancy::Tenant;
 use crate::udp::{MulticastIo, UdpPeer};
 use crate::uri::{FaceUri, MacAddr};
 use crate::ws::WsIo;
@@ -61,8 +62,9 @@ pub const DEFAULT_UDP_FACE_SOCKET_BUFFER: usize = 256 << 10;
 /// NFD's default idle timeout of on-demand UDP faces.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// On-demand faces a datagram channel keeps by default: each costs a face's memory (output
-/// queue, reassembly state) to whoever sends one well-formed packet from a new address.
+/// On-demand faces a listener keeps by default: each costs a face's memory (output queue,
+/// reassembly state) to whoever sends one well-formed packet from a new address, or opens a
+/// connection.
 pub const DEFAULT_ON_DEMAND_LIMIT: usize = 4096;
 
 /// The range the on-demand face limits accept (`kite run` flags and configuration keys alike).
@@ -83,6 +85,11 @@ pub struct FaceConfig {
     pub udp_on_demand_limit: usize,
     /// On-demand faces an Ethernet channel keeps at most, likewise.
     pub ether_on_demand_limit: usize,
+    /// Connections a TCP listener keeps at most as on-demand faces; a new one beyond them
+    /// takes the place of the idlest (see [`crate::tenancy`] for the process-wide bound).
+    pub tcp_on_demand_limit: usize,
+    /// Connections a WebSocket listener keeps at most, likewise.
+    pub ws_on_demand_limit: usize,
     /// Receive buffer asked for each on-demand UDP face's own socket, in octets: what the
     /// kernel holds for one peer while its face is not read (restrained, or the I/O thread
     /// busy); beyond it the kernel drops that peer's datagrams alone. Faces made by
@@ -133,6 +140,8 @@ impl Default for FaceConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             udp_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
             ether_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
+            tcp_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
+            ws_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
             udp_socket_buffer: DEFAULT_UDP_FACE_SOCKET_BUFFER,
             ether_socket_buffer: DEFAULT_ETHER_SOCKET_BUFFER,
             reassembly: ReassemblyLimits::default(),
@@ -263,6 +272,8 @@ pub struct Face {
     shm_offer: Option<usize>,
     /// The first packet, which asked for shared memory: [`Face::switch_to_shm`] answers it.
     shm_request: Option<Bytes>,
+    /// Its place among the on-demand faces of the listener that accepted it (TCP, WebSocket).
+    tenant: Option<Tenant>,
 }
 
 impl Face {
@@ -299,7 +310,19 @@ impl Face {
             reliability: config.reliability,
             shm_offer: parts.shm_offer,
             shm_request: None,
+            tenant: None,
         }
+    }
+
+    /// Gives the face its place among its listener's on-demand faces.
+    pub(crate) fn set_tenant(&mut self, t: Tenant) {
+        self.tenant = Some(t);
+    }
+
+    /// Whether the listener that accepted this face gave it up to make room for a new
+    /// connection: the thread that owns it should close it.
+    pub fn evicted(&self) -> bool {
+        self.tenant.as_ref().is_some_and(Tenant::evicted)
     }
 
     /// The face's id.
@@ -330,6 +353,10 @@ impl Face {
     /// Changes the persistency (`faces/update`, or a `faces/create` of an existing face).
     pub fn set_persistency(&mut self, p: Persistency) {
         self.persistency = p;
+        if p != Persistency::OnDemand {
+            // The operator keeps it: it no longer counts against its listener's limit.
+            self.tenant = None;
+        }
         if let Transport::Udp(peer) = &self.transport {
             peer.persistency_changed(p);
         }
@@ -709,6 +736,9 @@ impl Face {
         };
         if got {
             self.last_rx = now;
+            if let Some(t) = &self.tenant {
+                t.received(now);
+            }
         }
         if let Err(FaceError::Framing(_)) = progress {
             self.counters.n_framing_errors += 1;

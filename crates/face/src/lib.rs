@@ -7,7 +7,8 @@
 //! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one
 //! only for a well-formed NDN packet and keeps at most its configured number of them
 //! ([`FaceConfig::udp_on_demand_limit`], [`FaceConfig::ether_on_demand_limit`]), giving up
-//! the idlest for a new sender.
+//! the idlest for a new sender; a TCP or WebSocket listener likewise keeps at most its
+//! configured number of connections ([`tenancy`]).
 //!
 //! How a daemon thread uses it: it owns a `mio::Poll`, some channels and faces, each
 //! registered under its own token (edge-triggered). On a readable event it calls
@@ -41,12 +42,13 @@ pub mod shm;
 mod stream;
 mod sys;
 pub mod tcp;
+pub mod tenancy;
 pub mod udp;
 pub mod unix;
 pub mod uri;
 mod ws;
 
-pub use channel::{Channel, ChannelStatus, ListenError};
+pub use channel::{Accepted, Channel, ChannelStatus, ListenError};
 pub use congestion::MarkingConfig;
 pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use datagram::Datagram;

@@ -9,16 +9,23 @@ use std::time::{Duration, Instant};
 
 use common::{data, interest, name_of, Driver};
 use kite_face::{
-    tcp, unix, Channel, FaceConfig, FaceError, FaceId, FaceIds, FaceScope, FaceUri, Flushed,
-    ListenError, PacketKind, Persistency, RxPacket,
+    tcp, unix, Accepted, Channel, FaceConfig, FaceError, FaceId, FaceIds, FaceScope, FaceUri,
+    Flushed, ListenError, PacketKind, Persistency, RxPacket,
 };
 use kite_packet::{LpHeader, PitToken};
 
 fn accept_one(ch: &mut Channel, ids: &mut FaceIds) -> kite_face::Face {
+    accept_evicting(ch, ids).0
+}
+
+/// The next connection's face, and the face its listener gave up for it.
+fn accept_evicting(ch: &mut Channel, ids: &mut FaceIds) -> (kite_face::Face, Option<FaceId>) {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        if let Some(f) = ch.accept(ids).unwrap() {
-            return f;
+        match ch.accept(ids, Instant::now()).unwrap() {
+            Some(Accepted::Face(f, evict)) => return (*f, evict),
+            Some(Accepted::Refused) => panic!("refused"),
+            None => {}
         }
         assert!(Instant::now() < deadline, "no connection accepted");
         std::thread::sleep(Duration::from_millis(2));
@@ -233,6 +240,44 @@ fn tcp_listener_and_outgoing_face_exchange_packets() {
     let got = d.receive(1);
     assert_eq!(got[0].0, c);
     assert_eq!(d.faces[c].counters().n_in_data, 1);
+}
+
+#[test]
+fn a_full_tcp_listener_gives_up_the_connection_that_received_longest_ago() {
+    let config = FaceConfig {
+        tcp_on_demand_limit: 2,
+        ..FaceConfig::default()
+    };
+    let mut ch = Channel::tcp("127.0.0.1:0".parse().unwrap(), config).unwrap();
+    let FaceUri::Tcp(addr) = *ch.local_uri() else {
+        panic!("not a TCP channel")
+    };
+    let mut ids = FaceIds::new();
+    let mut d = Driver::new();
+    let mut peers = Vec::new();
+    let mut accepted = Vec::new();
+    for _ in 0..2 {
+        peers.push(std::net::TcpStream::connect(addr).unwrap());
+        let (face, evict) = accept_evicting(&mut ch, &mut ids);
+        assert_eq!(evict, None, "room for two");
+        accepted.push(face.id());
+        d.add(face);
+    }
+    // The first connection sends a packet; the second, silent, is now the idlest.
+    peers[0].write_all(&interest("/busy")).unwrap();
+    assert_eq!(name_of(&d.receive(1)[0].1), "/busy");
+    peers.push(std::net::TcpStream::connect(addr).unwrap());
+    let (third, evict) = accept_evicting(&mut ch, &mut ids);
+    assert_eq!(evict, Some(accepted[1]));
+    let evicted: Vec<_> = d.faces.iter().map(|f| f.evicted()).collect();
+    assert_eq!(evicted, [false, true]);
+    assert!(!third.evicted());
+    // Made persistent by the operator, a face no longer counts: room for one more.
+    let mut third = third;
+    third.set_persistency(Persistency::Persistent);
+    peers.push(std::net::TcpStream::connect(addr).unwrap());
+    let (_, evict) = accept_evicting(&mut ch, &mut ids);
+    assert_eq!(evict, None, "one face given up, one persistent: room left");
 }
 
 /// Connects without blocking, waiting in a poll of its own; the connection or its error.

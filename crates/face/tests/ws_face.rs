@@ -33,8 +33,9 @@ fn websocket_client_exchanges_packets_with_the_listener() {
     let mut ids = FaceIds::new();
     let deadline = Instant::now() + Duration::from_secs(5);
     let face = loop {
-        if let Some(f) = ch.accept(&mut ids).unwrap() {
-            break f;
+        if let Some(kite_face::Accepted::Face(f, _)) = ch.accept(&mut ids, Instant::now()).unwrap()
+        {
+            break *f;
         }
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(2));

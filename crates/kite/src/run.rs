@@ -75,6 +75,14 @@ pub struct RunArgs {
     /// 4096.
     #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]
     ether_on_demand_limit: Option<usize>,
+    /// Connections each TCP listener keeps at most as on-demand faces (1-1048576); a new one
+    /// beyond them takes the place of the one that received longest ago. Default: 4096.
+    #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]
+    tcp_on_demand_limit: Option<usize>,
+    /// Connections each WebSocket listener keeps at most (1-1048576), likewise. Default:
+    /// 4096.
+    #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]
+    ws_on_demand_limit: Option<usize>,
     /// Seconds a permanent TCP face whose connection was lost (or whose peer was down at
     /// start) waits before dialing again, doubling after each failed dial (1-3600).
     /// Default: 1.

@@ -2,16 +2,18 @@
 //! decodes as an NDN packet makes a face (junk from new senders is counted on the channel),
 //! and a listener keeps at most `on_demand_limit` on-demand faces, giving up the idlest for a
 //! new sender. Each on-demand face has a socket of its own connected to its peer, and only
-//! while the face lives.
+//! while the face lives. A TCP listener likewise keeps at most its `on_demand_limit`
+//! connections, closing the idlest for a new one.
 
 mod common;
 
-use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, SocketAddrV4, TcpStream, UdpSocket};
 use std::time::Duration;
 
 use common::peer::{self, interest};
 use common::procnet::connected_peers;
-use common::{eventually, free_udp_port, Daemon};
+use common::{eventually, free_tcp_port, free_udp_port, Daemon};
 use kite_mgmt::nfd::FacePersistency;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -164,5 +166,71 @@ fn new_senders_within_one_burst_stay_within_the_limit() {
         sockets.len() <= 2,
         "{} face sockets: {sockets:?}",
         sockets.len()
+    );
+}
+
+/// Remote URIs of the daemon's on-demand TCP faces.
+fn on_demand_tcp(socket: &str) -> Vec<String> {
+    let mut uris: Vec<String> = peer::faces(socket)
+        .into_iter()
+        .filter(|f| {
+            f.uri.starts_with("tcp4://") && f.face_persistency == FacePersistency::ON_DEMAND
+        })
+        .map(|f| f.uri)
+        .collect();
+    uris.sort();
+    uris
+}
+
+#[test]
+fn a_full_tcp_listener_closes_the_connection_that_received_longest_ago() {
+    let tcp = free_tcp_port();
+    let args = [
+        "--udp".to_string(),
+        format!("127.0.0.1:{}", free_udp_port()),
+        "--tcp".to_string(),
+        format!("127.0.0.1:{tcp}"),
+        "--tcp-on-demand-limit".to_string(),
+        "3".to_string(),
+    ];
+    let kite = Daemon::start(&[], &args);
+    let to: SocketAddr = format!("127.0.0.1:{tcp}").parse().unwrap();
+    let uri = |s: &TcpStream| format!("tcp4://{}", s.local_addr().unwrap());
+    // `busy` sends after each new connection, so it is never the idlest; the others stay
+    // silent, so each new one beyond the limit closes the oldest of them.
+    let mut busy = TcpStream::connect(to).unwrap();
+    busy.write_all(&interest("/busy/0", 4000)).unwrap();
+    let mut others = Vec::new();
+    for n in 0..8 {
+        std::thread::sleep(Duration::from_millis(20));
+        others.push(TcpStream::connect(to).unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+        busy.write_all(&interest(&format!("/busy/{}", n + 1), 4000))
+            .unwrap();
+    }
+    let mut want = vec![uri(&busy), uri(&others[6]), uri(&others[7])];
+    want.sort();
+    let got = eventually(WAIT, || {
+        let got = on_demand_tcp(kite.socket());
+        (got == want).then_some(got)
+    });
+    assert!(
+        got.is_some(),
+        "the busy connection and the two newest kept, got {:?}",
+        on_demand_tcp(kite.socket())
+    );
+    // Kite closed the connections it gave up: their peers read the end of the stream.
+    for s in &mut others[..6] {
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        assert!(
+            matches!(s.read(&mut [0; 64]), Ok(0)),
+            "{} still open",
+            uri(s)
+        );
+    }
+    let log = kite.log_text();
+    assert!(
+        log.contains("evicted for a new sender or connection"),
+        "{log}"
     );
 }

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
-    Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
-    LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
+    Accepted, Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri,
+    Flushed, LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
 };
 use kite_packet::{tlv_type, NackReason};
 use mio::{Events, Poll, Token};
@@ -606,8 +606,17 @@ impl IoThread {
         let i = t - CHANNEL_TOKEN;
         if i < self.channels.len() {
             loop {
-                match self.channels[i].accept(&mut self.ids) {
-                    Ok(Some(face)) => self.place_face(face),
+                match self.channels[i].accept(&mut self.ids, Instant::now()) {
+                    Ok(Some(Accepted::Face(face, evict))) => {
+                        self.place_face(*face);
+                        if let Some(id) = evict {
+                            self.evict(id);
+                        }
+                    }
+                    Ok(Some(Accepted::Refused)) => {
+                        let local = self.channels[i].local_uri().clone();
+                        self.log.refused(&local, Instant::now());
+                    }
                     Ok(None) => break,
                     Err(e) => {
                         tracing::warn!(error = %e, "accept failed");
@@ -1268,6 +1277,20 @@ impl IoThread {
         true
     }
 
+    /// Closes the face a listener here gave up for a new connection, here or in the I/O
+    /// thread that owns it; one in transit between threads closes at its owner's next
+    /// housekeeping.
+    fn evict(&mut self, id: FaceId) {
+        if self.close_face(id, CloseReason::Evicted).is_some() {
+            return;
+        }
+        for (k, (tx, waker)) in self.place.peers.iter().enumerate() {
+            if k != self.place.index && tx.send(IoCommand::Evict(id)).is_ok() {
+                let _ = waker.wake();
+            }
+        }
+    }
+
     fn add_face(&mut self, face: Face) -> FaceStatus {
         self.place.loads[self.place.index].fetch_add(1, Ordering::Relaxed);
         let status = Self::status(&face);
@@ -1374,14 +1397,20 @@ impl IoThread {
             count_reassembly_drops(r, &mut self.faces);
         }
         let mut idle = Vec::new();
+        let mut evicted = Vec::new();
         for (id, face) in &mut self.faces {
             face.expire(now);
             if face.idle_expired(now) {
                 idle.push(*id);
+            } else if face.evicted() {
+                evicted.push(*id);
             }
         }
         for id in idle {
             self.close_face(id, CloseReason::Idle);
+        }
+        for id in evicted {
+            self.close_face(id, CloseReason::Evicted);
         }
     }
 
@@ -1447,6 +1476,9 @@ impl IoThread {
                 }
                 IoCommand::Destroy { id, reply } => {
                     let _ = reply.send(self.close_face(id, CloseReason::Command));
+                }
+                IoCommand::Evict(id) => {
+                    self.close_face(id, CloseReason::Evicted);
                 }
                 IoCommand::List { reply } => {
                     let mut all: Vec<FaceStatus> = self.faces.values().map(Self::status).collect();

@@ -160,6 +160,20 @@ impl IoLog {
         );
     }
 
+    /// `connection refused` (warn), within the face lines' budget: a TCP or WebSocket
+    /// listener closed a connection at once, with no file descriptor to spare for it.
+    pub fn refused(&mut self, local: &kite_face::FaceUri, now: Instant) {
+        let Some(suppressed) = self.faces.allow(now) else {
+            return;
+        };
+        tracing::warn!(
+            %local,
+            suppressed,
+            "connection refused: accepted connections hold a quarter of the open files limit \
+             and this listener has none to give up (raise the limit, or lower on_demand_limit)"
+        );
+    }
+
     /// A face leaves for another I/O thread: its drops so far stay counted here.
     pub fn moved_out(&mut self, counters: &FaceCounters) {
         for (t, d) in self.closed.iter_mut().zip(face_drops(counters)) {
@@ -189,7 +203,8 @@ impl IoLog {
         if matches!(why, CloseReason::Evicted) {
             tracing::warn!(
                 face, %remote, %local, persistency = %p, %reason, suppressed,
-                "face closed: evicted for a new sender, its channel has its on-demand limit"
+                "face closed: evicted for a new sender or connection, its channel has its \
+                 on-demand limit"
             );
         } else {
             tracing::info!(

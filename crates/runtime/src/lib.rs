@@ -241,6 +241,9 @@ pub(crate) enum IoCommand {
         id: FaceId,
         reply: Sender<Option<FaceStatus>>,
     },
+    /// A face its listener (on another I/O thread) gave up for a new connection: closed by
+    /// the thread that owns it, ignored by the others.
+    Evict(FaceId),
     List {
         reply: Sender<Vec<FaceStatus>>,
     },

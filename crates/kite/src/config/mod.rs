@@ -281,6 +281,10 @@ pub struct Tcp {
     /// `reconnect_max`: the longest wait, in seconds, between two dials.
     #[serde(deserialize_with = "reconnect_seconds")]
     pub reconnect_max: u64,
+    /// `on_demand_limit`: connections each listener keeps at most; a new one beyond them
+    /// takes the place of the idlest.
+    #[serde(deserialize_with = "on_demand_limit")]
+    pub on_demand_limit: usize,
 }
 
 impl Default for Tcp {
@@ -289,6 +293,7 @@ impl Default for Tcp {
             listen: loopback_6363(),
             reconnect_initial: kite_face::tcp::DEFAULT_REDIAL_INITIAL.as_secs(),
             reconnect_max: kite_face::tcp::DEFAULT_REDIAL_MAX.as_secs(),
+            on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
         }
     }
 }
@@ -322,11 +327,23 @@ fn reconnect_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
 }
 
 /// `[face_system.websocket]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WebSocket {
     /// `listen`: listener addresses (NFD uses port 9696); none by default.
     pub listen: Vec<SocketAddr>,
+    /// `on_demand_limit`: connections each listener keeps at most, likewise.
+    #[serde(deserialize_with = "on_demand_limit")]
+    pub on_demand_limit: usize,
+}
+
+impl Default for WebSocket {
+    fn default() -> Self {
+        WebSocket {
+            listen: Vec::new(),
+            on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
+        }
+    }
 }
 
 /// `[face_system.ether]`.

@@ -63,9 +63,11 @@ fn every_key() -> Config {
                 listen: vec!["0.0.0.0:6363".parse().unwrap()],
                 reconnect_initial: 2,
                 reconnect_max: 120,
+                on_demand_limit: 300,
             },
             websocket: WebSocket {
                 listen: vec!["127.0.0.1:9696".parse().unwrap()],
+                on_demand_limit: 400,
             },
             ether: Ether {
                 interfaces: vec!["eth1".into()],

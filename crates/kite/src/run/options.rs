@@ -49,6 +49,12 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(n) = args.ether_on_demand_limit {
         faces.ether.on_demand_limit = n;
     }
+    if let Some(n) = args.tcp_on_demand_limit {
+        faces.tcp.on_demand_limit = n;
+    }
+    if let Some(n) = args.ws_on_demand_limit {
+        faces.websocket.on_demand_limit = n;
+    }
     let tcp = &mut faces.tcp;
     tcp.reconnect_initial = args.reconnect_initial.unwrap_or(tcp.reconnect_initial);
     tcp.reconnect_max = args.reconnect_max.unwrap_or(tcp.reconnect_max);
@@ -175,6 +181,8 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.udp_on_demand_limit = fs.udp.on_demand_limit;
     r.face.udp_socket_buffer = fs.udp.socket_buffer;
     r.face.ether_on_demand_limit = fs.ether.on_demand_limit;
+    r.face.tcp_on_demand_limit = fs.tcp.on_demand_limit;
+    r.face.ws_on_demand_limit = fs.websocket.on_demand_limit;
     r.face.redial_initial = Duration::from_secs(fs.tcp.reconnect_initial);
     r.face.redial_max = Duration::from_secs(fs.tcp.reconnect_max);
     r.face.ether_socket_buffer = fs.ether.socket_buffer;

@@ -38,8 +38,10 @@ on_demand_limit = 50
 socket_buffer = 524288
 [face_system.tcp]
 listen = ["127.0.0.1:7002"]
+on_demand_limit = 90
 [face_system.websocket]
 listen = ["127.0.0.1:7003"]
+on_demand_limit = 95
 [face_system.ether]
 interfaces = ["file0"]
 on_demand_limit = 60
@@ -100,6 +102,10 @@ fn every_flag_overrides_the_file() {
         "70",
         "--ether-on-demand-limit",
         "80",
+        "--tcp-on-demand-limit",
+        "85",
+        "--ws-on-demand-limit",
+        "87",
         "--ether-socket-buffer",
         "8388608",
         "--max-interest-lifetime",
@@ -124,6 +130,8 @@ fn every_flag_overrides_the_file() {
     assert_eq!(fs.max_packet_size, 2000);
     assert_eq!(fs.udp.on_demand_limit, 70);
     assert_eq!(fs.ether.on_demand_limit, 80);
+    assert_eq!(fs.tcp.on_demand_limit, 85);
+    assert_eq!(fs.websocket.on_demand_limit, 87);
     assert_eq!(fs.ether.socket_buffer, 8 << 20);
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.forwarder.io_threads, Some(2));
@@ -208,7 +216,12 @@ fn one_io_thread_per_two_cores_and_forwarding_threads_on_the_rest() {
 
 #[test]
 fn on_demand_limits_follow_the_configuration_files_rule_on_the_command_line() {
-    for flag in ["--udp-on-demand-limit", "--ether-on-demand-limit"] {
+    for flag in [
+        "--udp-on-demand-limit",
+        "--ether-on-demand-limit",
+        "--tcp-on-demand-limit",
+        "--ws-on-demand-limit",
+    ] {
         for n in ["0", "1048577", "many"] {
             assert!(
                 Cli::try_parse_from(["kite", flag, n]).is_err(),
@@ -285,6 +298,8 @@ fn the_runtime_starts_with_the_file_values() {
     assert_eq!(r.face.udp_on_demand_limit, 50);
     assert_eq!(r.face.udp_socket_buffer, 512 << 10);
     assert_eq!(r.face.ether_on_demand_limit, 60);
+    assert_eq!(r.face.tcp_on_demand_limit, 90);
+    assert_eq!(r.face.ws_on_demand_limit, 95);
     assert_eq!(r.face.ether_socket_buffer, 1 << 20);
     let f = &r.forwarder;
     assert_eq!(f.pcct.cs_capacity, 250, "1000 packets over 4 threads");
