@@ -3,12 +3,14 @@
 //! and a listener keeps at most `on_demand_limit` on-demand faces, giving up the idlest for a
 //! new sender. Each on-demand face has a socket of its own connected to its peer, and only
 //! while the face lives. A TCP listener likewise keeps at most its `on_demand_limit`
-//! connections, closing the idlest for a new one.
+//! connections, closing the idlest for a new one; a listener that ran out of descriptors
+//! accepts what waited in its backlog once they are back.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, SocketAddrV4, TcpStream, UdpSocket};
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use common::peer::{self, interest};
@@ -233,4 +235,31 @@ fn a_full_tcp_listener_closes_the_connection_that_received_longest_ago() {
         log.contains("evicted for a new sender or connection"),
         "{log}"
     );
+}
+
+#[test]
+fn a_connection_that_waited_while_descriptors_ran_out_is_accepted_once_they_are_back() {
+    let launcher = ["prlimit", "--nofile=64", "--"].map(String::from);
+    let kite = Daemon::start(&launcher, &["--local-only".to_string()]);
+    // A leaky local app: connections until the daemon has no descriptor left for them; the
+    // rest wait in the listener's backlog.
+    let leaky: Vec<UnixStream> = (0..100)
+        .map(|_| UnixStream::connect(kite.socket()).unwrap())
+        .collect();
+    eventually(WAIT, || {
+        kite.log_text().contains("accept failed").then_some(())
+    })
+    .expect("the daemon ran out of descriptors");
+    let mut waiting = UnixStream::connect(kite.socket()).unwrap();
+    waiting
+        .write_all(&interest("/no/route/here", 4000))
+        .unwrap();
+    // The app goes away. No new connection comes that would wake the listener: the daemon
+    // must try it again by itself, then answer the waiting connection's Interest (a Nack).
+    drop(leaky);
+    waiting.set_read_timeout(Some(WAIT)).unwrap();
+    let n = waiting
+        .read(&mut [0; 256])
+        .expect("an answer on the waiting connection");
+    assert!(n > 0, "the daemon closed the waiting connection");
 }

@@ -303,6 +303,8 @@ pub(crate) struct IoThread {
     /// Datagram channels (by poll token) with more to read than one burst took: read again
     /// next turn, like `unread`.
     unread_channels: Vec<Token>,
+    /// Stream listeners whose last accept failed, tried again at each housekeeping.
+    accept_retry: Vec<usize>,
     /// The channels `unread_channels` held at the start of this turn's reads.
     rereading_channels: Vec<Token>,
     last_housekeeping: Instant,
@@ -399,6 +401,7 @@ impl IoThread {
             unread: Vec::new(),
             rereading: Vec::new(),
             unread_channels: Vec::new(),
+            accept_retry: Vec::new(),
             restrained_room: Vec::new(),
             parked: Vec::new(),
             rereading_channels: Vec::new(),
@@ -605,25 +608,7 @@ impl IoThread {
         }
         let i = t - CHANNEL_TOKEN;
         if i < self.channels.len() {
-            loop {
-                match self.channels[i].accept(&mut self.ids, Instant::now()) {
-                    Ok(Some(Accepted::Face(face, evict))) => {
-                        self.place_face(*face);
-                        if let Some(id) = evict {
-                            self.evict(id);
-                        }
-                    }
-                    Ok(Some(Accepted::Refused)) => {
-                        let local = self.channels[i].local_uri().clone();
-                        self.log.refused(&local, Instant::now());
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        break;
-                    }
-                }
-            }
+            self.accept_all(i);
             return;
         }
         let Some(channel) = self.datagram_channel(token) else {
@@ -1277,6 +1262,40 @@ impl IoThread {
         true
     }
 
+    /// Accepts every connection pending on stream listener `i`. When accepting fails (out of
+    /// file descriptors: EMFILE), the listener is tried again at each housekeeping until it
+    /// succeeds: its readiness is edge-triggered, so the connections left in its backlog
+    /// would otherwise wait for the next one to arrive.
+    fn accept_all(&mut self, i: usize) {
+        loop {
+            let now = Instant::now();
+            match self.channels[i].accept(&mut self.ids, now) {
+                Ok(Some(Accepted::Face(face, evict))) => {
+                    self.place_face(*face);
+                    if let Some(id) = evict {
+                        self.evict(id);
+                    }
+                }
+                Ok(Some(Accepted::Refused)) => {
+                    let local = self.channels[i].local_uri().clone();
+                    self.log.refused(&local, now);
+                }
+                Ok(None) => {
+                    self.accept_retry.retain(|&c| c != i);
+                    return;
+                }
+                Err(e) => {
+                    let local = self.channels[i].local_uri().clone();
+                    self.log.accept_failed(&local, &e, now);
+                    if !self.accept_retry.contains(&i) {
+                        self.accept_retry.push(i);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
     /// Closes the face a listener here gave up for a new connection, here or in the I/O
     /// thread that owns it; one in transit between threads closes at its owner's next
     /// housekeeping.
@@ -1360,6 +1379,9 @@ impl IoThread {
     }
 
     fn housekeeping(&mut self, now: Instant) {
+        for i in std::mem::take(&mut self.accept_retry) {
+            self.accept_all(i);
+        }
         self.dispatcher.affinity.expire(now);
         self.moved
             .retain(|m| now.saturating_duration_since(m.2) < MOVED_FOR);

@@ -174,6 +174,21 @@ impl IoLog {
         );
     }
 
+    /// `accept failed` (warn), within the face lines' budget: the listener is tried again
+    /// at each housekeeping.
+    pub fn accept_failed(&mut self, local: &kite_face::FaceUri, e: &std::io::Error, now: Instant) {
+        let Some(suppressed) = self.faces.allow(now) else {
+            return;
+        };
+        tracing::warn!(
+            %local,
+            error = %e,
+            suppressed,
+            "accept failed (tried again every second; out of file descriptors: raise the \
+             open files limit)"
+        );
+    }
+
     /// A face leaves for another I/O thread: its drops so far stay counted here.
     pub fn moved_out(&mut self, counters: &FaceCounters) {
         for (t, d) in self.closed.iter_mut().zip(face_drops(counters)) {
