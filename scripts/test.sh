@@ -37,6 +37,8 @@ command -v make >/dev/null || need_apt make
 # The NDNd interop test runs both forwarders in a private network namespace.
 command -v ip >/dev/null || need_apt iproute2
 command -v nsenter >/dev/null || need_apt util-linux
+# A test runs the daemon under a small open files limit.
+command -v prlimit >/dev/null || need_apt util-linux
 # The manual pages are rendered with groff and man; the Debian package is built with dpkg-deb
 # and strip.
 command -v groff >/dev/null || need_apt groff-base
