@@ -17,7 +17,7 @@ use crate::ether::{EtherPeer, LinkState};
 use crate::framing::{FramingError, MAX_NDN_PACKET_SIZE};
 use crate::link_service::{LinkService, Received, RxSink};
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
-use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY};
+use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY, DEFAULT_WAITING_BYTES};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use crate::reliability::ReliabilityLimits;
 use crate::shm::ShmIo;
@@ -75,6 +75,10 @@ pub const ON_DEMAND_LIMIT_RANGE: (usize, usize) = (1, 1 << 20);
 pub struct FaceConfig {
     /// Frames an output queue holds before it drops.
     pub queue_capacity: usize,
+    /// Octets that frames waiting for blocked sockets, copied out of their bursts, may hold in
+    /// the output queues of all faces together ([`crate::queue::WAITING`]); a frame beyond
+    /// it is dropped and counted in [`FaceCounters::n_out_queue_full`].
+    pub output_queue_bytes: usize,
     /// MTU of datagram faces: a multicast face's, and the largest a unicast UDP face takes
     /// from its path.
     pub udp_mtu: usize,
@@ -136,6 +140,7 @@ impl Default for FaceConfig {
     fn default() -> Self {
         FaceConfig {
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            output_queue_bytes: DEFAULT_WAITING_BYTES,
             udp_mtu: DEFAULT_UDP_MTU,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             udp_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
@@ -274,6 +279,8 @@ pub struct Face {
     shm_request: Option<Bytes>,
     /// Its place among the on-demand faces of the listener that accepted it (TCP, WebSocket).
     tenant: Option<Tenant>,
+    /// [`FaceConfig::output_queue_bytes`].
+    output_queue_bytes: usize,
 }
 
 impl Face {
@@ -311,6 +318,7 @@ impl Face {
             shm_offer: parts.shm_offer,
             shm_request: None,
             tenant: None,
+            output_queue_bytes: config.output_queue_bytes,
         }
     }
 
@@ -823,6 +831,12 @@ impl Face {
         self.queue.len()
     }
 
+    /// Whether frames wait in the output queue past a write the socket did not take whole:
+    /// the face is written again when its socket becomes writable, not with this burst.
+    pub fn output_blocked(&self) -> bool {
+        self.queue.waits_past_write()
+    }
+
     /// Writes the output queue in bursts (`writev` for streams, `sendmmsg` for datagrams)
     /// until it is empty or the socket is full. A face whose link is down drops the queue
     /// instead (counted in [`FaceCounters::n_out_link_down`]).
@@ -844,8 +858,18 @@ impl Face {
             Transport::Redial(_) => Ok(Flushed::Done),
             Transport::Shm(s) => s.flush(&mut self.queue, c),
         };
-        // What the socket did not take waits past its burst: it must not pin receive buffers.
-        self.queue.detach_waiting();
+        // What the socket did not take waits past its burst.
+        self.detach_waiting();
         flushed
+    }
+
+    /// Copies the frames that wait for the socket out of the buffers they were received in,
+    /// so they pin none, within the octets all faces' waiting frames may hold
+    /// ([`FaceConfig::output_queue_bytes`]; the frames beyond it are dropped and counted).
+    /// Called after a write the socket did not take whole, and for frames queued behind a
+    /// socket that is already full.
+    pub fn detach_waiting(&mut self) {
+        let dropped = self.queue.detach_waiting(self.output_queue_bytes);
+        self.counters.n_out_queue_full += dropped as u64;
     }
 }

@@ -8,8 +8,14 @@
 //! write that follows their burst (the socket is full) are copied out
 //! ([`OutQueue::detach_waiting`]), so a blocked face holds at most its capacity in frames of
 //! their own size, never the receive buffers they came from.
+//!
+//! Those copies are what peers that stop reading make the process keep, so all faces
+//! together keep at most a budget of them ([`Waiting`], [`crate::FaceConfig::output_queue_bytes`]):
+//! without it, each connection of a peer that asks for large Data and never reads held
+//! 1,024 frames of up to 8,800 octets, and 4,096 such connections 36 GB.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use smallvec::SmallVec;
@@ -19,6 +25,49 @@ pub const INLINE_HEAD: usize = 64;
 
 /// Frames a face's output queue holds by default.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 1024;
+
+/// Octets of frames copied out to wait for a blocked socket that the faces of a process keep
+/// by default ([`crate::FaceConfig::output_queue_bytes`]).
+pub const DEFAULT_WAITING_BYTES: usize = 256 << 20;
+
+/// Octets held by frames that wait, copied out, in the output queues that share it.
+#[derive(Debug, Default)]
+pub struct Waiting(AtomicUsize);
+
+/// The waiting octets of every face of this process.
+pub static WAITING: Waiting = Waiting::new();
+
+impl Waiting {
+    /// Nothing waiting.
+    pub const fn new() -> Self {
+        Waiting(AtomicUsize::new(0))
+    }
+
+    /// Octets waiting now.
+    pub fn octets(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` octets if that keeps the total within `budget`.
+    fn take(&self, n: usize, budget: usize) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                w.checked_add(n).filter(|&t| t <= budget)
+            })
+            .is_ok()
+    }
+
+    /// Takes `n` octets whatever the budget (a frame already partly written must stay).
+    fn force(&self, n: usize) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn give_back(&self, n: usize) {
+        if n > 0 {
+            self.0.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+}
 
 /// One frame to send: `head` then `body`.
 #[derive(Debug, Clone, Default)]
@@ -73,11 +122,20 @@ pub struct OutQueue {
     octets: usize,
     /// Frames at the front whose bodies are copies of their own ([`OutQueue::detach_waiting`]).
     detached: usize,
+    /// Their octets, taken from `waiting`.
+    detached_octets: usize,
+    waiting: &'static Waiting,
 }
 
 impl OutQueue {
-    /// An empty queue holding at most `capacity` frames.
+    /// An empty queue holding at most `capacity` frames, its waiting frames counted in the
+    /// process's [`WAITING`].
     pub fn new(capacity: usize) -> Self {
+        Self::sharing(capacity, &WAITING)
+    }
+
+    /// An empty queue whose waiting frames count in `waiting`.
+    pub fn sharing(capacity: usize, waiting: &'static Waiting) -> Self {
         OutQueue {
             // Grows on first use and keeps its size: idle faces cost little, busy ones
             // stop allocating once warm.
@@ -86,6 +144,8 @@ impl OutQueue {
             front_written: 0,
             octets: 0,
             detached: 0,
+            detached_octets: 0,
+            waiting,
         }
     }
 
@@ -102,6 +162,11 @@ impl OutQueue {
     /// Whether nothing waits.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
+    }
+
+    /// Whether frames wait past a write (copied out by [`OutQueue::detach_waiting`]).
+    pub fn waits_past_write(&self) -> bool {
+        self.detached > 0
     }
 
     /// Free frame slots.
@@ -152,8 +217,12 @@ impl OutQueue {
     /// Removes `n` whole frames from the front; returns their octets.
     pub fn pop_frames(&mut self, n: usize) -> usize {
         let mut octets = 0;
-        for f in self.frames.drain(..n) {
+        for (i, f) in self.frames.drain(..n).enumerate() {
             octets += f.len();
+            if i < self.detached {
+                self.detached_octets -= f.len();
+                self.waiting.give_back(f.len());
+            }
         }
         octets -= self.front_written.min(octets);
         self.front_written = 0;
@@ -165,12 +234,28 @@ impl OutQueue {
     /// Copies the bodies of the frames not copied yet into exact-size allocations: called when
     /// frames stay queued after a write, so they stop keeping the receive buffers they were
     /// sliced from (a blocked consumer's queue of 1024 frames would otherwise pin up to 1024
-    /// burst buffers). Costs nothing while the socket takes every burst.
-    pub fn detach_waiting(&mut self) {
-        for f in self.frames.iter_mut().skip(self.detached) {
+    /// burst buffers). Costs nothing while the socket takes every burst. A frame that would
+    /// take the octets waiting in all queues past `budget` is dropped instead, with every
+    /// frame behind it (unless a stream wrote part of it already); returns how many dropped.
+    pub fn detach_waiting(&mut self, budget: usize) -> usize {
+        let mut keep = self.frames.len();
+        let start = self.detached;
+        for (i, f) in (start..).zip(self.frames.range_mut(start..)) {
+            if i == 0 && self.front_written > 0 {
+                self.waiting.force(f.len());
+            } else if !self.waiting.take(f.len(), budget) {
+                keep = i;
+                break;
+            }
+            self.detached_octets += f.len();
             f.body = Bytes::copy_from_slice(&f.body);
         }
+        let dropped = self.frames.len() - keep;
+        for f in self.frames.drain(keep..) {
+            self.octets -= f.len();
+        }
         self.detached = self.frames.len();
+        dropped
     }
 
     /// Consumes `written` octets of a stream write from the front of the queue.
@@ -190,8 +275,13 @@ impl OutQueue {
             }
             written -= left;
             self.front_written = 0;
-            self.frames.pop_front();
-            self.detached = self.detached.saturating_sub(1);
+            if let Some(f) = self.frames.pop_front() {
+                if self.detached > 0 {
+                    self.detached -= 1;
+                    self.detached_octets -= f.len();
+                    self.waiting.give_back(f.len());
+                }
+            }
         }
     }
 
@@ -201,6 +291,14 @@ impl OutQueue {
         self.front_written = 0;
         self.octets = 0;
         self.detached = 0;
+        self.waiting
+            .give_back(std::mem::take(&mut self.detached_octets));
+    }
+}
+
+impl Drop for OutQueue {
+    fn drop(&mut self) {
+        self.waiting.give_back(self.detached_octets);
     }
 }
 
@@ -251,7 +349,7 @@ mod tests {
         q.push(frame(b"hh", b"body"));
         q.push(frame(b"", b"xyz"));
         q.consume_octets(3);
-        q.detach_waiting();
+        q.detach_waiting(usize::MAX);
         q.consume_octets(q.octets());
         assert!(q.is_empty());
         assert_eq!((q.octets(), q.front_written()), (0, 0));
@@ -260,7 +358,7 @@ mod tests {
             head: SmallVec::new(),
             body: burst.slice(0..10),
         });
-        q.detach_waiting();
+        q.detach_waiting(usize::MAX);
         assert_ne!(q.frames().0[0].body.as_ptr(), burst.as_ptr());
     }
 
@@ -275,7 +373,7 @@ mod tests {
         };
         q.push(body(0));
         q.push(body(100));
-        q.detach_waiting();
+        q.detach_waiting(usize::MAX);
         let copied: Vec<*const u8> = q.frames().0.iter().map(|f| f.body.as_ptr()).collect();
         assert!(q
             .frames()
@@ -284,12 +382,52 @@ mod tests {
             .all(|f| !inside(&f.body) && f.body.len() == 100));
         q.push(body(200));
         q.pop_frames(1);
-        q.detach_waiting();
+        q.detach_waiting(usize::MAX);
         let (front, back) = q.frames();
         let now: Vec<&OutFrame> = front.iter().chain(back).collect();
         assert_eq!(now[0].body.as_ptr(), copied[1], "not copied twice");
         assert!(!inside(&now[1].body), "the new frame was copied");
         assert_eq!(q.octets(), 200);
+    }
+
+    #[test]
+    fn waiting_frames_of_all_queues_stay_within_their_budget() {
+        let pool: &'static Waiting = Box::leak(Box::default());
+        let burst = Bytes::from(vec![7u8; 4096]);
+        let body = |at: usize| OutFrame {
+            head: SmallVec::from_slice(b"hh"),
+            body: burst.slice(at..at + 98),
+        };
+        // Two blocked faces sharing a budget of three frames.
+        let (mut a, mut b) = (OutQueue::sharing(8, pool), OutQueue::sharing(8, pool));
+        for i in 0..2 {
+            a.push(body(i * 100));
+            b.push(body(i * 100));
+        }
+        assert_eq!(a.detach_waiting(300), 0);
+        assert_eq!(pool.octets(), 200);
+        // The second face's second frame finds no room: dropped, with none kept behind it.
+        assert_eq!(b.detach_waiting(300), 1);
+        assert_eq!((b.len(), b.octets(), pool.octets()), (1, 100, 300));
+        // A stream that wrote part of its front frame keeps it whatever the budget.
+        let mut c = OutQueue::sharing(8, pool);
+        c.push(body(0));
+        c.push(body(100));
+        c.consume_octets(10);
+        assert_eq!(c.detach_waiting(300), 1);
+        assert_eq!((c.len(), pool.octets()), (1, 400));
+        // Written, popped, cleared or dropped, frames give their octets back.
+        c.consume_octets(90);
+        assert_eq!(pool.octets(), 300);
+        a.pop_frames(1);
+        assert_eq!(pool.octets(), 200);
+        b.clear();
+        assert_eq!(pool.octets(), 100);
+        drop(a);
+        assert_eq!(pool.octets(), 0);
+        // Room again: nothing is dropped.
+        b.push(body(0));
+        assert_eq!(b.detach_waiting(300), 0);
     }
 
     #[test]

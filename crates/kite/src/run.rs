@@ -148,6 +148,11 @@ pub struct RunArgs {
     /// beyond it. At least 65536. Default: 4194304 (4 MiB).
     #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
     reassembly_bytes: Option<usize>,
+    /// Octets that frames waiting for blocked sockets (peers that do not read) may hold in
+    /// the output queues of all faces together; a frame beyond it is dropped and counted as
+    /// queue-full. At least 65536. Default: 268435456 (256 MiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
+    output_queue_bytes: Option<usize>,
     /// Per face with NDNLPv2 LpReliability on (`kite face create --lp-reliability on`, or
     /// `lp_reliability = true` in a [[face]]), the TxSequence numbers in flight at most
     /// (64-65536); the oldest unacknowledged packet is given up beyond it. Default: 4096.

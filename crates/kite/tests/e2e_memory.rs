@@ -308,3 +308,45 @@ fn routes_registered_by_commands_do_not_keep_the_commands_read_buffers() {
     let after = settled_rss(kite.pid());
     assert_within("routes", before, after, N as u64 * per_route);
 }
+
+#[test]
+fn connections_that_stop_reading_hold_no_more_than_the_output_queue_budget() {
+    const BUDGET: u64 = 4 << 20;
+    let kite = Daemon::local(&["--output-queue-bytes", &BUDGET.to_string()]);
+    let _producer = Producer::start(
+        kite.socket(),
+        "/big",
+        Box::new(|_| Some(Bytes::from(vec![0x42; 8000]))),
+    );
+    // Every Data is cached once, through a connection that reads.
+    const NAMES: usize = 1100;
+    let mut reader = Conn::unix(kite.socket());
+    for i in 0..NAMES {
+        reader.fetch(&format!("/big/{i}"), WAIT);
+    }
+    let before = settled_rss(kite.pid());
+    // Connections that ask for all of it and never read: each face's queue alone could hold
+    // 1,024 frames of 8 KB (32 faces: 260 MB).
+    let mut burst = Vec::new();
+    for i in 0..NAMES {
+        burst.extend_from_slice(&interest(&format!("/big/{i}"), 60_000));
+    }
+    let stalled: Vec<Conn> = (0..32)
+        .map(|_| {
+            let mut c = Conn::unix(kite.socket());
+            c.send(&burst);
+            c
+        })
+        .collect();
+    // Each of them ends up dropping: past the budget (or, without it, past 1,024 frames).
+    let dropping = || {
+        (peer::faces(kite.socket()).iter())
+            .filter(|f| f.counters.n_out_queue_full > 0)
+            .count()
+    };
+    eventually(WAIT, || (dropping() == stalled.len()).then_some(()))
+        .unwrap_or_else(|| panic!("{} of 32 faces dropped frames", dropping()));
+    let after = settled_rss(kite.pid());
+    assert_within("output queues", before, after, BUDGET);
+    drop(stalled);
+}

@@ -119,7 +119,7 @@ pub const KITE_N_IN_LP_DROPPED: u64 = 0x4B02;
 pub const KITE_N_REASSEMBLY_DROPPED: u64 = 0x4B04;
 /// Stream framing errors (each closes the face).
 pub const KITE_N_FRAMING_ERRORS: u64 = 0x4B06;
-/// Frames dropped because the output queue was full.
+/// Frames dropped because the output queue was full (or all queues held their octet budget).
 pub const KITE_N_OUT_QUEUE_FULL: u64 = 0x4B08;
 /// Frames dropped because they could not be fragmented to the MTU.
 pub const KITE_N_OUT_TOO_LARGE: u64 = 0x4B0A;

@@ -244,7 +244,13 @@ fn queue_out(
     if face.pending_output() == 0 {
         dirty.push(id);
     }
+    let blocked = face.output_blocked();
     face.send_parts(kind, header, packet);
+    if blocked {
+        // Its socket is full (it is written when it becomes writable): the frame waits, so it
+        // must not keep the buffer it was received in.
+        face.detach_waiting();
+    }
     None
 }
 

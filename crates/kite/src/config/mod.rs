@@ -117,6 +117,11 @@ pub struct FaceSystem {
     /// each multicast face alone); the oldest partial packets are dropped beyond it.
     #[serde(deserialize_with = "budget_bytes")]
     pub reassembly_bytes: usize,
+    /// `output_queue_bytes`: octets that frames waiting for blocked sockets (peers that do
+    /// not read) may hold in the output queues of all faces together; a frame beyond it is
+    /// dropped.
+    #[serde(deserialize_with = "budget_bytes")]
+    pub output_queue_bytes: usize,
     /// `lp_reliability_frames`: per face with NDNLPv2 LpReliability on, the TxSequence
     /// numbers in flight at most (frames waiting for their Ack, and those acknowledged
     /// behind an older one); the oldest packet is given up beyond it.
@@ -144,6 +149,7 @@ impl Default for FaceSystem {
             local_only: false,
             max_packet_size: kite_face::framing::MAX_NDN_PACKET_SIZE,
             reassembly_bytes: kite_face::reassembly::DEFAULT_REASSEMBLY_BYTES,
+            output_queue_bytes: kite_face::queue::DEFAULT_WAITING_BYTES,
             lp_reliability_frames: kite_face::reliability::DEFAULT_MAX_FRAMES,
             lp_reliability_bytes: kite_face::reliability::DEFAULT_MAX_BYTES,
             unix: Unix::default(),

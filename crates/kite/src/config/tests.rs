@@ -41,6 +41,7 @@ fn every_key() -> Config {
             local_only: true,
             max_packet_size: 4096,
             reassembly_bytes: 1 << 20,
+            output_queue_bytes: 64 << 20,
             lp_reliability_frames: 128,
             lp_reliability_bytes: 1 << 20,
             unix: Unix {

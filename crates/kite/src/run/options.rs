@@ -103,6 +103,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if let Some(b) = args.reassembly_bytes {
         config.face_system.reassembly_bytes = b;
     }
+    if let Some(b) = args.output_queue_bytes {
+        config.face_system.output_queue_bytes = b;
+    }
     if let Some(a) = args.metrics {
         config.metrics.listen = Some(a);
     }
@@ -174,6 +177,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.shm_ring_size = fs.unix.shm.then_some(fs.unix.shm_ring_size);
     r.face.idle_timeout = Duration::from_secs(fs.udp.idle_timeout);
     r.face.reassembly.max_bytes = fs.reassembly_bytes;
+    r.face.output_queue_bytes = fs.output_queue_bytes;
     r.face.reliability = kite_face::reliability::ReliabilityLimits {
         max_frames: fs.lp_reliability_frames,
         max_bytes: fs.lp_reliability_bytes,

@@ -77,7 +77,8 @@ counter_set! {
         /// Stream elements that broke framing (too long or malformed TLV header): each closes
         /// the face.
         n_framing_errors = nfd::KITE_N_FRAMING_ERRORS,
-        /// Frames dropped because the output queue was full.
+        /// Frames dropped because the output queue was full, or the frames waiting in all
+        /// output queues held their octet budget.
         n_out_queue_full = nfd::KITE_N_OUT_QUEUE_FULL,
         /// Frames dropped because they could not be fragmented to the MTU.
         n_out_too_large = nfd::KITE_N_OUT_TOO_LARGE,
@@ -135,7 +136,7 @@ pub const FACE_DROPS: [FaceDrop; 10] = [
     },
     FaceDrop {
         name: "out-queue-full",
-        what: "frames dropped: a face's output queue was full",
+        what: "frames dropped: a face's output queue was full (or all queues' octet budget)",
         warns: true,
         count: |c| c.n_out_queue_full,
     },

@@ -339,7 +339,11 @@ fn the_defaults_are_what_kite_run_did_without_a_file() {
 
 #[test]
 fn octet_budgets_follow_one_rule_in_the_file_and_on_the_command_line() {
-    for flag in ["--cs-capacity-bytes", "--reassembly-bytes"] {
+    for flag in [
+        "--cs-capacity-bytes",
+        "--reassembly-bytes",
+        "--output-queue-bytes",
+    ] {
         let e = Cli::try_parse_from(["kite", flag, "65535"])
             .err()
             .expect("refused")
@@ -349,6 +353,7 @@ fn octet_budgets_follow_one_rule_in_the_file_and_on_the_command_line() {
     for text in [
         "[tables.cs]\ncapacity_bytes = 65535\n",
         "[face_system]\nreassembly_bytes = 65535\n",
+        "[face_system]\noutput_queue_bytes = 65535\n",
     ] {
         let e = Config::parse(text, "t.toml").unwrap_err().to_string();
         assert!(e.contains("must be at least 65536 octets"), "{text}: {e}");
@@ -359,10 +364,13 @@ fn octet_budgets_follow_one_rule_in_the_file_and_on_the_command_line() {
         "1000000",
         "--reassembly-bytes",
         "65536",
+        "--output-queue-bytes",
+        "1048576",
     ];
     apply(&mut c, &args(&flags), None).unwrap();
     c.forwarder.threads = Some(2);
     let r = runtime_config(&c);
     assert_eq!(r.forwarder.pcct.cs_bytes, 500_000, "split over the threads");
     assert_eq!(r.face.reassembly.max_bytes, 65536);
+    assert_eq!(r.face.output_queue_bytes, 1 << 20);
 }
