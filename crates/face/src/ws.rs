@@ -23,6 +23,16 @@ use crate::uri::FaceUri;
 /// Messages read per receive burst.
 const MESSAGES_PER_BURST: usize = 64;
 
+/// Octets of messages the WebSocket writer gathers before it writes to the socket
+/// (tungstenite's default).
+const WRITE_BUFFER: usize = 128 << 10;
+
+/// The most the writer holds while the socket is full: its buffer and one largest message
+/// (with its header) beyond. A larger message waits in the face's own output queue, which
+/// is bounded; tungstenite's own limit is none, so a peer that stopped reading made it grow
+/// without end.
+const MAX_WRITE_BUFFER: usize = WRITE_BUFFER + MAX_FRAME_LEN + 16;
+
 type Handshake = MidHandshake<ServerHandshake<TcpStream, NoCallback>>;
 
 enum WsState {
@@ -121,7 +131,12 @@ impl WsIo {
                 match ws.write(Message::Binary(f.to_bytes())) {
                     Ok(()) => queued += 1,
                     Err(WsError::WriteBufferFull(_)) => break,
-                    Err(e) if would_block(&e) => break,
+                    // The writer took the message into its buffer, then found the socket
+                    // full: it is queued there, not to be given again.
+                    Err(e) if would_block(&e) => {
+                        queued += 1;
+                        break;
+                    }
                     Err(e) => return Err(ws_error(e)),
                 }
             }
@@ -146,7 +161,9 @@ pub(crate) fn accepted(id: FaceId, stream: TcpStream, config: &FaceConfig) -> io
     let fd = stream.as_raw_fd();
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(MAX_FRAME_LEN))
-        .max_frame_size(Some(MAX_FRAME_LEN));
+        .max_frame_size(Some(MAX_FRAME_LEN))
+        .write_buffer_size(WRITE_BUFFER)
+        .max_write_buffer_size(MAX_WRITE_BUFFER);
     let state = match tungstenite::accept_with_config(stream, Some(ws_config)) {
         Ok(ws) => WsState::Open(ws),
         Err(HandshakeError::Interrupted(mid)) => WsState::Handshaking(mid),
