@@ -61,5 +61,6 @@ pub use face::{
 };
 pub use link_service::{Received, RxPacket, RxSink};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
+pub use sys::raise_fd_limit;
 pub use udp::UdpChannel;
 pub use uri::{FaceUri, MacAddr, UriError};

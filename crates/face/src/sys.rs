@@ -313,6 +313,32 @@ pub fn fd_limit() -> Option<usize> {
     (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as usize)
 }
 
+/// Raises the process's soft limit on open file descriptors to its hard limit, as a daemon
+/// holding a descriptor per face and connection needs (the budgets of UDP face sockets and
+/// accepted connections are shares of it, read after this). Returns the soft limit before
+/// and after, when it changed.
+pub fn raise_fd_limit() -> io::Result<Option<(u64, u64)>> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a live local the kernel fills in; the call has no other effect.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if r.rlim_cur >= r.rlim_max {
+        return Ok(None);
+    }
+    let before = r.rlim_cur;
+    r.rlim_cur = r.rlim_max;
+    // SAFETY: `r` is a valid rlimit whose soft limit does not pass its hard one; raising the
+    // soft limit only lets the process open more descriptors.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Some((before, r.rlim_cur)))
+}
+
 /// The MTU of the path to `remote` as the kernel knows it (the outgoing interface's, or a
 /// smaller one learned by path MTU discovery): a UDP socket connected to `remote` (which
 /// looks up the route and sends nothing), asked for `IP_MTU` or `IPV6_MTU`.
@@ -412,16 +438,28 @@ mod tests {
     }
 
     #[test]
-    fn the_fd_limit_is_read_as_getrlimit_reports_it() {
-        let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
-        let line = limits
-            .lines()
-            .find(|l| l.starts_with("Max open files"))
-            .unwrap();
-        let soft = line.split_whitespace().nth(3).unwrap();
-        assert_eq!(
-            fd_limit().map(|n| n.to_string()),
-            soft.parse::<usize>().ok().map(|n| n.to_string())
-        );
+    fn the_fd_limit_is_read_as_getrlimit_reports_it_and_raised_to_the_hard_limit() {
+        // One test: nothing else in this process changes the limit meanwhile.
+        let limits = || {
+            let text = std::fs::read_to_string("/proc/self/limits").unwrap();
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("Max open files"))
+                .unwrap();
+            let field = |i| {
+                line.split_whitespace()
+                    .nth(i)
+                    .unwrap()
+                    .parse::<usize>()
+                    .ok()
+            };
+            (field(3), field(4))
+        };
+        let (soft, hard) = limits();
+        assert_eq!(fd_limit(), soft);
+        raise_fd_limit().unwrap();
+        assert_eq!(limits(), (hard, hard));
+        assert_eq!(fd_limit(), hard);
+        assert_eq!(raise_fd_limit().unwrap(), None, "already at the maximum");
     }
 }

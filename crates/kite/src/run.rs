@@ -233,6 +233,11 @@ pub fn run(args: RunArgs) -> Result<String> {
     }
     let log = init_logging(&config);
     exit_on_panic();
+    match kite_face::raise_fd_limit() {
+        Ok(Some((from, to))) => tracing::info!(from, to, "open files limit raised to its maximum"),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot raise the open files limit"),
+    }
     let notifier = notify::Notifier::from_env();
     // Registered before anything starts: a SIGHUP or SIGTERM during the start is then
     // handled once the daemon is up, instead of killing it with its socket left behind.

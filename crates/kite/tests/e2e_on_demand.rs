@@ -263,3 +263,21 @@ fn a_connection_that_waited_while_descriptors_ran_out_is_accepted_once_they_are_
         .expect("an answer on the waiting connection");
     assert!(n > 0, "the daemon closed the waiting connection");
 }
+
+#[test]
+fn the_daemon_raises_its_open_files_limit_to_the_maximum() {
+    let launcher = ["prlimit", "--nofile=256:4096", "--"].map(String::from);
+    let kite = Daemon::start(&launcher, &["--local-only".to_string()]);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", kite.pid())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(fields[3..5], ["4096", "4096"], "{line}");
+    let log = kite.log_text();
+    assert!(
+        log.contains("open files limit raised to its maximum"),
+        "{log}"
+    );
+}
