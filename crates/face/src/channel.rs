@@ -91,6 +91,9 @@ pub enum Accepted {
     /// Closed at once: the process keeps no more accepted connections and this listener has
     /// none to give up.
     Refused,
+    /// Its face could not be made (the peer reset it already, or its socket refused an
+    /// option): the connection is dropped, and the listener's other connections still wait.
+    Broken(io::Error),
 }
 
 impl Channel {
@@ -166,20 +169,24 @@ impl Channel {
                     None,
                 )
             }),
-            Listener::Tcp(l) | Listener::Ws(l) => l.accept().and_then(|(s, _)| {
+            Listener::Tcp(l) | Listener::Ws(l) => l.accept().map(|(s, _)| {
                 let id = ids.next_id();
-                let mut face = match self.listener {
-                    Listener::Ws(_) => ws::accepted(id, s, &self.config)?,
-                    _ => tcp::face(id, s, Persistency::OnDemand, &self.config)?,
+                let made = match self.listener {
+                    Listener::Ws(_) => ws::accepted(id, s, &self.config),
+                    _ => tcp::face(id, s, Persistency::OnDemand, &self.config),
+                };
+                let mut face = match made {
+                    Ok(face) => face,
+                    Err(e) => return Accepted::Broken(e),
                 };
                 let tenants = self.tenants.as_mut().expect("IP listeners have tenants");
                 match tenants.admit(id, now) {
                     Admission::Admit(tenant, evict) => {
                         face.set_tenant(tenant);
-                        Ok(Accepted::Face(Box::new(face), evict))
+                        Accepted::Face(Box::new(face), evict)
                     }
                     // Dropping the face closes the connection.
-                    Admission::Refuse => Ok(Accepted::Refused),
+                    Admission::Refuse => Accepted::Refused,
                 }
             }),
         };

@@ -24,7 +24,7 @@ fn accept_evicting(ch: &mut Channel, ids: &mut FaceIds) -> (kite_face::Face, Opt
     loop {
         match ch.accept(ids, Instant::now()).unwrap() {
             Some(Accepted::Face(f, evict)) => return (*f, evict),
-            Some(Accepted::Refused) => panic!("refused"),
+            Some(other @ (Accepted::Refused | Accepted::Broken(_))) => panic!("{other:?}"),
             None => {}
         }
         assert!(Instant::now() < deadline, "no connection accepted");
@@ -305,4 +305,33 @@ fn an_outgoing_connection_to_a_closed_port_fails_without_blocking() {
     drop(closed);
     let e = connect(addr).expect_err("nothing listens");
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+}
+
+#[test]
+fn a_connection_reset_before_it_is_accepted_does_not_stop_the_listener() {
+    let mut ch = Channel::tcp("127.0.0.1:0".parse().unwrap(), FaceConfig::default()).unwrap();
+    let FaceUri::Tcp(addr) = *ch.local_uri() else {
+        panic!("not a TCP channel")
+    };
+    // Reset (SO_LINGER 0) while it waits in the backlog.
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.connect(&addr.into()).unwrap();
+    s.set_linger(Some(Duration::ZERO)).unwrap();
+    drop(s);
+    std::thread::sleep(Duration::from_millis(50));
+    let next = std::net::TcpStream::connect(addr).unwrap();
+    let mut ids = FaceIds::new();
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while got.len() < 2 && Instant::now() < deadline {
+        match ch.accept(&mut ids, Instant::now()).unwrap() {
+            Some(a) => got.push(a),
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    assert!(matches!(got[0], Accepted::Broken(_)), "{got:?}");
+    let Accepted::Face(face, None) = &got[1] else {
+        panic!("the next connection's face: {got:?}")
+    };
+    assert_eq!(face.remote_uri(), &FaceUri::Tcp(next.local_addr().unwrap()));
 }

@@ -1286,6 +1286,10 @@ impl IoThread {
                     let local = self.channels[i].local_uri().clone();
                     self.log.refused(&local, now);
                 }
+                Ok(Some(Accepted::Broken(e))) => {
+                    let local = self.channels[i].local_uri();
+                    tracing::debug!(%local, error = %e, "accepted connection dropped");
+                }
                 Ok(None) => {
                     self.accept_retry.retain(|&c| c != i);
                     return;
