@@ -10,6 +10,8 @@ use std::io;
 use std::mem;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use bytes::BytesMut;
 
@@ -313,6 +315,59 @@ pub fn fd_limit() -> Option<usize> {
     (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as usize)
 }
 
+/// The share of the process's file descriptor limit that one kind of descriptor peers make
+/// may hold (UDP faces' own sockets, accepted connections), so that peers can never take the
+/// descriptors local applications, management and the operator's faces need.
+#[derive(Debug)]
+pub(crate) struct FdShare {
+    used: AtomicUsize,
+    /// The limit is divided by this (read once, after `kite run` raised it).
+    divisor: usize,
+    limit: OnceLock<usize>,
+}
+
+/// One descriptor's place in an [`FdShare`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct FdSlot(&'static FdShare);
+
+impl FdShare {
+    /// A share of `1 / divisor` of the limit.
+    pub const fn new(divisor: usize) -> Self {
+        FdShare {
+            used: AtomicUsize::new(0),
+            divisor,
+            limit: OnceLock::new(),
+        }
+    }
+
+    fn limit(&self) -> usize {
+        *(self.limit).get_or_init(|| fd_limit().map_or(usize::MAX, |n| n / self.divisor))
+    }
+
+    /// A place, if one is free.
+    pub fn take(&'static self) -> Option<FdSlot> {
+        let limit = self.limit();
+        (self.used)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| FdSlot(self))
+    }
+
+    /// A place even beyond the share, for one that another gives back soon.
+    pub fn take_anyway(&'static self) -> FdSlot {
+        self.used.fetch_add(1, Ordering::Relaxed);
+        FdSlot(self)
+    }
+}
+
+impl Drop for FdSlot {
+    fn drop(&mut self) {
+        self.0.used.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Raises the process's soft limit on open file descriptors to its hard limit, as a daemon
 /// holding a descriptor per face and connection needs (the budgets of UDP face sockets and
 /// accepted connections are shares of it, read after this). Returns the soft limit before
@@ -435,6 +490,21 @@ mod tests {
         drop(a);
         assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 2);
         assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_share_of_the_fd_limit_gives_places_back_when_they_drop() {
+        static NONE: FdShare = FdShare::new(usize::MAX);
+        assert!(NONE.take().is_none(), "a share of no descriptor");
+        let forced = NONE.take_anyway();
+        assert_eq!(NONE.used.load(Ordering::Relaxed), 1);
+        drop(forced);
+        assert_eq!(NONE.used.load(Ordering::Relaxed), 0);
+        static HALF: FdShare = FdShare::new(2);
+        let slots: Vec<FdSlot> = (0..3).map(|_| HALF.take().unwrap()).collect();
+        assert_eq!(HALF.used.load(Ordering::Relaxed), 3);
+        drop(slots);
+        assert_eq!(HALF.used.load(Ordering::Relaxed), 0);
     }
 
     #[test]

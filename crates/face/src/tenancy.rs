@@ -11,21 +11,16 @@
 //! a tenant record, whose shared half the listener keeps: the face stamps it when it receives,
 //! and the listener marks the face it gives up; the thread that owns the face closes it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use crate::props::FaceId;
-use crate::sys::fd_limit;
+use crate::sys::{FdShare, FdSlot};
 
-/// Accepted stream faces of this process's listeners, now.
-static ACCEPTED: AtomicUsize = AtomicUsize::new(0);
-
-/// The most accepted stream faces the process keeps: a quarter of its file descriptor limit.
-fn budget() -> usize {
-    static BUDGET: OnceLock<usize> = OnceLock::new();
-    *BUDGET.get_or_init(|| fd_limit().map_or(usize::MAX, |n| n / 4))
-}
+/// The accepted stream faces of this process's listeners: at most a quarter of its file
+/// descriptor limit.
+static ACCEPTED: FdShare = FdShare::new(4);
 
 /// Nanoseconds since the first call, the clock of [`Tenancy::last_rx`].
 fn stamp(now: Instant) -> u64 {
@@ -47,23 +42,20 @@ struct Tenancy {
 /// An accepted face's place in its listener and in the process's budget; dropping it (with
 /// the face, or when the face stops being on-demand) frees both.
 #[derive(Debug)]
-pub(crate) struct Tenant(Arc<Tenancy>);
+pub(crate) struct Tenant {
+    shared: Arc<Tenancy>,
+    _slot: FdSlot,
+}
 
 impl Tenant {
     /// Notes that the face received at `now`.
     pub fn received(&self, now: Instant) {
-        self.0.last_rx.store(stamp(now), Ordering::Relaxed);
+        self.shared.last_rx.store(stamp(now), Ordering::Relaxed);
     }
 
     /// Whether the listener gave the face up.
     pub fn evicted(&self) -> bool {
-        self.0.evicted.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Tenant {
-    fn drop(&mut self) {
-        ACCEPTED.fetch_sub(1, Ordering::Relaxed);
+        self.shared.evicted.load(Ordering::Relaxed)
     }
 }
 
@@ -94,36 +86,36 @@ impl Tenants {
 
     /// Makes room for face `id`, accepted at `now`.
     pub fn admit(&mut self, id: FaceId, now: Instant) -> Admission {
-        self.admit_within(id, now, budget())
+        self.admit_within(id, now, &ACCEPTED)
     }
 
-    /// [`Tenants::admit`] with the process keeping at most `budget` accepted faces.
-    fn admit_within(&mut self, id: FaceId, now: Instant, budget: usize) -> Admission {
+    /// [`Tenants::admit`] with the process's accepted faces counted in `share`.
+    fn admit_within(&mut self, id: FaceId, now: Instant, share: &'static FdShare) -> Admission {
         self.faces.retain(|t| Arc::strong_count(t) > 1);
-        let live = self
-            .faces
-            .iter()
-            .filter(|t| !t.evicted.load(Ordering::Relaxed));
+        let live = (self.faces.iter()).filter(|t| !t.evicted.load(Ordering::Relaxed));
         let full = live.count() >= self.limit;
-        let over_budget = ACCEPTED.load(Ordering::Relaxed) >= budget;
-        let evict = if full || over_budget {
-            self.idlest()
-        } else {
-            None
+        let (slot, evict) = match share.take() {
+            Some(slot) => (slot, if full { self.idlest() } else { None }),
+            // A face given up still holds its descriptor until its thread closes it, so the
+            // count may pass the share by the evictions in flight.
+            None => match self.idlest() {
+                Some(evict) => (share.take_anyway(), Some(evict)),
+                None => return Admission::Refuse,
+            },
         };
-        if over_budget && evict.is_none() {
-            return Admission::Refuse;
-        }
-        // A face given up still holds its descriptor until its thread closes it, so the count
-        // may pass the budget by the evictions in flight.
-        ACCEPTED.fetch_add(1, Ordering::Relaxed);
         let t = Arc::new(Tenancy {
             id,
             last_rx: AtomicU64::new(stamp(now)),
             evicted: AtomicBool::new(false),
         });
         self.faces.push(t.clone());
-        Admission::Admit(Tenant(t), evict)
+        Admission::Admit(
+            Tenant {
+                shared: t,
+                _slot: slot,
+            },
+            evict,
+        )
     }
 
     /// Marks the face that received longest ago as given up, and names it.
@@ -174,14 +166,14 @@ mod tests {
 
     #[test]
     fn with_the_process_budget_spent_a_listener_gives_up_its_own_idlest_or_refuses() {
+        // A share of no descriptor at all: every place is taken.
+        static SPENT: FdShare = FdShare::new(usize::MAX);
         let t0 = Instant::now();
         let mut l = Tenants::new(8);
-        assert!(matches!(
-            l.admit_within(FaceId(1), t0, 0),
-            Admission::Refuse
-        ));
+        let refused = l.admit_within(FaceId(1), t0, &SPENT);
+        assert!(matches!(refused, Admission::Refuse));
         let (a, _) = admitted(l.admit(FaceId(2), t0));
-        let (_b, evict) = admitted(l.admit_within(FaceId(3), t0, 0));
+        let (_b, evict) = admitted(l.admit_within(FaceId(3), t0, &SPENT));
         assert_eq!(evict, Some(FaceId(2)));
         assert!(a.evicted());
     }

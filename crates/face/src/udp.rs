@@ -20,8 +20,7 @@ use std::cell::Cell;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -38,7 +37,7 @@ use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::sys::segment::{enable_gro, Segmenter};
-use crate::sys::{fd_limit, path_mtu, RecvBatch, BATCH};
+use crate::sys::{path_mtu, FdShare, FdSlot, RecvBatch, BATCH};
 use crate::uri::FaceUri;
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
@@ -318,7 +317,7 @@ impl UdpChannel {
     fn new_face(&self, id: FaceId, remote: SocketAddr, persistency: Persistency) -> Face {
         let rcvbuf = face_rcvbuf(persistency, &self.config);
         // No place in the budget, or no socket to be had: the face shares the listener's.
-        let own = OwnSocket::take().and_then(|slot| {
+        let own = OWN_SOCKETS.take().and_then(|slot| {
             let socket = connected_socket(self.local, remote, rcvbuf, self.coalescing).ok()?;
             Some((socket, slot))
         });
@@ -400,35 +399,11 @@ fn cut_datagrams(batch: &RecvBatch, i: usize) -> Option<usize> {
 /// the headers (a smaller interface MTU is left to IP fragmentation).
 const MIN_PATH_MTU: usize = 576 - 28;
 
-/// Faces of this process's UDP channels that have a socket of their own, now.
-static OWN_SOCKETS: AtomicUsize = AtomicUsize::new(0);
-
-/// One face's place among the sockets of their own that faces may have: at most half the
-/// process's file descriptor limit (`RLIMIT_NOFILE`), so that senders making on-demand faces
-/// can never take the descriptors that accepting a local app, a management client or a TCP
-/// peer needs. A face beyond it shares its listener's socket, as when a socket cannot be made.
-#[derive(Debug)]
-pub(crate) struct OwnSocket(());
-
-impl OwnSocket {
-    /// A place, if one is free.
-    fn take() -> Option<OwnSocket> {
-        static BUDGET: OnceLock<usize> = OnceLock::new();
-        let budget = *BUDGET.get_or_init(|| fd_limit().map_or(usize::MAX, |n| n / 2));
-        OWN_SOCKETS
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                (n < budget).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| OwnSocket(()))
-    }
-}
-
-impl Drop for OwnSocket {
-    fn drop(&mut self) {
-        OWN_SOCKETS.fetch_sub(1, Ordering::Relaxed);
-    }
-}
+/// The sockets of their own that UDP faces may have: at most half the process's file
+/// descriptor limit, so that senders making on-demand faces can never take the descriptors
+/// that accepting a local app, a management client or a TCP peer needs. A face beyond it
+/// shares its listener's socket, as when a socket cannot be made.
+static OWN_SOCKETS: FdShare = FdShare::new(2);
 
 /// The receive buffer a unicast face's own socket asks for: the configured one for an
 /// on-demand face (any sender can make one, so it is the bound per hostile peer), the
@@ -503,7 +478,7 @@ pub(crate) struct UdpPeer {
     socket: Arc<UdpSocket>,
     /// Whether `socket` is the face's own (connected) socket rather than the listener's
     /// (its place in the budget of own sockets, given back when the face goes).
-    own: Option<OwnSocket>,
+    own: Option<FdSlot>,
     remote: SocketAddr,
     seg: Segmenter,
 }
