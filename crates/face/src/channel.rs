@@ -66,9 +66,14 @@ pub struct ChannelStatus {
 
 #[derive(Debug)]
 enum Listener {
+    /// Local applications, bounded by the open files limit alone.
     Unix(UnixListener, PathBuf),
-    Tcp(TcpListener),
-    Ws(TcpListener),
+    /// TCP, or WebSocket (`ws`), with the on-demand faces it keeps.
+    Ip {
+        socket: TcpListener,
+        ws: bool,
+        tenants: Tenants,
+    },
 }
 
 /// A listening socket that creates a face per accepted connection.
@@ -77,9 +82,6 @@ pub struct Channel {
     listener: Listener,
     local: FaceUri,
     config: FaceConfig,
-    /// The on-demand faces a TCP or WebSocket listener keeps (a Unix listener's are local
-    /// applications, bounded by the open files limit alone).
-    tenants: Option<Tenants>,
 }
 
 /// A connection a listener accepted.
@@ -104,36 +106,36 @@ impl Channel {
             listener: Listener::Unix(l, path.to_owned()),
             local: FaceUri::Unix(path.to_owned()),
             config,
-            tenants: None,
         })
     }
 
     /// A TCP listener on `addr` (port 0 picks a free port).
     pub fn tcp(addr: SocketAddr, config: FaceConfig) -> Result<Self, ListenError> {
-        let l = bind_tcp(addr)?;
-        let local = FaceUri::Tcp(l.local_addr().map_err(|source| ListenError::Bind {
-            addr,
-            error: source,
-        })?);
-        Ok(Channel {
-            listener: Listener::Tcp(l),
-            local,
-            tenants: Some(Tenants::new(config.tcp_on_demand_limit)),
-            config,
-        })
+        Self::ip(addr, config, false)
     }
 
     /// A WebSocket listener on `addr` (NFD's default port is 9696).
     pub fn ws(addr: SocketAddr, config: FaceConfig) -> Result<Self, ListenError> {
-        let l = bind_tcp(addr)?;
-        let local = FaceUri::Ws(l.local_addr().map_err(|source| ListenError::Bind {
-            addr,
-            error: source,
-        })?);
+        Self::ip(addr, config, true)
+    }
+
+    fn ip(addr: SocketAddr, config: FaceConfig, ws: bool) -> Result<Self, ListenError> {
+        let socket = bind_tcp(addr)?;
+        let bound = socket
+            .local_addr()
+            .map_err(|error| ListenError::Bind { addr, error })?;
+        let (local, limit) = if ws {
+            (FaceUri::Ws(bound), config.ws_on_demand_limit)
+        } else {
+            (FaceUri::Tcp(bound), config.tcp_on_demand_limit)
+        };
         Ok(Channel {
-            listener: Listener::Ws(l),
+            listener: Listener::Ip {
+                socket,
+                ws,
+                tenants: Tenants::new(limit),
+            },
             local,
-            tenants: Some(Tenants::new(config.ws_on_demand_limit)),
             config,
         })
     }
@@ -155,31 +157,35 @@ impl Channel {
     pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
         match &mut self.listener {
             Listener::Unix(l, _) => registry.register(l, token, Interest::READABLE),
-            Listener::Tcp(l) | Listener::Ws(l) => registry.register(l, token, Interest::READABLE),
+            Listener::Ip { socket, .. } => registry.register(socket, token, Interest::READABLE),
         }
     }
 
     /// Accepts one pending connection as a new on-demand face (id from `ids`); `Ok(None)`
     /// when none is pending. Call until `None` after each readiness event.
     pub fn accept(&mut self, ids: &mut FaceIds, now: Instant) -> io::Result<Option<Accepted>> {
-        let res = match &self.listener {
+        let res = match &mut self.listener {
             Listener::Unix(l, path) => l.accept().map(|(s, _)| {
                 Accepted::Face(
                     Box::new(unix::accepted(ids.next_id(), s, path, &self.config)),
                     None,
                 )
             }),
-            Listener::Tcp(l) | Listener::Ws(l) => l.accept().map(|(s, _)| {
+            Listener::Ip {
+                socket,
+                ws,
+                tenants,
+            } => socket.accept().map(|(s, _)| {
                 let id = ids.next_id();
-                let made = match self.listener {
-                    Listener::Ws(_) => ws::accepted(id, s, &self.config),
-                    _ => tcp::face(id, s, Persistency::OnDemand, &self.config),
+                let made = if *ws {
+                    ws::accepted(id, s, &self.config)
+                } else {
+                    tcp::face(id, s, Persistency::OnDemand, &self.config)
                 };
                 let mut face = match made {
                     Ok(face) => face,
                     Err(e) => return Accepted::Broken(e),
                 };
-                let tenants = self.tenants.as_mut().expect("IP listeners have tenants");
                 match tenants.admit(id, now) {
                     Admission::Admit(tenant, evict) => {
                         face.set_tenant(tenant);
