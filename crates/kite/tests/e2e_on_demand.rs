@@ -46,15 +46,20 @@ fn uri(s: &UdpSocket) -> String {
     format!("udp4://{}", s.local_addr().unwrap())
 }
 
-/// Remote URIs of the daemon's on-demand UDP faces.
-fn on_demand_udp(socket: &str) -> Vec<String> {
-    peer::faces(socket)
+/// Remote URIs of the daemon's on-demand faces whose URIs start with `scheme`, sorted.
+fn on_demand(socket: &str, scheme: &str) -> Vec<String> {
+    let mut uris: Vec<String> = peer::faces(socket)
         .into_iter()
-        .filter(|f| {
-            f.uri.starts_with("udp4://") && f.face_persistency == FacePersistency::ON_DEMAND
-        })
+        .filter(|f| f.uri.starts_with(scheme) && f.face_persistency == FacePersistency::ON_DEMAND)
         .map(|f| f.uri)
-        .collect()
+        .collect();
+    uris.sort();
+    uris
+}
+
+/// Remote URIs of the daemon's on-demand UDP faces, sorted.
+fn on_demand_udp(socket: &str) -> Vec<String> {
+    on_demand(socket, "udp4://")
 }
 
 #[test]
@@ -122,8 +127,7 @@ fn a_full_listener_gives_up_its_idlest_on_demand_face_for_a_new_sender() {
         .collect();
     want.sort();
     let got = eventually(WAIT, || {
-        let mut got = on_demand_udp(kite.socket());
-        got.sort();
+        let got = on_demand_udp(kite.socket());
         (got == want).then_some(got)
     });
     assert!(
@@ -171,19 +175,6 @@ fn new_senders_within_one_burst_stay_within_the_limit() {
     );
 }
 
-/// Remote URIs of the daemon's on-demand TCP faces.
-fn on_demand_tcp(socket: &str) -> Vec<String> {
-    let mut uris: Vec<String> = peer::faces(socket)
-        .into_iter()
-        .filter(|f| {
-            f.uri.starts_with("tcp4://") && f.face_persistency == FacePersistency::ON_DEMAND
-        })
-        .map(|f| f.uri)
-        .collect();
-    uris.sort();
-    uris
-}
-
 #[test]
 fn a_full_tcp_listener_closes_the_connection_that_received_longest_ago() {
     let tcp = free_tcp_port();
@@ -213,13 +204,13 @@ fn a_full_tcp_listener_closes_the_connection_that_received_longest_ago() {
     let mut want = vec![uri(&busy), uri(&others[6]), uri(&others[7])];
     want.sort();
     let got = eventually(WAIT, || {
-        let got = on_demand_tcp(kite.socket());
+        let got = on_demand(kite.socket(), "tcp4://");
         (got == want).then_some(got)
     });
     assert!(
         got.is_some(),
         "the busy connection and the two newest kept, got {:?}",
-        on_demand_tcp(kite.socket())
+        on_demand(kite.socket(), "tcp4://")
     );
     // Kite closed the connections it gave up: their peers read the end of the stream.
     for s in &mut others[..6] {
