@@ -44,7 +44,8 @@ impl Waiting {
     }
 
     /// Octets waiting now.
-    pub fn octets(&self) -> usize {
+    #[cfg(test)]
+    fn octets(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }
 
@@ -135,7 +136,7 @@ impl OutQueue {
     }
 
     /// An empty queue whose waiting frames count in `waiting`.
-    pub fn sharing(capacity: usize, waiting: &'static Waiting) -> Self {
+    fn sharing(capacity: usize, waiting: &'static Waiting) -> Self {
         OutQueue {
             // Grows on first use and keeps its size: idle faces cost little, busy ones
             // stop allocating once warm.
