@@ -119,6 +119,8 @@ impl Channel {
         Self::ip(addr, config, true)
     }
 
+    /// A TCP listener, or a WebSocket one when `ws`, keeping at most its scheme's on-demand
+    /// limit of connections.
     fn ip(addr: SocketAddr, config: FaceConfig, ws: bool) -> Result<Self, ListenError> {
         let socket = bind_tcp(addr)?;
         let bound = socket
