@@ -8,7 +8,7 @@ use crate::face::{FaceScope, LinkType};
 use crate::fib::FibGuard;
 use crate::hash::NameHashes;
 use crate::out::Out;
-use crate::pcct::NameScope;
+use crate::pcct::{NameScope, Selectors};
 use crate::time::Time;
 
 /// How a Data's name relates to a PCCT entry's (Interest) name.
@@ -86,20 +86,22 @@ impl Pipelines {
         let Some(how) = name_match(&entry.name, &pkt.data.name, pkt.data.wire()) else {
             return false;
         };
-        let matches = [false, true].map(|mbf| {
-            self.pcct.pit(slot, mbf).is_some_and(|pit| {
-                let answers = how != NameMatch::Prefix || pit.can_be_prefix();
-                answers && (!require_upstream || pit.upstream(pkt.face).is_some())
-            })
+        // A longer name answers only the CanBePrefix entries.
+        let matches = Selectors::ALL.map(|sel| {
+            (how != NameMatch::Prefix || sel.can_be_prefix())
+                && self
+                    .pcct
+                    .pit(slot, sel)
+                    .is_some_and(|pit| !require_upstream || pit.upstream(pkt.face).is_some())
         });
-        if matches == [false, false] {
+        if matches == [false; 4] {
             return false;
         }
         // Cache first: retiring the PIT entries may otherwise free the PCCT entry.
         self.cache(slot, how, pkt, now);
-        for (mbf, matched) in [false, true].into_iter().zip(matches) {
+        for (sel, matched) in Selectors::ALL.into_iter().zip(matches) {
             if matched {
-                self.satisfy_pit(fib, slot, mbf, how, pkt, now, out);
+                self.satisfy_pit(fib, slot, sel, pkt, now, out);
             }
         }
         self.pcct.remove_if_unused(slot);
@@ -138,15 +140,12 @@ impl Pipelines {
         satisfied
     }
 
-    /// Sends the Data to every downstream of one PIT entry whose Interest it matches (`how`),
-    /// and retires the entry.
-    #[allow(clippy::too_many_arguments)]
+    /// Sends the Data to every downstream of one PIT entry it answers, and retires the entry.
     fn satisfy_pit(
         &mut self,
         fib: &FibGuard<'_>,
         slot: u32,
-        mbf: bool,
-        how: NameMatch,
+        sel: Selectors,
         pkt: &InData,
         now: Time,
         out: &mut Vec<Out>,
@@ -155,14 +154,12 @@ impl Pipelines {
             .faces
             .get(&pkt.face)
             .is_some_and(|f| f.link_type == LinkType::AdHoc);
-        let pit = self.pcct.pit(slot, mbf).expect("checked by the caller");
+        let pit = self.pcct.pit(slot, sel).expect("checked by the caller");
         for d in &pit.downstreams {
             // Not back where it came from (unless ad hoc), not to a face that is gone, not to
-            // a downstream whose own Interest has expired (it has given up waiting), and a
-            // longer name only to the CanBePrefix Interests the entry aggregated.
+            // a downstream whose own Interest has expired (it has given up waiting).
             let same_face = d.face == pkt.face && !ingress_ad_hoc;
-            let unmatched = how == NameMatch::Prefix && !d.can_be_prefix;
-            if same_face || unmatched || d.expiry < now || !self.faces.contains_key(&d.face) {
+            if same_face || d.expiry < now || !self.faces.contains_key(&d.face) {
                 continue;
             }
             out.push(Out::Data {
@@ -185,7 +182,7 @@ impl Pipelines {
                 strategy,
                 fib: entry,
                 slot,
-                must_be_fresh: mbf,
+                sel,
                 ingress: pkt.face,
                 nonce: nonce.unwrap_or(Nonce([0; 4])),
                 hop_limit,
@@ -194,7 +191,7 @@ impl Pipelines {
         }
         self.counters.satisfied += 1;
         let freshness = pkt.data.freshness_ms();
-        self.finalize(slot, mbf, true, Some((pkt.face, freshness)));
+        self.finalize(slot, sel, true, Some((pkt.face, freshness)));
     }
 
     /// Caches a Data that satisfied the entry in `slot`: directly when the names are equal;

@@ -7,7 +7,7 @@ use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, FibGuard};
 use crate::hash::NameHashes;
 use crate::out::Out;
-use crate::pcct::{DownRecord, NameScope};
+use crate::pcct::{DownRecord, NameScope, Selectors};
 use crate::strategy::TimerEvent;
 use crate::time::Time;
 
@@ -60,7 +60,7 @@ impl Pipelines {
             }
         };
         let hint_name = hinted.as_ref().map(|(n, _)| n);
-        let mbf = pkt.interest.must_be_fresh;
+        let sel = Selectors::of(&pkt.interest);
         let slot = match self.pcct.find_or_insert(name, full_hash, hint_name) {
             Ok(s) => s,
             Err(_) => {
@@ -69,8 +69,8 @@ impl Pipelines {
             }
         };
 
-        let existing = self.pcct.pit(slot, mbf).is_some();
-        if let Some(pit) = self.pcct.pit(slot, mbf) {
+        let existing = self.pcct.pit(slot, sel).is_some();
+        if let Some(pit) = self.pcct.pit(slot, sel) {
             if pit
                 .nonce_seen(nonce, pkt.face)
                 .is_loop(face.link_type == LinkType::PointToPoint)
@@ -92,14 +92,13 @@ impl Pipelines {
             expiry: now + lifetime,
             arrived: now,
             token: pkt.token,
-            can_be_prefix: pkt.interest.can_be_prefix,
             congestion_mark: pkt.congestion_mark,
         };
         if existing {
             // Kept past this burst: copied out of its receive buffer, as `pit_insert` does.
             let mut interest = pkt.interest;
             interest.detach();
-            let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+            let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
             pit.interest = interest;
         } else {
             self.counters.cs_misses += 1;
@@ -111,31 +110,27 @@ impl Pipelines {
             let id = self.next_pit_id;
             self.next_pit_id += 1;
             let strategy = crate::strategy::StrategyTable::DEFAULT;
-            if let Err(interest) = self.pcct.pit_insert(slot, mbf, id, pkt.interest, strategy) {
+            if let Err(interest) = self.pcct.pit_insert(slot, id, pkt.interest, strategy) {
                 self.pcct.remove_if_unused(slot);
                 return table_full(&mut self.counters, to, &interest, nonce, out);
             }
         }
 
         // Downstream record and expiry timer.
-        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
         let new_downstream = pit.downstream(pkt.face).is_none();
         pit.add_downstream(down);
         let (pit_id, expiry) = (pit.id, pit.expiry);
         if new_downstream {
             self.hold(pkt.face);
         }
-        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
         let scheduled = match pit.timer {
             Some(t) => self.timers.reschedule(t, expiry),
-            None => match self.timers.schedule(
-                expiry,
-                TimerEvent::PitExpiry {
-                    slot,
-                    must_be_fresh: mbf,
-                    pit_id,
-                },
-            ) {
+            None => match self
+                .timers
+                .schedule(expiry, TimerEvent::PitExpiry { slot, sel, pit_id })
+            {
                 Ok(t) => {
                     pit.timer = Some(t);
                     true
@@ -144,21 +139,21 @@ impl Pipelines {
             },
         };
         if !scheduled {
-            let pit = self.pcct.pit(slot, mbf).expect("PIT entry exists");
+            let pit = self.pcct.pit(slot, sel).expect("PIT entry exists");
             table_full(&mut self.counters, to, &pit.interest, nonce, out);
-            self.finalize(slot, mbf, false, None);
+            self.finalize(slot, sel, false, None);
             return;
         }
 
         // NextHopFaceId from a local application bypasses the strategy.
         if let Some(next_hop) = pkt.next_hop {
             if face.scope != FaceScope::Local || !self.faces.contains_key(&next_hop) {
-                self.finalize(slot, mbf, false, None);
+                self.finalize(slot, sel, false, None);
                 return self.drop_packet(DropReason::BadNextHop);
             }
             let admitted = Admitted {
                 slot,
-                mbf,
+                sel,
                 nonce,
                 hop_limit,
             };
@@ -168,24 +163,24 @@ impl Pipelines {
         let entry: &FibEntry = match hinted {
             Some((_, e)) => e,
             None => {
-                let pit = self.pcct.pit(slot, mbf).expect("PIT entry exists");
+                let pit = self.pcct.pit(slot, sel).expect("PIT entry exists");
                 fib.lpm(&pit.interest.name, &pkt.hashes)
             }
         };
-        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
         pit.fib = Some((entry.id, entry.seq));
         pit.strategy = entry.strategy;
         let inv = Invocation {
             strategy: entry.strategy,
             fib: entry,
             slot,
-            must_be_fresh: mbf,
+            sel,
             ingress: pkt.face,
             nonce,
             hop_limit,
         };
         if self.with_strategy(inv, now, out, |s, ctx| s.after_receive_interest(ctx)) {
-            self.finalize(slot, mbf, false, None);
+            self.finalize(slot, sel, false, None);
         }
     }
 
@@ -285,8 +280,8 @@ impl Pipelines {
         now: Time,
         out: &mut Vec<Out>,
     ) {
-        let token = self.pcct.token(a.slot, a.mbf);
-        let pit = self.pcct.pit_mut(a.slot, a.mbf).expect("PIT entry exists");
+        let token = self.pcct.token(a.slot, a.sel);
+        let pit = self.pcct.pit_mut(a.slot, a.sel).expect("PIT entry exists");
         let expiry = now + super::lifetime(&pit.interest, self.config.max_interest_lifetime);
         pit.add_upstream(next_hop, a.nonce, now, expiry);
         out.push(Out::Interest {
@@ -354,7 +349,7 @@ fn nack_one(
 /// What the Interest pipeline has settled about an Interest it keeps pending.
 struct Admitted {
     slot: u32,
-    mbf: bool,
+    sel: Selectors,
     nonce: Nonce,
     hop_limit: Option<u8>,
 }

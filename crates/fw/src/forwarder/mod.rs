@@ -446,8 +446,8 @@ impl Pipelines {
         let Some(strategy) = self.strategies.get_latest(inv.strategy) else {
             return false;
         };
-        let token = self.pcct.token_value(inv.slot, inv.must_be_fresh);
-        let Some(pit) = self.pcct.pit_mut(inv.slot, inv.must_be_fresh) else {
+        let token = self.pcct.token_value(inv.slot, inv.sel);
+        let Some(pit) = self.pcct.pit_mut(inv.slot, inv.sel) else {
             return false;
         };
         let from_local = self
@@ -462,7 +462,7 @@ impl Pipelines {
             pit_id: pit.id,
             pit,
             slot: inv.slot,
-            must_be_fresh: inv.must_be_fresh,
+            sel: inv.sel,
             token,
             nonce: inv.nonce,
             hop_limit: inv.hop_limit,
@@ -498,7 +498,7 @@ struct Invocation<'e> {
     strategy: crate::fib::StrategyId,
     fib: &'e crate::fib::FibEntry,
     slot: u32,
-    must_be_fresh: bool,
+    sel: crate::pcct::Selectors,
     ingress: FaceId,
     nonce: Nonce,
     hop_limit: Option<u8>,

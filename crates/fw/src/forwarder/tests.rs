@@ -888,22 +888,53 @@ fn cs_erase_removes_data_under_a_prefix_up_to_the_limit() {
 }
 
 #[test]
-fn a_longer_data_goes_only_to_the_can_be_prefix_downstreams_of_an_entry() {
-    // One PIT entry aggregates a CanBePrefix Interest and an exact one for the same name; a
-    // Data with a longer name answers the first only.
+fn exact_and_can_be_prefix_interests_of_one_name_keep_separate_pit_entries() {
+    // As NFD: an exact and a CanBePrefix Interest for the same name are not aggregated, so each
+    // is forwarded and each downstream gets the Data it asked for.
     let mut h = Harness::new();
     h.route("/a", UP1, 10);
     let mut prefix = interest("/a/x", 1);
     prefix.can_be_prefix = true;
-    let (_, token) = sent_interest(&h.interest(APP, prefix, Some(tok(1))));
-    assert!(
-        h.interest(APP2, interest("/a/x", 2), Some(tok(2)))
-            .is_empty(),
-        "aggregated into the same entry"
+    let (_, prefix_token) = sent_interest(&h.interest(APP, prefix.clone(), Some(tok(1))));
+    let (_, exact_token) = sent_interest(&h.interest(APP2, interest("/a/x", 2), Some(tok(2))));
+    assert_ne!(prefix_token, exact_token);
+    // A second CanBePrefix Interest joins the first one's entry.
+    prefix.nonce = Some(Nonce::from(3));
+    assert!(h.interest(PRODUCER, prefix, Some(tok(3))).is_empty());
+    // A longer Data answers the CanBePrefix entry only...
+    let out = h.data(UP1, data("/a/x/1", 100), Some(prefix_token));
+    let mut got: Vec<_> = out.iter().map(sent_data).collect();
+    got.sort_by_key(|(face, _)| *face);
+    assert_eq!(
+        got,
+        vec![(APP, Some(tok(1))), (PRODUCER, Some(tok(3)))],
+        "{out:?}"
     );
-    let out = h.data(UP1, data("/a/x/1", 100), Some(token));
+    // ...and the exact one waits for its own.
+    let out = h.data(UP1, data("/a/x", 100), Some(exact_token));
     let got: Vec<_> = out.iter().map(sent_data).collect();
-    assert_eq!(got, vec![(APP, Some(tok(1)))], "{out:?}");
+    assert_eq!(got, vec![(APP2, Some(tok(2)))], "{out:?}");
+}
+
+#[test]
+fn a_data_of_the_interest_name_answers_every_entry_of_that_name() {
+    // The exact and the CanBePrefix entries of /a/x are both satisfied by Data /a/x, whichever
+    // entry's token it came back with (NFD satisfies every PIT entry a Data matches).
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let mut prefix = interest("/a/x", 1);
+    prefix.can_be_prefix = true;
+    let (_, prefix_token) = sent_interest(&h.interest(APP, prefix, Some(tok(1))));
+    let _ = sent_interest(&h.interest(APP2, interest("/a/x", 2), Some(tok(2))));
+    let out = h.data(UP1, data("/a/x", 100), Some(prefix_token));
+    let mut got: Vec<_> = out.iter().map(sent_data).collect();
+    got.sort_by_key(|(face, _)| *face);
+    assert_eq!(
+        got,
+        vec![(APP, Some(tok(1))), (APP2, Some(tok(2)))],
+        "{out:?}"
+    );
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
 }
 
 /// The suppression intervals a run of retransmissions meets (10 ms, doubling, at most

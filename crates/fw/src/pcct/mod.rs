@@ -1,8 +1,8 @@
 //! The PIT-CS Composite Table (PCCT) of one forwarding thread (NDN-DPDK paper, section 5).
 //!
-//! An entry is keyed by (name, chosen forwarding hint) and holds up to two PIT entries — one for
-//! Interests without MustBeFresh, one with (they cannot be aggregated; CanBePrefix differences
-//! can) — and one CS entry. A CS entry is *direct* (the Data's encoding, under the Data's name)
+//! An entry is keyed by (name, chosen forwarding hint) and holds up to four PIT entries, one
+//! per combination of CanBePrefix and MustBeFresh ([`Selectors`]: NFD aggregates only Interests
+//! that agree on both, so each downstream gets the Data it asked for), and one CS entry. A CS entry is *direct* (the Data's encoding, under the Data's name)
 //! or *indirect* (under the name of a CanBePrefix Interest that a longer-named Data satisfied,
 //! pointing at the direct entry), so a repeated prefix Interest hits the cache with one exact
 //! lookup.
@@ -14,7 +14,7 @@
 //! NFD's default policy, with no allocation per access).
 //!
 //! Tokens: a PIT entry forwarded upstream is named by a 6-octet token
-//! `thread (8 bits) | MustBeFresh (1) | generation (15) | slot (24)`, so an arriving Data or Nack
+//! `thread (8 bits) | selectors (2) | generation (14) | slot (24)`, so an arriving Data or Nack
 //! finds its entry by indexing the slab, the generation rejects tokens of entries that are gone,
 //! and the caller then compares names so a forged token satisfies nothing. Six octets, not
 //! eight: NDNd v1.5.3 echoes a downstream's token only when it is 6 octets long (it aborts on
@@ -39,7 +39,7 @@ use bytes::Bytes;
 use kite_packet::kept::{copy_reusable, footprint};
 use kite_packet::{InterestView, Name, PitToken};
 
-pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
+pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, Selectors, UpRecord, PIT_SCRATCH_LEN};
 
 use crate::fib::StrategyId;
 use crate::index::BucketIndex;
@@ -50,7 +50,7 @@ use crate::time::Time;
 const NIL: u32 = u32::MAX;
 
 /// Bits of the slot generation carried in a token.
-const GEN_BITS: u32 = 15;
+const GEN_BITS: u32 = 14;
 const GEN_MASK: u32 = (1 << GEN_BITS) - 1;
 /// Bits of the slot number carried in a token: a PCCT holds at most 2^24 entries.
 const SLOT_BITS: u32 = 24;
@@ -159,7 +159,8 @@ pub struct Entry {
     /// The forwarding hint the Interest was forwarded by, if any (a separate partition).
     pub hint: Option<Name>,
     name_hash: u64,
-    pit: [Option<u32>; 2],
+    /// The PIT entries, by [`Selectors::index`] ([`NIL`]: none).
+    pit: [u32; 4],
     cs: Option<CsEntry>,
     lru_prev: u32,
     lru_next: u32,
@@ -193,13 +194,19 @@ impl Entry {
         self.name_hash
     }
 
-    /// Whether a PIT entry exists for this MustBeFresh value.
-    pub fn has_pit(&self, must_be_fresh: bool) -> bool {
-        self.pit[usize::from(must_be_fresh)].is_some()
+    /// Whether a PIT entry exists for these selectors.
+    pub fn has_pit(&self, sel: Selectors) -> bool {
+        self.pit[sel.index()] != NIL
+    }
+
+    /// The PIT entry's index in the PIT slab for these selectors.
+    #[inline]
+    fn pit_index(&self, sel: Selectors) -> Option<u32> {
+        Some(self.pit[sel.index()]).filter(|&i| i != NIL)
     }
 
     fn is_unused(&self) -> bool {
-        self.pit == [None, None] && self.cs.is_none()
+        self.pit == [NIL; 4] && self.cs.is_none()
     }
 
     /// Makes the name and hint hold their own copies, unless they do already.
@@ -385,7 +392,7 @@ impl Pcct {
                 name: name.clone(),
                 hint: hint.cloned(),
                 name_hash,
-                pit: [None, None],
+                pit: [NIL; 4],
                 cs: None,
                 lru_prev: NIL,
                 lru_next: NIL,
@@ -420,23 +427,24 @@ impl Pcct {
 
     // ---- PIT ----
 
-    /// The PIT entry of `slot` for this MustBeFresh value.
+    /// The PIT entry of `slot` for these selectors.
     #[inline]
-    pub fn pit(&self, slot: u32, must_be_fresh: bool) -> Option<&PitEntry> {
-        let i = self.entries.get(slot)?.pit[usize::from(must_be_fresh)]?;
+    pub fn pit(&self, slot: u32, sel: Selectors) -> Option<&PitEntry> {
+        let i = self.entries.get(slot)?.pit_index(sel)?;
         self.pits.get(i)
     }
 
-    /// The PIT entry of `slot` for this MustBeFresh value, mutably.
+    /// The PIT entry of `slot` for these selectors, mutably.
     #[inline]
-    pub fn pit_mut(&mut self, slot: u32, must_be_fresh: bool) -> Option<&mut PitEntry> {
-        let i = self.entries.get(slot)?.pit[usize::from(must_be_fresh)]?;
+    pub fn pit_mut(&mut self, slot: u32, sel: Selectors) -> Option<&mut PitEntry> {
+        let i = self.entries.get(slot)?.pit_index(sel)?;
         self.pits.get_mut(i)
     }
 
     /// Stores a new PIT entry in `slot` for `interest` (number `id`, handled by `strategy`,
     /// [`PitEntry::new`]), built in its place in the PIT (an entry is large: building it first
-    /// and moving it in costs copies); the entry must not have one for this MustBeFresh value.
+    /// and moving it in costs copies); the entry must not have one for these selectors (the
+    /// Interest's own).
     /// When every PIT entry is in use, the Interest comes back (it is still needed, to Nack
     /// it). The Interest is copied out of its receive buffer
     /// ([`kite_packet::InterestView::detach`]) and the entry's name shares the copy.
@@ -445,11 +453,11 @@ impl Pcct {
     pub fn pit_insert(
         &mut self,
         slot: u32,
-        must_be_fresh: bool,
         id: u64,
         mut interest: InterestView,
         strategy: StrategyId,
     ) -> Result<(), InterestView> {
+        let sel = Selectors::of(&interest);
         let scope = NameScope::of(&interest.name);
         if scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
             return Err(interest);
@@ -473,8 +481,8 @@ impl Pcct {
             .pits
             .insert_with(|| PitEntry::new(id, interest, scope, strategy))
             .expect("checked not full above");
-        debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
-        e.pit[usize::from(must_be_fresh)] = Some(i);
+        debug_assert_eq!(e.pit[sel.index()], NIL);
+        e.pit[sel.index()] = i;
         self.digest_named_pits += usize::from(e.name.ends_in_implicit_digest());
         Ok(())
     }
@@ -485,44 +493,45 @@ impl Pcct {
         self.digest_named_pits > 0
     }
 
-    /// Every PIT entry, as (slot, MustBeFresh).
-    pub fn pit_slots(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+    /// Every PIT entry, as (slot, selectors).
+    pub fn pit_slots(&self) -> impl Iterator<Item = (u32, Selectors)> + '_ {
         self.entries.iter().flat_map(|(slot, e)| {
-            [false, true]
+            Selectors::ALL
                 .into_iter()
-                .filter(move |&mbf| e.pit[usize::from(mbf)].is_some())
-                .map(move |mbf| (slot, mbf))
+                .filter(move |&sel| e.has_pit(sel))
+                .map(move |sel| (slot, sel))
         })
     }
 
     /// Removes the PIT entry (dropped where it lies, not moved out); the PCCT entry goes too
     /// if nothing else is in it. False when there was no such PIT entry.
-    pub fn pit_discard(&mut self, slot: u32, must_be_fresh: bool) -> bool {
+    pub fn pit_discard(&mut self, slot: u32, sel: Selectors) -> bool {
         let Some(e) = self.entries.get_mut(slot) else {
             return false;
         };
-        let Some(i) = e.pit[usize::from(must_be_fresh)].take() else {
+        let Some(i) = e.pit_index(sel) else {
             return false;
         };
+        e.pit[sel.index()] = NIL;
         self.digest_named_pits -= usize::from(e.name.ends_in_implicit_digest());
         self.pits.discard(i);
         self.remove_if_unused(slot);
         true
     }
 
-    /// The token naming the PIT entry of `slot` for this MustBeFresh value.
+    /// The token naming the PIT entry of `slot` for these selectors.
     #[inline]
-    pub fn token(&self, slot: u32, must_be_fresh: bool) -> PitToken {
-        Self::token_of(self.token_value(slot, must_be_fresh))
+    pub fn token(&self, slot: u32, sel: Selectors) -> PitToken {
+        Self::token_of(self.token_value(slot, sel))
     }
 
     /// The 48 bits of [`Pcct::token`], for a caller that may not need the token itself
     /// (a strategy that forwards nothing): [`Pcct::token_of`] makes it.
     #[inline]
-    pub fn token_value(&self, slot: u32, must_be_fresh: bool) -> u64 {
+    pub fn token_value(&self, slot: u32, sel: Selectors) -> u64 {
         let gen = u64::from(self.entries.gen(slot) & GEN_MASK);
         u64::from(self.thread) << 40
-            | u64::from(must_be_fresh) << 39
+            | (sel.index() as u64) << 38
             | gen << SLOT_BITS
             | u64::from(slot)
     }
@@ -541,9 +550,9 @@ impl Pcct {
         Some(b.iter().fold(0, |acc, &x| acc << 8 | u64::from(x)))
     }
 
-    /// The (slot, MustBeFresh) a token names, if it is this thread's and still current.
+    /// The (slot, selectors) a token names, if it is this thread's and still current.
     #[inline]
-    pub fn resolve(&self, token: &PitToken) -> Option<(u32, bool)> {
+    pub fn resolve(&self, token: &PitToken) -> Option<(u32, Selectors)> {
         let t = Self::token_bits(token)?;
         if (t >> 40) as u8 != self.thread {
             return None;
@@ -554,7 +563,7 @@ impl Pcct {
         if self.entries.gen(slot) & GEN_MASK != gen {
             return None;
         }
-        Some((slot, t >> 39 & 1 == 1))
+        Some((slot, Selectors::from_index((t >> 38) as usize & 3)))
     }
 
     /// The forwarding thread a token names (what the input stage dispatches Data and Nacks by).

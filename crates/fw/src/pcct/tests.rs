@@ -29,10 +29,20 @@ fn small() -> Pcct {
 }
 
 fn pit_for(n: &Name) -> InterestView {
+    pit_with(n, PLAIN)
+}
+
+/// An Interest for `n` with these selectors.
+fn pit_with(n: &Name, sel: Selectors) -> InterestView {
     let mut i = Interest::new(n.clone());
     i.nonce = Some(Nonce::from(1));
+    i.can_be_prefix = sel.can_be_prefix();
+    i.must_be_fresh = sel.must_be_fresh();
     InterestView::decode(i.encode()).unwrap()
 }
+
+const PLAIN: Selectors = Selectors::new(false, false);
+const FRESH: Selectors = Selectors::new(false, true);
 
 fn insert(t: &mut Pcct, uri: &str, hint: Option<&Name>) -> u32 {
     let n = name(uri);
@@ -66,15 +76,14 @@ fn unused_entries_are_removed_with_their_last_pit_entry() {
     let mut t = small();
     let n = name("/a");
     let s = insert(&mut t, "/a", None);
-    t.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
-        .unwrap();
-    t.pit_insert(s, true, 1, pit_for(&n), StrategyId(0))
+    t.pit_insert(s, 1, pit_for(&n), StrategyId(0)).unwrap();
+    t.pit_insert(s, 1, pit_with(&n, FRESH), StrategyId(0))
         .unwrap();
     assert_eq!(t.pit_len(), 2);
-    assert!(t.pit_discard(s, false));
+    assert!(t.pit_discard(s, PLAIN));
     assert!(t.entry(s).is_some(), "the MustBeFresh PIT entry keeps it");
-    assert!(t.pit_discard(s, true));
-    assert!(!t.pit_discard(s, true), "already gone");
+    assert!(t.pit_discard(s, FRESH));
+    assert!(!t.pit_discard(s, FRESH), "already gone");
     assert!(t.entry(s).is_none());
     assert_eq!(t.find(&n, hash(&n), None), None);
     assert_eq!((t.len(), t.pit_len()), (0, 0));
@@ -85,22 +94,22 @@ fn tokens_resolve_only_while_current_and_only_on_their_thread() {
     let mut t = small();
     let n = name("/a");
     let s = insert(&mut t, "/a", None);
-    t.pit_insert(s, true, 1, pit_for(&n), StrategyId(0))
+    t.pit_insert(s, 1, pit_with(&n, FRESH), StrategyId(0))
         .unwrap();
-    let tok = t.token(s, true);
+    let tok = t.token(s, FRESH);
     // six octets: what NDNd v1.5.3 requires of a token it echoes
     assert_eq!(tok.as_slice().len(), 6);
     assert_eq!(Pcct::token_thread(&tok), Some(3));
     assert_eq!(t.resolve(&PitToken::from_u64(0x0300_0000_0000_0001)), None);
-    assert_eq!(t.resolve(&tok), Some((s, true)));
-    assert_eq!(t.resolve(&t.token(s, false)), Some((s, false)));
+    assert_eq!(t.resolve(&tok), Some((s, FRESH)));
+    assert_eq!(t.resolve(&t.token(s, PLAIN)), Some((s, PLAIN)));
     // another thread's table refuses it
     let other = Pcct::new(4, PcctConfig::default());
     assert_eq!(other.resolve(&tok), None);
     // non-Kite tokens are refused
     assert_eq!(t.resolve(&PitToken::new(&[1, 2, 3]).unwrap()), None);
     // once the entry is gone and the slot reused, the old token is stale
-    t.pit_discard(s, true);
+    t.pit_discard(s, FRESH);
     let s2 = insert(&mut t, "/b", None);
     assert_eq!(s2, s);
     assert_eq!(t.resolve(&tok), None);
@@ -188,17 +197,14 @@ fn a_full_table_evicts_cache_then_refuses() {
     for i in 0..4 {
         let n = name(&format!("/p/{i}"));
         let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-        t.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
-            .unwrap();
+        t.pit_insert(s, 1, pit_for(&n), StrategyId(0)).unwrap();
         pit_slots.push(s);
     }
     assert_eq!(t.len(), 8);
     // PIT entries exhausted
     let n = name("/p/4");
     let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-    assert!(t
-        .pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
-        .is_err());
+    assert!(t.pit_insert(s, 1, pit_for(&n), StrategyId(0)).is_err());
     t.remove_if_unused(s);
     // entries exhausted by PIT entries alone: CS entries are evicted to make room, then refused
     let mut t = small();
@@ -206,8 +212,7 @@ fn a_full_table_evicts_cache_then_refuses() {
         let n = name(&format!("/x/{i}"));
         let s = t.find_or_insert(&n, hash(&n), None).unwrap();
         if i < 4 {
-            t.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
-                .unwrap();
+            t.pit_insert(s, 1, pit_for(&n), StrategyId(0)).unwrap();
         } else {
             t.cs_insert_direct(s, &Bytes::new(), 0, Time::ZERO);
         }
@@ -230,8 +235,7 @@ fn a_full_table_evicts_cache_then_refuses() {
     for i in 0..2 {
         let n = name(&format!("/z/{i}"));
         let s = t2.find_or_insert(&n, hash(&n), None).unwrap();
-        t2.pit_insert(s, false, 1, pit_for(&n), StrategyId(0))
-            .unwrap();
+        t2.pit_insert(s, 1, pit_for(&n), StrategyId(0)).unwrap();
     }
     let n = name("/z/2");
     assert_eq!(t2.find_or_insert(&n, hash(&n), None), Err(Full));
@@ -260,18 +264,18 @@ fn digest_named_pit_entries_are_counted() {
     assert!(!t.has_digest_named_pits());
     let digest = format!("/d/sha256digest={}", "ab".repeat(32));
     let plain = insert(&mut t, "/d", None);
-    t.pit_insert(plain, false, 1, pit_for(&name("/d")), StrategyId(0))
+    t.pit_insert(plain, 1, pit_for(&name("/d")), StrategyId(0))
         .unwrap();
     assert!(!t.has_digest_named_pits());
     let named = insert(&mut t, &digest, None);
-    t.pit_insert(named, false, 1, pit_for(&name(&digest)), StrategyId(0))
+    t.pit_insert(named, 1, pit_for(&name(&digest)), StrategyId(0))
         .unwrap();
-    t.pit_insert(named, true, 1, pit_for(&name(&digest)), StrategyId(0))
+    t.pit_insert(named, 1, pit_with(&name(&digest), FRESH), StrategyId(0))
         .unwrap();
     assert!(t.has_digest_named_pits());
-    t.pit_discard(named, false);
+    t.pit_discard(named, PLAIN);
     assert!(t.has_digest_named_pits(), "one left");
-    t.pit_discard(named, true);
+    t.pit_discard(named, FRESH);
     assert!(!t.has_digest_named_pits());
 }
 
@@ -289,34 +293,28 @@ fn a_full_pit_keeps_room_for_localhost_interests() {
     for k in 0..4 {
         let uri = format!("/flood/{k}");
         let s = insert(&mut t, &uri, None);
-        t.pit_insert(s, false, 1, pit_for(&name(&uri)), StrategyId(0))
+        t.pit_insert(s, 1, pit_for(&name(&uri)), StrategyId(0))
             .unwrap();
     }
     let s = insert(&mut t, "/flood/4", None);
     assert!(t
-        .pit_insert(s, false, 1, pit_for(&name("/flood/4")), StrategyId(0))
+        .pit_insert(s, 1, pit_for(&name("/flood/4")), StrategyId(0))
         .is_err());
     t.remove_if_unused(s);
     // /localhost (management) has its reserve; a name merely containing it does not
     for k in 0..LOCALHOST_PIT_RESERVE {
         let uri = format!("/localhost/nfd/status/general/{k}");
         let s = insert(&mut t, &uri, None);
-        t.pit_insert(s, false, 1, pit_for(&name(&uri)), StrategyId(0))
+        t.pit_insert(s, 1, pit_for(&name(&uri)), StrategyId(0))
             .unwrap();
     }
     let s = insert(&mut t, "/localhost/nfd/x", None);
     assert!(t
-        .pit_insert(
-            s,
-            false,
-            1,
-            pit_for(&name("/localhost/nfd/x")),
-            StrategyId(0)
-        )
+        .pit_insert(s, 1, pit_for(&name("/localhost/nfd/x")), StrategyId(0))
         .is_err());
     let s = insert(&mut t, "/a/localhost", None);
     assert!(t
-        .pit_insert(s, false, 1, pit_for(&name("/a/localhost")), StrategyId(0))
+        .pit_insert(s, 1, pit_for(&name("/a/localhost")), StrategyId(0))
         .is_err());
     assert_eq!(t.pit_len(), 4 + LOCALHOST_PIT_RESERVE);
 }
@@ -341,8 +339,8 @@ fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
     let (wire, inside) = in_burst(&i.encode());
     let view = InterestView::decode(wire).unwrap();
     let s = t.find_or_insert(&view.name, hash(&n), None).unwrap();
-    t.pit_insert(s, false, 1, view, StrategyId(0)).unwrap();
-    let pit = t.pit(s, false).unwrap();
+    t.pit_insert(s, 1, view, StrategyId(0)).unwrap();
+    let pit = t.pit(s, PLAIN).unwrap();
     assert!(
         !inside(pit.interest.wire().as_ptr()),
         "PIT copied its Interest"
@@ -536,7 +534,7 @@ fn pending_interests_and_cached_data_let_their_receive_buffer_go() {
     let view = InterestView::decode(packets.pop().unwrap()).unwrap();
     let n = view.name.clone();
     let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-    t.pit_insert(s, false, 1, view, StrategyId(0)).unwrap();
+    t.pit_insert(s, 1, view, StrategyId(0)).unwrap();
     let d = insert(&mut t, "/live/data", None);
     t.cs_insert_direct(d, &data, 0, Time::ZERO);
     assert!(!freed.load(std::sync::atomic::Ordering::SeqCst));
@@ -547,7 +545,7 @@ fn pending_interests_and_cached_data_let_their_receive_buffer_go() {
         "a pending Interest or a cached Data keeps the receive buffer alive"
     );
     assert_eq!(
-        &t.pit(s, false).unwrap().interest.wire()[..],
+        &t.pit(s, PLAIN).unwrap().interest.wire()[..],
         &interest_wire[..]
     );
     let (_, cached) = t.cs_match(d, false, false, Time::ZERO).unwrap();
@@ -564,16 +562,16 @@ fn an_interest_copy_still_in_flight_outlives_its_entry_and_is_not_reused() {
         let view = InterestView::decode(wire.clone()).unwrap();
         let n = view.name.clone();
         let s = t.find_or_insert(&n, hash(&n), None).unwrap();
-        t.pit_insert(s, false, u64::from(nonce), view, StrategyId(0))
+        t.pit_insert(s, u64::from(nonce), view, StrategyId(0))
             .unwrap();
         (s, wire)
     };
     let (s, first) = pending(&mut t, "/flight/a", 1);
     // An outgoing packet still queued on a face when the entry goes.
-    let in_flight = t.pit(s, false).unwrap().interest.wire().clone();
-    assert!(t.pit_discard(s, false), "the entry goes with its PIT entry");
+    let in_flight = t.pit(s, PLAIN).unwrap().interest.wire().clone();
+    assert!(t.pit_discard(s, PLAIN), "the entry goes with its PIT entry");
     let (s2, second) = pending(&mut t, "/flight/b", 2);
-    let copy = t.pit(s2, false).unwrap().interest.wire().clone();
+    let copy = t.pit(s2, PLAIN).unwrap().interest.wire().clone();
     assert_ne!(copy.as_ptr(), in_flight.as_ptr());
     assert_eq!((&in_flight[..], &copy[..]), (&first[..], &second[..]));
 }
