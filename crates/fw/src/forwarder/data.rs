@@ -194,8 +194,8 @@ impl Pipelines {
         self.finalize(slot, sel, true, Some((pkt.face, freshness)));
     }
 
-    /// Caches a Data that satisfied the entry in `slot`: directly when the names are equal;
-    /// otherwise under its own name, plus an indirect entry under the Interest's name.
+    /// Caches a Data that satisfied the entry in `slot`, under its own name (the entry's, when
+    /// the names are equal).
     fn cache(&mut self, slot: u32, how: NameMatch, pkt: &InData, now: Time) {
         if pkt.no_cache || !self.config.cs_admit {
             return;
@@ -213,14 +213,11 @@ impl Pipelines {
             Some(h) => h.full(),
             None => self.hasher.hash_name(name),
         };
-        let Ok(direct) = self.pcct.find_or_insert(name, hash, hint.as_ref()) else {
+        let Ok(own) = self.pcct.find_or_insert(name, hash, hint.as_ref()) else {
             return;
         };
         self.pcct
-            .cs_insert_direct(direct, wire, pkt.own_buffer, fresh_until);
-        if how == NameMatch::Prefix {
-            self.pcct.cs_insert_indirect(slot, direct);
-        }
+            .cs_insert_direct(own, wire, pkt.own_buffer, fresh_until);
     }
 
     /// Data nobody asked for: cached if the policy admits it, else dropped.

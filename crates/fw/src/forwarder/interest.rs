@@ -224,17 +224,19 @@ impl Pipelines {
         out: &mut Vec<Out>,
     ) -> bool {
         let i = &pkt.interest;
-        let hit = match self
-            .pcct
-            .cs_match(slot, i.must_be_fresh, i.can_be_prefix, now)
-        {
+        // The Interest's own name first: for a CanBePrefix Interest it is also the first in
+        // canonical order.
+        let hit = match self.pcct.cs_match(slot, i.must_be_fresh, now) {
             Some(hit) => Some(hit),
+            None if i.can_be_prefix => {
+                self.pcct
+                    .cs_match_prefix(&i.name, hint, i.must_be_fresh, now)
+            }
             None => self.cs_digest_match(pkt, hint, now),
         };
         let Some((target, wire)) = hit else {
             return false;
         };
-        self.pcct.cs_touch(slot);
         self.pcct.cs_touch(target);
         self.counters.cs_hits += 1;
         out.push(Out::Data {
@@ -265,9 +267,7 @@ impl Pipelines {
         let slot = self
             .pcct
             .find(&prefix, pkt.hashes.prefix(name.len() - 1), hint)?;
-        let (target, wire) = self
-            .pcct
-            .cs_match(slot, pkt.interest.must_be_fresh, false, now)?;
+        let (target, wire) = self.pcct.cs_match(slot, pkt.interest.must_be_fresh, now)?;
         let digest = sha2_digest(&wire);
         (digest.as_slice() == last.value()).then_some((target, wire))
     }

@@ -358,28 +358,12 @@ impl Forwarder {
         self.pipelines.config.cs_serve = serve;
     }
 
-    /// Erases up to `limit` cached Data under `prefix` (and the indirect entries under it);
-    /// returns how many Data were erased (management's `cs/erase`).
+    /// Erases up to `limit` cached Data under `prefix`, the first in canonical order, as NFD
+    /// does; returns how many were erased (management's `cs/erase`).
     pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
         let pcct = &mut self.pipelines.pcct;
-        let under: Vec<(u32, bool)> = pcct
-            .cs_slots()
-            .filter_map(|slot| {
-                let e = pcct.entry(slot)?;
-                let direct = matches!(e.cs(), Some(crate::pcct::CsEntry::Direct { .. }));
-                prefix.is_prefix_of(&e.name).then_some((slot, direct))
-            })
-            .collect();
-        let mut erased = 0;
-        for (slot, direct) in under {
-            if direct && erased == limit {
-                continue;
-            }
-            if pcct.cs_erase(slot) && direct {
-                erased += 1;
-            }
-        }
-        erased
+        let under = pcct.cs_under(prefix, limit);
+        under.into_iter().filter(|&slot| pcct.cs_erase(slot)).count()
     }
 
     /// The CS flags: (admit, serve).

@@ -110,7 +110,7 @@ fn must_be_fresh_is_not_aggregated_with_stale_ok_interests() {
 }
 
 #[test]
-fn can_be_prefix_fetch_creates_an_indirect_cs_entry() {
+fn a_data_fetched_by_a_can_be_prefix_interest_is_cached_under_its_own_name() {
     let mut h = Harness::new();
     h.route("/a", UP1, 10);
     let mut i = interest("/a", 1);
@@ -118,8 +118,7 @@ fn can_be_prefix_fetch_creates_an_indirect_cs_entry() {
     let out = h.interest(APP, i.clone(), None);
     let (_, token) = sent_interest(&out);
     assert_eq!(h.data(UP1, data("/a/b/c", 10_000), Some(token)).len(), 1);
-    // direct entry under /a/b/c, indirect under /a
-    assert_eq!(h.fwd.pcct().cs_len(), 2);
+    assert_eq!(h.fwd.pcct().cs_len(), 1, "one Data, under /a/b/c");
     i.nonce = Some(Nonce::from(2));
     let out = h.interest(APP2, i, None);
     assert!(
@@ -139,6 +138,29 @@ fn can_be_prefix_fetch_creates_an_indirect_cs_entry() {
     let out = h.interest(APP2, interest("/a", 4), None);
     assert!(matches!(out[..], [Out::Interest { face: UP1, .. }]));
     assert_eq!(h.fwd.counters().cs_hits, 2);
+}
+
+#[test]
+fn a_can_be_prefix_interest_is_answered_by_data_an_exact_interest_cached() {
+    // As NFD's CS: any cached Data under its name answers a CanBePrefix Interest, whichever
+    // Interest fetched it.
+    let mut h = Harness::new();
+    h.route("/p", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/p/a/b", 1), None));
+    h.data(UP1, data("/p/a/b", 100), Some(token));
+    let mut prefix = interest("/p/a", 2);
+    prefix.can_be_prefix = true;
+    let out = h.interest(APP2, prefix.clone(), None);
+    assert!(
+        matches!(out[..], [Out::Data { face: APP2, from_cs: true, .. }]),
+        "{out:?}"
+    );
+    // Once it is stale, a MustBeFresh one goes to the producer.
+    h.advance(200);
+    prefix.nonce = Some(Nonce::from(3));
+    prefix.must_be_fresh = true;
+    let out = h.interest(APP2, prefix, None);
+    assert!(matches!(out[..], [Out::Interest { face: UP1, .. }]), "{out:?}");
 }
 
 #[test]

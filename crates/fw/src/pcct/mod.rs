@@ -2,16 +2,19 @@
 //!
 //! An entry is keyed by (name, chosen forwarding hint) and holds up to four PIT entries, one
 //! per combination of CanBePrefix and MustBeFresh ([`Selectors`]: NFD aggregates only Interests
-//! that agree on both, so each downstream gets the Data it asked for), and one CS entry. A CS entry is *direct* (the Data's encoding, under the Data's name)
-//! or *indirect* (under the name of a CanBePrefix Interest that a longer-named Data satisfied,
-//! pointing at the direct entry), so a repeated prefix Interest hits the cache with one exact
-//! lookup.
+//! that agree on both, so each downstream gets the Data it asked for), and one CS entry: a
+//! Data, under its own name.
+//!
+//! CS lookups: an exact Interest finds its Data by the entry of its own name; a CanBePrefix
+//! Interest takes, as NFD's CS does, the first cached Data under its name in canonical order
+//! that it accepts (fresh, when it asks MustBeFresh), found through an ordered index of the
+//! cached names ([`order`]) that exact lookups never touch.
 //!
 //! Structure: entries in a preallocated slab; a bucket index of slot numbers keyed by
 //! the *name* hash only (its buckets prefetched a burst ahead), so the partitions of one name
 //! for different hints can all be found (Data without a token needs that); PIT entries in their own
 //! slab; CS entries on an intrusive least-recently-used list (O(1) touch and eviction; LRU as
-//! NFD's default policy, with no allocation per access).
+//! NFD's default policy, with no allocation per access) and in the ordered index.
 //!
 //! Tokens: a PIT entry forwarded upstream is named by a 6-octet token
 //! `thread (8 bits) | selectors (2) | generation (14) | slot (24)`, so an arriving Data or Nack
@@ -33,6 +36,7 @@
 //! packet and its name's buffer, and [`KEPT_OVERHEAD`] for each, against
 //! [`PcctConfig::cs_bytes`].
 
+mod order;
 mod pit;
 
 use bytes::Bytes;
@@ -130,23 +134,35 @@ impl Drop for CachedWire {
     }
 }
 
-/// A cached Data, or a pointer to one.
+/// How many cached Data under its name a CanBePrefix Interest may be compared with before it
+/// counts as a miss (NFD looks at all of them): stale Data or other partitions' under a short
+/// name would otherwise let one Interest cost a walk of the whole CS.
+pub const PREFIX_MATCH_SCAN: usize = 256;
+
+/// A cached Data, under its own name.
 #[derive(Debug)]
-pub enum CsEntry {
-    /// The Data, under its own name.
-    Direct {
-        /// A copy of its encoding.
-        wire: CachedWire,
-        /// Until when it is fresh (for MustBeFresh Interests).
-        fresh_until: Time,
-    },
-    /// Under a CanBePrefix Interest's name: the direct entry it was satisfied with.
-    Indirect {
-        /// Slot of the direct entry.
-        slot: u32,
-        /// Its generation when the pointer was made.
-        gen: u32,
-    },
+pub struct CsEntry {
+    /// A copy of its encoding.
+    wire: CachedWire,
+    /// Until when it is fresh (for MustBeFresh Interests).
+    fresh_until: Time,
+}
+
+impl CsEntry {
+    /// Octets of the Data.
+    pub fn len(&self) -> usize {
+        self.wire.len()
+    }
+
+    /// Whether the Data is empty (never, for a decoded Data).
+    pub fn is_empty(&self) -> bool {
+        self.wire.is_empty()
+    }
+
+    /// Whether a MustBeFresh Interest may take it at `now`.
+    fn fresh_at(&self, now: Time) -> bool {
+        self.fresh_until > now
+    }
 }
 
 /// One (name, chosen forwarding hint) entry.
@@ -221,6 +237,13 @@ impl Entry {
     }
 }
 
+impl order::Keys for Slab<Entry> {
+    fn key(&self, slot: u32) -> order::Key<'_> {
+        let e = self.get(slot).expect("the index holds live entries only");
+        order::Key::new(e.name.value(), e.hint.as_ref().map(Name::value))
+    }
+}
+
 impl Drop for Entry {
     fn drop(&mut self) {
         if self.reusable {
@@ -250,6 +273,8 @@ pub struct Pcct {
     /// Octets charged to the CS entries held.
     cs_bytes: usize,
     cs_byte_capacity: usize,
+    /// The slots holding CS entries, in canonical order of their names.
+    order: order::NameOrder,
     /// PIT entries whose name ends in an implicit digest: only while there are some can a
     /// Data without a token need its digest computed to find them.
     digest_named_pits: usize,
@@ -270,6 +295,7 @@ impl Pcct {
             cs_capacity: config.cs_capacity.min(config.capacity),
             cs_bytes: 0,
             cs_byte_capacity: config.cs_bytes,
+            order: order::NameOrder::new(),
             digest_named_pits: 0,
         }
     }
@@ -574,33 +600,70 @@ impl Pcct {
 
     // ---- CS ----
 
-    /// The cached Data that answers an Interest at `slot`: the direct entry, or — for a
-    /// CanBePrefix Interest — the one an indirect entry points at; fresh when `must_be_fresh`.
+    /// The Data cached under the name of `slot`, if a MustBeFresh Interest (`must_be_fresh`)
+    /// may take it at `now`, with the slot it is in.
     pub fn cs_match(
         &mut self,
         slot: u32,
         must_be_fresh: bool,
-        can_be_prefix: bool,
         now: Time,
     ) -> Option<(u32, Bytes)> {
-        let target = match self.entries.get(slot)?.cs.as_ref()? {
-            CsEntry::Direct { .. } => slot,
-            CsEntry::Indirect { slot: t, gen } if can_be_prefix => {
-                let (t, gen) = (*t, *gen);
-                self.entries.get_checked(t, gen)?;
-                t
+        let cs = self.entries.get(slot)?.cs.as_ref()?;
+        (!must_be_fresh || cs.fresh_at(now)).then(|| (slot, cs.wire.share()))
+    }
+
+    /// The Data a CanBePrefix Interest for `name` in the partition of `hint` takes: the first
+    /// in canonical order under `name` (its own name first), fresh at `now` when
+    /// `must_be_fresh`, among the first [`PREFIX_MATCH_SCAN`] cached under it.
+    pub fn cs_match_prefix(
+        &mut self,
+        name: &Name,
+        hint: Option<&Name>,
+        must_be_fresh: bool,
+        now: Time,
+    ) -> Option<(u32, Bytes)> {
+        let entries = &self.entries;
+        let mut found = None;
+        let mut scanned = 0;
+        self.order.under(name.value(), entries, |slot| {
+            scanned += 1;
+            let Some(e) = entries.get(slot) else {
+                return core::ops::ControlFlow::Continue(());
+            };
+            let usable = e.hint.as_ref() == hint
+                && e.cs
+                    .as_ref()
+                    .is_some_and(|cs| !must_be_fresh || cs.fresh_at(now));
+            if usable {
+                found = Some(slot);
+                return core::ops::ControlFlow::Break(());
             }
-            CsEntry::Indirect { .. } => return None,
-        };
-        match self.entries.get_mut(target)?.cs.as_mut()? {
-            CsEntry::Direct { wire, fresh_until } => {
-                if must_be_fresh && *fresh_until <= now {
-                    return None;
-                }
-                Some((target, wire.share()))
+            if scanned == PREFIX_MATCH_SCAN {
+                return core::ops::ControlFlow::Break(());
             }
-            CsEntry::Indirect { .. } => None,
+            core::ops::ControlFlow::Continue(())
+        });
+        let slot = found?;
+        let cs = self.entries.get(slot)?.cs.as_ref()?;
+        Some((slot, cs.wire.share()))
+    }
+
+    /// The slots of the Data cached under `prefix` (any partition), in canonical order, at
+    /// most `limit` of them.
+    pub fn cs_under(&mut self, prefix: &Name, limit: usize) -> Vec<u32> {
+        let mut slots = Vec::new();
+        if limit == 0 {
+            return slots;
         }
+        self.order.under(prefix.value(), &self.entries, |slot| {
+            slots.push(slot);
+            if slots.len() == limit {
+                core::ops::ControlFlow::Break(())
+            } else {
+                core::ops::ControlFlow::Continue(())
+            }
+        });
+        slots
     }
 
     /// Marks the CS entry of `slot` as just used.
@@ -636,18 +699,7 @@ impl Pcct {
             _ => wire.clone(),
         };
         let wire = CachedWire { wire, held };
-        self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
-    }
-
-    /// Makes `slot` an indirect entry pointing at the direct entry in `target` (nothing when
-    /// `target` holds none: the Data was not cached).
-    pub fn cs_insert_indirect(&mut self, slot: u32, target: u32) {
-        let direct = self.entries.get(target).map(|e| &e.cs);
-        if !matches!(direct, Some(Some(CsEntry::Direct { .. }))) {
-            return self.remove_if_unused(slot);
-        }
-        let gen = self.entries.gen(target);
-        self.cs_set(slot, CsEntry::Indirect { slot: target, gen });
+        self.cs_set(slot, CsEntry { wire, fresh_until });
     }
 
     fn cs_set(&mut self, slot: u32, cs: CsEntry) {
@@ -658,10 +710,7 @@ impl Pcct {
             return;
         };
         e.detach_names();
-        let packet = match &cs {
-            CsEntry::Direct { wire, .. } => wire.held + KEPT_OVERHEAD,
-            CsEntry::Indirect { .. } => 0,
-        };
+        let packet = cs.wire.held + KEPT_OVERHEAD;
         let held = |n: &Name| footprint(n.held_len()) + KEPT_OVERHEAD;
         let charge = packet + held(&e.name) + e.hint.as_ref().map_or(0, held);
         let old_charge = core::mem::replace(&mut e.cs_charge, charge);
@@ -671,8 +720,10 @@ impl Pcct {
             self.lru_unlink(slot);
         } else {
             self.cs_len += 1;
+            self.order.insert(slot, &self.entries);
         }
         self.lru_push_front(slot);
+        debug_assert_eq!(self.order.len(), self.cs_len);
         while self.cs_len > self.cs_capacity || self.cs_bytes > self.cs_byte_capacity {
             self.evict_lru();
         }
@@ -683,6 +734,11 @@ impl Pcct {
     /// and looking it up again to unlink and to drop it cost `kite bench fwd` ≈110
     /// instructions per exchange.
     pub fn cs_erase(&mut self, slot: u32) -> bool {
+        if !self.entries.get(slot).is_some_and(|e| e.cs.is_some()) {
+            return false;
+        }
+        // Out of the index while its name can still be read.
+        self.order.remove(slot, &self.entries);
         let Some(e) = self.entries.get_mut(slot) else {
             return false;
         };

@@ -122,44 +122,84 @@ fn direct_cs_entries_and_freshness() {
     let wire = Bytes::from_static(b"data");
     t.cs_insert_direct(s, &wire, 0, Time::from_millis(100));
     assert_eq!(t.cs_len(), 1);
-    let hit = t.cs_match(s, false, false, Time::from_millis(500)).unwrap();
+    let hit = t.cs_match(s, false, Time::from_millis(500)).unwrap();
     assert_eq!(hit, (s, wire.clone()));
-    assert!(t.cs_match(s, true, false, Time::from_millis(99)).is_some());
-    assert!(t.cs_match(s, true, false, Time::from_millis(100)).is_none());
+    assert!(t.cs_match(s, true, Time::from_millis(99)).is_some());
+    assert!(t.cs_match(s, true, Time::from_millis(100)).is_none());
     // replacing keeps one entry
     t.cs_insert_direct(s, &Bytes::from_static(b"newer"), 0, Time::ZERO);
     assert_eq!(t.cs_len(), 1);
 }
 
+/// Caches a Data of `len` octets, fresh until `fresh_ms`, under `uri` (in `hint`'s partition).
+fn cache(t: &mut Pcct, uri: &str, hint: Option<&Name>, fresh_ms: u64) -> u32 {
+    let s = insert(t, uri, hint);
+    let wire = Bytes::from(uri.as_bytes().to_vec());
+    t.cs_insert_direct(s, &wire, 0, Time::from_millis(fresh_ms));
+    s
+}
+
+fn prefix_hit(t: &mut Pcct, uri: &str, hint: Option<&Name>, fresh: bool, now: u64) -> Option<String> {
+    t.cs_match_prefix(&name(uri), hint, fresh, Time::from_millis(now))
+        .map(|(_, wire)| String::from_utf8(wire.to_vec()).unwrap())
+}
+
 #[test]
-fn indirect_entries_answer_only_prefix_interests_and_go_stale() {
+fn a_prefix_lookup_takes_the_first_cached_data_under_the_name_in_canonical_order() {
+    let mut t = Pcct::new(3, PcctConfig::default());
+    cache(&mut t, "/p/b", None, 100);
+    cache(&mut t, "/p/a/2", None, 300);
+    cache(&mut t, "/p/a/1", None, 100);
+    cache(&mut t, "/pq", None, 500);
+    cache(&mut t, "/o", None, 500);
+    assert_eq!(prefix_hit(&mut t, "/p", None, false, 0).as_deref(), Some("/p/a/1"));
+    assert_eq!(prefix_hit(&mut t, "/p/a", None, false, 0).as_deref(), Some("/p/a/1"));
+    assert_eq!(prefix_hit(&mut t, "/p/b", None, false, 0).as_deref(), Some("/p/b"));
+    // MustBeFresh skips what is stale.
+    assert_eq!(prefix_hit(&mut t, "/p", None, true, 200).as_deref(), Some("/p/a/2"));
+    assert_eq!(prefix_hit(&mut t, "/p", None, true, 400), None);
+    // Octet prefixes that are not name prefixes do not match.
+    assert_eq!(prefix_hit(&mut t, "/p/a/1/x", None, false, 0), None);
+    assert_eq!(prefix_hit(&mut t, "/", None, false, 0).as_deref(), Some("/o"));
+    // A Data erased or evicted is no longer found.
+    let first = t.cs_match_prefix(&name("/p"), None, false, Time::ZERO).unwrap().0;
+    assert!(t.cs_erase(first));
+    assert_eq!(prefix_hit(&mut t, "/p", None, false, 0).as_deref(), Some("/p/a/2"));
+    assert_eq!(t.cs_under(&name("/p"), 10).len(), 2);
+    assert_eq!(t.cs_under(&name("/"), 2).len(), 2);
+}
+
+#[test]
+fn a_prefix_lookup_stays_in_its_forwarding_hint_partition() {
     let mut t = small();
-    let direct = insert(&mut t, "/p/1", None);
-    let indirect = insert(&mut t, "/p", None);
-    t.cs_insert_direct(direct, &Bytes::from_static(b"d"), 0, Time::from_millis(100));
-    t.cs_insert_indirect(indirect, direct);
-    assert_eq!(t.cs_len(), 2);
-    assert_eq!(
-        t.cs_match(indirect, false, true, Time::ZERO).unwrap().0,
-        direct
+    let h = name("/hint");
+    cache(&mut t, "/p/1", Some(&h), 100);
+    cache(&mut t, "/p/2", None, 100);
+    assert_eq!(prefix_hit(&mut t, "/p", None, false, 0).as_deref(), Some("/p/2"));
+    assert_eq!(prefix_hit(&mut t, "/p", Some(&h), false, 0).as_deref(), Some("/p/1"));
+    assert_eq!(prefix_hit(&mut t, "/p", Some(&name("/other")), false, 0), None);
+}
+
+#[test]
+fn a_prefix_lookup_looks_at_a_bounded_number_of_candidates() {
+    let mut t = Pcct::new(
+        0,
+        PcctConfig {
+            capacity: 4 * PREFIX_MATCH_SCAN,
+            pit_capacity: 16,
+            cs_capacity: 4 * PREFIX_MATCH_SCAN,
+            cs_bytes: 1 << 24,
+        },
     );
-    assert!(
-        t.cs_match(indirect, false, false, Time::ZERO).is_none(),
-        "exact Interest"
-    );
-    assert!(
-        t.cs_match(indirect, true, true, Time::from_millis(200))
-            .is_none(),
-        "stale"
-    );
-    // the direct entry goes: the indirect one no longer answers
-    assert!(t.cs_erase(direct));
-    assert!(t.cs_match(indirect, false, true, Time::ZERO).is_none());
-    // even after its slot is reused by another name
-    let reused = insert(&mut t, "/q", None);
-    assert_eq!(reused, direct);
-    t.cs_insert_direct(reused, &Bytes::from_static(b"q"), 0, Time::ZERO);
-    assert!(t.cs_match(indirect, false, true, Time::ZERO).is_none());
+    for i in 0..PREFIX_MATCH_SCAN {
+        cache(&mut t, &format!("/s/a{i:04}"), None, 10);
+    }
+    // (Canonical order compares a component's length before its octets.)
+    cache(&mut t, "/s/z0000", None, 1_000);
+    // Every stale one before it is looked at: the fresh Data past the bound is not found.
+    assert_eq!(prefix_hit(&mut t, "/s", None, true, 100), None);
+    assert_eq!(prefix_hit(&mut t, "/s", None, false, 100).as_deref(), Some("/s/a0000"));
+    assert_eq!(prefix_hit(&mut t, "/s/z0000", None, true, 100).as_deref(), Some("/s/z0000"));
 }
 
 #[test]
@@ -356,7 +396,7 @@ fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
     let dname = Name::decode(dname).unwrap();
     let d = t.find_or_insert(&dname, hash(&dname), None).unwrap();
     t.cs_insert_direct(d, &data, 0, Time::ZERO);
-    let (_, kept) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    let (_, kept) = t.cs_match(d, false, Time::ZERO).unwrap();
     assert!(!inside(kept.as_ptr()), "CS copied its Data");
     let e = t.entry(d).unwrap();
     assert!(!inside_name(e.name.value().as_ptr()), "the name was copied");
@@ -379,7 +419,7 @@ fn a_data_received_alone_in_a_reusable_buffer_is_kept_as_is_and_its_buffer_goes_
     let d = t.find_or_insert(&n, hash(&n), None).unwrap();
     t.cs_insert_direct(d, &data, own_buffer, Time::ZERO);
     drop(data);
-    let (_, kept) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    let (_, kept) = t.cs_match(d, false, Time::ZERO).unwrap();
     assert_eq!(kept.as_ptr(), at, "kept as is, not copied");
     let name_charge = footprint(n.value().len()) + KEPT_OVERHEAD;
     assert_eq!(
@@ -418,7 +458,7 @@ fn a_cached_data_still_being_sent_is_not_given_back_when_evicted() {
     let n = name("/sent/data");
     let d = t.find_or_insert(&n, hash(&n), None).unwrap();
     t.cs_insert_direct(d, &Bytes::from(vec![5u8; 2000]), 0, Time::ZERO);
-    let (_, sending) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    let (_, sending) = t.cs_match(d, false, Time::ZERO).unwrap();
     assert!(t.cs_erase(d));
     assert!(take_reusable(2000).is_none(), "a packet still holds it");
     assert_eq!(&sending[..], &[5u8; 2000][..]);
@@ -451,8 +491,6 @@ fn the_cs_stays_within_its_octet_capacity_evicting_the_least_recently_used() {
     let before = t.len();
     let big = insert(&mut t, "/big", None);
     t.cs_insert_direct(big, &Bytes::from(vec![0; 3 * per]), 0, Time::ZERO);
-    let prefix = insert(&mut t, "/b", None);
-    t.cs_insert_indirect(prefix, big);
     assert_eq!((t.cs_len(), t.len()), (3, before));
     // Erasing gives the octets back.
     for s in slots[2..].iter() {
@@ -548,7 +586,7 @@ fn pending_interests_and_cached_data_let_their_receive_buffer_go() {
         &t.pit(s, PLAIN).unwrap().interest.wire()[..],
         &interest_wire[..]
     );
-    let (_, cached) = t.cs_match(d, false, false, Time::ZERO).unwrap();
+    let (_, cached) = t.cs_match(d, false, Time::ZERO).unwrap();
     assert_eq!(&cached[..], &data_wire[..]);
 }
 
