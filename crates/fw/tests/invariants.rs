@@ -147,6 +147,7 @@ impl World {
                     token: Some(PitToken::from_u64(u64::from(nonce))),
                     next_hop: None,
                     congestion_mark: 0,
+                    cs_probe: None,
                 };
                 self.fwd.on_interest(self.now, pkt, &mut out);
             }
@@ -171,6 +172,7 @@ impl World {
                     congestion_mark: 0,
                     no_cache: false,
                     own_buffer: 0,
+                    rehomed: false,
                 };
                 self.fwd.on_data(self.now, pkt, &mut out);
             }

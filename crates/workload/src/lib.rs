@@ -405,6 +405,7 @@ impl Runner<'_> {
                 token: lp.header.pit_token,
                 next_hop: None,
                 congestion_mark: 0,
+                cs_probe: None,
             });
         }
         if self.config.passthrough {
@@ -431,6 +432,8 @@ impl Runner<'_> {
                     self.report.cs_hits += u64::from(*from_cs);
                 }
                 Out::Nack { .. } => self.report.nacks += 1,
+                // One thread: nothing goes to another.
+                Out::Shard { .. } => {}
             }
         }
         sent.clear();
@@ -514,6 +517,7 @@ fn input_data(frame: Bytes, own_buffer: usize, queue: &mut Vec<InData>) -> Resul
         congestion_mark: lp.header.congestion_mark.unwrap_or(0),
         no_cache: false,
         own_buffer,
+        rehomed: false,
     });
     Ok(())
 }

@@ -102,7 +102,24 @@ impl Pipelines {
                 }
             }
         }
+        self.count_short(slot, sel, false);
         self.pcct.pit_discard(slot, sel);
+    }
+
+    /// Tells the other threads of one more (`more`) or one fewer short CanBePrefix entry here:
+    /// a CanBePrefix PIT entry of `slot` whose name is shorter than the dispatch prefix.
+    pub(super) fn count_short(&self, slot: u32, sel: Selectors, more: bool) {
+        let Some(shards) = &self.config.shards else {
+            return;
+        };
+        let short = sel.can_be_prefix()
+            && self
+                .pcct
+                .entry(slot)
+                .is_some_and(|e| e.name.len() < shards.ndt().prefix_len());
+        if short {
+            shards.count_short(self.thread, more);
+        }
     }
 
     /// Removes `face` from every PIT entry; entries left without downstreams are retired.

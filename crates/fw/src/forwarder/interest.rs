@@ -20,6 +20,9 @@ impl Pipelines {
         out: &mut Vec<Out>,
     ) {
         crate::fault::panic_if_asked("fwd", &pkt.interest.name);
+        if let Some(home) = pkt.cs_probe {
+            return self.probe_cs(fib, now, pkt, home, out);
+        }
         self.counters.in_interests += 1;
         let Some(face) = self.known_face(pkt.face) else {
             return;
@@ -114,6 +117,7 @@ impl Pipelines {
                 self.pcct.remove_if_unused(slot);
                 return table_full(&mut self.counters, to, &interest, nonce, out);
             }
+            self.count_short(slot, sel, true);
         }
 
         // Downstream record and expiry timer.
@@ -214,6 +218,75 @@ impl Pipelines {
         Err(())
     }
 
+    /// A CanBePrefix Interest shorter than the dispatch prefix, whose Data may be in any
+    /// thread's CS (`docs/forwarding.md`, "Shards"). The input stage hands it to its own
+    /// thread `home` first: there, what the pipeline decides before the CS (a loop, a pending
+    /// entry it joins, a drop) is decided at once. Otherwise it is answered from the first CS
+    /// that holds a Data it takes — `home`'s, then each other thread's in turn — and comes
+    /// back to `home`, which runs the whole pipeline.
+    fn probe_cs(
+        &mut self,
+        fib: &FibGuard<'_>,
+        now: Time,
+        mut pkt: InInterest,
+        home: u8,
+        out: &mut Vec<Out>,
+    ) {
+        let allowed = self.faces.get(&pkt.face).is_some_and(|f| {
+            f.scope == FaceScope::Local || NameScope::of(&pkt.interest.name) != NameScope::Localhost
+        }) && pkt.interest.hop_limit != Some(0);
+        let hinted = self.choose_hint(fib, &pkt);
+        let hint = hinted
+            .as_ref()
+            .ok()
+            .and_then(|h| h.as_ref().map(|(n, _)| n));
+        if home == self.thread {
+            let full = pkt.hashes.full();
+            let pending = hinted.is_err()
+                || self
+                    .pcct
+                    .find(&pkt.interest.name, full, hint)
+                    .is_some_and(|slot| {
+                        self.pcct.pit(slot, Selectors::of(&pkt.interest)).is_some()
+                    });
+            let looping = pkt.interest.nonce.is_some_and(|n| self.dnl.has(full, n));
+            if !allowed || pending || looping || !self.config.cs_serve {
+                pkt.cs_probe = None;
+                return self.on_interest(fib, now, pkt, out);
+            }
+        }
+        if allowed && self.config.cs_serve && hinted.is_ok() {
+            self.last_prefix_lookup = now;
+            let i = &pkt.interest;
+            if let Some((slot, wire)) =
+                self.pcct
+                    .cs_match_prefix(&i.name, hint, i.must_be_fresh, now)
+            {
+                self.pcct.cs_touch(slot);
+                self.counters.in_interests += 1;
+                self.counters.cs_hits += 1;
+                out.push(Out::Data {
+                    face: pkt.face,
+                    wire,
+                    token: pkt.token,
+                    ingress: FaceId::CONTENT_STORE,
+                    congestion_mark: pkt.congestion_mark,
+                    from_cs: true,
+                });
+                return;
+            }
+        }
+        let threads = self.config.shards.as_ref().map_or(1, |s| s.ndt().threads());
+        let next = (self.thread + 1) % threads.max(1);
+        if next == home {
+            pkt.cs_probe = None;
+        }
+        out.push(Out::Shard {
+            shard: next,
+            packet: Box::new(crate::out::ToShard::Interest(pkt)),
+        });
+    }
+
     /// Answers from the CS if it can; true on a hit.
     fn cs_lookup(
         &mut self,
@@ -229,6 +302,7 @@ impl Pipelines {
         let hit = match self.pcct.cs_match(slot, i.must_be_fresh, now) {
             Some(hit) => Some(hit),
             None if i.can_be_prefix => {
+                self.last_prefix_lookup = now;
                 self.pcct
                     .cs_match_prefix(&i.name, hint, i.must_be_fresh, now)
             }

@@ -72,7 +72,15 @@ pub struct ForwarderConfig {
     /// The longest an Interest stays pending, whatever InterestLifetime it asks for: a flood
     /// of Interests asking for years would otherwise hold its PIT entries forever.
     pub max_interest_lifetime: Duration,
+    /// The forwarding threads, when there are several: which is a name's home, and which
+    /// have short CanBePrefix Interests pending. `None` with one thread.
+    pub shards: Option<std::sync::Arc<crate::ndt::ShardSet>>,
 }
+
+/// How long the CS keeps its names' ordered index after the last CanBePrefix lookup that
+/// used it: a thread serving exact Interests alone does not maintain it, and one that sees a
+/// CanBePrefix Interest now and then keeps it rather than rebuilding it each time.
+const ORDER_IDLE: Duration = Duration::from_secs(60);
 
 /// Default of [`ForwarderConfig::max_interest_lifetime`]: two minutes, well above the
 /// lifetimes consumers and sync protocols use (NDN's default is 4 s; sync Interests are
@@ -92,6 +100,7 @@ impl Default for ForwarderConfig {
             cs_admit: true,
             cs_serve: true,
             max_interest_lifetime: DEFAULT_MAX_INTEREST_LIFETIME,
+            shards: None,
         }
     }
 }
@@ -111,6 +120,10 @@ pub struct InInterest {
     pub next_hop: Option<FaceId>,
     /// Its NDNLPv2 CongestionMark (0: none).
     pub congestion_mark: u64,
+    /// `Some(t)`: a CanBePrefix Interest shorter than the dispatch prefix, visiting each
+    /// thread's CS on its way to its own thread `t`, which runs its pipeline
+    /// ([`crate::ndt::Ndt::is_short`]). The input stage sets it; `None` otherwise.
+    pub cs_probe: Option<u8>,
 }
 
 /// A Data from the input stage.
@@ -133,6 +146,9 @@ pub struct InData {
     /// ([`kite_packet::kept::take_reusable`]) that the CS keeps as is instead of copying the
     /// Data; 0 when the frame shares its receive buffer with other packets.
     pub own_buffer: usize,
+    /// A copy another thread sends because this one is its name's home: it satisfied a
+    /// shorter name's Interest there, and is cached here (false from the input stage).
+    pub rehomed: bool,
 }
 
 /// A Nack from the input stage.
@@ -179,6 +195,13 @@ struct Pipelines {
     next_pit_id: u64,
     rng: u64,
     last_now: Time,
+    /// This thread's id (what the NDT names it by).
+    thread: u8,
+    /// When a CanBePrefix lookup last used the CS's ordered index.
+    last_prefix_lookup: Time,
+    /// Where the output of the Data being processed starts (its copies are sent once per
+    /// downstream and token).
+    data_out_start: usize,
 }
 
 impl Forwarder {
@@ -210,6 +233,9 @@ impl Forwarder {
                 next_pit_id: 1,
                 last_now: now,
                 rng: 0x9E37_79B9_7F4A_7C15 ^ (u64::from(thread) << 32 | now.0),
+                thread,
+                last_prefix_lookup: now,
+                data_out_start: 0,
                 config,
             },
         }
@@ -268,6 +294,9 @@ impl Forwarder {
         }
         s.on_timers(&fib, now, out);
         s.dnl.tick(now);
+        if s.pcct.has_order() && now > s.last_prefix_lookup + ORDER_IDLE {
+            s.pcct.drop_order();
+        }
         s.counters.count_out(&out[start..]);
     }
 
@@ -363,7 +392,10 @@ impl Forwarder {
     pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
         let pcct = &mut self.pipelines.pcct;
         let under = pcct.cs_under(prefix, limit);
-        under.into_iter().filter(|&slot| pcct.cs_erase(slot)).count()
+        under
+            .into_iter()
+            .filter(|&slot| pcct.cs_erase(slot))
+            .count()
     }
 
     /// The CS flags: (admit, serve).

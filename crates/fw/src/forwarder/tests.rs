@@ -152,7 +152,14 @@ fn a_can_be_prefix_interest_is_answered_by_data_an_exact_interest_cached() {
     prefix.can_be_prefix = true;
     let out = h.interest(APP2, prefix.clone(), None);
     assert!(
-        matches!(out[..], [Out::Data { face: APP2, from_cs: true, .. }]),
+        matches!(
+            out[..],
+            [Out::Data {
+                face: APP2,
+                from_cs: true,
+                ..
+            }]
+        ),
         "{out:?}"
     );
     // Once it is stale, a MustBeFresh one goes to the producer.
@@ -160,7 +167,36 @@ fn a_can_be_prefix_interest_is_answered_by_data_an_exact_interest_cached() {
     prefix.nonce = Some(Nonce::from(3));
     prefix.must_be_fresh = true;
     let out = h.interest(APP2, prefix, None);
-    assert!(matches!(out[..], [Out::Interest { face: UP1, .. }]), "{out:?}");
+    assert!(
+        matches!(out[..], [Out::Interest { face: UP1, .. }]),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn the_cs_keeps_its_ordered_index_only_while_prefix_lookups_use_it() {
+    let mut h = Harness::new();
+    h.route("/p", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/p/a/b", 1), None));
+    h.data(UP1, data("/p/a/b", 1_000_000), Some(token));
+    assert!(!h.fwd.pcct().has_order());
+    let mut prefix = interest("/p/a", 2);
+    prefix.can_be_prefix = true;
+    assert!(matches!(
+        h.interest(APP2, prefix.clone(), None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
+    assert!(h.fwd.pcct().has_order());
+    h.advance(61_000);
+    assert!(
+        !h.fwd.pcct().has_order(),
+        "a minute without a prefix lookup"
+    );
+    prefix.nonce = Some(Nonce::from(3));
+    assert!(matches!(
+        h.interest(APP2, prefix, None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
 }
 
 #[test]

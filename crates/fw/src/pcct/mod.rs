@@ -63,6 +63,9 @@ pub const MAX_CAPACITY: usize = 1 << SLOT_BITS;
 /// Octets of Kite's PIT token.
 const TOKEN_LEN: usize = 6;
 
+/// Name lengths [`Pcct::cbp_pending_at`] tells apart; longer names count with this length.
+const CBP_LENS: usize = 32;
+
 /// PIT entries kept for `/localhost` Interests (management commands and datasets, which only
 /// local faces may send) beyond [`PcctConfig::pit_capacity`]. (The entries they need come
 /// from [`PcctConfig::capacity`], which by default exceeds PIT, reserve and CS together.)
@@ -273,11 +276,19 @@ pub struct Pcct {
     /// Octets charged to the CS entries held.
     cs_bytes: usize,
     cs_byte_capacity: usize,
-    /// The slots holding CS entries, in canonical order of their names.
+    /// The slots holding CS entries, in canonical order of their names, while `order_on`:
+    /// the index is kept only while CanBePrefix lookups use it ([`Pcct::drop_order`]), so
+    /// that a thread serving exact Interests alone never pays for it.
     order: order::NameOrder,
+    order_on: bool,
     /// PIT entries whose name ends in an implicit digest: only while there are some can a
     /// Data without a token need its digest computed to find them.
     digest_named_pits: usize,
+    /// CanBePrefix PIT entries by name length (the last one: that length and longer), and in
+    /// all: a Data that came back for one entry looks for others it answers only where
+    /// there are some.
+    cbp_by_len: [u32; CBP_LENS + 1],
+    cbp_pending: u32,
 }
 
 impl Pcct {
@@ -296,7 +307,10 @@ impl Pcct {
             cs_bytes: 0,
             cs_byte_capacity: config.cs_bytes,
             order: order::NameOrder::new(),
+            order_on: false,
             digest_named_pits: 0,
+            cbp_by_len: [0; CBP_LENS + 1],
+            cbp_pending: 0,
         }
     }
 
@@ -510,7 +524,24 @@ impl Pcct {
         debug_assert_eq!(e.pit[sel.index()], NIL);
         e.pit[sel.index()] = i;
         self.digest_named_pits += usize::from(e.name.ends_in_implicit_digest());
+        if sel.can_be_prefix() {
+            self.cbp_by_len[e.name.len().min(CBP_LENS)] += 1;
+            self.cbp_pending += 1;
+        }
         Ok(())
+    }
+
+    /// Whether any CanBePrefix PIT entry is pending.
+    #[inline]
+    pub fn has_cbp_pending(&self) -> bool {
+        self.cbp_pending > 0
+    }
+
+    /// Whether CanBePrefix PIT entries of names of `len` components may be pending (for
+    /// lengths from 32 on: of any such length).
+    #[inline]
+    pub fn cbp_pending_at(&self, len: usize) -> bool {
+        self.cbp_by_len[len.min(CBP_LENS)] > 0
     }
 
     /// Whether some pending Interest names its Data by implicit digest.
@@ -540,6 +571,10 @@ impl Pcct {
         };
         e.pit[sel.index()] = NIL;
         self.digest_named_pits -= usize::from(e.name.ends_in_implicit_digest());
+        if sel.can_be_prefix() {
+            self.cbp_by_len[e.name.len().min(CBP_LENS)] -= 1;
+            self.cbp_pending -= 1;
+        }
         self.pits.discard(i);
         self.remove_if_unused(slot);
         true
@@ -602,12 +637,7 @@ impl Pcct {
 
     /// The Data cached under the name of `slot`, if a MustBeFresh Interest (`must_be_fresh`)
     /// may take it at `now`, with the slot it is in.
-    pub fn cs_match(
-        &mut self,
-        slot: u32,
-        must_be_fresh: bool,
-        now: Time,
-    ) -> Option<(u32, Bytes)> {
+    pub fn cs_match(&mut self, slot: u32, must_be_fresh: bool, now: Time) -> Option<(u32, Bytes)> {
         let cs = self.entries.get(slot)?.cs.as_ref()?;
         (!must_be_fresh || cs.fresh_at(now)).then(|| (slot, cs.wire.share()))
     }
@@ -622,6 +652,7 @@ impl Pcct {
         must_be_fresh: bool,
         now: Time,
     ) -> Option<(u32, Bytes)> {
+        self.build_order();
         let entries = &self.entries;
         let mut found = None;
         let mut scanned = 0;
@@ -655,6 +686,7 @@ impl Pcct {
         if limit == 0 {
             return slots;
         }
+        self.build_order();
         self.order.under(prefix.value(), &self.entries, |slot| {
             slots.push(slot);
             if slots.len() == limit {
@@ -664,6 +696,32 @@ impl Pcct {
             }
         });
         slots
+    }
+
+    /// Builds the ordered index of the cached names, unless it is kept already: one
+    /// insertion per CS entry.
+    fn build_order(&mut self) {
+        if self.order_on {
+            return;
+        }
+        self.order_on = true;
+        let mut at = self.lru_head;
+        while let Some(e) = self.entries.get(at) {
+            let next = e.lru_next;
+            self.order.insert(at, &self.entries);
+            at = next;
+        }
+    }
+
+    /// Whether the ordered index of the cached names is kept.
+    pub fn has_order(&self) -> bool {
+        self.order_on
+    }
+
+    /// Stops keeping the ordered index (the next CanBePrefix lookup builds it again).
+    pub fn drop_order(&mut self) {
+        self.order.clear();
+        self.order_on = false;
     }
 
     /// Marks the CS entry of `slot` as just used.
@@ -720,10 +778,12 @@ impl Pcct {
             self.lru_unlink(slot);
         } else {
             self.cs_len += 1;
-            self.order.insert(slot, &self.entries);
+            if self.order_on {
+                self.order.insert(slot, &self.entries);
+            }
         }
         self.lru_push_front(slot);
-        debug_assert_eq!(self.order.len(), self.cs_len);
+        debug_assert!(!self.order_on || self.order.len() == self.cs_len);
         while self.cs_len > self.cs_capacity || self.cs_bytes > self.cs_byte_capacity {
             self.evict_lru();
         }
@@ -734,11 +794,13 @@ impl Pcct {
     /// and looking it up again to unlink and to drop it cost `kite bench fwd` ≈110
     /// instructions per exchange.
     pub fn cs_erase(&mut self, slot: u32) -> bool {
-        if !self.entries.get(slot).is_some_and(|e| e.cs.is_some()) {
+        if self.entries.get(slot).is_none_or(|e| e.cs.is_none()) {
             return false;
         }
         // Out of the index while its name can still be read.
-        self.order.remove(slot, &self.entries);
+        if self.order_on {
+            self.order.remove(slot, &self.entries);
+        }
         let Some(e) = self.entries.get_mut(slot) else {
             return false;
         };

@@ -136,6 +136,14 @@ impl<const N: usize> Default for Small<N> {
 }
 
 impl<const N: usize> Small<N> {
+    /// The index of the child under octet `b`.
+    #[inline]
+    fn find(&self, b: u8) -> Option<usize> {
+        self.octets[..usize::from(self.h.count)]
+            .iter()
+            .position(|&o| o == b)
+    }
+
     #[inline]
     fn position(&self, b: u8) -> Result<usize, usize> {
         let octets = &self.octets[..usize::from(self.h.count)];
@@ -258,6 +266,22 @@ impl NameOrder {
         self.leaves
     }
 
+    /// Forgets every key (the pools keep their memory for the next ones).
+    pub fn clear(&mut self) {
+        self.root = Ref::NONE;
+        self.leaves = 0;
+        for free in [
+            &mut self.small.free,
+            &mut self.medium.free,
+            &mut self.big.free,
+        ] {
+            free.clear();
+        }
+        self.small.nodes.clear();
+        self.medium.nodes.clear();
+        self.big.nodes.clear();
+    }
+
     /// Inner nodes in use.
     #[cfg(test)]
     fn inner_nodes(&self) -> usize {
@@ -285,15 +309,15 @@ impl NameOrder {
         let c = match r.kind() {
             Ref::SMALL => {
                 let n = &self.small.nodes[r.index()];
-                n.position(b).ok().map(|i| n.children[i])
+                n.children[n.find(b)?]
             }
             Ref::MEDIUM => {
                 let n = &self.medium.nodes[r.index()];
-                n.position(b).ok().map(|i| n.children[i])
+                n.children[n.find(b)?]
             }
-            _ => Some(self.big.nodes[r.index()].children[usize::from(b)]),
+            _ => self.big.nodes[r.index()].children[usize::from(b)],
         };
-        c.filter(|&c| c != Ref::NONE)
+        (c != Ref::NONE).then_some(c)
     }
 
     fn set_child(&mut self, r: Ref, b: u8, child: Ref) {
@@ -369,7 +393,11 @@ impl NameOrder {
         for (i, p) in h.prefix.iter_mut().enumerate().take(prefix_len) {
             *p = key.at(depth + i);
         }
-        Ref(Ref::SMALL | self.small.take(Small { h, ..Small::default() }))
+        Ref(Ref::SMALL
+            | self.small.take(Small {
+                h,
+                ..Small::default()
+            }))
     }
 
     /// Adds `child` under octet `b` of node `r` (at `at`), growing the node when full.
@@ -419,17 +447,31 @@ impl NameOrder {
 
     /// How many octets of node `r`'s path `key` matches from `depth` (the whole path length
     /// when all of it does).
+    #[inline]
     fn path_match(&self, r: Ref, key: &Key<'_>, depth: usize, keys: &impl Keys) -> usize {
-        let h = *self.header(r);
+        let h = self.header(r);
         let len = h.prefix_len as usize;
-        let stored = len.min(STORED_PREFIX);
-        for (i, &p) in h.prefix[..stored].iter().enumerate() {
-            if key.at(depth + i) != p {
-                return i;
-            }
+        if len == 0 {
+            return 0;
         }
-        if len <= STORED_PREFIX {
-            return len;
+        let stored = len.min(STORED_PREFIX);
+        // Within the name (nearly always), eight octets at once.
+        if let Some(bytes) = key.name.get(depth..depth + STORED_PREFIX) {
+            let theirs = u64::from_be_bytes(h.prefix);
+            let ours = u64::from_be_bytes(bytes.try_into().expect("eight octets"));
+            let same = ((theirs ^ ours).leading_zeros() / 8) as usize;
+            if same < stored || len <= STORED_PREFIX {
+                return same.min(stored);
+            }
+        } else {
+            for (i, &p) in h.prefix[..stored].iter().enumerate() {
+                if key.at(depth + i) != p {
+                    return i;
+                }
+            }
+            if len <= STORED_PREFIX {
+                return len;
+            }
         }
         let leaf = keys.key(self.min_leaf(r));
         STORED_PREFIX + common_from(key, &leaf, depth + STORED_PREFIX).min(len - STORED_PREFIX)
@@ -760,10 +802,19 @@ mod tests {
     /// (up to 20 octets) to pass the octets a node keeps of its path.
     fn arb_name() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         use proptest::prelude::*;
-        let component = (prop::sample::select(vec![8u8, 8, 8, 50, 252]), 0..3usize, 0..3u8)
+        let component = (
+            prop::sample::select(vec![8u8, 8, 8, 50, 252]),
+            0..3usize,
+            0..3u8,
+        )
             .prop_map(|(t, len_class, fill)| {
                 let len = [1usize, 9, 20][len_class];
-                (t, (0..len).map(|i| b'a' + ((fill as usize + i * 3) % 4) as u8).collect())
+                (
+                    t,
+                    (0..len)
+                        .map(|i| b'a' + ((fill as usize + i * 3) % 4) as u8)
+                        .collect(),
+                )
             });
         prop::collection::vec(component, 0..5).prop_map(|c| name(&c))
     }
@@ -852,7 +903,10 @@ mod tests {
         let mut table = Table::default();
         let mut order = NameOrder::new();
         for i in 0..300u32 {
-            let n = name(&[(8, b"p".to_vec()), (8, vec![(i % 256) as u8, (i / 256) as u8])]);
+            let n = name(&[
+                (8, b"p".to_vec()),
+                (8, vec![(i % 256) as u8, (i / 256) as u8]),
+            ]);
             table.0.insert(i, (n, None));
             order.insert(i, &table);
         }

@@ -139,7 +139,13 @@ fn cache(t: &mut Pcct, uri: &str, hint: Option<&Name>, fresh_ms: u64) -> u32 {
     s
 }
 
-fn prefix_hit(t: &mut Pcct, uri: &str, hint: Option<&Name>, fresh: bool, now: u64) -> Option<String> {
+fn prefix_hit(
+    t: &mut Pcct,
+    uri: &str,
+    hint: Option<&Name>,
+    fresh: bool,
+    now: u64,
+) -> Option<String> {
     t.cs_match_prefix(&name(uri), hint, fresh, Time::from_millis(now))
         .map(|(_, wire)| String::from_utf8(wire.to_vec()).unwrap())
 }
@@ -152,21 +158,72 @@ fn a_prefix_lookup_takes_the_first_cached_data_under_the_name_in_canonical_order
     cache(&mut t, "/p/a/1", None, 100);
     cache(&mut t, "/pq", None, 500);
     cache(&mut t, "/o", None, 500);
-    assert_eq!(prefix_hit(&mut t, "/p", None, false, 0).as_deref(), Some("/p/a/1"));
-    assert_eq!(prefix_hit(&mut t, "/p/a", None, false, 0).as_deref(), Some("/p/a/1"));
-    assert_eq!(prefix_hit(&mut t, "/p/b", None, false, 0).as_deref(), Some("/p/b"));
+    assert_eq!(
+        prefix_hit(&mut t, "/p", None, false, 0).as_deref(),
+        Some("/p/a/1")
+    );
+    assert_eq!(
+        prefix_hit(&mut t, "/p/a", None, false, 0).as_deref(),
+        Some("/p/a/1")
+    );
+    assert_eq!(
+        prefix_hit(&mut t, "/p/b", None, false, 0).as_deref(),
+        Some("/p/b")
+    );
     // MustBeFresh skips what is stale.
-    assert_eq!(prefix_hit(&mut t, "/p", None, true, 200).as_deref(), Some("/p/a/2"));
+    assert_eq!(
+        prefix_hit(&mut t, "/p", None, true, 200).as_deref(),
+        Some("/p/a/2")
+    );
     assert_eq!(prefix_hit(&mut t, "/p", None, true, 400), None);
     // Octet prefixes that are not name prefixes do not match.
     assert_eq!(prefix_hit(&mut t, "/p/a/1/x", None, false, 0), None);
-    assert_eq!(prefix_hit(&mut t, "/", None, false, 0).as_deref(), Some("/o"));
+    assert_eq!(
+        prefix_hit(&mut t, "/", None, false, 0).as_deref(),
+        Some("/o")
+    );
     // A Data erased or evicted is no longer found.
-    let first = t.cs_match_prefix(&name("/p"), None, false, Time::ZERO).unwrap().0;
+    let first = t
+        .cs_match_prefix(&name("/p"), None, false, Time::ZERO)
+        .unwrap()
+        .0;
     assert!(t.cs_erase(first));
-    assert_eq!(prefix_hit(&mut t, "/p", None, false, 0).as_deref(), Some("/p/a/2"));
+    assert_eq!(
+        prefix_hit(&mut t, "/p", None, false, 0).as_deref(),
+        Some("/p/a/2")
+    );
     assert_eq!(t.cs_under(&name("/p"), 10).len(), 2);
     assert_eq!(t.cs_under(&name("/"), 2).len(), 2);
+}
+
+#[test]
+fn the_ordered_index_is_built_when_first_needed_and_may_be_dropped() {
+    let mut t = Pcct::new(3, PcctConfig::default());
+    cache(&mut t, "/p/1", None, 100);
+    assert!(!t.has_order(), "exact lookups alone never build it");
+    assert_eq!(t.cs_match(0, false, Time::ZERO).map(|h| h.0), Some(0));
+    assert!(!t.has_order());
+    assert_eq!(
+        prefix_hit(&mut t, "/p", None, false, 0).as_deref(),
+        Some("/p/1")
+    );
+    assert!(t.has_order());
+    // Kept up to date once built.
+    let zero = cache(&mut t, "/p/0", None, 100);
+    assert_eq!(
+        prefix_hit(&mut t, "/p", None, false, 0).as_deref(),
+        Some("/p/0")
+    );
+    t.drop_order();
+    assert!(!t.has_order());
+    // Built again from what the CS holds by then.
+    assert!(t.cs_erase(zero));
+    cache(&mut t, "/p/2", None, 100);
+    assert_eq!(
+        prefix_hit(&mut t, "/p", None, false, 0).as_deref(),
+        Some("/p/1")
+    );
+    assert_eq!(t.cs_under(&name("/p"), 10).len(), 2);
 }
 
 #[test]
@@ -175,9 +232,18 @@ fn a_prefix_lookup_stays_in_its_forwarding_hint_partition() {
     let h = name("/hint");
     cache(&mut t, "/p/1", Some(&h), 100);
     cache(&mut t, "/p/2", None, 100);
-    assert_eq!(prefix_hit(&mut t, "/p", None, false, 0).as_deref(), Some("/p/2"));
-    assert_eq!(prefix_hit(&mut t, "/p", Some(&h), false, 0).as_deref(), Some("/p/1"));
-    assert_eq!(prefix_hit(&mut t, "/p", Some(&name("/other")), false, 0), None);
+    assert_eq!(
+        prefix_hit(&mut t, "/p", None, false, 0).as_deref(),
+        Some("/p/2")
+    );
+    assert_eq!(
+        prefix_hit(&mut t, "/p", Some(&h), false, 0).as_deref(),
+        Some("/p/1")
+    );
+    assert_eq!(
+        prefix_hit(&mut t, "/p", Some(&name("/other")), false, 0),
+        None
+    );
 }
 
 #[test]
@@ -198,8 +264,14 @@ fn a_prefix_lookup_looks_at_a_bounded_number_of_candidates() {
     cache(&mut t, "/s/z0000", None, 1_000);
     // Every stale one before it is looked at: the fresh Data past the bound is not found.
     assert_eq!(prefix_hit(&mut t, "/s", None, true, 100), None);
-    assert_eq!(prefix_hit(&mut t, "/s", None, false, 100).as_deref(), Some("/s/a0000"));
-    assert_eq!(prefix_hit(&mut t, "/s/z0000", None, true, 100).as_deref(), Some("/s/z0000"));
+    assert_eq!(
+        prefix_hit(&mut t, "/s", None, false, 100).as_deref(),
+        Some("/s/a0000")
+    );
+    assert_eq!(
+        prefix_hit(&mut t, "/s/z0000", None, true, 100).as_deref(),
+        Some("/s/z0000")
+    );
 }
 
 #[test]
