@@ -141,10 +141,7 @@ impl NameHasher {
             done = whole;
             hashes.push(h.finish(value, end));
         }
-        NameHashes {
-            hashes,
-            digest_last: name.ends_in_implicit_digest(),
-        }
+        NameHashes { hashes }
     }
 
     /// The hash of a prefix given by its component octets (see [`Name::prefix_octets`]).
@@ -167,8 +164,6 @@ impl NameHasher {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameHashes {
     hashes: SmallVec<[u64; 17]>,
-    /// Whether the last component is an implicit digest.
-    digest_last: bool,
 }
 
 impl NameHashes {
@@ -188,13 +183,6 @@ impl NameHashes {
     #[inline]
     pub fn name_len(&self) -> usize {
         self.hashes.len() - 1
-    }
-
-    /// Number of components of the hashed name without a last implicit digest: the name of
-    /// the Data such a name asks for.
-    #[inline]
-    pub fn data_name_len(&self) -> usize {
-        self.name_len() - usize::from(self.digest_last)
     }
 }
 

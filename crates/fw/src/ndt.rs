@@ -51,18 +51,33 @@ impl Ndt {
         }
     }
 
-    /// The thread for an Interest with these name hashes: its name's home.
+    /// The thread of a name with these hashes: its home.
     #[inline]
     pub fn thread_for(&self, hashes: &NameHashes) -> u8 {
-        let len = self.prefix_len.min(hashes.data_name_len());
-        self.threads[(hashes.prefix(len) & self.mask) as usize]
+        self.threads[(hashes.prefix(self.prefix_len) & self.mask) as usize]
+    }
+
+    /// The thread of an Interest whose name has these hashes: its name's home, where a last
+    /// implicit digest does not count (the name of a Data by its full name has one component
+    /// fewer). `ends_in_digest` is asked only for names no longer than the dispatch prefix.
+    #[inline]
+    pub fn interest_thread(
+        &self,
+        hashes: &NameHashes,
+        ends_in_digest: impl FnOnce() -> bool,
+    ) -> u8 {
+        let len = hashes.name_len();
+        if len <= self.prefix_len && len > 0 && ends_in_digest() {
+            return self.thread_of(hashes.prefix(len - 1));
+        }
+        self.thread_for(hashes)
     }
 
     /// Whether a CanBePrefix Interest with these name hashes is shorter than the dispatch
     /// prefix, so that Data under its name may live in any thread.
     #[inline]
     pub fn is_short(&self, hashes: &NameHashes) -> bool {
-        self.count > 1 && hashes.data_name_len() < self.prefix_len
+        self.count > 1 && hashes.name_len() < self.prefix_len
     }
 
     /// How many threads the table spreads names over.
@@ -184,6 +199,25 @@ mod tests {
         let exact = h.prefix_hashes(&"/a/b/c".parse().unwrap());
         assert!(threads.contains(&ndt.thread_for(&exact)));
         assert!(threads.len() <= 3);
+    }
+
+    #[test]
+    fn an_interest_by_full_name_goes_to_the_home_of_its_data() {
+        let h = NameHasher::with_key(2, 3);
+        let ndt = Ndt::new(16, 8, 2);
+        let data: kite_packet::Name = "/a".parse().unwrap();
+        let digest = kite_packet::Component::new(1, &[7; 32]).unwrap();
+        let by_digest = data.clone().checked_append(digest).unwrap();
+        let home = ndt.thread_for(&h.prefix_hashes(&data));
+        let hashes = h.prefix_hashes(&by_digest);
+        assert_eq!(ndt.interest_thread(&hashes, || true), home);
+        // A longer name keeps the thread of its first two components.
+        let long: kite_packet::Name = "/a/b/c".parse().unwrap();
+        let hashes = h.prefix_hashes(&long);
+        assert_eq!(
+            ndt.interest_thread(&hashes, || unreachable!("not asked")),
+            ndt.thread_for(&hashes)
+        );
     }
 
     #[test]

@@ -138,7 +138,9 @@ impl Shards {
     fn interest(&mut self, face: FaceId, i: &Interest) -> Vec<Out> {
         let view = InterestView::decode(i.encode()).unwrap();
         let hashes = hasher().prefix_hashes(&view.name);
-        let home = self.ndt.thread_for(&hashes);
+        let home = self
+            .ndt
+            .interest_thread(&hashes, || view.name.ends_in_implicit_digest());
         let cs_probe = (view.can_be_prefix && self.ndt.is_short(&hashes)).then_some(home);
         let pkt = InInterest {
             interest: view,

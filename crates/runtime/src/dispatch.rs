@@ -455,7 +455,9 @@ impl Dispatcher {
             RxPacket::Interest(interest) => {
                 kite_fw::fault::panic_if_asked("io", &interest.name);
                 let hashes = self.hasher.prefix_hashes(&interest.name);
-                let home = self.ndt.thread_for(&hashes);
+                let home = self
+                    .ndt
+                    .interest_thread(&hashes, || interest.name.ends_in_implicit_digest());
                 // A CanBePrefix Interest shorter than the dispatch prefix visits every
                 // thread's CS, its home's first (kite_fw::forwarder::InInterest::cs_probe).
                 let t = usize::from(home);
@@ -516,9 +518,10 @@ impl Dispatcher {
             }
             RxPacket::Nack(reason, interest) => {
                 let hashes = self.hasher.prefix_hashes(&interest.name);
-                let t = self
-                    .token_thread(r.pit_token.as_ref())
-                    .unwrap_or_else(|| usize::from(self.ndt.thread_for(&hashes)));
+                let t = self.token_thread(r.pit_token.as_ref()).unwrap_or_else(|| {
+                    let digest = || interest.name.ends_in_implicit_digest();
+                    usize::from(self.ndt.interest_thread(&hashes, digest))
+                });
                 let pkt = InNack {
                     interest,
                     hashes,

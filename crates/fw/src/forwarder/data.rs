@@ -47,7 +47,15 @@ impl Pipelines {
         if let Some((slot, _)) = pkt.token.as_ref().and_then(|t| self.pcct.resolve(t)) {
             let entry_len = self.pcct.entry(slot).map_or(0, |e| e.name.len());
             if self.satisfy(fib, slot, pkt, now, false, true, out) {
-                return self.satisfy_others(fib, slot, entry_len, pkt, now, out);
+                // Nothing else to look for, nearly always: an exact entry, no CanBePrefix
+                // entry pending here, one thread.
+                let others = entry_len < pkt.data.name.len()
+                    || self.pcct.has_cbp_pending()
+                    || self.config.shards.is_some();
+                if others {
+                    self.satisfy_others(fib, slot, entry_len, pkt, now, out);
+                }
+                return;
             }
             return self.drop_packet(DropReason::TokenMismatch);
         }
@@ -89,6 +97,8 @@ impl Pipelines {
     /// token's had a shorter one) and of its prefixes at the lengths where CanBePrefix
     /// entries are pending (nothing to look up when none are); in other threads, their
     /// CanBePrefix entries shorter than the dispatch prefix.
+    #[cold]
+    #[inline(never)]
     fn satisfy_others(
         &mut self,
         fib: &FibGuard<'_>,
@@ -129,6 +139,7 @@ impl Pipelines {
     /// Hands a copy of a Data that satisfied something here to each other thread with
     /// CanBePrefix entries shorter than the dispatch prefix pending under one of its short
     /// prefixes (their homes are those prefixes' threads). Copies are not passed on again.
+    #[inline(never)]
     fn share_with_short_entries(
         &mut self,
         pkt: &InData,

@@ -16,12 +16,15 @@ impl Pipelines {
         &mut self,
         fib: &FibGuard<'_>,
         now: Time,
-        pkt: InInterest,
+        mut pkt: InInterest,
         out: &mut Vec<Out>,
     ) {
         crate::fault::panic_if_asked("fwd", &pkt.interest.name);
         if let Some(home) = pkt.cs_probe {
-            return self.probe_cs(fib, now, pkt, home, out);
+            match self.probe_cs(fib, now, pkt, home, out) {
+                Some(here) => pkt = here,
+                None => return,
+            }
         }
         self.counters.in_interests += 1;
         let Some(face) = self.known_face(pkt.face) else {
@@ -223,7 +226,10 @@ impl Pipelines {
     /// thread `home` first: there, what the pipeline decides before the CS (a loop, a pending
     /// entry it joins, a drop) is decided at once. Otherwise it is answered from the first CS
     /// that holds a Data it takes — `home`'s, then each other thread's in turn — and comes
-    /// back to `home`, which runs the whole pipeline.
+    /// back to `home`, which runs the whole pipeline. Returns the Interest when the pipeline
+    /// runs here and now.
+    #[cold]
+    #[inline(never)]
     fn probe_cs(
         &mut self,
         fib: &FibGuard<'_>,
@@ -231,7 +237,7 @@ impl Pipelines {
         mut pkt: InInterest,
         home: u8,
         out: &mut Vec<Out>,
-    ) {
+    ) -> Option<InInterest> {
         let allowed = self.faces.get(&pkt.face).is_some_and(|f| {
             f.scope == FaceScope::Local || NameScope::of(&pkt.interest.name) != NameScope::Localhost
         }) && pkt.interest.hop_limit != Some(0);
@@ -252,7 +258,7 @@ impl Pipelines {
             let looping = pkt.interest.nonce.is_some_and(|n| self.dnl.has(full, n));
             if !allowed || pending || looping || !self.config.cs_serve {
                 pkt.cs_probe = None;
-                return self.on_interest(fib, now, pkt, out);
+                return Some(pkt);
             }
         }
         if allowed && self.config.cs_serve && hinted.is_ok() {
@@ -273,7 +279,7 @@ impl Pipelines {
                     congestion_mark: pkt.congestion_mark,
                     from_cs: true,
                 });
-                return;
+                return None;
             }
         }
         let threads = self.config.shards.as_ref().map_or(1, |s| s.ndt().threads());
@@ -285,6 +291,7 @@ impl Pipelines {
             shard: next,
             packet: Box::new(crate::out::ToShard::Interest(pkt)),
         });
+        None
     }
 
     /// Answers from the CS if it can; true on a hit.
@@ -296,17 +303,15 @@ impl Pipelines {
         now: Time,
         out: &mut Vec<Out>,
     ) -> bool {
-        let i = &pkt.interest;
         // The Interest's own name first: for a CanBePrefix Interest it is also the first in
         // canonical order.
+        let i = &pkt.interest;
         let hit = match self.pcct.cs_match(slot, i.must_be_fresh, now) {
             Some(hit) => Some(hit),
-            None if i.can_be_prefix => {
-                self.last_prefix_lookup = now;
-                self.pcct
-                    .cs_match_prefix(&i.name, hint, i.must_be_fresh, now)
+            None if i.can_be_prefix || i.name.ends_in_implicit_digest() => {
+                self.cs_lookup_further(pkt, hint, now)
             }
-            None => self.cs_digest_match(pkt, hint, now),
+            None => None,
         };
         let Some((target, wire)) = hit else {
             return false;
@@ -322,6 +327,26 @@ impl Pipelines {
             from_cs: true,
         });
         true
+    }
+
+    /// A CS hit beyond the Interest's own name: the first Data under it for a CanBePrefix
+    /// Interest, the Data it names by digest for one whose name ends in an implicit digest.
+    #[cold]
+    #[inline(never)]
+    fn cs_lookup_further(
+        &mut self,
+        pkt: &InInterest,
+        hint: Option<&Name>,
+        now: Time,
+    ) -> Option<(u32, bytes::Bytes)> {
+        let i = &pkt.interest;
+        if i.can_be_prefix {
+            self.last_prefix_lookup = now;
+            return self
+                .pcct
+                .cs_match_prefix(&i.name, hint, i.must_be_fresh, now);
+        }
+        self.cs_digest_match(pkt, hint, now)
     }
 
     /// A CS hit for an Interest whose name ends in an implicit digest: the Data cached under

@@ -8,7 +8,7 @@
 //!
 //! Pipelines: `interest` (HopLimit, scope, Dead Nonce List, forwarding hint, PIT insert and
 //! loop check, CS, NextHopFaceId, FIB, strategy), `data` (token lookup and name check,
-//! fallback by name for Data without a usable token, satisfy, CS insert direct and indirect,
+//! fallback by name for Data without a usable token, satisfy every entry it matches, CS insert,
 //! DNL), `nack` (upstream record by nonce, Duplicate retried with a new nonce, strategy), and
 //! `expiry` (PIT expiry and strategy timers).
 

@@ -84,7 +84,7 @@ pub struct PcctConfig {
     pub capacity: usize,
     /// PIT entries held at once.
     pub pit_capacity: usize,
-    /// CS entries (direct and indirect) held at once.
+    /// CS entries (cached Data) held at once.
     pub cs_capacity: usize,
     /// Octets the CS entries may hold at once: their packets, names and [`KEPT_OVERHEAD`]
     /// each (the fixed-size entries themselves are [`Pcct::ENTRY_BYTES`] per slot, allocated
@@ -342,7 +342,7 @@ impl Pcct {
         self.pit_capacity.saturating_sub(self.pits.len())
     }
 
-    /// CS entries in use (direct and indirect).
+    /// CS entries in use (cached Data).
     pub fn cs_len(&self) -> usize {
         self.cs_len
     }
@@ -794,11 +794,11 @@ impl Pcct {
     /// and looking it up again to unlink and to drop it cost `kite bench fwd` ≈110
     /// instructions per exchange.
     pub fn cs_erase(&mut self, slot: u32) -> bool {
-        if self.entries.get(slot).is_none_or(|e| e.cs.is_none()) {
-            return false;
-        }
         // Out of the index while its name can still be read.
         if self.order_on {
+            if self.entries.get(slot).is_none_or(|e| e.cs.is_none()) {
+                return false;
+            }
             self.order.remove(slot, &self.entries);
         }
         let Some(e) = self.entries.get_mut(slot) else {
@@ -849,8 +849,7 @@ impl Pcct {
     /// long out of cache (`perf`: index removal and entry reads of evictions took ≈10 % of a
     /// forwarding thread's time): the index bucket of the entry after the new tail and the
     /// entry after that one. Both entries read here were prefetched by the two evictions
-    /// before, so each bucket has two evictions' time to arrive (a CanBePrefix Data that
-    /// caches a direct and an indirect entry makes two evictions back to back).
+    /// before, so each bucket has two evictions' time to arrive.
     fn prefetch_next_evictions(&self) {
         let Some(tail) = self.entries.get(self.lru_tail) else {
             return;
