@@ -50,9 +50,15 @@ impl<'a> Key<'a> {
     /// Octet `i`, 0 past the end (never read there: keys are prefix-free and distinct).
     #[inline]
     fn at(&self, i: usize) -> u8 {
-        if let Some(&b) = self.name.get(i) {
-            return b;
+        match self.name.get(i) {
+            Some(&b) => b,
+            None => self.suffix_at(i),
         }
+    }
+
+    /// Octet `i` past the name: the partition suffix.
+    #[cold]
+    fn suffix_at(&self, i: usize) -> u8 {
         let i = i - self.name.len();
         match (self.hint, i) {
             (_, 0) | (None, _) => 0,
@@ -144,22 +150,16 @@ impl<const N: usize> Small<N> {
             .position(|&o| o == b)
     }
 
-    #[inline]
-    fn position(&self, b: u8) -> Result<usize, usize> {
-        let octets = &self.octets[..usize::from(self.h.count)];
-        match octets.iter().position(|&o| o >= b) {
-            Some(i) if octets[i] == b => Ok(i),
-            Some(i) => Err(i),
-            None => Err(octets.len()),
-        }
-    }
-
     fn insert(&mut self, b: u8, child: Ref) {
         let n = usize::from(self.h.count);
         debug_assert!(n < N);
-        let i = self.position(b).unwrap_err();
-        self.octets.copy_within(i..n, i + 1);
-        self.children.copy_within(i..n, i + 1);
+        // A few entries at most: shifted one by one (a memmove call costs more).
+        let mut i = n;
+        while i > 0 && self.octets[i - 1] > b {
+            self.octets[i] = self.octets[i - 1];
+            self.children[i] = self.children[i - 1];
+            i -= 1;
+        }
         self.octets[i] = b;
         self.children[i] = child;
         self.h.count += 1;
@@ -167,12 +167,57 @@ impl<const N: usize> Small<N> {
 
     fn remove(&mut self, b: u8) {
         let n = usize::from(self.h.count);
-        if let Ok(i) = self.position(b) {
-            self.octets.copy_within(i + 1..n, i);
-            self.children.copy_within(i + 1..n, i);
+        if let Some(i) = self.find(b) {
+            for j in i..n - 1 {
+                self.octets[j] = self.octets[j + 1];
+                self.children[j] = self.children[j + 1];
+            }
             self.h.count -= 1;
         }
     }
+}
+
+/// What the descent reads of an inner node, whatever its size.
+trait Inner {
+    fn header(&self) -> &Header;
+    /// The child under octet `b`, or [`Ref::NONE`].
+    fn child(&self, b: u8) -> Ref;
+}
+
+impl<const N: usize> Inner for Small<N> {
+    #[inline]
+    fn header(&self) -> &Header {
+        &self.h
+    }
+
+    #[inline]
+    fn child(&self, b: u8) -> Ref {
+        match self.find(b) {
+            Some(i) => self.children[i],
+            None => Ref::NONE,
+        }
+    }
+}
+
+impl Inner for Big {
+    #[inline]
+    fn header(&self) -> &Header {
+        &self.h
+    }
+
+    #[inline]
+    fn child(&self, b: u8) -> Ref {
+        self.children[usize::from(b)]
+    }
+}
+
+/// One step of a descent through an inner node.
+enum Step {
+    /// The key leaves the node's path after this many octets.
+    Off(usize),
+    /// The path matched (this long); the child under the key's next octet (which may be
+    /// [`Ref::NONE`]).
+    Down { len: usize, octet: u8, child: Ref },
 }
 
 /// An inner node with a child slot for every octet.
@@ -324,13 +369,13 @@ impl NameOrder {
         match r.kind() {
             Ref::SMALL => {
                 let n = &mut self.small.nodes[r.index()];
-                if let Ok(i) = n.position(b) {
+                if let Some(i) = n.find(b) {
                     n.children[i] = child;
                 }
             }
             Ref::MEDIUM => {
                 let n = &mut self.medium.nodes[r.index()];
-                if let Ok(i) = n.position(b) {
+                if let Some(i) = n.find(b) {
                     n.children[i] = child;
                 }
             }
@@ -390,8 +435,14 @@ impl NameOrder {
             prefix_len: prefix_len as u32,
             ..Header::default()
         };
-        for (i, p) in h.prefix.iter_mut().enumerate().take(prefix_len) {
-            *p = key.at(depth + i);
+        let stored = prefix_len.min(STORED_PREFIX);
+        match key.name.get(depth..depth + stored) {
+            Some(octets) => h.prefix[..stored].copy_from_slice(octets),
+            None => {
+                for (i, p) in h.prefix.iter_mut().enumerate().take(stored) {
+                    *p = key.at(depth + i);
+                }
+            }
         }
         Ref(Ref::SMALL
             | self.small.take(Small {
@@ -445,33 +496,89 @@ impl NameOrder {
         }
     }
 
-    /// How many octets of node `r`'s path `key` matches from `depth` (the whole path length
-    /// when all of it does).
-    #[inline]
-    fn path_match(&self, r: Ref, key: &Key<'_>, depth: usize, keys: &impl Keys) -> usize {
-        let h = self.header(r);
+    /// Reads inner node `r` for `key` at `depth`: where the key leaves its path, or the
+    /// child it goes on to. One lookup of the node, whatever its size.
+    #[inline(always)]
+    fn step(&self, r: Ref, key: &Key<'_>, depth: usize, keys: &impl Keys) -> Step {
+        match r.kind() {
+            Ref::SMALL => self.step_in(&self.small.nodes[r.index()], r, key, depth, keys),
+            Ref::MEDIUM => self.step_in(&self.medium.nodes[r.index()], r, key, depth, keys),
+            _ => self.step_in(&self.big.nodes[r.index()], r, key, depth, keys),
+        }
+    }
+
+    #[inline(always)]
+    fn step_in(
+        &self,
+        node: &impl Inner,
+        r: Ref,
+        key: &Key<'_>,
+        depth: usize,
+        keys: &impl Keys,
+    ) -> Step {
+        let len = node.header().prefix_len as usize;
+        if len > 0 {
+            let matched = self.path_match(node.header(), r, key, depth, keys);
+            if matched < len {
+                return Step::Off(matched);
+            }
+        }
+        let octet = key.at(depth + len);
+        Step::Down {
+            len,
+            octet,
+            child: node.child(octet),
+        }
+    }
+
+    /// How many octets of node `r`'s path (header `h`) `key` matches from `depth` (the whole
+    /// path length when all of it does).
+    #[inline(always)]
+    fn path_match(
+        &self,
+        h: &Header,
+        r: Ref,
+        key: &Key<'_>,
+        depth: usize,
+        keys: &impl Keys,
+    ) -> usize {
         let len = h.prefix_len as usize;
         if len == 0 {
             return 0;
         }
+        // A short path within the name (nearly always): eight octets at once.
+        if len <= STORED_PREFIX {
+            if let Some(bytes) = key.name.get(depth..depth + STORED_PREFIX) {
+                let theirs = u64::from_be_bytes(h.prefix);
+                let ours = u64::from_be_bytes(bytes.try_into().expect("eight octets"));
+                let same = ((theirs ^ ours).leading_zeros() / 8) as usize;
+                return same.min(len);
+            }
+        }
+        self.path_match_slow(h, r, key, depth, keys)
+    }
+
+    /// [`NameOrder::path_match`] for a path near the key's end, or longer than the node
+    /// keeps (the rest read from a leaf below it).
+    #[cold]
+    #[inline(never)]
+    fn path_match_slow(
+        &self,
+        h: &Header,
+        r: Ref,
+        key: &Key<'_>,
+        depth: usize,
+        keys: &impl Keys,
+    ) -> usize {
+        let len = h.prefix_len as usize;
         let stored = len.min(STORED_PREFIX);
-        // Within the name (nearly always), eight octets at once.
-        if let Some(bytes) = key.name.get(depth..depth + STORED_PREFIX) {
-            let theirs = u64::from_be_bytes(h.prefix);
-            let ours = u64::from_be_bytes(bytes.try_into().expect("eight octets"));
-            let same = ((theirs ^ ours).leading_zeros() / 8) as usize;
-            if same < stored || len <= STORED_PREFIX {
-                return same.min(stored);
+        for (i, &p) in h.prefix[..stored].iter().enumerate() {
+            if key.at(depth + i) != p {
+                return i;
             }
-        } else {
-            for (i, &p) in h.prefix[..stored].iter().enumerate() {
-                if key.at(depth + i) != p {
-                    return i;
-                }
-            }
-            if len <= STORED_PREFIX {
-                return len;
-            }
+        }
+        if len <= STORED_PREFIX {
+            return len;
         }
         let leaf = keys.key(self.min_leaf(r));
         STORED_PREFIX + common_from(key, &leaf, depth + STORED_PREFIX).min(len - STORED_PREFIX)
@@ -498,32 +605,35 @@ impl NameOrder {
                 }
                 let n = self.new_small(&key, depth, shared);
                 let node = &mut self.small.nodes[n.index()];
-                node.insert(key.at(depth + shared), Ref::leaf(slot));
-                node.insert(theirs.at(depth + shared), r);
+                let (ours, other) = (key.at(depth + shared), theirs.at(depth + shared));
+                let (first, second) = if ours < other {
+                    ((ours, Ref::leaf(slot)), (other, r))
+                } else {
+                    ((other, r), (ours, Ref::leaf(slot)))
+                };
+                node.octets[..2].copy_from_slice(&[first.0, second.0]);
+                node.children[..2].copy_from_slice(&[first.1, second.1]);
+                node.h.count = 2;
                 self.set(at, n);
                 self.leaves += 1;
                 return;
             }
-            let len = self.header(r).prefix_len as usize;
-            let matched = self.path_match(r, &key, depth, keys);
-            if matched < len {
-                let n = self.split_path(at, r, &key, depth, matched, keys);
-                self.small.nodes[n.index()].insert(key.at(depth + matched), Ref::leaf(slot));
-                self.leaves += 1;
-                return;
-            }
-            depth += len;
-            let b = key.at(depth);
-            match self.child(r, b) {
-                Some(c) => {
-                    at = Loc::Child(r, b);
-                    r = c;
-                    depth += 1;
-                }
-                None => {
-                    self.add_child(at, r, b, Ref::leaf(slot));
+            match self.step(r, &key, depth, keys) {
+                Step::Off(matched) => {
+                    let n = self.split_path(at, r, &key, depth, matched, keys);
+                    self.small.nodes[n.index()].insert(key.at(depth + matched), Ref::leaf(slot));
                     self.leaves += 1;
                     return;
+                }
+                Step::Down { octet, child, .. } if child == Ref::NONE => {
+                    self.add_child(at, r, octet, Ref::leaf(slot));
+                    self.leaves += 1;
+                    return;
+                }
+                Step::Down { len, octet, child } => {
+                    at = Loc::Child(r, octet);
+                    r = child;
+                    depth += len + 1;
                 }
             }
         }
@@ -590,19 +700,15 @@ impl NameOrder {
                 }
                 return true;
             }
-            let len = self.header(r).prefix_len as usize;
-            if self.path_match(r, &key, depth, keys) < len {
-                return false;
+            match self.step(r, &key, depth, keys) {
+                Step::Down { len, octet, child } if child != Ref::NONE => {
+                    parent_at = at;
+                    at = Loc::Child(r, octet);
+                    r = child;
+                    depth += len + 1;
+                }
+                _ => return false,
             }
-            depth += len;
-            let b = key.at(depth);
-            let Some(c) = self.child(r, b) else {
-                return false;
-            };
-            parent_at = at;
-            at = Loc::Child(r, b);
-            r = c;
-            depth += 1;
         }
     }
 
@@ -710,7 +816,9 @@ impl NameOrder {
             let left = prefix.len() - depth;
             // Only the query's own octets may be compared: past them it is a wildcard.
             let wanted = len.min(left);
-            let matched = self.path_match(r, &query, depth, keys).min(wanted);
+            let matched = self
+                .path_match(self.header(r), r, &query, depth, keys)
+                .min(wanted);
             if matched < wanted {
                 return;
             }
