@@ -794,12 +794,8 @@ impl Pcct {
     /// and looking it up again to unlink and to drop it cost `kite bench fwd` ≈110
     /// instructions per exchange.
     pub fn cs_erase(&mut self, slot: u32) -> bool {
-        // Out of the index while its name can still be read.
         if self.order_on {
-            if self.entries.get(slot).is_none_or(|e| e.cs.is_none()) {
-                return false;
-            }
-            self.order.remove(slot, &self.entries);
+            self.order.remove(slot);
         }
         let Some(e) = self.entries.get_mut(slot) else {
             return false;

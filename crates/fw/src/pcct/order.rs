@@ -15,6 +15,8 @@
 //! - Nodes have 4, 16 or 256 children, taken from per-size pools and given back through free
 //!   lists: after the pools reach the most nodes the index ever held, nothing is allocated.
 //!   There are never more inner nodes than leaves.
+//! - Every node and leaf knows where it hangs (its parent and the octet under it), so a
+//!   removal (each CS eviction) goes straight to the leaf instead of down from the root.
 //!
 //! Only the CS's Data are indexed (one leaf per cached Data); an exact lookup never touches the
 //! tree.
@@ -113,7 +115,35 @@ impl Ref {
     }
 }
 
-/// What every inner node starts with: its compressed path and how many children it has.
+/// Where a node or leaf hangs: its parent and the octet it is under ([`Ref::NONE`]: the root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Up {
+    node: Ref,
+    octet: u8,
+}
+
+impl Up {
+    const ROOT: Up = Up {
+        node: Ref::NONE,
+        octet: 0,
+    };
+
+    fn of(at: Loc) -> Up {
+        match at {
+            Loc::Root => Up::ROOT,
+            Loc::Child(node, octet) => Up { node, octet },
+        }
+    }
+}
+
+impl Default for Up {
+    fn default() -> Self {
+        Up::ROOT
+    }
+}
+
+/// What every inner node starts with: its compressed path, how many children it has, and
+/// where it hangs.
 #[derive(Debug, Clone, Copy, Default)]
 struct Header {
     /// The first octets of the path (at most [`STORED_PREFIX`]).
@@ -121,6 +151,7 @@ struct Header {
     /// Octets of the whole path.
     prefix_len: u32,
     count: u16,
+    up: Up,
 }
 
 /// An inner node of up to `N` children, by ascending octet.
@@ -289,6 +320,8 @@ pub(super) struct NameOrder {
     medium: Pool<Small<16>>,
     big: Pool<Big>,
     leaves: usize,
+    /// Where each leaf hangs, by slot (grown to the highest slot indexed).
+    leaf_up: Vec<Up>,
     /// The in-order walk's stack, kept to reuse its memory.
     stack: Vec<(Ref, u16)>,
 }
@@ -302,6 +335,7 @@ impl NameOrder {
             medium: Pool::new(),
             big: Pool::new(),
             leaves: 0,
+            leaf_up: Vec::new(),
             stack: Vec::new(),
         }
     }
@@ -315,6 +349,7 @@ impl NameOrder {
     pub fn clear(&mut self) {
         self.root = Ref::NONE;
         self.leaves = 0;
+        self.leaf_up.clear();
         for free in [
             &mut self.small.free,
             &mut self.medium.free,
@@ -325,6 +360,26 @@ impl NameOrder {
         self.small.nodes.clear();
         self.medium.nodes.clear();
         self.big.nodes.clear();
+    }
+
+    /// Panics unless every node and leaf knows where it hangs.
+    #[cfg(test)]
+    fn check_parents(&self) {
+        fn walk(o: &NameOrder, r: Ref, up: Up) {
+            if let Some(slot) = r.leaf_slot() {
+                assert_eq!(o.leaf_up[slot as usize], up, "leaf {slot}");
+                return;
+            }
+            assert_eq!(o.header(r).up, up, "node {r:?}");
+            let mut from = 0;
+            while let Some((b, c)) = o.next_child(r, from) {
+                walk(o, c, Up { node: r, octet: b });
+                from = u16::from(b) + 1;
+            }
+        }
+        if self.root != Ref::NONE {
+            walk(self, self.root, Up::ROOT);
+        }
     }
 
     /// Inner nodes in use.
@@ -383,10 +438,46 @@ impl NameOrder {
         }
     }
 
+    /// Puts `r` at `at`, and tells it so.
     fn set(&mut self, at: Loc, r: Ref) {
         match at {
             Loc::Root => self.root = r,
             Loc::Child(parent, b) => self.set_child(parent, b, r),
+        }
+        self.set_up(r, Up::of(at));
+    }
+
+    /// Records where `r` hangs.
+    fn set_up(&mut self, r: Ref, up: Up) {
+        match r.leaf_slot() {
+            Some(slot) => {
+                let i = slot as usize;
+                if self.leaf_up.len() <= i {
+                    self.leaf_up.resize(i + 1, Up::ROOT);
+                }
+                self.leaf_up[i] = up;
+            }
+            None if r == Ref::NONE => {}
+            None => self.header_mut(r).up = up,
+        }
+    }
+
+    /// Tells every child of node `r` that it hangs from `r` (after the node moved).
+    fn adopt_children(&mut self, r: Ref) {
+        let mut from = 0;
+        while let Some((o, c)) = self.next_child(r, from) {
+            self.set_up(c, Up { node: r, octet: o });
+            from = u16::from(o) + 1;
+        }
+    }
+
+    /// Where node `r` is referenced from.
+    fn loc_of(&self, r: Ref) -> Loc {
+        let up = self.header(r).up;
+        if up.node == Ref::NONE {
+            Loc::Root
+        } else {
+            Loc::Child(up.node, up.octet)
         }
     }
 
@@ -456,6 +547,7 @@ impl NameOrder {
         match r.kind() {
             Ref::SMALL if self.small.nodes[r.index()].h.count < 4 => {
                 self.small.nodes[r.index()].insert(b, child);
+                self.set_up(child, Up { node: r, octet: b });
             }
             Ref::SMALL => {
                 let old = self.small.nodes[r.index()];
@@ -469,9 +561,11 @@ impl NameOrder {
                 n.insert(b, child);
                 let grown = Ref(Ref::MEDIUM | self.medium.take(n));
                 self.set(at, grown);
+                self.adopt_children(grown);
             }
             Ref::MEDIUM if self.medium.nodes[r.index()].h.count < 16 => {
                 self.medium.nodes[r.index()].insert(b, child);
+                self.set_up(child, Up { node: r, octet: b });
             }
             Ref::MEDIUM => {
                 let old = self.medium.nodes[r.index()];
@@ -487,11 +581,13 @@ impl NameOrder {
                 n.h.count += 1;
                 let grown = Ref(Ref::BIG | self.big.take(n));
                 self.set(at, grown);
+                self.adopt_children(grown);
             }
             _ => {
                 let n = &mut self.big.nodes[r.index()];
                 n.children[usize::from(b)] = child;
                 n.h.count += 1;
+                self.set_up(child, Up { node: r, octet: b });
             }
         }
     }
@@ -592,7 +688,7 @@ impl NameOrder {
         let mut depth = 0;
         loop {
             if r == Ref::NONE {
-                self.root = Ref::leaf(slot);
+                self.set(Loc::Root, Ref::leaf(slot));
                 self.leaves += 1;
                 return;
             }
@@ -615,13 +711,29 @@ impl NameOrder {
                 node.children[..2].copy_from_slice(&[first.1, second.1]);
                 node.h.count = 2;
                 self.set(at, n);
+                self.set_up(
+                    first.1,
+                    Up {
+                        node: n,
+                        octet: first.0,
+                    },
+                );
+                self.set_up(
+                    second.1,
+                    Up {
+                        node: n,
+                        octet: second.0,
+                    },
+                );
                 self.leaves += 1;
                 return;
             }
             match self.step(r, &key, depth, keys) {
                 Step::Off(matched) => {
                     let n = self.split_path(at, r, &key, depth, matched, keys);
-                    self.small.nodes[n.index()].insert(key.at(depth + matched), Ref::leaf(slot));
+                    let octet = key.at(depth + matched);
+                    self.small.nodes[n.index()].insert(octet, Ref::leaf(slot));
+                    self.set_up(Ref::leaf(slot), Up { node: n, octet });
                     self.leaves += 1;
                     return;
                 }
@@ -666,6 +778,7 @@ impl NameOrder {
         let mut shortened = Header {
             prefix_len: rest as u32,
             count: h.count,
+            up: h.up,
             ..Header::default()
         };
         for i in 0..rest.min(STORED_PREFIX) {
@@ -675,41 +788,39 @@ impl NameOrder {
         let n = self.new_small(key, depth, matched);
         self.small.nodes[n.index()].insert(branch, r);
         self.set(at, n);
+        self.set_up(
+            r,
+            Up {
+                node: n,
+                octet: branch,
+            },
+        );
         n
     }
 
-    /// Removes `slot`, whose key `keys` gives (still readable). False when it was not indexed.
-    pub fn remove(&mut self, slot: u32, keys: &impl Keys) -> bool {
-        let key = keys.key(slot);
-        let mut parent_at = Loc::Root;
-        let mut at = Loc::Root;
-        let mut r = self.root;
-        let mut depth = 0;
-        loop {
-            if r == Ref::NONE {
+    /// Removes `slot`. False when it was not indexed.
+    pub fn remove(&mut self, slot: u32) -> bool {
+        let leaf = Ref::leaf(slot);
+        let Some(&up) = self.leaf_up.get(slot as usize) else {
+            return false;
+        };
+        if up.node == Ref::NONE {
+            if self.root != leaf {
                 return false;
             }
-            if let Some(s) = r.leaf_slot() {
-                if s != slot {
-                    return false;
-                }
-                self.leaves -= 1;
-                match at {
-                    Loc::Root => self.root = Ref::NONE,
-                    Loc::Child(parent, b) => self.remove_child(parent_at, parent, b),
-                }
-                return true;
+            self.root = Ref::NONE;
+        } else {
+            // A stale record (the slot was removed and is not indexed again) names a node
+            // that no longer holds this leaf.
+            if self.child(up.node, up.octet) != Some(leaf) {
+                return false;
             }
-            match self.step(r, &key, depth, keys) {
-                Step::Down { len, octet, child } if child != Ref::NONE => {
-                    parent_at = at;
-                    at = Loc::Child(r, octet);
-                    r = child;
-                    depth += len + 1;
-                }
-                _ => return false,
-            }
+            let at = self.loc_of(up.node);
+            self.remove_child(at, up.node, up.octet);
         }
+        self.leaf_up[slot as usize] = Up::ROOT;
+        self.leaves -= 1;
+        true
     }
 
     /// Takes the child under octet `b` out of node `r` (at `at`), shrinking the node, or
@@ -739,6 +850,7 @@ impl NameOrder {
                 n.children[..k].copy_from_slice(&old.children[..k]);
                 let shrunk = Ref(Ref::SMALL | self.small.take(n));
                 self.set(at, shrunk);
+                self.adopt_children(shrunk);
             }
             Ref::BIG if count <= 12 => {
                 let old = &self.big.nodes[r.index()];
@@ -757,6 +869,7 @@ impl NameOrder {
                 self.big.give_back(r.index());
                 let shrunk = Ref(Ref::MEDIUM | self.medium.take(n));
                 self.set(at, shrunk);
+                self.adopt_children(shrunk);
             }
             _ => {}
         }
@@ -774,6 +887,7 @@ impl NameOrder {
             let mut joined = Header {
                 prefix_len: outer.prefix_len + 1 + inner.prefix_len,
                 count: inner.count,
+                up: inner.up,
                 ..Header::default()
             };
             let path = outer.prefix[..outer_len.min(STORED_PREFIX)]
@@ -973,8 +1087,8 @@ mod tests {
                         }
                         let k = model.keys().nth(i % model.len()).unwrap().clone();
                         let slot = model.remove(&k).unwrap();
-                        proptest::prop_assert!(order.remove(slot, &table));
-                        proptest::prop_assert!(!order.remove(slot, &table), "removed twice");
+                        proptest::prop_assert!(order.remove(slot));
+                        proptest::prop_assert!(!order.remove(slot), "removed twice");
                         table.0.remove(&slot);
                     }
                     Op::Under(p) => {
@@ -993,6 +1107,7 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(order.len(), model.len());
                 proptest::prop_assert!(order.inner_nodes() <= model.len());
+                order.check_parents();
             }
             // A walk stops when asked to.
             if let Some((_, &first)) = model.iter().next() {
@@ -1025,7 +1140,7 @@ mod tests {
         });
         assert_eq!(all.len(), 300);
         for i in 0..300u32 {
-            assert!(order.remove(i, &table));
+            assert!(order.remove(i));
         }
         assert_eq!((order.len(), order.inner_nodes()), (0, 0));
     }
