@@ -45,6 +45,16 @@ Usage
         last one decoded by the model.  --timeout is each Interest's lifetime
         (default 2000).
 
+    python pyndn_daemon.py register-many SOCKET PREFIX [--rounds R] [--prefixes P]
+        Registration as python-ndn's NDNApp.register makes it, back to back.
+        One consumer connection stays open; each of R rounds opens a fresh
+        producer connection, registers P prefixes PREFIX/r<round>/p<i> one
+        after the other with NDNApp.register (v0.2 commands, millisecond
+        timestamps), then the consumer sends one Interest under each, which
+        the producer answers.  Prints {"round", "registered": [bool...],
+        "answers": [...]} per round, each answer as `get` prints it, and
+        closes the producer connection before the next round.
+
     python pyndn_daemon.py command SOCKET MODULE VERB [KEY=VALUE...]
         Sends a control command made by nfd_mgmt.make_command (keys:
         name, strategy, uri, local_uri as strings; face_id, cost, origin,
@@ -264,6 +274,39 @@ def cmd_fetch(args):
     return run_app(args.socket, body)
 
 
+def cmd_register_many(args):
+    consumer = new_app(args.socket)
+
+    async def rounds():
+        for r in range(args.rounds):
+            producer = new_app(args.socket)
+            done = asyncio.get_running_loop().create_future()
+
+            async def body(app=producer, r=r, done=done):
+                def on_interest(name, _param, _app_param, app=app):
+                    app.put_data(name, Name.to_str(name).encode(), freshness_period=0)
+
+                prefixes = [f"{args.prefix}/r{r}/p{i}" for i in range(args.prefixes)]
+                registered = []
+                # Each register() is awaited before the next, as an application registers
+                # its prefixes at start.
+                for p in prefixes:
+                    try:
+                        registered.append(await app.register(p, on_interest))
+                    except AttributeError:  # python-ndn cannot parse a 403 without a body
+                        registered.append(False)
+                answers = [await express(consumer, ["plain"], p + "/x") for p in prefixes]
+                done.set_result({"round": r, "registered": registered, "answers": answers})
+                app.shutdown()
+
+            await producer.main_loop(body())
+            emit(await done)
+        consumer.shutdown()
+
+    asyncio.run(consumer.main_loop(rounds()))
+    return 0
+
+
 DATASETS = {
     "status/general": (nfd_mgmt.GeneralStatus, None),
     "faces/list": (nfd_mgmt.FaceStatusMsg, "face_status"),
@@ -384,6 +427,12 @@ def main():
     d.add_argument("--summary", action="store_true")
     d.add_argument("--timeout", type=int, default=2000)
     d.set_defaults(func=cmd_dataset)
+    m = sub.add_parser("register-many")
+    m.add_argument("socket")
+    m.add_argument("prefix")
+    m.add_argument("--rounds", type=int, default=50)
+    m.add_argument("--prefixes", type=int, default=4)
+    m.set_defaults(func=cmd_register_many)
     c = sub.add_parser("command")
     c.add_argument("socket")
     c.add_argument("module")

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use kite_face::{FaceUri, Persistency};
 use kite_fw::face::FaceId;
-use kite_packet::Name;
 use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 
 use super::{log, status, unix_ms, Manager};
@@ -13,10 +12,6 @@ use crate::rib::{FibChange, RibRoute};
 use kite_mgmt::command::{CommandSignature, TopPrefix, Verb};
 use kite_mgmt::nfd::{cs_flag_bit, face_flag_bit, status as code};
 use kite_mgmt::{Command, ControlParameters, ControlResponse};
-
-/// Key under which unsigned-by-key commands (DigestSha256, as python-ndn sends) are checked
-/// for replays: they have no KeyLocator to tell signers apart.
-const ANONYMOUS_KEY: &str = "/localhost/kite/anonymous-signer";
 
 /// Most routes a neighbour may hold through its face by `/localhop/nfd/rib/register`: what
 /// one hostile neighbour can add to the RIB (and FIB).
@@ -84,36 +79,10 @@ impl From<ControlResponse> for Outcome {
 impl Manager {
     /// Authorizes, validates and executes `cmd`, which arrived on face `ingress`.
     pub(super) fn execute(&mut self, mut cmd: Command, ingress: FaceId, now: u64) -> Outcome {
-        let rib_verb = matches!(
-            cmd.verb,
-            Verb::RibRegister | Verb::RibUnregister | Verb::RibAnnounce
-        );
         let face = ingress.0;
-        // NFD's RIB validator requires a signed command even when it trusts any key.
-        if rib_verb && cmd.signature == CommandSignature::Unsigned {
-            let why = "unsigned: rib commands must be signed";
-            log::refused(&mut self.log, &cmd, face, code::FORBIDDEN, why);
+        if let Err(why) = self.authorizer.authorize(&cmd, ingress.0, unix_ms()) {
+            log::refused(&mut self.log, &cmd, face, code::FORBIDDEN, &why);
             return response(code::FORBIDDEN, "authorization rejected").into();
-        }
-        if cmd.signature != CommandSignature::Unsigned {
-            let anonymous: Name = ANONYMOUS_KEY.parse().expect("valid name");
-            let key = if cmd.top == TopPrefix::Localhop {
-                // A neighbour's timestamps (and the key it names, which nothing verifies)
-                // are kept apart from local commands', so that a future timestamp from the
-                // network cannot lock local tools out.
-                anonymous.append_generic(format!("face-{}", ingress.0).as_bytes())
-            } else {
-                cmd.signature.key_name().unwrap_or(&anonymous).clone()
-            };
-            if self
-                .replay
-                .admit(&key, cmd.signature.timestamp(), unix_ms())
-                .is_err()
-            {
-                let why = "unauthorized: replayed or out-of-order signature time";
-                log::refused(&mut self.log, &cmd, face, code::FORBIDDEN, why);
-                return response(code::FORBIDDEN, "authorization rejected").into();
-            }
         }
         if let Err(rejection) = cmd.validate() {
             let why = format!("invalid: {}", rejection.detail);

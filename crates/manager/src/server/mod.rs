@@ -30,7 +30,7 @@ use kite_runtime::{
     CreateReply, FaceCommandError, FaceEvent, FaceStatus, InternalInterest, RuntimeHandle,
 };
 
-use crate::replay::ReplayGuard;
+use crate::authorize::Authorizer;
 use crate::rib::Rib;
 use crate::storage::Storage;
 use commands::Outcome;
@@ -56,7 +56,8 @@ pub struct Manager {
     /// Turns a program file into a strategy (`kite-strategy/load`); none: not supported.
     loader: Option<StrategyLoader>,
     rib: Rib,
-    replay: ReplayGuard,
+    /// Who may send which command.
+    authorizer: Authorizer,
     storage: Storage,
     events: NotificationStream,
     /// Faces known from face events, with their last status.
@@ -135,7 +136,7 @@ impl Manager {
             strategies,
             loader: None,
             rib: Rib::new(),
-            replay: ReplayGuard::new(),
+            authorizer: Authorizer::new(),
             storage: Storage::new(),
             events: NotificationStream::face_events(),
             faces: std::collections::HashMap::new(),
