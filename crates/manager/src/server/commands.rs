@@ -292,10 +292,13 @@ impl Manager {
     }
 
     fn faces_update(&mut self, p: ControlParameters) -> ControlResponse {
+        let id = FaceId(p.face_id.unwrap_or(0));
+        if id.is_reserved() {
+            return reserved_face_update(id, &p);
+        }
         if let Err(why) = p.mtu.map(kite_face::check_mtu).transpose() {
             return response(code::NOT_ACCEPTABLE, &why);
         }
-        let id = FaceId(p.face_id.unwrap_or(0));
         let persistency = p.face_persistency.map(Persistency::from);
         match self.runtime.update_face(id, persistency, face_options(&p)) {
             Ok(s) => {
@@ -308,23 +311,30 @@ impl Manager {
 
     fn faces_destroy(&mut self, p: ControlParameters) -> ControlResponse {
         let id = FaceId(p.face_id.unwrap_or(0));
-        // NFD answers 200 whether or not the face existed.
-        self.runtime.destroy_face(id);
+        // NFD answers 200 whether or not the face existed. It would close a reserved face
+        // (management's own, or the null face); Kite keeps them: nothing could make them again.
+        if !id.is_reserved() {
+            self.runtime.destroy_face(id);
+        }
         ControlResponse::success(&ControlParameters {
             face_id: Some(id.0),
             ..ControlParameters::default()
         })
     }
 
-    fn known_face(&self, id: u64) -> bool {
-        self.faces.contains_key(&FaceId(id))
+    /// Whether face `id` exists, for every command that names one (NFD's face table
+    /// lookup): the reserved faces (internal, content store, null) always do, other faces
+    /// while the runtime has them.
+    fn face_exists(&self, id: u64) -> bool {
+        let id = FaceId(id);
+        id.is_reserved() || self.faces.contains_key(&id)
     }
 
     fn fib_add(&mut self, p: ControlParameters) -> ControlResponse {
         let (Some(name), Some(face)) = (p.name.clone(), p.face_id) else {
             return response(code::BAD_REQUEST, "failed in validating parameters");
         };
-        if !self.known_face(face) {
+        if !self.face_exists(face) {
             return response(code::GONE, "Face not found");
         }
         let cost = u32::try_from(p.cost.unwrap_or(0)).unwrap_or(u32::MAX);
@@ -351,9 +361,9 @@ impl Manager {
         let Some(name) = p.name.clone() else {
             return response(code::BAD_REQUEST, "failed in validating parameters");
         };
-        // NFD's RIB refuses a route through a face that does not exist, rather than hold a
-        // route nothing can use.
-        if !self.known_face(route.face_id) {
+        // Refused rather than held as a route nothing can use (NFD answers 200, then drops
+        // the route once its FIB refuses the nexthop).
+        if !self.face_exists(route.face_id) {
             return response(code::GONE, "Face not found");
         }
         match self.rib.register(&name, route, now) {
@@ -473,6 +483,28 @@ impl Manager {
         out.mask = None;
         ControlResponse::success(&out)
     }
+}
+
+/// `faces/update` of a reserved face, answered as NFD answers it: these faces are local and
+/// permanent with no MTU to override, so asking for another persistency or an MTU is refused
+/// (409, naming the refused field); anything else is answered with the face as it is.
+fn reserved_face_update(id: FaceId, p: &ControlParameters) -> ControlResponse {
+    let permanent = Persistency::Permanent.into();
+    let mut refused = ControlParameters {
+        mtu: p.mtu,
+        ..ControlParameters::default()
+    };
+    if p.face_persistency.is_some_and(|q| q != permanent) {
+        refused.face_persistency = p.face_persistency;
+    }
+    if refused != ControlParameters::default() {
+        return response(code::CONFLICT, "Invalid properties specified").with_parameters(&refused);
+    }
+    ControlResponse::success(&ControlParameters {
+        face_id: Some(id.0),
+        face_persistency: Some(permanent),
+        ..ControlParameters::default()
+    })
 }
 
 /// What NFD's `faces/create` refuses (406, with NFD's texts) before any face is made: a

@@ -97,6 +97,17 @@ struct Creating {
     ingress: FaceId,
 }
 
+/// Whether `name` is under `/localhost/nfd` or `/localhop/nfd`, the prefixes management
+/// answers.
+fn under_management(name: &Name) -> bool {
+    let generic = |i: usize| {
+        name.get(i)
+            .filter(|c| c.typ() == kite_packet::tlv_type::GENERIC_NAME_COMPONENT)
+            .map(|c| c.value())
+    };
+    matches!(generic(0), Some(b"localhost" | b"localhop")) && generic(1) == Some(b"nfd")
+}
+
 /// Milliseconds since the Unix epoch (NFD's timestamps and command-Interest times).
 fn unix_ms() -> u64 {
     SystemTime::now()
@@ -283,6 +294,12 @@ impl Manager {
             .is_some_and(|c| c.as_version().is_some() || c.as_segment().is_some())
         {
             tracing::debug!(%name, "dataset segment not found (expired or never published)");
+            return;
+        }
+        if !under_management(&name) {
+            // A route toward the internal face brought it: NFD's management has no handler
+            // for it and drops it, unanswered.
+            tracing::debug!(%name, ingress = ingress.0, "Interest for the internal face dropped: not management's");
             return;
         }
         let cmd = match parse_command(&interest) {
