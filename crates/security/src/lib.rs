@@ -15,6 +15,7 @@ pub mod file;
 pub mod key;
 pub mod kind;
 pub mod signer;
+pub mod validator;
 pub mod verify;
 
 pub use cert::{CertError, Certificate, SafeBag};
