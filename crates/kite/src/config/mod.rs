@@ -398,6 +398,15 @@ pub struct Rib {
     /// `/localhop/nfd` (a gateway for hosts that propagate their prefixes; NFD's
     /// `localhop_security`).
     pub localhop_registration: bool,
+    /// `localhost_security`: a file in ndn-cxx's validator format that `rib` commands under
+    /// `/localhost/nfd` must pass; none: any signer (NFD's default `trust-anchor any`).
+    pub localhost_security: Option<PathBuf>,
+    /// `localhop_security`: a file in ndn-cxx's validator format that neighbours'
+    /// `/localhop/nfd` registrations must pass; none: any signer.
+    pub localhop_security: Option<PathBuf>,
+    /// `prefix_announcement_validation`: a file in ndn-cxx's validator format that the
+    /// prefix announcement of a `rib/announce` must pass; none: any signer.
+    pub prefix_announcement_validation: Option<PathBuf>,
 }
 
 impl Default for Rib {
@@ -407,6 +416,9 @@ impl Default for Rib {
             auto_prefix_propagate: false,
             propagate_prefixes: Vec::new(),
             localhop_registration: false,
+            localhost_security: None,
+            localhop_security: None,
+            prefix_announcement_validation: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! `/localhost/nfd` to local faces (unix sockets, loopback): that is the authorization, as
 //! NFD's default configuration (`authorize certfile any`) does for local apps.
 
+mod certs;
 mod commands;
 mod log;
 mod readvertise;
@@ -12,6 +13,7 @@ mod snapshot;
 mod status;
 mod strategy_load;
 
+pub use certs::{CertificateRequest, CertificateResult, CERT_QUEUE, CERT_WAIT_MS, MAX_WAITING};
 pub use commands::MAX_LOCALHOP_ROUTES;
 pub use readvertise::{
     ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
@@ -85,6 +87,12 @@ pub struct Manager {
     readvertise_results: (Sender<ReadvertiseResult>, Receiver<ReadvertiseResult>),
     /// The budget of command log lines (a local application may send commands at will).
     log: kite_runtime::lograte::LineBudget,
+    /// Where certificates are asked for (none: a command needing one is refused).
+    cert_requests: Option<Sender<CertificateRequest>>,
+    /// Where the fetcher reports, and where management reads it.
+    cert_results: (Sender<CertificateResult>, Receiver<CertificateResult>),
+    /// Commands waiting for a certificate, by request id (at most [`MAX_WAITING`]).
+    cert_waiting: std::collections::HashMap<u64, certs::WaitingCommand>,
 }
 
 /// A `faces/create` waiting for the I/O thread: what to answer and what to log.
@@ -163,7 +171,20 @@ impl Manager {
             readvertise: Vec::new(),
             readvertise_requests: None,
             readvertise_results: crossbeam_channel::unbounded(),
+            cert_requests: None,
+            cert_results: crossbeam_channel::unbounded(),
+            cert_waiting: std::collections::HashMap::new(),
         }
+    }
+
+    /// Sets the `rib` validators' trust schemas (NFD's `localhost_security`,
+    /// `localhop_security`, `prefix_announcement_validation`); reads their anchors now.
+    pub fn set_rib_security(
+        &mut self,
+        security: crate::authorize::RibSecurity,
+    ) -> Result<(), kite_security::validator::ConfigError> {
+        self.authorizer = Authorizer::with_rib_security(security)?;
+        Ok(())
     }
 
     /// Enables `kite-strategy/load` with `loader` (the daemon passes the eBPF loader; the
@@ -184,11 +205,16 @@ impl Manager {
         let created = self.created_rx.clone();
         let jobs = self.jobs_rx.clone();
         let readvertised = self.readvertise_results.1.clone();
+        let certificates = self.cert_results.1.clone();
         loop {
-            let next = match (self.rib.next_expiry(), self.readvertise_next_due()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let next = [
+                self.rib.next_expiry(),
+                self.readvertise_next_due(),
+                self.next_waiting_deadline(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let timeout = next.map_or(Duration::from_secs(3600), |t| {
                 Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
             });
@@ -216,8 +242,14 @@ impl Manager {
                         self.readvertise_finished(r);
                     }
                 },
+                recv(certificates) -> r => {
+                    if let Ok(r) = r {
+                        self.on_certificate(r);
+                    }
+                },
                 default(timeout) => {}
             }
+            self.expire_waiting();
             let now = self.now_ms();
             let expired = self.rib.expire(now);
             for (prefix, r) in &expired.routes {
@@ -241,7 +273,7 @@ impl Manager {
             token,
             ingress,
         } = request;
-        let Ok(interest) = Interest::decode(wire) else {
+        let Ok(interest) = Interest::decode(wire.clone()) else {
             return;
         };
         let name = interest.name.clone();
@@ -306,6 +338,20 @@ impl Manager {
             Ok(cmd) => cmd,
             Err(e) => return log::malformed(&mut self.log, &name, ingress.0, &e.to_string()),
         };
+        let decision = self.authorizer.authorize(&cmd, &wire, ingress.0, unix_ms());
+        self.decided(decision, cmd, name, token, ingress, now);
+    }
+
+    /// Executes an authorized command and answers it (a `faces/create` once the I/O thread
+    /// made the face).
+    fn execute_and_reply(
+        &mut self,
+        cmd: kite_mgmt::Command,
+        name: Name,
+        token: PitToken,
+        ingress: FaceId,
+        now: u64,
+    ) {
         let params = log::parameters(&cmd.params);
         self.take_face_events();
         match self.execute(cmd, ingress, now) {

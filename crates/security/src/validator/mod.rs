@@ -323,7 +323,15 @@ impl Validator {
             };
         }
         if pending.seen.contains(&want) {
-            return Step::Reject(format!("certificate loop at {want}"));
+            let self_signed = pending
+                .chain
+                .last()
+                .is_some_and(|c| want.is_prefix_of(c.name()));
+            return Step::Reject(if self_signed {
+                format!("the chain ends at {want}, self-signed and not a trust anchor")
+            } else {
+                format!("certificate loop at {want}")
+            });
         }
         pending.seen.push(want.clone());
         match self.trusted(&want, unix_s) {
