@@ -301,7 +301,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         .and_then(std::path::Path::parent)
         .unwrap_or(std::path::Path::new("."))
         .to_path_buf();
-    if let Err(e) = certs::start(&mut manager, &socket, &config.rib, &base) {
+    if let Err(e) = certs::start(&mut manager, &socket, &config.rib, &config.authorize, &base) {
         drop(manager);
         runtime.shutdown();
         let _ = std::fs::remove_file(&socket);

@@ -1,7 +1,8 @@
 //! Who may send which management command to a real `kite run`, and replay protection: each
 //! module's validator keeps its own records, as NFD's do, so a program whose command signers
 //! each stamp their commands ahead of the clock (NLSR has three `nfd::Controller`s sharing
-//! one key) is answered as NFD answers it, while a replayed rib command is still refused.
+//! one key) is answered as NFD answers it, while a replayed rib command is still refused; and
+//! `[[authorize]]` grants modules to a certificate's key, to any signer, or to nobody.
 
 mod common;
 
@@ -120,5 +121,59 @@ fn signers_sharing_a_key_are_answered_as_nfd_answers_them_and_a_replay_is_refuse
     assert!(
         log.contains("command refused") && log.contains("/auth/router/KEY/"),
         "the refusal is logged with its signer: {log}"
+    );
+}
+
+#[test]
+fn authorize_grants_modules_to_a_certificate_as_nfds_authorizations_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = KeySigner::generate(SignatureKind::EcdsaP256, &"/operator".parse().unwrap())
+        .expect("a key");
+    let validity = kite_packet::ValidityPeriod::new("20200101T000000", "20401231T235959").unwrap();
+    let cert = kite_security::Certificate::issue(
+        key.key_name().unwrap(),
+        &key.key().public_der().unwrap(),
+        &key,
+        b"self",
+        1,
+        validity,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("operator.ndncert"), cert.to_base64()).unwrap();
+    let config = dir.path().join("kite.toml");
+    std::fs::write(
+        &config,
+        "[[authorize]]\ncertfile = \"operator.ndncert\"\nprivileges = [\"faces\", \"strategy-choice\"]\n\
+         [[authorize]]\ncertfile = \"any\"\nprivileges = [\"fib\"]\n",
+    )
+    .unwrap();
+    let kite = Daemon::local(&["--config", config.to_str().unwrap()]);
+    let nfd: Name = "/localhost/nfd".parse().unwrap();
+    let mut conn = Conn::unix(kite.socket());
+    let mut operator = CommandSigner::new(key);
+    let mut anyone = CommandSigner::digest();
+    let mut local_fields = ControlParameters::default();
+    local_fields.set_flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED, true);
+
+    let signed = operator
+        .sign(&nfd, "faces", "update", &local_fields)
+        .unwrap();
+    assert_eq!(answer(&mut conn, &signed).status_code, status::OK);
+    let digest = anyone.sign(&nfd, "faces", "update", &local_fields).unwrap();
+    assert_eq!(answer(&mut conn, &digest).status_code, status::FORBIDDEN);
+    let hop = ControlParameters {
+        face_id: Some(255),
+        ..route("/auth/fib")
+    };
+    let fib = anyone.sign(&nfd, "fib", "add-nexthop", &hop).unwrap();
+    assert_eq!(answer(&mut conn, &fib).status_code, status::OK);
+    let cs = anyone
+        .sign(&nfd, "cs", "config", &ControlParameters::default())
+        .unwrap();
+    assert_eq!(answer(&mut conn, &cs).status_code, status::FORBIDDEN);
+    let log = kite.log_text();
+    assert!(
+        log.contains("granted to nobody") && log.contains("not a key faces is granted to"),
+        "{log}"
     );
 }

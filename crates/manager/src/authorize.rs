@@ -6,10 +6,12 @@
 //!   validator format, `trust-anchor any` unless configured), both requiring a signed command
 //!   even when they trust any key, each with its own [`ReplayGuard`]. The prefix announcement
 //!   a `rib/announce` carries is checked by a third (`prefix_announcement_validation`).
-//! - The other modules (faces, fib, cs, strategy-choice, and Kite's kite-strategy) accept
-//!   every command, signed or not, as NFD's default `authorize certfile any` does: that
-//!   validator checks no signature, hence no timestamp either. Only scope keeps these
-//!   commands to local applications.
+//! - The other modules (faces, fib, cs, strategy-choice, and Kite's kite-strategy) each have
+//!   their own validator, granted by NFD's `authorizations` ([`Authorizer::set_grants`]). By
+//!   default they accept every command, signed or not, as NFD's default `authorize certfile
+//!   any` does: that validator checks no signature, hence no timestamp either, and only
+//!   scope keeps these commands to local applications. A module granted to certificates
+//!   accepts commands their keys sign, with its own replay records.
 //!
 //! Keeping the records apart matters: a program with several command signers (NLSR has
 //! three, each stamping its commands ahead of the clock on its own) sends a faces command
@@ -23,6 +25,7 @@ use bytes::Bytes;
 use kite_mgmt::command::{Command, TopPrefix, Verb};
 use kite_packet::{Component, Name};
 use kite_security::validator::{Packet, Pending, Policy, Step, Validator};
+use kite_security::Certificate;
 
 use crate::replay::{ReplayGuard, Stamp};
 
@@ -86,9 +89,35 @@ pub enum Decision {
     Fetch(Box<Waiting>),
 }
 
+/// The modules NFD's `authorizations` section grants (and Kite's `kite-strategy`).
+pub const MODULES: [&str; 5] = ["faces", "fib", "cs", "strategy-choice", "kite-strategy"];
+
+/// One module's validator in NFD's `authorizations`.
+#[derive(Debug)]
+enum ModuleAuth {
+    /// `certfile any`: every command, signed or not, no timestamp check.
+    Any,
+    /// Commands signed by one of these certificates' keys (NFD's offline validator: the
+    /// KeyLocator must name one of them), with a command-Interest timestamp check.
+    Keys(Vec<Certificate>, ReplayGuard),
+    /// Granted to nobody: every command refused.
+    Nobody,
+}
+
+/// One `authorize` entry: a certificate whose key may sign (`None`: any signer, NFD's
+/// `certfile any`) and the modules it may command.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    /// The certificate, or any signer.
+    pub certificate: Option<Certificate>,
+    /// Module names, of [`MODULES`].
+    pub privileges: Vec<String>,
+}
+
 /// The validators' state.
 #[derive(Debug)]
 pub struct Authorizer {
+    modules: Vec<(&'static str, ModuleAuth)>,
     rib_localhost: Validator,
     rib_localhop: Validator,
     announcements: Validator,
@@ -99,6 +128,7 @@ pub struct Authorizer {
 impl Default for Authorizer {
     fn default() -> Self {
         Authorizer {
+            modules: MODULES.iter().map(|m| (*m, ModuleAuth::Any)).collect(),
             rib_localhost: Validator::accept_all(),
             rib_localhop: Validator::accept_all(),
             announcements: Validator::accept_all(),
@@ -119,13 +149,97 @@ impl Authorizer {
     pub fn with_rib_security(
         security: RibSecurity,
     ) -> Result<Self, kite_security::validator::ConfigError> {
+        let mut a = Authorizer::default();
+        a.set_rib_security(security)?;
+        Ok(a)
+    }
+
+    /// Sets the `rib` validators' trust schemas; reads their anchors now.
+    pub fn set_rib_security(
+        &mut self,
+        security: RibSecurity,
+    ) -> Result<(), kite_security::validator::ConfigError> {
         let v = |p: Option<Policy>| p.map_or_else(|| Ok(Validator::accept_all()), Validator::new);
-        Ok(Authorizer {
-            rib_localhost: v(security.localhost)?,
-            rib_localhop: v(security.localhop)?,
-            announcements: v(security.prefix_announcement)?,
-            ..Authorizer::default()
-        })
+        self.rib_localhost = v(security.localhost)?;
+        self.rib_localhop = v(security.localhop)?;
+        self.announcements = v(security.prefix_announcement)?;
+        Ok(())
+    }
+
+    /// Grants modules as NFD's `authorizations` section does: a module no grant names is
+    /// refused to everyone; `certfile any` for a module accepts everything; certificates
+    /// accept commands their keys sign. An unknown module name is an error.
+    pub fn set_grants(&mut self, grants: Vec<Grant>) -> Result<(), String> {
+        let mut modules: Vec<(&'static str, ModuleAuth)> =
+            MODULES.iter().map(|m| (*m, ModuleAuth::Nobody)).collect();
+        for g in grants {
+            for p in &g.privileges {
+                let Some((_, auth)) = modules.iter_mut().find(|(m, _)| m == p) else {
+                    return Err(format!(
+                        "unknown module {p:?} in an authorize entry (one of {})",
+                        MODULES.join(", ")
+                    ));
+                };
+                match (&g.certificate, &mut *auth) {
+                    (None, _) => *auth = ModuleAuth::Any,
+                    (Some(_), ModuleAuth::Any) => {}
+                    (Some(c), ModuleAuth::Keys(certs, _)) => certs.push(c.clone()),
+                    (Some(c), ModuleAuth::Nobody) => {
+                        *auth = ModuleAuth::Keys(vec![c.clone()], ReplayGuard::new());
+                    }
+                }
+            }
+        }
+        self.modules = modules;
+        Ok(())
+    }
+
+    /// A module's validator: `certfile any`, or the signer must be one of its certificates'
+    /// keys, checked with the certificate, and its timestamp must not be older than the
+    /// key's last (NFD's command-Interest policy; no nonce required).
+    fn authorize_module(&mut self, cmd: &Command, wire: &Bytes, now_ms: u64) -> Decision {
+        let module = cmd.verb.module();
+        let Some((_, auth)) = self.modules.iter_mut().find(|(m, _)| *m == module) else {
+            return Decision::Reject(format!(
+                "unauthorized: module {module} is granted to nobody"
+            ));
+        };
+        let (certs, replay) = match auth {
+            ModuleAuth::Any => return Decision::Accept,
+            ModuleAuth::Nobody => {
+                return Decision::Reject(format!(
+                    "unauthorized: module {module} is granted to nobody"
+                ))
+            }
+            ModuleAuth::Keys(certs, replay) => (certs, replay),
+        };
+        let mut stamp = match Stamp::of(&cmd.signature) {
+            None => return Decision::Reject(format!("unsigned: {module} commands must be signed")),
+            Some(Err(e)) => return Decision::Reject(format!("unauthorized: {e}")),
+            Some(Ok(s)) => s,
+        };
+        stamp.v03 = false;
+        let Some(cert) = certs.iter().find(|c| stamp.key.is_prefix_of(c.name())) else {
+            return Decision::Reject(format!(
+                "unauthorized: {} is not a key {module} is granted to",
+                stamp.key
+            ));
+        };
+        if let Err(e) = replay.check(&stamp, now_ms) {
+            return Decision::Reject(format!("unauthorized: {e}"));
+        }
+        let verified = Packet::interest(wire).ok().is_some_and(|p| {
+            cert.verifier()
+                .is_ok_and(|v| v.verify_parts(p.sig_type, &p.signed, &p.value).is_ok())
+        });
+        if !verified {
+            return Decision::Reject(format!(
+                "unauthorized: signature does not verify with {}",
+                cert.name()
+            ));
+        }
+        replay.record(&stamp, now_ms);
+        Decision::Accept
     }
 
     /// Whether `cmd`, which came on face `ingress` as the Interest `wire` at wall-clock
@@ -139,7 +253,7 @@ impl Authorizer {
         now_ms: u64,
     ) -> Decision {
         if cmd.verb.module() != "rib" {
-            return Decision::Accept;
+            return self.authorize_module(cmd, wire, now_ms);
         }
         let Some(stamp) = Stamp::of(&cmd.signature) else {
             return Decision::Reject("unsigned: rib commands must be signed".into());

@@ -20,6 +20,6 @@ pub mod rib;
 pub mod server;
 pub mod storage;
 
-pub use authorize::{Authorizer, RibSecurity};
+pub use authorize::{Authorizer, Grant, RibSecurity};
 pub use replay::{ReplayError, ReplayGuard, Stamp};
 pub use rib::{FibChange, NextHop, Rib, RibError, RibRoute};

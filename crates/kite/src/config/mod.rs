@@ -39,6 +39,21 @@ pub struct Config {
     /// `[[route]]`: routes registered at start.
     #[serde(rename = "route", skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteEntry>,
+    /// `[[authorize]]`: who may command which module (NFD's `authorizations`); none: NFD's
+    /// default, `certfile any` for every module but `rib`.
+    #[serde(rename = "authorize", skip_serializing_if = "Vec::is_empty")]
+    pub authorize: Vec<Authorize>,
+}
+
+/// `[[authorize]]`: a signer and the modules it may command (NFD's `authorize`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Authorize {
+    /// `certfile`: `any` (every command, signed or not), or a certificate file (as
+    /// `ndnsec cert-dump` writes it) whose key must sign the commands.
+    pub certfile: String,
+    /// `privileges`: modules: `faces`, `fib`, `cs`, `strategy-choice`, `kite-strategy`.
+    pub privileges: Vec<String>,
 }
 
 /// `[log]`.

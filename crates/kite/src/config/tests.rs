@@ -118,6 +118,10 @@ fn every_key() -> Config {
             child_inherit: false,
             capture: true,
         }],
+        authorize: vec![Authorize {
+            certfile: "any".into(),
+            privileges: vec!["faces".into(), "fib".into()],
+        }],
     }
 }
 

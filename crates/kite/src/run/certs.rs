@@ -1,4 +1,5 @@
-//! The `rib` validators' trust schemas (`rib.localhost_security`, `rib.localhop_security`,
+//! Management's validators: the modules `[[authorize]]` grants (NFD's `authorizations`),
+//! the `rib` validators' trust schemas (`rib.localhost_security`, `rib.localhop_security`,
 //! `rib.prefix_announcement_validation`: files in ndn-cxx's validator format) and the
 //! certificate fetcher they need: an application on the daemon's own unix socket, like the
 //! readvertise client, that fetches the certificates management asks for, one at a time,
@@ -14,21 +15,23 @@ use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
 use kite_app::Client;
 use kite_manager::server::{CertificateRequest, CertificateResult, Manager, CERT_QUEUE};
-use kite_manager::RibSecurity;
+use kite_manager::{Grant, RibSecurity};
 use kite_mgmt::nfd::face_flag_bit;
 use kite_mgmt::ControlParameters;
 use kite_packet::{Interest, LpHeader, NetPacket};
 use kite_security::validator::Policy;
+use kite_security::Certificate;
 
 use crate::config;
 
-/// Reads the trust schemas `rib` names (relative paths from `base`, the configuration
-/// file's directory), gives them to management, and starts the fetcher when one of them
-/// may need certificates.
+/// Reads the trust schemas `rib` names and the certificates `authorize` grants modules to
+/// (relative paths from `base`, the configuration file's directory), gives them to
+/// management, and starts the fetcher when a schema may need certificates.
 pub(super) fn start(
     manager: &mut Manager,
     socket: &Path,
     rib: &config::Rib,
+    authorize: &[config::Authorize],
     base: &Path,
 ) -> Result<()> {
     let read = |key: &str, p: &Option<PathBuf>| -> Result<Option<Policy>> {
@@ -57,6 +60,29 @@ pub(super) fn start(
     manager
         .set_rib_security(security)
         .context("rib trust anchors")?;
+    if !authorize.is_empty() {
+        let grants = authorize
+            .iter()
+            .map(|a| {
+                let certificate = if a.certfile == "any" {
+                    None
+                } else {
+                    let path = base.join(&a.certfile);
+                    Some(
+                        Certificate::read(&path)
+                            .with_context(|| format!("authorize certfile {}", path.display()))?,
+                    )
+                };
+                Ok(Grant {
+                    certificate,
+                    privileges: a.privileges.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        manager
+            .set_grants(grants)
+            .map_err(|e| anyhow::anyhow!("authorize: {e}"))?;
+    }
     if !needs_fetching {
         return Ok(());
     }
@@ -129,12 +155,15 @@ fn fetch(client: &mut Option<Client>, socket: &Path, req: &CertificateRequest) -
     }
 }
 
-/// A client whose face accepts NextHopFaceId (local fields enabled).
+/// A client whose face accepts NextHopFaceId (local fields enabled). Where `[[authorize]]`
+/// grants `faces` to certificates only, enabling them is refused, and certificates are
+/// fetched by ordinary forwarding alone.
 fn connect(socket: &Path) -> Option<Client> {
     let mut c = Client::connect_unix(socket).ok()?;
     let mut p = ControlParameters::default();
     p.set_flag_bit(face_flag_bit::LOCAL_FIELDS_ENABLED, true);
-    c.command_ok("faces", "update", &p, Duration::from_secs(4))
-        .ok()?;
+    if let Err(e) = c.command_ok("faces", "update", &p, Duration::from_secs(4)) {
+        tracing::warn!(error = %e, "certificate fetcher: no NextHopFaceId (faces/update refused); certificates are fetched by forwarding alone");
+    }
     Some(c)
 }

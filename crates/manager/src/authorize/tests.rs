@@ -203,6 +203,108 @@ fn a_neighbour_is_authorized_once_its_certificate_chains_to_the_anchor() {
     assert!(a.resume(*w, None, NOW).rejected().contains("not retrieved"));
 }
 
+/// A `/localhost/nfd/<module>/<verb>` command signed by `k` at `ts`.
+fn local_command(module: &str, verb: &str, k: &dyn Signer, ts: u64) -> (Command, Bytes) {
+    let name: Name = format!("/localhost/nfd/{module}/{verb}").parse().unwrap();
+    let p = ControlParameters {
+        name: Some("/x".parse().unwrap()),
+        ..ControlParameters::default()
+    };
+    let mut i = Interest::new(name.append_generic(&p.encode()));
+    let mut info = SignatureInfo::new(k.signature_type());
+    info.time = Some(ts);
+    // A module's validator needs no nonce (NFD's command-Interest policy); rib's does.
+    if module == "rib" {
+        info.nonce = Some(Bytes::copy_from_slice(&ts.to_be_bytes()));
+    }
+    i.sig_info = Some(info);
+    let wire = i.encode_signed(k).unwrap();
+    let cmd = parse_command(&Interest::decode(wire.clone()).unwrap()).unwrap();
+    (cmd, wire)
+}
+
+#[test]
+fn modules_are_granted_as_nfds_authorizations_grant_them() {
+    let (operator, operator_cert) = key("/operator", None);
+    let (stranger, _) = key("/stranger", None);
+    let mut a = Authorizer::new();
+    a.set_grants(vec![
+        Grant {
+            certificate: Some(operator_cert),
+            privileges: vec!["fib".into(), "strategy-choice".into()],
+        },
+        Grant {
+            certificate: None,
+            privileges: vec!["faces".into()],
+        },
+    ])
+    .unwrap();
+    let (c, w) = local_command("fib", "add-nexthop", &operator, NOW);
+    a.authorize(&c, &w, 300, NOW).accepted();
+    // The same command again, and an older one: refused; a newer one is not.
+    assert!(a.authorize(&c, &w, 300, NOW).is_rejected());
+    let (c, w) = local_command("fib", "add-nexthop", &operator, NOW - 5);
+    assert!(a.authorize(&c, &w, 300, NOW).rejected().contains("older"));
+    // Each module is its own validator, with its own records, as in NFD.
+    let (c, w) = local_command("strategy-choice", "set", &operator, NOW - 5);
+    a.authorize(&c, &w, 300, NOW).accepted();
+    // Another key, a digest, no signature: refused for fib.
+    let (c, w) = local_command("fib", "add-nexthop", &stranger, NOW + 2);
+    assert!(a
+        .authorize(&c, &w, 300, NOW)
+        .rejected()
+        .contains("not a key"));
+    let (c, w) = local_command("fib", "add-nexthop", &kite_packet::DigestSha256, NOW + 3);
+    assert!(a.authorize(&c, &w, 300, NOW).is_rejected());
+    let mut unsigned = c.clone();
+    unsigned.signature = CommandSignature::Unsigned;
+    assert!(a
+        .authorize(&unsigned, &w, 300, NOW)
+        .rejected()
+        .contains("unsigned"));
+    // faces: any; cs and kite-strategy: granted to nobody; rib: its own validators.
+    unsigned.verb = Verb::FacesUpdate;
+    a.authorize(&unsigned, &w, 300, NOW).accepted();
+    unsigned.verb = Verb::CsErase;
+    assert!(a
+        .authorize(&unsigned, &w, 300, NOW)
+        .rejected()
+        .contains("nobody"));
+    let (c, w) = local_command("rib", "register", &stranger, NOW);
+    a.authorize(&c, &w, 300, NOW).accepted();
+    // A forged signature: the operator's key name on a stranger's signature.
+    struct Named(KeySigner, Name);
+    impl Signer for Named {
+        fn signature_type(&self) -> SignatureType {
+            self.0.signature_type()
+        }
+        fn key_locator(&self) -> Option<KeyLocator> {
+            Some(KeyLocator::Name(self.1.clone()))
+        }
+        fn max_signature_len(&self) -> usize {
+            self.0.max_signature_len()
+        }
+        fn sign(
+            &self,
+            parts: &[&[u8]],
+        ) -> Result<kite_packet::SignatureBytes, kite_packet::SignError> {
+            self.0.sign(parts)
+        }
+    }
+    let forger = Named(stranger, operator.key_name().unwrap().clone());
+    let (c, w) = local_command("fib", "add-nexthop", &forger, NOW + 9);
+    assert!(a
+        .authorize(&c, &w, 300, NOW)
+        .rejected()
+        .contains("does not verify"));
+    assert!(a
+        .set_grants(vec![Grant {
+            certificate: None,
+            privileges: vec!["rib".into()],
+        }])
+        .is_err());
+}
+
 impl Decision {
     fn accepted(self) {
         assert!(matches!(self, Decision::Accept), "{self:?}");

@@ -177,14 +177,18 @@ impl Manager {
         }
     }
 
+    /// Grants modules as NFD's `authorizations` section does ([`Authorizer::set_grants`]).
+    pub fn set_grants(&mut self, grants: Vec<crate::authorize::Grant>) -> Result<(), String> {
+        self.authorizer.set_grants(grants)
+    }
+
     /// Sets the `rib` validators' trust schemas (NFD's `localhost_security`,
     /// `localhop_security`, `prefix_announcement_validation`); reads their anchors now.
     pub fn set_rib_security(
         &mut self,
         security: crate::authorize::RibSecurity,
     ) -> Result<(), kite_security::validator::ConfigError> {
-        self.authorizer = Authorizer::with_rib_security(security)?;
-        Ok(())
+        self.authorizer.set_rib_security(security)
     }
 
     /// Enables `kite-strategy/load` with `loader` (the daemon passes the eBPF loader; the
