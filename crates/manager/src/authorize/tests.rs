@@ -305,6 +305,65 @@ fn modules_are_granted_as_nfds_authorizations_grant_them() {
         .is_err());
 }
 
+/// A `rib/announce` of `/site/app` whose announcement `pa_key` signs, the command signed
+/// with DigestSha256.
+fn announce(pa_key: &KeySigner, ts: u64) -> (Command, Bytes) {
+    use kite_packet::OwnedComponent;
+    let name: Name = "/site/app".parse().unwrap();
+    let kw =
+        OwnedComponent::new(kite_packet::tlv_type::KEYWORD_NAME_COMPONENT, &b"PA"[..]).unwrap();
+    let mut pa = kite_packet::Data::new(
+        name.append(kw.as_ref())
+            .append(OwnedComponent::version(3).as_ref())
+            .append(OwnedComponent::segment(0).as_ref()),
+        Bytes::from_static(&[109, 2, 0x03, 0xE8]),
+    );
+    pa.meta.content_type = Some(kite_packet::ContentType::PREFIX_ANN);
+    let mut i = Interest::new("/localhost/nfd/rib/announce".parse().unwrap());
+    i.app_params = Some(pa.sign(pa_key).unwrap());
+    let mut info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
+    info.time = Some(ts);
+    info.nonce = Some(Bytes::copy_from_slice(&ts.to_be_bytes()));
+    i.sig_info = Some(info);
+    let wire = i.encode_signed(&kite_packet::DigestSha256).unwrap();
+    (
+        parse_command(&Interest::decode(wire.clone()).unwrap()).unwrap(),
+        wire,
+    )
+}
+
+#[test]
+fn a_prefix_announcement_must_pass_its_own_validator() {
+    let (root, root_cert) = key("/site", None);
+    let (app, app_cert) = key("/site/app", Some(&root));
+    let (stranger, _) = key("/stranger", None);
+    let schema = format!(
+        "rule {{ id pa\n for data\n filter {{ type name\n regex ^<>*<32=PA><><>$ }}\n checker {{ type hierarchical }} }}\n\
+         rule {{ id certs\n for data\n filter {{ type name\n regex ^<>*<KEY><><><>$ }}\n checker {{ type hierarchical }} }}\n\
+         trust-anchor {{ type base64\n base64-string \"{}\" }}\n",
+        root_cert.to_base64().replace('\n', "")
+    );
+    let mut a = Authorizer::with_rib_security(RibSecurity {
+        prefix_announcement: Some(Policy::parse(&schema, std::path::Path::new("/")).unwrap()),
+        ..RibSecurity::default()
+    })
+    .unwrap();
+    let (c, w) = announce(&app, NOW);
+    let Decision::Fetch(waiting) = a.authorize(&c, &w, 300, NOW) else {
+        panic!("the announcement's signer's certificate to fetch")
+    };
+    assert_eq!(waiting.want(), app.key_name().unwrap());
+    a.resume(*waiting, Some(app_cert.wire().clone()), NOW)
+        .accepted();
+    // Another identity may not announce /site/app: refused by the rule, nothing fetched.
+    let (c, w) = announce(&stranger, NOW + 1);
+    let why = a.authorize(&c, &w, 300, NOW).rejected();
+    assert!(why.contains("passes no checker"), "{why}");
+    // Refused, so not recorded: the same timestamp with a new nonce is checked afresh.
+    let (c, w) = announce(&app, NOW + 1);
+    a.authorize(&c, &w, 300, NOW).accepted();
+}
+
 impl Decision {
     fn accepted(self) {
         assert!(matches!(self, Decision::Accept), "{self:?}");

@@ -11,7 +11,7 @@
 //! [`Validator::resume`]. Bounded: a chain of at most [`MAX_DEPTH`] certificates, a loop
 //! refused, at most [`CACHE_ENTRIES`] verified certificates of at most [`CACHE_OCTETS`] octets
 //! kept (each for at most an hour), certificates of at most
-//! [`MAX_CERTIFICATE_SIZE`](crate::cert::MAX_CERTIFICATE_SIZE) octets, at most
+//! [`MAX_CERTIFICATE_SIZE`] octets, at most
 //! [`MAX_DIR_ANCHORS`] anchors read from a directory.
 
 pub mod config;
