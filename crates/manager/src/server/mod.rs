@@ -2,8 +2,9 @@
 //! internal face (FaceId 1, route `/localhost/nfd`). It owns the FIB writer and the RIB, turns
 //! commands into face, FIB, strategy and CS changes, answers status datasets, and posts face
 //! events. Commands reach it only through the forwarder, whose scope rule keeps
-//! `/localhost/nfd` to local faces (unix sockets, loopback): that is the authorization, as
-//! NFD's default configuration (`authorize certfile any`) does for local apps.
+//! `/localhost/nfd` to local faces (unix sockets, loopback); each is then authorized by its
+//! module's validator ([`crate::authorize`]), a command waiting while a certificate it
+//! needs is fetched.
 
 mod certs;
 mod commands;

@@ -49,14 +49,14 @@ fn command_v02(name: &str, k: &KeySigner) -> Bytes {
     Interest::new(n).encode()
 }
 
-/// NFD's sample `localhop_security`, with the anchor at `anchor` and v0.3 commands allowed.
+/// A `localhop_security` of the shape NFD's sample has, with the anchor at `anchor`.
 fn localhop(anchor: &Path) -> Policy {
     let text = format!(
         r#"
-; as in NFD's nfd.conf.sample
+; the shape of NFD's sample localhop_security, accepting v0.3 commands too
 rule
 {{
-  id "NRD Prefix Registration Command Rule"
+  id "registration by a site key"
   for interest
   filter
   {{
