@@ -294,7 +294,15 @@ pub fn py(args: &[&str]) -> Vec<Value> {
     let err = err.join().unwrap_or_default();
     assert!(finished, "python {args:?} ran over {PY_DEADLINE:?}: {err}");
     assert!(status.success(), "python {args:?} failed ({status}): {err}");
-    lines.try_iter().collect()
+    // The reader thread may still be passing on the last lines: read until it ends (at the
+    // pipe's end of file), not only what it has passed on so far.
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    let mut out = Vec::new();
+    while let Ok(v) = lines.recv_timeout(until.saturating_duration_since(std::time::Instant::now()))
+    {
+        out.push(v);
+    }
+    out
 }
 
 /// The one JSON line of a single-answer subcommand.
