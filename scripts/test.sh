@@ -102,7 +102,7 @@ passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | grep -oE '[0
 failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
 
 if (( fuzz_seconds > 0 )); then
-  step "fuzzing every target (decoders, link service, Ethernet, management, configuration, forwarder) for ${fuzz_seconds}s from the seed corpus"
+  step "fuzzing every target (decoders, link service, Ethernet, management, configuration, trust schemas, forwarder) for ${fuzz_seconds}s from the seed corpus"
   scripts/fuzz.sh "$fuzz_seconds" || status=1
 fi
 
