@@ -10,7 +10,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{ctl, free_udp_port, Daemon};
+use common::{ctl, free_tcp_port, free_udp_port, Daemon};
 use kite_mgmt::nfd::status;
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, NetPacket, SignatureInfo, Signer, ValidityPeriod};
@@ -68,13 +68,8 @@ fn key(identity: &str, issuer: Option<&KeySigner>) -> (KeySigner, Certificate) {
     (k, c)
 }
 
-/// A neighbour on its own UDP socket: registers `prefix` toward itself, signed by `k`,
-/// serving its certificate chain `certs` when the gateway asks; returns the answer.
-fn register(gateway: u16, prefix: &str, k: &KeySigner, certs: &[&Certificate]) -> ControlResponse {
-    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    sock.connect(("127.0.0.1", gateway)).unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
+/// `/localhop/nfd/rib/register` of `prefix`, signed by `k`.
+fn command(prefix: &str, k: &KeySigner) -> Bytes {
     let p = ControlParameters {
         name: Some(prefix.parse().unwrap()),
         ..ControlParameters::default()
@@ -88,7 +83,17 @@ fn register(gateway: u16, prefix: &str, k: &KeySigner, certs: &[&Certificate]) -
     info.time = Some(kite_app::mgmt::next_signature_time());
     info.nonce = Some(Bytes::copy_from_slice(&common::peer::nonce().0));
     i.sig_info = Some(info);
-    sock.send(&i.encode_signed(k).unwrap()).unwrap();
+    i.encode_signed(k).unwrap()
+}
+
+/// A neighbour on its own UDP socket: registers `prefix` toward itself, signed by `k`,
+/// serving its certificate chain `certs` when the gateway asks; returns the answer.
+fn register(gateway: u16, prefix: &str, k: &KeySigner, certs: &[&Certificate]) -> ControlResponse {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(("127.0.0.1", gateway)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    sock.send(&command(prefix, k)).unwrap();
     let until = Instant::now() + Duration::from_secs(8);
     let mut buf = vec![0u8; 9000];
     while Instant::now() < until {
@@ -111,6 +116,77 @@ fn register(gateway: u16, prefix: &str, k: &KeySigner, certs: &[&Certificate]) -
     panic!("no answer to rib/register {prefix}");
 }
 
+/// A gateway on 127.0.0.1:`port` whose `localhop_security` trusts `root`.
+fn gateway(dir: &std::path::Path, root: &Certificate, port: u16) -> Daemon {
+    std::fs::write(dir.join("site-root.ndncert"), root.to_base64()).unwrap();
+    std::fs::write(dir.join("localhop.conf"), SCHEMA).unwrap();
+    let config = dir.join("kite.toml");
+    std::fs::write(
+        &config,
+        "[rib]\nlocalhop_registration = true\nlocalhop_security = \"localhop.conf\"\n",
+    )
+    .unwrap();
+    Daemon::start(
+        &[],
+        &[
+            "--udp".into(),
+            format!("127.0.0.1:{port}"),
+            "--tcp".into(),
+            format!("127.0.0.1:{}", free_tcp_port()),
+            "--config".into(),
+            config.display().to_string(),
+        ],
+    )
+}
+
+#[test]
+fn a_neighbour_whose_certificates_never_come_holds_four_waiting_commands_at_most() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, root_cert) = key("/site", None);
+    let (router, router_cert) = key("/site/router", Some(&root));
+    let (silent, _) = key("/site/silent", Some(&root));
+    let port = free_udp_port();
+    let gateway = gateway(dir.path(), &root_cert, port);
+
+    // A neighbour that never answers for its certificate sends five commands at once.
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    for i in 0..5 {
+        sock.send(&command(&format!("/site/silent/p{i}"), &silent))
+            .unwrap();
+    }
+    // Meanwhile another neighbour registers at once.
+    let started = Instant::now();
+    let ok = register(port, "/site/router/photos", &router, &[&router_cert]);
+    assert_eq!(ok.status_code, status::OK, "{ok:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "not stuck behind the others"
+    );
+    // Every one of the five is refused: one at once, four when their wait ends.
+    let mut refused = 0;
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut buf = vec![0u8; 9000];
+    while refused < 5 && Instant::now() < until {
+        let Ok(n) = sock.recv(&mut buf) else {
+            continue;
+        };
+        if let Ok((_, NetPacket::Data(d))) =
+            NetPacket::decode_frame(Bytes::copy_from_slice(&buf[..n]))
+        {
+            let r = ControlResponse::decode(&d.content.unwrap_or_default()).unwrap();
+            assert_eq!(r.status_code, status::FORBIDDEN, "{r:?}");
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 5);
+    let log = gateway.log_text();
+    assert!(log.contains("too many commands waiting"), "{log}");
+    assert!(log.contains("not retrieved"), "{log}");
+}
+
 #[test]
 fn only_neighbours_the_trust_schema_accepts_may_register() {
     let dir = tempfile::tempdir().unwrap();
@@ -118,24 +194,8 @@ fn only_neighbours_the_trust_schema_accepts_may_register() {
     let (router, router_cert) = key("/site/router", Some(&root));
     let (other_root, other_root_cert) = key("/elsewhere", None);
     let (rogue, rogue_cert) = key("/elsewhere/host", Some(&other_root));
-    std::fs::write(dir.path().join("site-root.ndncert"), root_cert.to_base64()).unwrap();
-    std::fs::write(dir.path().join("localhop.conf"), SCHEMA).unwrap();
-    let config = dir.path().join("kite.toml");
-    std::fs::write(
-        &config,
-        "[rib]\nlocalhop_registration = true\nlocalhop_security = \"localhop.conf\"\n",
-    )
-    .unwrap();
     let port = free_udp_port();
-    let gateway = Daemon::start(
-        &[],
-        &[
-            "--udp".into(),
-            format!("127.0.0.1:{port}"),
-            "--config".into(),
-            config.display().to_string(),
-        ],
-    );
+    let gateway = gateway(dir.path(), &root_cert, port);
 
     let ok = register(port, "/site/router/photos", &router, &[&router_cert]);
     assert_eq!(ok.status_code, status::OK, "{ok:?}\n{}", gateway.log_text());

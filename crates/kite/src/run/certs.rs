@@ -2,8 +2,8 @@
 //! the `rib` validators' trust schemas (`rib.localhost_security`, `rib.localhop_security`,
 //! `rib.prefix_announcement_validation`: files in ndn-cxx's validator format) and the
 //! certificate fetcher they need: an application on the daemon's own unix socket, like the
-//! readvertise client, that fetches the certificates management asks for, one at a time,
-//! each within its deadline, and reports what came. A neighbour's certificate is asked of
+//! readvertise client, that fetches the certificates management asks for, all at once, each
+//! within its deadline, and reports what came. A neighbour's certificate is asked of
 //! the neighbour's face first (NextHopFaceId, as NFD's direct fetch), so a gateway need not
 //! route the neighbour's key names.
 
@@ -96,31 +96,108 @@ pub(super) fn start(
     Ok(())
 }
 
-/// Fetches each request and reports it, until management goes away.
+/// How often the fetcher looks for new requests while others are outstanding.
+const TICK: Duration = Duration::from_millis(20);
+
+/// A request sent, waiting for its Data.
+struct Outstanding {
+    req: CertificateRequest,
+    deadline: Instant,
+}
+
+/// Fetches the requests, all outstanding at once (one slow or silent neighbour does not hold
+/// the others back), and reports each, until management goes away.
 fn serve(
     socket: PathBuf,
     requests: Receiver<CertificateRequest>,
     results: Sender<CertificateResult>,
 ) {
     let mut client: Option<Client> = None;
-    while let Ok(req) = requests.recv() {
-        let data = fetch(&mut client, &socket, &req);
-        if data.is_none() {
-            tracing::info!(name = %req.name, face = ?req.face, "certificate not retrieved");
+    let mut outstanding: Vec<Outstanding> = Vec::new();
+    loop {
+        // Block for work when there is none; otherwise take what came and go on.
+        let new: Vec<CertificateRequest> = if outstanding.is_empty() {
+            match requests.recv() {
+                Ok(r) => std::iter::once(r).chain(requests.try_iter()).collect(),
+                Err(_) => return,
+            }
+        } else {
+            requests.try_iter().collect()
+        };
+        for req in new {
+            let deadline = Instant::now() + Duration::from_millis(req.within_ms);
+            if send(&mut client, &socket, &req) {
+                outstanding.push(Outstanding { req, deadline });
+            } else if report(&results, &req, None).is_err() {
+                return;
+            }
         }
-        let result = CertificateResult { id: req.id, data };
-        if results.send(result).is_err() {
-            return;
+        let now = Instant::now();
+        let soonest = outstanding.iter().map(|o| o.deadline).min();
+        let wait = soonest.map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
+        let got = match client.as_mut() {
+            Some(c) => c.recv_until(now + wait),
+            None => Ok(None),
+        };
+        match got {
+            Ok(Some((_, NetPacket::Data(d)))) => {
+                let (done, rest): (Vec<_>, Vec<_>) = outstanding
+                    .into_iter()
+                    .partition(|o| o.req.name.is_prefix_of(&d.name));
+                outstanding = rest;
+                for o in done {
+                    if report(&results, &o.req, d.wire().cloned()).is_err() {
+                        return;
+                    }
+                }
+            }
+            Ok(Some((_, NetPacket::Nack(n)))) => {
+                let (done, rest): (Vec<_>, Vec<_>) = outstanding
+                    .into_iter()
+                    .partition(|o| o.req.name == n.interest.name);
+                outstanding = rest;
+                for o in done {
+                    if report(&results, &o.req, None).is_err() {
+                        return;
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(_) => client = None,
+        }
+        let now = Instant::now();
+        let (late, rest): (Vec<_>, Vec<_>) = outstanding
+            .into_iter()
+            .partition(|o| o.deadline <= now || client.is_none());
+        outstanding = rest;
+        for o in late {
+            if report(&results, &o.req, None).is_err() {
+                return;
+            }
         }
     }
 }
 
-fn fetch(client: &mut Option<Client>, socket: &Path, req: &CertificateRequest) -> Option<Bytes> {
-    let deadline = Instant::now() + Duration::from_millis(req.within_ms);
+fn report(
+    results: &Sender<CertificateResult>,
+    req: &CertificateRequest,
+    data: Option<Bytes>,
+) -> Result<(), crossbeam_channel::SendError<CertificateResult>> {
+    if data.is_none() {
+        tracing::info!(name = %req.name, face = ?req.face, "certificate not retrieved");
+    }
+    results.send(CertificateResult { id: req.id, data })
+}
+
+/// Sends the Interest for `req` (CanBePrefix, MustBeFresh, NextHopFaceId when it names a
+/// face); false when there is no connection to send it on.
+fn send(client: &mut Option<Client>, socket: &Path, req: &CertificateRequest) -> bool {
     if client.is_none() {
         *client = connect(socket);
     }
-    let c = client.as_mut()?;
+    let Some(c) = client.as_mut() else {
+        return false;
+    };
     let mut i = Interest::new(req.name.clone());
     i.can_be_prefix = true;
     i.must_be_fresh = true;
@@ -137,22 +214,9 @@ fn fetch(client: &mut Option<Client>, socket: &Path, req: &CertificateRequest) -
         .and_then(|_| c.flush_queued());
     if sent.is_err() {
         *client = None;
-        return None;
+        return false;
     }
-    loop {
-        match c.recv_until(deadline) {
-            Ok(Some((_, NetPacket::Data(d)))) if req.name.is_prefix_of(&d.name) => {
-                return d.wire().cloned();
-            }
-            Ok(Some((_, NetPacket::Nack(n)))) if n.interest.name == req.name => return None,
-            Ok(Some(_)) => {}
-            Ok(None) => return None,
-            Err(_) => {
-                *client = None;
-                return None;
-            }
-        }
-    }
+    true
 }
 
 /// A client whose face accepts NextHopFaceId (local fields enabled). Where `[[authorize]]`

@@ -18,6 +18,9 @@ use crate::authorize::{Decision, Waiting};
 /// Most commands waiting for certificates at once; beyond, a command that needs one is
 /// refused (403).
 pub const MAX_WAITING: usize = 64;
+/// Most of them from one face: a neighbour naming keys whose certificates never come holds
+/// no more of the queue than this.
+pub const MAX_WAITING_PER_FACE: usize = 4;
 /// How long a command waits for its certificate (ms): a command Interest's lifetime.
 pub const CERT_WAIT_MS: u64 = 4000;
 /// Requests that may wait for the fetcher.
@@ -86,7 +89,12 @@ impl Manager {
                     let why = "unauthorized: certificate not available (no fetcher)";
                     return self.refuse(&cmd, &name, token, ingress, why);
                 };
-                if self.cert_waiting.len() >= MAX_WAITING {
+                let from_face = self
+                    .cert_waiting
+                    .values()
+                    .filter(|w| w.ingress == ingress)
+                    .count();
+                if self.cert_waiting.len() >= MAX_WAITING || from_face >= MAX_WAITING_PER_FACE {
                     let why = "unauthorized: too many commands waiting for certificates";
                     return self.refuse(&cmd, &name, token, ingress, why);
                 }

@@ -14,7 +14,10 @@ mod snapshot;
 mod status;
 mod strategy_load;
 
-pub use certs::{CertificateRequest, CertificateResult, CERT_QUEUE, CERT_WAIT_MS, MAX_WAITING};
+pub use certs::{
+    CertificateRequest, CertificateResult, CERT_QUEUE, CERT_WAIT_MS, MAX_WAITING,
+    MAX_WAITING_PER_FACE,
+};
 pub use commands::MAX_LOCALHOP_ROUTES;
 pub use readvertise::{
     ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
