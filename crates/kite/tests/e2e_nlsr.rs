@@ -315,11 +315,17 @@ fn two_routers(tag: &str, kinds: [Kind; 2]) {
     // A producer's prefix of Origin client: readvertised to NLSR, routed on the other
     // router, and fetched there.
     let files = tempfile::tempdir().unwrap();
+    let mut producers = Vec::new();
     for (from, to) in [(1, 0), (0, 1)] {
         let name = format!("/ndn/kite/{}/app", routers[from].name);
         let file = files.path().join(format!("object-{from}"));
         let sum = random_file(&file, 100_000, 3 + from as u64);
-        let _put = Put::start(routers[from].socket(), &name, &file, &["--expose"]);
+        producers.push(Put::start(
+            routers[from].socket(),
+            &name,
+            &file,
+            &["--expose"],
+        ));
         let took = await_route(&prefix, &mut routers, to, &name);
         say(&format!(
             "{tag}: {name} (origin client on {}) routed on {} after {took:?}",
@@ -328,6 +334,15 @@ fn two_routers(tag: &str, kinds: [Kind; 2]) {
         let out = files.path().join(format!("fetched-{from}"));
         fetch(&routers[to], &name, &out);
         assert_eq!(sha256_of(&out), sum, "the file arrived changed");
+    }
+    // What docs/routing.md shows.
+    for r in &routers {
+        say(&format!(
+            "{tag}: router {} (face {} to the other):\n{}",
+            r.name,
+            r.face,
+            r.route_list(&prefix)
+        ));
     }
 }
 
