@@ -14,8 +14,8 @@
 //!   there fetches the file intact.
 //!
 //! `kite_and_kite` runs two Kites; `kite_and_nfd` a Kite and an NFD.
-//! `record_nlsr_startup` (ignored) writes `tests/fixtures/nlsr-startup.txt`, which
-//! `e2e_nlsr_startup.rs` replays without NLSR.
+//! `record_nlsr_startup` (ignored, and only with KITE_NLSR_RECORD) records what
+//! `tests/fixtures/nlsr-startup.txt` holds, which `e2e_nlsr_startup.rs` replays without NLSR.
 //!
 //! Needs root (`ip netns add`) and KITE_NDNCXX_PREFIX (an install prefix of ndn-cxx 0.9, NFD
 //! 24.07, NLSR 24.08 and ndn-tools, e.g. /opt/ndn); without either the tests print SKIPPED
@@ -376,11 +376,17 @@ fn kite_and_nfd() {
 
 /// Records the signed management commands NLSR sends in its first seconds, through a proxy
 /// in front of NFD (which answers each as NLSR expects), with one neighbour whose face
-/// exists, and writes them to the fixture (or to $KITE_NLSR_RECORD). Run by hand:
-/// `KITE_NDNCXX_PREFIX=/opt/ndn cargo test -p kite --test e2e_nlsr -- --ignored record`.
+/// exists, and writes them to the file $KITE_NLSR_RECORD names (without it: SKIPPED, so that
+/// a run of every test leaves the fixture alone). Run by hand:
+/// `KITE_NDNCXX_PREFIX=/opt/ndn KITE_NLSR_RECORD=$PWD/crates/kite/tests/fixtures/nlsr-startup.txt
+/// cargo test -p kite --test e2e_nlsr -- --ignored record`.
 #[test]
-#[ignore = "writes tests/fixtures/nlsr-startup.txt; needs root and KITE_NDNCXX_PREFIX"]
+#[ignore = "records the fixture: needs root, KITE_NDNCXX_PREFIX and KITE_NLSR_RECORD"]
 fn record_nlsr_startup() {
+    let Some(path) = std::env::var_os("KITE_NLSR_RECORD").map(std::path::PathBuf::from) else {
+        say("SKIPPED: KITE_NLSR_RECORD names no file to record NLSR's start-up to");
+        return;
+    };
     let Some(prefix) = Prefix::from_env(&["ndnsec", "nlsr", "nfd", "nfdc"]) else {
         return;
     };
@@ -458,9 +464,6 @@ fn record_nlsr_startup() {
         text.push_str(&l.to_line());
         text.push('\n');
     }
-    let path = std::env::var_os("KITE_NLSR_RECORD")
-        .map(Into::into)
-        .unwrap_or_else(nlsr_startup::fixture_path);
     std::fs::write(&path, text).expect("write the recording");
     say(&format!(
         "recorded {} commands to {}",

@@ -2,8 +2,8 @@
 //! NLSR 24.08 sent to NFD in its first seconds (`tests/fixtures/nlsr-startup.txt`, recorded
 //! by `record_nlsr_startup` in `e2e_nlsr.rs`) are sent again over one unix socket connection,
 //! as NLSR holds one, each re-signed now with a fresh ECDSA key per signer (the router's key
-//! and the NLSR instance key), with the recorded SignatureTimes relative to the first and the
-//! recorded send times. NLSR signs with several controllers, each keeping its own last
+//! and the NLSR instance key, each named in KeyLocator by its certificate as NLSR names them),
+//! with the recorded SignatureTimes relative to the first and the recorded send times. NLSR signs with several controllers, each keeping its own last
 //! timestamp, so one key's SignatureTimes do not rise in the order the commands are sent;
 //! NFD answered every one 200, and a forwarder NLSR can run on must too (NLSR stops when a
 //! prefix registration fails).
@@ -19,7 +19,7 @@ use common::peer::{self, Conn, Got};
 use common::{ctl, free_tcp_port, free_udp_port, Daemon};
 use kite_mgmt::{ControlResponse, Tlv};
 use kite_packet::{Interest, Name, NetPacket, SignatureInfo, Signer};
-use kite_security::{KeySigner, SignatureKind};
+use kite_security::{key_name, KeySigner, PrivateKey, SignatureKind};
 
 /// The router the replay signs as.
 const ROUTER: &str = "/ndn/replay/%C1.Router/r";
@@ -42,6 +42,15 @@ fn identity(signer: &str) -> Name {
         None => signer.to_string(),
     };
     uri.parse().expect("a valid identity")
+}
+
+/// A fresh ECDSA key for `name`'s identity whose KeyLocator names its certificate,
+/// `<identity>/KEY/<key-id>/NA/<version>`, as ndn-cxx's signers name it.
+fn signer(name: &str) -> KeySigner {
+    let key = PrivateKey::generate(SignatureKind::EcdsaP256).expect("a key");
+    let key_name = key_name(&identity(name), &key.public_der().expect("its public key"));
+    let cert = format!("{key_name}/NA/v={}", unix_ms());
+    KeySigner::new(key, Some(cert.parse().expect("a certificate name")))
 }
 
 /// The command `r` stands for, signed v0.3 by `signer` with SignatureTime `time`.
@@ -93,9 +102,9 @@ fn nlsr_startup_commands_are_answered_as_nfd_answered_them() {
     let mut conn = Conn::unix(daemon.socket());
     let (start, base) = (Instant::now(), unix_ms());
     for (k, r) in recorded.iter().enumerate() {
-        let signer = signers.entry(r.signer.clone()).or_insert_with(|| {
-            KeySigner::generate(SignatureKind::EcdsaP256, &identity(&r.signer)).expect("a key")
-        });
+        let signer = signers
+            .entry(r.signer.clone())
+            .or_insert_with(|| signer(&r.signer));
         let wire = command(r, neighbour, signer, base.saturating_add_signed(r.sig_ms));
         let Ok((_, NetPacket::Interest(i))) = NetPacket::decode_frame(wire.clone()) else {
             panic!("the command does not decode");
