@@ -20,11 +20,14 @@ const STARTUP: Duration = Duration::from_secs(15);
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
 pub mod ctl;
+pub mod ndncxx;
 pub mod netns;
+pub mod nlsr_startup;
 pub mod peer;
 pub mod procnet;
 #[path = "../../../../tests/support/pyndn.rs"]
 mod pyndn;
+pub mod recorder;
 pub mod tools;
 
 pub use pyndn::python;
