@@ -1179,6 +1179,7 @@ impl Driver {
                         token: r.pit_token,
                         next_hop: r.next_hop_face_id.map(FaceId),
                         congestion_mark: r.congestion_mark,
+                        cs_probe: None,
                     });
                 }
                 RxPacket::Data(data) => {
@@ -1196,6 +1197,7 @@ impl Driver {
                         congestion_mark: r.congestion_mark,
                         no_cache: r.cache_policy == Some(CachePolicy::NO_CACHE),
                         own_buffer: r.own_buffer,
+                        rehomed: false,
                     });
                 }
                 RxPacket::Nack(reason, interest) => {

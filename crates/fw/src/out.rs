@@ -6,6 +6,7 @@ use bytes::Bytes;
 use kite_packet::{HopHeader, NackReason, OutgoingInterest, PitToken};
 
 use crate::face::FaceId;
+use crate::forwarder::{InData, InInterest};
 
 /// One packet a forwarding thread sends: what it pushes on its output ring for the I/O thread
 /// (or hands to management, for the internal face), with the face it goes out of.
@@ -52,6 +53,25 @@ pub enum Out {
         /// The downstream's own token, echoed.
         token: Option<PitToken>,
     },
+    /// A packet for another forwarding thread, which the output stage queues on that
+    /// thread's input rings (rare: boxed, so that every other packet stays small).
+    Shard {
+        /// The thread.
+        shard: u8,
+        /// The packet.
+        packet: Box<ToShard>,
+    },
+}
+
+/// What one forwarding thread hands another (`docs/forwarding.md`, "Shards").
+#[derive(Debug, Clone)]
+pub enum ToShard {
+    /// A CanBePrefix Interest shorter than the dispatch prefix, on its way through the
+    /// threads' CS to its own thread ([`InInterest::cs_probe`]).
+    Interest(InInterest),
+    /// A Data that answered a short name's Interest, for the thread of its own name to cache
+    /// ([`InData::rehomed`]).
+    Data(InData),
 }
 
 impl Out {
@@ -109,6 +129,8 @@ impl Out {
                 },
                 interest.encode(),
             ),
+            // Never sent on a link: the output stage hands it to its thread.
+            Out::Shard { .. } => return Bytes::new(),
         };
         if !hop.is_empty() {
             hop.encode_header(packet.len(), header);
@@ -116,10 +138,15 @@ impl Out {
         packet
     }
 
-    /// The face the packet goes to.
+    /// The face the packet goes to; for a packet to another thread, the face it came from
+    /// (whose I/O thread passes it on).
     pub fn face(&self) -> FaceId {
         match self {
             Out::Interest { face, .. } | Out::Data { face, .. } | Out::Nack { face, .. } => *face,
+            Out::Shard { packet, .. } => match &**packet {
+                ToShard::Interest(i) => i.face,
+                ToShard::Data(d) => d.face,
+            },
         }
     }
 }

@@ -79,17 +79,6 @@ impl<T> Slab<T> {
         self.slots.get_mut(index as usize)?.value.as_mut()
     }
 
-    /// The value at `index` if the slot still has generation `gen`.
-    #[inline]
-    pub fn get_checked(&self, index: u32, gen: u32) -> Option<&T> {
-        let slot = self.slots.get(index as usize)?;
-        if slot.gen == gen {
-            slot.value.as_ref()
-        } else {
-            None
-        }
-    }
-
     /// Starts loading slot `index` into cache without reading it (nothing when out of range).
     #[inline]
     pub fn prefetch(&self, index: u32) {
@@ -151,11 +140,11 @@ mod tests {
         assert_eq!(s.get(a), Some(&'a'));
         assert!(s.discard(a));
         assert!(!s.discard(a));
-        assert_eq!(s.get_checked(a, ga), None);
+        assert_eq!(s.get(a), None);
         let (c, gc) = s.insert_with(|| 'c').unwrap();
         assert_eq!(c, a);
         assert_ne!(gc, ga);
-        assert_eq!(s.get_checked(c, gc), Some(&'c'));
+        assert_eq!((s.get(c), s.gen(c)), (Some(&'c'), gc));
         assert_eq!(s.get(b), Some(&'b'));
         assert_eq!(s.len(), 2);
         assert_eq!(s.iter().map(|(_, v)| *v).collect::<String>(), "cb");

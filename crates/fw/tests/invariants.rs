@@ -9,7 +9,7 @@ use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::forwarder::{Forwarder, ForwarderConfig, InData, InInterest, InNack};
 use kite_fw::hash::NameHasher;
 use kite_fw::out::Out;
-use kite_fw::pcct::PcctConfig;
+use kite_fw::pcct::{PcctConfig, Selectors};
 use kite_fw::strategy::{FaceInfo, StrategyTable};
 use kite_fw::time::Time;
 use kite_packet::{
@@ -147,6 +147,7 @@ impl World {
                     token: Some(PitToken::from_u64(u64::from(nonce))),
                     next_hop: None,
                     congestion_mark: 0,
+                    cs_probe: None,
                 };
                 self.fwd.on_interest(self.now, pkt, &mut out);
             }
@@ -171,6 +172,7 @@ impl World {
                     congestion_mark: 0,
                     no_cache: false,
                     own_buffer: 0,
+                    rehomed: false,
                 };
                 self.fwd.on_data(self.now, pkt, &mut out);
             }
@@ -207,19 +209,19 @@ impl World {
     /// The invariants that must hold after every operation.
     fn check(&self) -> Result<(), TestCaseError> {
         let t = self.fwd.pcct();
-        let pits: Vec<(u32, bool)> = t.pit_slots().collect();
+        let pits: Vec<(u32, Selectors)> = t.pit_slots().collect();
         prop_assert_eq!(pits.len(), t.pit_len());
         prop_assert!(t.cs_len() <= t.cs_capacity());
         // every PIT entry has its expiry timer
         prop_assert!(self.fwd.timers_pending() >= t.pit_len());
-        for &(slot, mbf) in &pits {
+        for &(slot, sel) in &pits {
             // token index and name index agree on the entry
-            prop_assert_eq!(t.resolve(&t.token(slot, mbf)), Some((slot, mbf)));
+            prop_assert_eq!(t.resolve(&t.token(slot, sel)), Some((slot, sel)));
             let e = t.entry(slot).unwrap();
             prop_assert_eq!(t.find(&e.name, e.name_hash(), e.hint.as_ref()), Some(slot));
-            let pit = t.pit(slot, mbf).unwrap();
+            let pit = t.pit(slot, sel).unwrap();
             prop_assert!(!pit.downstreams.is_empty());
-            prop_assert_eq!(pit.interest.must_be_fresh, mbf);
+            prop_assert_eq!(Selectors::of(&pit.interest), sel);
         }
         // every entry holds something
         let cs_slots: Vec<u32> = t.cs_slots().collect();

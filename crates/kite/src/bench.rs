@@ -43,6 +43,11 @@ pub struct FwdArgs {
     /// exact names.
     #[arg(long)]
     prefix_match: bool,
+    /// With exact names: about one Interest in N is a CanBePrefix one answered by a longer
+    /// Data, so the Content Store keeps its ordered index of names while the rest are exact
+    /// (a router that sees prefix lookups now and then). 0: none.
+    #[arg(long, default_value_t = 0, conflicts_with = "prefix_match")]
+    prefix_every: u8,
     /// Content octets per Data.
     #[arg(long, default_value_t = 1000)]
     payload: usize,
@@ -106,6 +111,7 @@ fn fwd(a: FwdArgs) -> Result<String> {
         fib_entries: a.fib_entries,
         cs_hit_percent: a.cs_hit_percent,
         prefix_match: a.prefix_match,
+        prefix_every: a.prefix_every,
         payload: a.payload,
         burst: a.burst,
         duration: a.duration,
@@ -143,6 +149,7 @@ fn fwd(a: FwdArgs) -> Result<String> {
         "fib_entries": a.fib_entries,
         "cs_hit_percent": a.cs_hit_percent,
         "prefix_match": a.prefix_match,
+        "prefix_every": a.prefix_every,
         "payload": a.payload,
         "burst": a.burst,
         "strategy": strategy_label,

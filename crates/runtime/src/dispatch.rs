@@ -21,6 +21,7 @@ use kite_fw::face::FaceId;
 use kite_fw::forwarder::{InData, InInterest, InNack};
 use kite_fw::hash::NameHasher;
 use kite_fw::ndt::Ndt;
+use kite_fw::out::ToShard;
 use kite_fw::pcct::{NameScope, Pcct};
 use kite_fw::time::{Clock, MonotonicClock, Time};
 
@@ -454,7 +455,14 @@ impl Dispatcher {
             RxPacket::Interest(interest) => {
                 kite_fw::fault::panic_if_asked("io", &interest.name);
                 let hashes = self.hasher.prefix_hashes(&interest.name);
-                let t = usize::from(self.ndt.thread_for(&hashes));
+                let home = self
+                    .ndt
+                    .interest_thread(&hashes, || interest.name.ends_in_implicit_digest());
+                // A CanBePrefix Interest shorter than the dispatch prefix visits every
+                // thread's CS, its home's first (kite_fw::forwarder::InInterest::cs_probe).
+                let t = usize::from(home);
+                let cs_probe =
+                    (interest.can_be_prefix && self.ndt.is_short(&hashes)).then_some(home);
                 let local =
                     NameScope::of(&interest.name) == NameScope::Localhost && is_local(r.face);
                 let cap = self.cap(r.face, at);
@@ -469,6 +477,7 @@ impl Dispatcher {
                             token: r.pit_token,
                             next_hop: r.next_hop_face_id.map(kite_fw::face::FaceId),
                             congestion_mark: r.congestion_mark,
+                            cs_probe,
                         },
                     },
                     local,
@@ -486,6 +495,7 @@ impl Dispatcher {
                     congestion_mark: r.congestion_mark,
                     no_cache,
                     own_buffer: r.own_buffer,
+                    rehomed: false,
                 };
                 if let Some(t) = self.token_thread(r.pit_token.as_ref()) {
                     let pkt = in_data(data);
@@ -508,9 +518,10 @@ impl Dispatcher {
             }
             RxPacket::Nack(reason, interest) => {
                 let hashes = self.hasher.prefix_hashes(&interest.name);
-                let t = self
-                    .token_thread(r.pit_token.as_ref())
-                    .unwrap_or_else(|| usize::from(self.ndt.thread_for(&hashes)));
+                let t = self.token_thread(r.pit_token.as_ref()).unwrap_or_else(|| {
+                    let digest = || interest.name.ends_in_implicit_digest();
+                    usize::from(self.ndt.interest_thread(&hashes, digest))
+                });
                 let pkt = InNack {
                     interest,
                     hashes,
@@ -524,6 +535,32 @@ impl Dispatcher {
         }
     }
 
+    /// Queues a packet one forwarding thread hands another (through the output stage: each
+    /// ring has one producer). Woken with the next [`Dispatcher::wake`].
+    pub fn hand_to_shard(&mut self, shard: u8, packet: ToShard) {
+        let t = usize::from(shard);
+        if t >= self.inputs.len() {
+            return;
+        }
+        let at = self.clock.now();
+        self.inputs[t].settle();
+        let (ok, face) = match packet {
+            ToShard::Interest(pkt) => {
+                let face = pkt.face;
+                let cap = self.cap(face, at);
+                (
+                    self.inputs[t].push_interest(Stamped { at, pkt }, false, cap),
+                    face,
+                )
+            }
+            ToShard::Data(pkt) => {
+                let face = pkt.face;
+                (self.inputs[t].push_data(Stamped { at, pkt }), face)
+            }
+        };
+        self.counted(t, ok, face);
+    }
+
     fn counted(&mut self, thread: usize, ok: bool, face: FaceId) {
         if ok {
             self.pending |= 1 << thread;
@@ -534,7 +571,7 @@ impl Dispatcher {
     }
 
     /// Wakes the threads that got packets since the last call (once per burst).
-    fn wake(&mut self) {
+    pub fn wake(&mut self) {
         let mut p = self.pending;
         while p != 0 {
             let t = p.trailing_zeros() as usize;

@@ -225,6 +225,13 @@ fn queue_out(
     o: Out,
     now: Instant,
 ) -> Option<Out> {
+    let o = match o {
+        Out::Shard { shard, packet } => {
+            dispatcher.hand_to_shard(shard, *packet);
+            return None;
+        }
+        o => o,
+    };
     let id = o.face();
     let Some(face) = faces.get_mut(&id) else {
         return Some(o);
@@ -238,6 +245,7 @@ fn queue_out(
             }
             PacketKind::Nack
         }
+        Out::Shard { .. } => unreachable!("handed to its thread above"),
     };
     let mark = face.congestion_mark(now);
     let packet = o.encode_frame(header, face.local_fields(), mark);
@@ -1110,6 +1118,7 @@ impl IoThread {
             let _ = self.place.peers[k].1.wake();
             passed &= passed - 1;
         }
+        self.dispatcher.wake();
         self.flush_dirty();
         any
     }

@@ -414,6 +414,11 @@ impl Runtime {
             config.forwarding_threads,
             config.dispatch_prefix_len,
         ));
+        // With several shards, each needs the table to tell which of them a Data belongs to.
+        let mut config = config;
+        if n > 1 {
+            config.forwarder.shards = Some(Arc::new(kite_fw::ndt::ShardSet::new(ndt.clone())));
+        }
         let (internal_tx, internal_rx) = crossbeam_channel::unbounded();
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
         // Listeners first: a port in use fails the start before any thread runs.

@@ -307,6 +307,7 @@ impl Worker {
                         // Management answers are per request (NFD sends them NoCache).
                         no_cache: true,
                         own_buffer: 0,
+                        rehomed: false,
                     });
                 }
                 FwCommand::SetCs {
@@ -413,6 +414,12 @@ impl Worker {
                     last = p.map(|p| (face, p));
                     p
                 }
+            };
+            // A packet for another shard goes through any I/O thread (each feeds every
+            // shard): the one of the face it came from, else the first.
+            let port = match (&o, port) {
+                (Out::Shard { .. }, Some(Port::Internal) | None) => Some(Port::Io(0)),
+                (_, port) => port,
             };
             match port {
                 Some(Port::Io(owner)) => {

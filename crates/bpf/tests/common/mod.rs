@@ -122,6 +122,7 @@ impl Harness {
             token: None,
             next_hop: None,
             congestion_mark: 0,
+            cs_probe: None,
         };
         let mut out = Vec::new();
         self.fwd.on_interest(self.now, pkt, &mut out);
@@ -165,6 +166,7 @@ pub fn in_interest(face: FaceId, uri: &str, nonce: u32) -> InInterest {
         token: None,
         next_hop: None,
         congestion_mark: 0,
+        cs_probe: None,
     }
 }
 
@@ -179,6 +181,7 @@ pub fn in_data(face: FaceId, uri: &str) -> InData {
         congestion_mark: 0,
         no_cache: true,
         own_buffer: 0,
+        rehomed: false,
     }
 }
 

@@ -105,6 +105,7 @@ impl Counters {
                 crate::out::Out::Interest { .. } => self.out_interests += 1,
                 crate::out::Out::Data { .. } => self.out_data += 1,
                 crate::out::Out::Nack { .. } => self.out_nacks += 1,
+                crate::out::Out::Shard { .. } => {}
             }
         }
     }

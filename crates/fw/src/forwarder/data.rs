@@ -8,7 +8,7 @@ use crate::face::{FaceScope, LinkType};
 use crate::fib::FibGuard;
 use crate::hash::NameHashes;
 use crate::out::Out;
-use crate::pcct::NameScope;
+use crate::pcct::{NameScope, Selectors};
 use crate::time::Time;
 
 /// How a Data's name relates to a PCCT entry's (Interest) name.
@@ -30,7 +30,10 @@ impl Pipelines {
         pkt: &InData,
         out: &mut Vec<Out>,
     ) {
-        self.counters.in_data += 1;
+        if !pkt.rehomed {
+            self.counters.in_data += 1;
+        }
+        self.data_out_start = out.len();
         let Some(face) = self.known_face(pkt.face) else {
             return;
         };
@@ -42,18 +45,29 @@ impl Pipelines {
         // The token names the PIT entry directly; a token of ours that does not match the
         // name is forged or stale and satisfies nothing.
         if let Some((slot, _)) = pkt.token.as_ref().and_then(|t| self.pcct.resolve(t)) {
-            if self.satisfy(fib, slot, pkt, now, false, out) {
+            let entry_len = self.pcct.entry(slot).map_or(0, |e| e.name.len());
+            if self.satisfy(fib, slot, pkt, now, false, true, out) {
+                // Nothing else to look for, nearly always: an exact entry, no CanBePrefix
+                // entry pending here, one thread.
+                let others = entry_len < pkt.data.name.len()
+                    || self.pcct.has_cbp_pending()
+                    || self.config.shards.is_some();
+                if others {
+                    self.satisfy_others(fib, slot, entry_len, pkt, now, out);
+                }
                 return;
             }
             return self.drop_packet(DropReason::TokenMismatch);
         }
         // No usable token (a local producer, a peer that does not echo tokens): every PCCT
         // entry whose name could match, in every hint partition, but only PIT entries that
-        // forwarded to the face the Data came from.
+        // forwarded to the face the Data came from. A copy from another thread was solicited
+        // there, and satisfies whatever it matches here.
         let hashes = match &pkt.hashes {
             Some(h) => h.clone(),
             None => self.hasher.prefix_hashes(&pkt.data.name),
         };
+        let require_upstream = !pkt.rehomed;
         let mut satisfied = false;
         let name = &pkt.data.name;
         for len in (0..=name.len()).rev() {
@@ -61,16 +75,116 @@ impl Pipelines {
             let slots: smallvec::SmallVec<[u32; 4]> =
                 self.pcct.partitions(&prefix, hashes.prefix(len)).collect();
             for slot in slots {
-                satisfied |= self.satisfy(fib, slot, pkt, now, true, out);
+                satisfied |= self.satisfy(fib, slot, pkt, now, require_upstream, true, out);
             }
         }
         satisfied |= self.satisfy_by_full_name(fib, pkt, now, out);
-        if !satisfied {
-            self.unsolicited(pkt, face.scope, &hashes, now);
+        if satisfied {
+            return self.share_with_short_entries(pkt, Some(hashes), out);
+        }
+        if pkt.rehomed {
+            // It was solicited, in the thread that sent it: cached here if this is its home.
+            if !pkt.no_cache && self.config.cs_admit && self.is_home(&hashes) {
+                self.cache_own(pkt, hashes.full(), None, now);
+            }
+            return;
+        }
+        self.unsolicited(pkt, face.scope, &hashes, now);
+    }
+
+    /// After the entry a Data's token named, the other pending entries it answers, since NFD
+    /// satisfies every one a Data matches: in this thread, those of its own name (when the
+    /// token's had a shorter one) and of its prefixes at the lengths where CanBePrefix
+    /// entries are pending (nothing to look up when none are); in other threads, their
+    /// CanBePrefix entries shorter than the dispatch prefix.
+    #[cold]
+    #[inline(never)]
+    fn satisfy_others(
+        &mut self,
+        fib: &FibGuard<'_>,
+        token_slot: u32,
+        token_len: usize,
+        pkt: &InData,
+        now: Time,
+        out: &mut Vec<Out>,
+    ) {
+        let name = &pkt.data.name;
+        let own = token_len < name.len();
+        let mut hashes = pkt.hashes.clone();
+        if own || self.pcct.has_cbp_pending() {
+            let h = hashes.get_or_insert_with(|| self.hasher.prefix_hashes(name));
+            for len in (0..=name.len()).rev() {
+                let wanted = if len == name.len() {
+                    own
+                } else {
+                    self.pcct.cbp_pending_at(len)
+                };
+                if !wanted {
+                    continue;
+                }
+                let prefix = name.prefix(len);
+                let slots: smallvec::SmallVec<[u32; 4]> = self
+                    .pcct
+                    .partitions(&prefix, h.prefix(len))
+                    .filter(|&s| s != token_slot)
+                    .collect();
+                for slot in slots {
+                    self.satisfy(fib, slot, pkt, now, false, false, out);
+                }
+            }
+        }
+        self.share_with_short_entries(pkt, hashes, out);
+    }
+
+    /// Hands a copy of a Data that satisfied something here to each other thread with
+    /// CanBePrefix entries shorter than the dispatch prefix pending under one of its short
+    /// prefixes (their homes are those prefixes' threads). Copies are not passed on again.
+    #[inline(never)]
+    fn share_with_short_entries(
+        &mut self,
+        pkt: &InData,
+        hashes: Option<NameHashes>,
+        out: &mut Vec<Out>,
+    ) {
+        let Some(shards) = &self.config.shards else {
+            return;
+        };
+        if pkt.rehomed || !shards.others_have_short(self.thread) {
+            return;
+        }
+        let hashes = hashes.unwrap_or_else(|| self.hasher.prefix_hashes(&pkt.data.name));
+        let k = shards.ndt().prefix_len();
+        let mut given = 1u64 << self.thread;
+        for len in 0..k.min(pkt.data.name.len()) {
+            let t = shards.ndt().thread_of(hashes.prefix(len));
+            if given & 1 << t != 0 || !shards.has_short(t) {
+                continue;
+            }
+            given |= 1 << t;
+            let copy = InData {
+                hashes: Some(hashes.clone()),
+                token: None,
+                rehomed: true,
+                ..pkt.clone()
+            };
+            out.push(Out::Shard {
+                shard: t,
+                packet: Box::new(crate::out::ToShard::Data(copy)),
+            });
         }
     }
 
-    /// Satisfies the PIT entries of `slot` that `pkt` answers; true if any was.
+    /// Whether this thread is the home of a name with these hashes (always, with one thread).
+    fn is_home(&self, hashes: &NameHashes) -> bool {
+        self.config
+            .shards
+            .as_ref()
+            .is_none_or(|s| s.ndt().thread_for(hashes) == self.thread)
+    }
+
+    /// Satisfies the PIT entries of `slot` that `pkt` answers; true if any was. `cache`: the
+    /// Data is cached (or sent to its home) first; false when a satisfy before this one did.
+    #[allow(clippy::too_many_arguments)]
     fn satisfy(
         &mut self,
         fib: &FibGuard<'_>,
@@ -78,6 +192,7 @@ impl Pipelines {
         pkt: &InData,
         now: Time,
         require_upstream: bool,
+        cache: bool,
         out: &mut Vec<Out>,
     ) -> bool {
         let Some(entry) = self.pcct.entry(slot) else {
@@ -86,20 +201,24 @@ impl Pipelines {
         let Some(how) = name_match(&entry.name, &pkt.data.name, pkt.data.wire()) else {
             return false;
         };
-        let matches = [false, true].map(|mbf| {
-            self.pcct.pit(slot, mbf).is_some_and(|pit| {
-                let answers = how != NameMatch::Prefix || pit.can_be_prefix();
-                answers && (!require_upstream || pit.upstream(pkt.face).is_some())
-            })
+        // A longer name answers only the CanBePrefix entries.
+        let matches = Selectors::ALL.map(|sel| {
+            (how != NameMatch::Prefix || sel.can_be_prefix())
+                && self
+                    .pcct
+                    .pit(slot, sel)
+                    .is_some_and(|pit| !require_upstream || pit.upstream(pkt.face).is_some())
         });
-        if matches == [false, false] {
+        if matches == [false; 4] {
             return false;
         }
         // Cache first: retiring the PIT entries may otherwise free the PCCT entry.
-        self.cache(slot, how, pkt, now);
-        for (mbf, matched) in [false, true].into_iter().zip(matches) {
+        if cache {
+            self.cache(slot, how, pkt, now, out);
+        }
+        for (sel, matched) in Selectors::ALL.into_iter().zip(matches) {
             if matched {
-                self.satisfy_pit(fib, slot, mbf, how, pkt, now, out);
+                self.satisfy_pit(fib, slot, sel, pkt, now, out);
             }
         }
         self.pcct.remove_if_unused(slot);
@@ -133,20 +252,17 @@ impl Pipelines {
         let slots: smallvec::SmallVec<[u32; 4]> = self.pcct.partitions(&full, hash).collect();
         let mut satisfied = false;
         for slot in slots {
-            satisfied |= self.satisfy(fib, slot, pkt, now, true, out);
+            satisfied |= self.satisfy(fib, slot, pkt, now, true, true, out);
         }
         satisfied
     }
 
-    /// Sends the Data to every downstream of one PIT entry whose Interest it matches (`how`),
-    /// and retires the entry.
-    #[allow(clippy::too_many_arguments)]
+    /// Sends the Data to every downstream of one PIT entry it answers, and retires the entry.
     fn satisfy_pit(
         &mut self,
         fib: &FibGuard<'_>,
         slot: u32,
-        mbf: bool,
-        how: NameMatch,
+        sel: Selectors,
         pkt: &InData,
         now: Time,
         out: &mut Vec<Out>,
@@ -155,14 +271,20 @@ impl Pipelines {
             .faces
             .get(&pkt.face)
             .is_some_and(|f| f.link_type == LinkType::AdHoc);
-        let pit = self.pcct.pit(slot, mbf).expect("checked by the caller");
+        let pit = self.pcct.pit(slot, sel).expect("checked by the caller");
         for d in &pit.downstreams {
             // Not back where it came from (unless ad hoc), not to a face that is gone, not to
-            // a downstream whose own Interest has expired (it has given up waiting), and a
-            // longer name only to the CanBePrefix Interests the entry aggregated.
+            // a downstream whose own Interest has expired (it has given up waiting).
             let same_face = d.face == pkt.face && !ingress_ad_hoc;
-            let unmatched = how == NameMatch::Prefix && !d.can_be_prefix;
-            if same_face || unmatched || d.expiry < now || !self.faces.contains_key(&d.face) {
+            if same_face || d.expiry < now || !self.faces.contains_key(&d.face) {
+                continue;
+            }
+            // Once per downstream: a face waiting in two of the entries this Data satisfies
+            // with the same token gets it once (with different tokens, once for each).
+            let sent = out[self.data_out_start..].iter().any(|o| {
+                matches!(o, Out::Data { face, token, .. } if *face == d.face && *token == d.token)
+            });
+            if sent {
                 continue;
             }
             out.push(Out::Data {
@@ -185,7 +307,7 @@ impl Pipelines {
                 strategy,
                 fib: entry,
                 slot,
-                must_be_fresh: mbf,
+                sel,
                 ingress: pkt.face,
                 nonce: nonce.unwrap_or(Nonce([0; 4])),
                 hop_limit,
@@ -194,36 +316,71 @@ impl Pipelines {
         }
         self.counters.satisfied += 1;
         let freshness = pkt.data.freshness_ms();
-        self.finalize(slot, mbf, true, Some((pkt.face, freshness)));
+        self.finalize(slot, sel, true, Some((pkt.face, freshness)));
     }
 
-    /// Caches a Data that satisfied the entry in `slot`: directly when the names are equal;
-    /// otherwise under its own name, plus an indirect entry under the Interest's name.
-    fn cache(&mut self, slot: u32, how: NameMatch, pkt: &InData, now: Time) {
+    /// Caches a Data that satisfied the entry in `slot`, under its own name (the entry's, when
+    /// the names are equal), in this thread or, when its name belongs to another, there.
+    fn cache(&mut self, slot: u32, how: NameMatch, pkt: &InData, now: Time, out: &mut Vec<Out>) {
         if pkt.no_cache || !self.config.cs_admit {
             return;
         }
-        let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
-        let wire = pkt.data.wire();
         if how == NameMatch::Exact {
+            let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
+            let wire = pkt.data.wire();
             return self
                 .pcct
                 .cs_insert_direct(slot, wire, pkt.own_buffer, fresh_until);
         }
-        let hint = self.pcct.entry(slot).and_then(|e| e.hint.clone());
-        let name = &pkt.data.name;
-        let hash = match &pkt.hashes {
-            Some(h) => h.full(),
-            None => self.hasher.hash_name(name),
-        };
-        let Ok(direct) = self.pcct.find_or_insert(name, hash, hint.as_ref()) else {
+        let Some(entry) = self.pcct.entry(slot) else {
             return;
         };
-        self.pcct
-            .cs_insert_direct(direct, wire, pkt.own_buffer, fresh_until);
-        if how == NameMatch::Prefix {
-            self.pcct.cs_insert_indirect(slot, direct);
+        let (entry_len, hint) = (entry.name.len(), entry.hint.clone());
+        // Only a name shorter than the dispatch prefix can be answered by a Data of another
+        // thread's: names of k components or more share their home with their Data.
+        if let Some(shards) = self
+            .config
+            .shards
+            .as_ref()
+            .filter(|s| entry_len < s.ndt().prefix_len())
+        {
+            let hashes = match &pkt.hashes {
+                Some(h) => h.clone(),
+                None => self.hasher.prefix_hashes(&pkt.data.name),
+            };
+            let home = shards.ndt().thread_for(&hashes);
+            if home != self.thread {
+                // A copy from another thread is not passed on again.
+                if !pkt.rehomed {
+                    let copy = InData {
+                        hashes: Some(hashes),
+                        token: None,
+                        rehomed: true,
+                        ..pkt.clone()
+                    };
+                    out.push(Out::Shard {
+                        shard: home,
+                        packet: Box::new(crate::out::ToShard::Data(copy)),
+                    });
+                }
+                return;
+            }
         }
+        let hash = match &pkt.hashes {
+            Some(h) => h.full(),
+            None => self.hasher.hash_name(&pkt.data.name),
+        };
+        self.cache_own(pkt, hash, hint.as_ref(), now);
+    }
+
+    /// Caches `pkt` under its own name (which hashes to `hash`) in the partition of `hint`.
+    fn cache_own(&mut self, pkt: &InData, hash: u64, hint: Option<&Name>, now: Time) {
+        let Ok(own) = self.pcct.find_or_insert(&pkt.data.name, hash, hint) else {
+            return;
+        };
+        let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
+        self.pcct
+            .cs_insert_direct(own, pkt.data.wire(), pkt.own_buffer, fresh_until);
     }
 
     /// Data nobody asked for: cached if the policy admits it, else dropped.
@@ -235,18 +392,11 @@ impl Pipelines {
             UnsolicitedPolicy::AdmitAll => true,
         };
         self.drop_packet(DropReason::Unsolicited);
-        if !admit || pkt.no_cache || !self.config.cs_admit {
+        // A token-less Data reaches several threads: only its home caches it.
+        if !admit || !self.is_home(hashes) || pkt.no_cache || !self.config.cs_admit {
             return;
         }
-        let Ok(slot) = self
-            .pcct
-            .find_or_insert(&pkt.data.name, hashes.full(), None)
-        else {
-            return;
-        };
-        let fresh_until = now + core::time::Duration::from_millis(pkt.data.freshness_ms());
-        self.pcct
-            .cs_insert_direct(slot, pkt.data.wire(), pkt.own_buffer, fresh_until);
+        self.cache_own(pkt, hashes.full(), None, now);
     }
 }
 

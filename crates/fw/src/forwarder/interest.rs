@@ -7,7 +7,7 @@ use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, FibGuard};
 use crate::hash::NameHashes;
 use crate::out::Out;
-use crate::pcct::{DownRecord, NameScope};
+use crate::pcct::{DownRecord, NameScope, Selectors};
 use crate::strategy::TimerEvent;
 use crate::time::Time;
 
@@ -16,10 +16,16 @@ impl Pipelines {
         &mut self,
         fib: &FibGuard<'_>,
         now: Time,
-        pkt: InInterest,
+        mut pkt: InInterest,
         out: &mut Vec<Out>,
     ) {
         crate::fault::panic_if_asked("fwd", &pkt.interest.name);
+        if let Some(home) = pkt.cs_probe {
+            match self.probe_cs(fib, now, pkt, home, out) {
+                Some(here) => pkt = here,
+                None => return,
+            }
+        }
         self.counters.in_interests += 1;
         let Some(face) = self.known_face(pkt.face) else {
             return;
@@ -60,7 +66,7 @@ impl Pipelines {
             }
         };
         let hint_name = hinted.as_ref().map(|(n, _)| n);
-        let mbf = pkt.interest.must_be_fresh;
+        let sel = Selectors::of(&pkt.interest);
         let slot = match self.pcct.find_or_insert(name, full_hash, hint_name) {
             Ok(s) => s,
             Err(_) => {
@@ -69,8 +75,8 @@ impl Pipelines {
             }
         };
 
-        let existing = self.pcct.pit(slot, mbf).is_some();
-        if let Some(pit) = self.pcct.pit(slot, mbf) {
+        let existing = self.pcct.pit(slot, sel).is_some();
+        if let Some(pit) = self.pcct.pit(slot, sel) {
             if pit
                 .nonce_seen(nonce, pkt.face)
                 .is_loop(face.link_type == LinkType::PointToPoint)
@@ -92,14 +98,13 @@ impl Pipelines {
             expiry: now + lifetime,
             arrived: now,
             token: pkt.token,
-            can_be_prefix: pkt.interest.can_be_prefix,
             congestion_mark: pkt.congestion_mark,
         };
         if existing {
             // Kept past this burst: copied out of its receive buffer, as `pit_insert` does.
             let mut interest = pkt.interest;
             interest.detach();
-            let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+            let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
             pit.interest = interest;
         } else {
             self.counters.cs_misses += 1;
@@ -111,31 +116,28 @@ impl Pipelines {
             let id = self.next_pit_id;
             self.next_pit_id += 1;
             let strategy = crate::strategy::StrategyTable::DEFAULT;
-            if let Err(interest) = self.pcct.pit_insert(slot, mbf, id, pkt.interest, strategy) {
+            if let Err(interest) = self.pcct.pit_insert(slot, id, pkt.interest, strategy) {
                 self.pcct.remove_if_unused(slot);
                 return table_full(&mut self.counters, to, &interest, nonce, out);
             }
+            self.count_short(slot, sel, true);
         }
 
         // Downstream record and expiry timer.
-        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
         let new_downstream = pit.downstream(pkt.face).is_none();
         pit.add_downstream(down);
         let (pit_id, expiry) = (pit.id, pit.expiry);
         if new_downstream {
             self.hold(pkt.face);
         }
-        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
         let scheduled = match pit.timer {
             Some(t) => self.timers.reschedule(t, expiry),
-            None => match self.timers.schedule(
-                expiry,
-                TimerEvent::PitExpiry {
-                    slot,
-                    must_be_fresh: mbf,
-                    pit_id,
-                },
-            ) {
+            None => match self
+                .timers
+                .schedule(expiry, TimerEvent::PitExpiry { slot, sel, pit_id })
+            {
                 Ok(t) => {
                     pit.timer = Some(t);
                     true
@@ -144,21 +146,21 @@ impl Pipelines {
             },
         };
         if !scheduled {
-            let pit = self.pcct.pit(slot, mbf).expect("PIT entry exists");
+            let pit = self.pcct.pit(slot, sel).expect("PIT entry exists");
             table_full(&mut self.counters, to, &pit.interest, nonce, out);
-            self.finalize(slot, mbf, false, None);
+            self.finalize(slot, sel, false, None);
             return;
         }
 
         // NextHopFaceId from a local application bypasses the strategy.
         if let Some(next_hop) = pkt.next_hop {
             if face.scope != FaceScope::Local || !self.faces.contains_key(&next_hop) {
-                self.finalize(slot, mbf, false, None);
+                self.finalize(slot, sel, false, None);
                 return self.drop_packet(DropReason::BadNextHop);
             }
             let admitted = Admitted {
                 slot,
-                mbf,
+                sel,
                 nonce,
                 hop_limit,
             };
@@ -168,24 +170,24 @@ impl Pipelines {
         let entry: &FibEntry = match hinted {
             Some((_, e)) => e,
             None => {
-                let pit = self.pcct.pit(slot, mbf).expect("PIT entry exists");
+                let pit = self.pcct.pit(slot, sel).expect("PIT entry exists");
                 fib.lpm(&pit.interest.name, &pkt.hashes)
             }
         };
-        let pit = self.pcct.pit_mut(slot, mbf).expect("PIT entry exists");
+        let pit = self.pcct.pit_mut(slot, sel).expect("PIT entry exists");
         pit.fib = Some((entry.id, entry.seq));
         pit.strategy = entry.strategy;
         let inv = Invocation {
             strategy: entry.strategy,
             fib: entry,
             slot,
-            must_be_fresh: mbf,
+            sel,
             ingress: pkt.face,
             nonce,
             hop_limit,
         };
         if self.with_strategy(inv, now, out, |s, ctx| s.after_receive_interest(ctx)) {
-            self.finalize(slot, mbf, false, None);
+            self.finalize(slot, sel, false, None);
         }
     }
 
@@ -219,6 +221,79 @@ impl Pipelines {
         Err(())
     }
 
+    /// A CanBePrefix Interest shorter than the dispatch prefix, whose Data may be in any
+    /// thread's CS (`docs/forwarding.md`, "Shards"). The input stage hands it to its own
+    /// thread `home` first: there, what the pipeline decides before the CS (a loop, a pending
+    /// entry it joins, a drop) is decided at once. Otherwise it is answered from the first CS
+    /// that holds a Data it takes — `home`'s, then each other thread's in turn — and comes
+    /// back to `home`, which runs the whole pipeline. Returns the Interest when the pipeline
+    /// runs here and now.
+    #[cold]
+    #[inline(never)]
+    fn probe_cs(
+        &mut self,
+        fib: &FibGuard<'_>,
+        now: Time,
+        mut pkt: InInterest,
+        home: u8,
+        out: &mut Vec<Out>,
+    ) -> Option<InInterest> {
+        let allowed = self.faces.get(&pkt.face).is_some_and(|f| {
+            f.scope == FaceScope::Local || NameScope::of(&pkt.interest.name) != NameScope::Localhost
+        }) && pkt.interest.hop_limit != Some(0);
+        let hinted = self.choose_hint(fib, &pkt);
+        let hint = hinted
+            .as_ref()
+            .ok()
+            .and_then(|h| h.as_ref().map(|(n, _)| n));
+        if home == self.thread {
+            let full = pkt.hashes.full();
+            let pending = hinted.is_err()
+                || self
+                    .pcct
+                    .find(&pkt.interest.name, full, hint)
+                    .is_some_and(|slot| {
+                        self.pcct.pit(slot, Selectors::of(&pkt.interest)).is_some()
+                    });
+            let looping = pkt.interest.nonce.is_some_and(|n| self.dnl.has(full, n));
+            if !allowed || pending || looping || !self.config.cs_serve {
+                pkt.cs_probe = None;
+                return Some(pkt);
+            }
+        }
+        if allowed && self.config.cs_serve && hinted.is_ok() {
+            self.last_prefix_lookup = now;
+            let i = &pkt.interest;
+            if let Some((slot, wire)) =
+                self.pcct
+                    .cs_match_prefix(&i.name, hint, i.must_be_fresh, now)
+            {
+                self.pcct.cs_touch(slot);
+                self.counters.in_interests += 1;
+                self.counters.cs_hits += 1;
+                out.push(Out::Data {
+                    face: pkt.face,
+                    wire,
+                    token: pkt.token,
+                    ingress: FaceId::CONTENT_STORE,
+                    congestion_mark: pkt.congestion_mark,
+                    from_cs: true,
+                });
+                return None;
+            }
+        }
+        let threads = self.config.shards.as_ref().map_or(1, |s| s.ndt().threads());
+        let next = (self.thread + 1) % threads.max(1);
+        if next == home {
+            pkt.cs_probe = None;
+        }
+        out.push(Out::Shard {
+            shard: next,
+            packet: Box::new(crate::out::ToShard::Interest(pkt)),
+        });
+        None
+    }
+
     /// Answers from the CS if it can; true on a hit.
     fn cs_lookup(
         &mut self,
@@ -228,18 +303,19 @@ impl Pipelines {
         now: Time,
         out: &mut Vec<Out>,
     ) -> bool {
+        // The Interest's own name first: for a CanBePrefix Interest it is also the first in
+        // canonical order.
         let i = &pkt.interest;
-        let hit = match self
-            .pcct
-            .cs_match(slot, i.must_be_fresh, i.can_be_prefix, now)
-        {
+        let hit = match self.pcct.cs_match(slot, i.must_be_fresh, now) {
             Some(hit) => Some(hit),
-            None => self.cs_digest_match(pkt, hint, now),
+            None if i.can_be_prefix || i.name.ends_in_implicit_digest() => {
+                self.cs_lookup_further(pkt, hint, now)
+            }
+            None => None,
         };
         let Some((target, wire)) = hit else {
             return false;
         };
-        self.pcct.cs_touch(slot);
         self.pcct.cs_touch(target);
         self.counters.cs_hits += 1;
         out.push(Out::Data {
@@ -251,6 +327,26 @@ impl Pipelines {
             from_cs: true,
         });
         true
+    }
+
+    /// A CS hit beyond the Interest's own name: the first Data under it for a CanBePrefix
+    /// Interest, the Data it names by digest for one whose name ends in an implicit digest.
+    #[cold]
+    #[inline(never)]
+    fn cs_lookup_further(
+        &mut self,
+        pkt: &InInterest,
+        hint: Option<&Name>,
+        now: Time,
+    ) -> Option<(u32, bytes::Bytes)> {
+        let i = &pkt.interest;
+        if i.can_be_prefix {
+            self.last_prefix_lookup = now;
+            return self
+                .pcct
+                .cs_match_prefix(&i.name, hint, i.must_be_fresh, now);
+        }
+        self.cs_digest_match(pkt, hint, now)
     }
 
     /// A CS hit for an Interest whose name ends in an implicit digest: the Data cached under
@@ -270,9 +366,7 @@ impl Pipelines {
         let slot = self
             .pcct
             .find(&prefix, pkt.hashes.prefix(name.len() - 1), hint)?;
-        let (target, wire) = self
-            .pcct
-            .cs_match(slot, pkt.interest.must_be_fresh, false, now)?;
+        let (target, wire) = self.pcct.cs_match(slot, pkt.interest.must_be_fresh, now)?;
         let digest = sha2_digest(&wire);
         (digest.as_slice() == last.value()).then_some((target, wire))
     }
@@ -285,8 +379,8 @@ impl Pipelines {
         now: Time,
         out: &mut Vec<Out>,
     ) {
-        let token = self.pcct.token(a.slot, a.mbf);
-        let pit = self.pcct.pit_mut(a.slot, a.mbf).expect("PIT entry exists");
+        let token = self.pcct.token(a.slot, a.sel);
+        let pit = self.pcct.pit_mut(a.slot, a.sel).expect("PIT entry exists");
         let expiry = now + super::lifetime(&pit.interest, self.config.max_interest_lifetime);
         pit.add_upstream(next_hop, a.nonce, now, expiry);
         out.push(Out::Interest {
@@ -354,7 +448,7 @@ fn nack_one(
 /// What the Interest pipeline has settled about an Interest it keeps pending.
 struct Admitted {
     slot: u32,
-    mbf: bool,
+    sel: Selectors,
     nonce: Nonce,
     hop_limit: Option<u8>,
 }

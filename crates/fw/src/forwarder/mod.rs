@@ -8,7 +8,7 @@
 //!
 //! Pipelines: `interest` (HopLimit, scope, Dead Nonce List, forwarding hint, PIT insert and
 //! loop check, CS, NextHopFaceId, FIB, strategy), `data` (token lookup and name check,
-//! fallback by name for Data without a usable token, satisfy, CS insert direct and indirect,
+//! fallback by name for Data without a usable token, satisfy every entry it matches, CS insert,
 //! DNL), `nack` (upstream record by nonce, Duplicate retried with a new nonce, strategy), and
 //! `expiry` (PIT expiry and strategy timers).
 
@@ -72,7 +72,15 @@ pub struct ForwarderConfig {
     /// The longest an Interest stays pending, whatever InterestLifetime it asks for: a flood
     /// of Interests asking for years would otherwise hold its PIT entries forever.
     pub max_interest_lifetime: Duration,
+    /// The forwarding threads, when there are several: which is a name's home, and which
+    /// have short CanBePrefix Interests pending. `None` with one thread.
+    pub shards: Option<std::sync::Arc<crate::ndt::ShardSet>>,
 }
+
+/// How long the CS keeps its names' ordered index after the last CanBePrefix lookup that
+/// used it: a thread serving exact Interests alone does not maintain it, and one that sees a
+/// CanBePrefix Interest now and then keeps it rather than rebuilding it each time.
+const ORDER_IDLE: Duration = Duration::from_secs(60);
 
 /// Default of [`ForwarderConfig::max_interest_lifetime`]: two minutes, well above the
 /// lifetimes consumers and sync protocols use (NDN's default is 4 s; sync Interests are
@@ -92,6 +100,7 @@ impl Default for ForwarderConfig {
             cs_admit: true,
             cs_serve: true,
             max_interest_lifetime: DEFAULT_MAX_INTEREST_LIFETIME,
+            shards: None,
         }
     }
 }
@@ -111,6 +120,10 @@ pub struct InInterest {
     pub next_hop: Option<FaceId>,
     /// Its NDNLPv2 CongestionMark (0: none).
     pub congestion_mark: u64,
+    /// `Some(t)`: a CanBePrefix Interest shorter than the dispatch prefix, visiting each
+    /// thread's CS on its way to its own thread `t`, which runs its pipeline
+    /// ([`crate::ndt::Ndt::is_short`]). The input stage sets it; `None` otherwise.
+    pub cs_probe: Option<u8>,
 }
 
 /// A Data from the input stage.
@@ -133,6 +146,9 @@ pub struct InData {
     /// ([`kite_packet::kept::take_reusable`]) that the CS keeps as is instead of copying the
     /// Data; 0 when the frame shares its receive buffer with other packets.
     pub own_buffer: usize,
+    /// A copy another thread sends because this one is its name's home: it satisfied a
+    /// shorter name's Interest there, and is cached here (false from the input stage).
+    pub rehomed: bool,
 }
 
 /// A Nack from the input stage.
@@ -179,6 +195,13 @@ struct Pipelines {
     next_pit_id: u64,
     rng: u64,
     last_now: Time,
+    /// This thread's id (what the NDT names it by).
+    thread: u8,
+    /// When a CanBePrefix lookup last used the CS's ordered index.
+    last_prefix_lookup: Time,
+    /// Where the output of the Data being processed starts (its copies are sent once per
+    /// downstream and token).
+    data_out_start: usize,
 }
 
 impl Forwarder {
@@ -210,6 +233,9 @@ impl Forwarder {
                 next_pit_id: 1,
                 last_now: now,
                 rng: 0x9E37_79B9_7F4A_7C15 ^ (u64::from(thread) << 32 | now.0),
+                thread,
+                last_prefix_lookup: now,
+                data_out_start: 0,
                 config,
             },
         }
@@ -268,6 +294,9 @@ impl Forwarder {
         }
         s.on_timers(&fib, now, out);
         s.dnl.tick(now);
+        if s.pcct.has_order() && now > s.last_prefix_lookup + ORDER_IDLE {
+            s.pcct.drop_order();
+        }
         s.counters.count_out(&out[start..]);
     }
 
@@ -358,28 +387,15 @@ impl Forwarder {
         self.pipelines.config.cs_serve = serve;
     }
 
-    /// Erases up to `limit` cached Data under `prefix` (and the indirect entries under it);
-    /// returns how many Data were erased (management's `cs/erase`).
+    /// Erases up to `limit` cached Data under `prefix`, the first in canonical order, as NFD
+    /// does; returns how many were erased (management's `cs/erase`).
     pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
         let pcct = &mut self.pipelines.pcct;
-        let under: Vec<(u32, bool)> = pcct
-            .cs_slots()
-            .filter_map(|slot| {
-                let e = pcct.entry(slot)?;
-                let direct = matches!(e.cs(), Some(crate::pcct::CsEntry::Direct { .. }));
-                prefix.is_prefix_of(&e.name).then_some((slot, direct))
-            })
-            .collect();
-        let mut erased = 0;
-        for (slot, direct) in under {
-            if direct && erased == limit {
-                continue;
-            }
-            if pcct.cs_erase(slot) && direct {
-                erased += 1;
-            }
-        }
-        erased
+        let under = pcct.cs_under(prefix, limit);
+        under
+            .into_iter()
+            .filter(|&slot| pcct.cs_erase(slot))
+            .count()
     }
 
     /// The CS flags: (admit, serve).
@@ -446,8 +462,8 @@ impl Pipelines {
         let Some(strategy) = self.strategies.get_latest(inv.strategy) else {
             return false;
         };
-        let token = self.pcct.token_value(inv.slot, inv.must_be_fresh);
-        let Some(pit) = self.pcct.pit_mut(inv.slot, inv.must_be_fresh) else {
+        let token = self.pcct.token_value(inv.slot, inv.sel);
+        let Some(pit) = self.pcct.pit_mut(inv.slot, inv.sel) else {
             return false;
         };
         let from_local = self
@@ -462,7 +478,7 @@ impl Pipelines {
             pit_id: pit.id,
             pit,
             slot: inv.slot,
-            must_be_fresh: inv.must_be_fresh,
+            sel: inv.sel,
             token,
             nonce: inv.nonce,
             hop_limit: inv.hop_limit,
@@ -498,7 +514,7 @@ struct Invocation<'e> {
     strategy: crate::fib::StrategyId,
     fib: &'e crate::fib::FibEntry,
     slot: u32,
-    must_be_fresh: bool,
+    sel: crate::pcct::Selectors,
     ingress: FaceId,
     nonce: Nonce,
     hop_limit: Option<u8>,

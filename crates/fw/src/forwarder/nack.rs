@@ -24,22 +24,22 @@ impl Pipelines {
         if self.known_face(pkt.face).is_none() {
             return;
         }
-        let mbf = pkt.interest.must_be_fresh;
+        let sel = crate::pcct::Selectors::of(&pkt.interest);
         let name = &pkt.interest.name;
         // By token when it is ours and current, else by name (any hint partition).
         let by_token = pkt
             .token
             .as_ref()
             .and_then(|t| self.pcct.resolve(t))
-            .filter(|&(slot, m)| {
-                m == mbf
-                    && self.pcct.pit(slot, mbf).is_some()
+            .filter(|&(slot, s)| {
+                s == sel
+                    && self.pcct.pit(slot, sel).is_some()
                     && self.pcct.entry(slot).is_some_and(|e| e.name == *name)
             });
         let slot = by_token.map(|(s, _)| s).or_else(|| {
             self.pcct.partitions(name, pkt.hashes.full()).find(|&s| {
                 self.pcct
-                    .pit(s, mbf)
+                    .pit(s, sel)
                     .is_some_and(|p| p.upstream(pkt.face).is_some())
             })
         });
@@ -51,7 +51,7 @@ impl Pipelines {
         };
         let Some(up) = self
             .pcct
-            .pit_mut(slot, mbf)
+            .pit_mut(slot, sel)
             .and_then(|pit| pit.upstream_mut(pkt.face))
             .filter(|u| u.nonce == nonce)
         else {
@@ -62,23 +62,23 @@ impl Pipelines {
         // Nack~Duplicate: the nonce collided somewhere upstream; try once more with a new one.
         if pkt.reason == NackReason::DUPLICATE && up.duplicate_retries < DUPLICATE_RETRIES {
             up.duplicate_retries += 1;
-            return self.retry_with_new_nonce(slot, mbf, pkt, now, out);
+            return self.retry_with_new_nonce(slot, sel, pkt, now, out);
         }
-        self.run_nack_strategy(fib, slot, mbf, pkt, now, out);
+        self.run_nack_strategy(fib, slot, sel, pkt, now, out);
     }
 
     /// Sends the Interest again to the upstream that Nacked it, with a fresh Nonce.
     fn retry_with_new_nonce(
         &mut self,
         slot: u32,
-        mbf: bool,
+        sel: crate::pcct::Selectors,
         pkt: &InNack,
         now: Time,
         out: &mut Vec<Out>,
     ) {
         let nonce = self.random_nonce();
-        let token = self.pcct.token(slot, mbf);
-        let pit = self.pcct.pit_mut(slot, mbf).expect("checked by the caller");
+        let token = self.pcct.token(slot, sel);
+        let pit = self.pcct.pit_mut(slot, sel).expect("checked by the caller");
         let expiry = now + super::lifetime(&pit.interest, self.config.max_interest_lifetime);
         pit.add_upstream(pkt.face, nonce, now, expiry);
         let ingress = pit
@@ -101,12 +101,12 @@ impl Pipelines {
         &mut self,
         fib: &FibGuard<'_>,
         slot: u32,
-        mbf: bool,
+        sel: crate::pcct::Selectors,
         pkt: &InNack,
         now: Time,
         out: &mut Vec<Out>,
     ) {
-        let pit = self.pcct.pit(slot, mbf).expect("checked by the caller");
+        let pit = self.pcct.pit(slot, sel).expect("checked by the caller");
         let (entry, strategy) = match Self::fib_entry_valid(fib, pit.fib) {
             Some(e) => (e, pit.strategy),
             None => (
@@ -118,7 +118,7 @@ impl Pipelines {
             strategy,
             fib: entry,
             slot,
-            must_be_fresh: mbf,
+            sel,
             ingress: pkt.face,
             nonce: pit.interest.nonce.unwrap_or(Nonce([0; 4])),
             hop_limit: pit.interest.hop_limit.map(|h| h.saturating_sub(1)),
@@ -126,7 +126,7 @@ impl Pipelines {
         if self.with_strategy(inv, now, out, |s, ctx| {
             s.after_receive_nack(ctx, pkt.reason)
         }) {
-            self.finalize(slot, mbf, false, None);
+            self.finalize(slot, sel, false, None);
         }
     }
 }

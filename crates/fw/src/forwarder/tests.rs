@@ -110,7 +110,7 @@ fn must_be_fresh_is_not_aggregated_with_stale_ok_interests() {
 }
 
 #[test]
-fn can_be_prefix_fetch_creates_an_indirect_cs_entry() {
+fn a_data_fetched_by_a_can_be_prefix_interest_is_cached_under_its_own_name() {
     let mut h = Harness::new();
     h.route("/a", UP1, 10);
     let mut i = interest("/a", 1);
@@ -118,8 +118,7 @@ fn can_be_prefix_fetch_creates_an_indirect_cs_entry() {
     let out = h.interest(APP, i.clone(), None);
     let (_, token) = sent_interest(&out);
     assert_eq!(h.data(UP1, data("/a/b/c", 10_000), Some(token)).len(), 1);
-    // direct entry under /a/b/c, indirect under /a
-    assert_eq!(h.fwd.pcct().cs_len(), 2);
+    assert_eq!(h.fwd.pcct().cs_len(), 1, "one Data, under /a/b/c");
     i.nonce = Some(Nonce::from(2));
     let out = h.interest(APP2, i, None);
     assert!(
@@ -139,6 +138,65 @@ fn can_be_prefix_fetch_creates_an_indirect_cs_entry() {
     let out = h.interest(APP2, interest("/a", 4), None);
     assert!(matches!(out[..], [Out::Interest { face: UP1, .. }]));
     assert_eq!(h.fwd.counters().cs_hits, 2);
+}
+
+#[test]
+fn a_can_be_prefix_interest_is_answered_by_data_an_exact_interest_cached() {
+    // As NFD's CS: any cached Data under its name answers a CanBePrefix Interest, whichever
+    // Interest fetched it.
+    let mut h = Harness::new();
+    h.route("/p", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/p/a/b", 1), None));
+    h.data(UP1, data("/p/a/b", 100), Some(token));
+    let mut prefix = interest("/p/a", 2);
+    prefix.can_be_prefix = true;
+    let out = h.interest(APP2, prefix.clone(), None);
+    assert!(
+        matches!(
+            out[..],
+            [Out::Data {
+                face: APP2,
+                from_cs: true,
+                ..
+            }]
+        ),
+        "{out:?}"
+    );
+    // Once it is stale, a MustBeFresh one goes to the producer.
+    h.advance(200);
+    prefix.nonce = Some(Nonce::from(3));
+    prefix.must_be_fresh = true;
+    let out = h.interest(APP2, prefix, None);
+    assert!(
+        matches!(out[..], [Out::Interest { face: UP1, .. }]),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn the_cs_keeps_its_ordered_index_only_while_prefix_lookups_use_it() {
+    let mut h = Harness::new();
+    h.route("/p", UP1, 10);
+    let (_, token) = sent_interest(&h.interest(APP, interest("/p/a/b", 1), None));
+    h.data(UP1, data("/p/a/b", 1_000_000), Some(token));
+    assert!(!h.fwd.pcct().has_order());
+    let mut prefix = interest("/p/a", 2);
+    prefix.can_be_prefix = true;
+    assert!(matches!(
+        h.interest(APP2, prefix.clone(), None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
+    assert!(h.fwd.pcct().has_order());
+    h.advance(61_000);
+    assert!(
+        !h.fwd.pcct().has_order(),
+        "a minute without a prefix lookup"
+    );
+    prefix.nonce = Some(Nonce::from(3));
+    assert!(matches!(
+        h.interest(APP2, prefix, None)[..],
+        [Out::Data { from_cs: true, .. }]
+    ));
 }
 
 #[test]
@@ -888,22 +946,53 @@ fn cs_erase_removes_data_under_a_prefix_up_to_the_limit() {
 }
 
 #[test]
-fn a_longer_data_goes_only_to_the_can_be_prefix_downstreams_of_an_entry() {
-    // One PIT entry aggregates a CanBePrefix Interest and an exact one for the same name; a
-    // Data with a longer name answers the first only.
+fn exact_and_can_be_prefix_interests_of_one_name_keep_separate_pit_entries() {
+    // As NFD: an exact and a CanBePrefix Interest for the same name are not aggregated, so each
+    // is forwarded and each downstream gets the Data it asked for.
     let mut h = Harness::new();
     h.route("/a", UP1, 10);
     let mut prefix = interest("/a/x", 1);
     prefix.can_be_prefix = true;
-    let (_, token) = sent_interest(&h.interest(APP, prefix, Some(tok(1))));
-    assert!(
-        h.interest(APP2, interest("/a/x", 2), Some(tok(2)))
-            .is_empty(),
-        "aggregated into the same entry"
+    let (_, prefix_token) = sent_interest(&h.interest(APP, prefix.clone(), Some(tok(1))));
+    let (_, exact_token) = sent_interest(&h.interest(APP2, interest("/a/x", 2), Some(tok(2))));
+    assert_ne!(prefix_token, exact_token);
+    // A second CanBePrefix Interest joins the first one's entry.
+    prefix.nonce = Some(Nonce::from(3));
+    assert!(h.interest(PRODUCER, prefix, Some(tok(3))).is_empty());
+    // A longer Data answers the CanBePrefix entry only...
+    let out = h.data(UP1, data("/a/x/1", 100), Some(prefix_token));
+    let mut got: Vec<_> = out.iter().map(sent_data).collect();
+    got.sort_by_key(|(face, _)| *face);
+    assert_eq!(
+        got,
+        vec![(APP, Some(tok(1))), (PRODUCER, Some(tok(3)))],
+        "{out:?}"
     );
-    let out = h.data(UP1, data("/a/x/1", 100), Some(token));
+    // ...and the exact one waits for its own.
+    let out = h.data(UP1, data("/a/x", 100), Some(exact_token));
     let got: Vec<_> = out.iter().map(sent_data).collect();
-    assert_eq!(got, vec![(APP, Some(tok(1)))], "{out:?}");
+    assert_eq!(got, vec![(APP2, Some(tok(2)))], "{out:?}");
+}
+
+#[test]
+fn a_data_of_the_interest_name_answers_every_entry_of_that_name() {
+    // The exact and the CanBePrefix entries of /a/x are both satisfied by Data /a/x, whichever
+    // entry's token it came back with (NFD satisfies every PIT entry a Data matches).
+    let mut h = Harness::new();
+    h.route("/a", UP1, 10);
+    let mut prefix = interest("/a/x", 1);
+    prefix.can_be_prefix = true;
+    let (_, prefix_token) = sent_interest(&h.interest(APP, prefix, Some(tok(1))));
+    let _ = sent_interest(&h.interest(APP2, interest("/a/x", 2), Some(tok(2))));
+    let out = h.data(UP1, data("/a/x", 100), Some(prefix_token));
+    let mut got: Vec<_> = out.iter().map(sent_data).collect();
+    got.sort_by_key(|(face, _)| *face);
+    assert_eq!(
+        got,
+        vec![(APP, Some(tok(1))), (APP2, Some(tok(2)))],
+        "{out:?}"
+    );
+    assert_eq!(h.fwd.pcct().pit_len(), 0);
 }
 
 /// The suppression intervals a run of retransmissions meets (10 ms, doubling, at most

@@ -1,20 +1,23 @@
 //! The PIT-CS Composite Table (PCCT) of one forwarding thread (NDN-DPDK paper, section 5).
 //!
-//! An entry is keyed by (name, chosen forwarding hint) and holds up to two PIT entries — one for
-//! Interests without MustBeFresh, one with (they cannot be aggregated; CanBePrefix differences
-//! can) — and one CS entry. A CS entry is *direct* (the Data's encoding, under the Data's name)
-//! or *indirect* (under the name of a CanBePrefix Interest that a longer-named Data satisfied,
-//! pointing at the direct entry), so a repeated prefix Interest hits the cache with one exact
-//! lookup.
+//! An entry is keyed by (name, chosen forwarding hint) and holds up to four PIT entries, one
+//! per combination of CanBePrefix and MustBeFresh ([`Selectors`]: NFD aggregates only Interests
+//! that agree on both, so each downstream gets the Data it asked for), and one CS entry: a
+//! Data, under its own name.
+//!
+//! CS lookups: an exact Interest finds its Data by the entry of its own name; a CanBePrefix
+//! Interest takes, as NFD's CS does, the first cached Data under its name in canonical order
+//! that it accepts (fresh, when it asks MustBeFresh), found through an ordered index of the
+//! cached names ([`order`]) that exact lookups never touch.
 //!
 //! Structure: entries in a preallocated slab; a bucket index of slot numbers keyed by
 //! the *name* hash only (its buckets prefetched a burst ahead), so the partitions of one name
 //! for different hints can all be found (Data without a token needs that); PIT entries in their own
 //! slab; CS entries on an intrusive least-recently-used list (O(1) touch and eviction; LRU as
-//! NFD's default policy, with no allocation per access).
+//! NFD's default policy, with no allocation per access) and in the ordered index.
 //!
 //! Tokens: a PIT entry forwarded upstream is named by a 6-octet token
-//! `thread (8 bits) | MustBeFresh (1) | generation (15) | slot (24)`, so an arriving Data or Nack
+//! `thread (8 bits) | selectors (2) | generation (14) | slot (24)`, so an arriving Data or Nack
 //! finds its entry by indexing the slab, the generation rejects tokens of entries that are gone,
 //! and the caller then compares names so a forged token satisfies nothing. Six octets, not
 //! eight: NDNd v1.5.3 echoes a downstream's token only when it is 6 octets long (it aborts on
@@ -33,13 +36,14 @@
 //! packet and its name's buffer, and [`KEPT_OVERHEAD`] for each, against
 //! [`PcctConfig::cs_bytes`].
 
+mod order;
 mod pit;
 
 use bytes::Bytes;
 use kite_packet::kept::{copy_reusable, footprint};
 use kite_packet::{InterestView, Name, PitToken};
 
-pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, UpRecord, PIT_SCRATCH_LEN};
+pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, Selectors, UpRecord, PIT_SCRATCH_LEN};
 
 use crate::fib::StrategyId;
 use crate::index::BucketIndex;
@@ -50,7 +54,7 @@ use crate::time::Time;
 const NIL: u32 = u32::MAX;
 
 /// Bits of the slot generation carried in a token.
-const GEN_BITS: u32 = 15;
+const GEN_BITS: u32 = 14;
 const GEN_MASK: u32 = (1 << GEN_BITS) - 1;
 /// Bits of the slot number carried in a token: a PCCT holds at most 2^24 entries.
 const SLOT_BITS: u32 = 24;
@@ -58,6 +62,9 @@ const SLOT_BITS: u32 = 24;
 pub const MAX_CAPACITY: usize = 1 << SLOT_BITS;
 /// Octets of Kite's PIT token.
 const TOKEN_LEN: usize = 6;
+
+/// Name lengths [`Pcct::cbp_pending_at`] tells apart; longer names count with this length.
+const CBP_LENS: usize = 32;
 
 /// PIT entries kept for `/localhost` Interests (management commands and datasets, which only
 /// local faces may send) beyond [`PcctConfig::pit_capacity`]. (The entries they need come
@@ -77,7 +84,7 @@ pub struct PcctConfig {
     pub capacity: usize,
     /// PIT entries held at once.
     pub pit_capacity: usize,
-    /// CS entries (direct and indirect) held at once.
+    /// CS entries (cached Data) held at once.
     pub cs_capacity: usize,
     /// Octets the CS entries may hold at once: their packets, names and [`KEPT_OVERHEAD`]
     /// each (the fixed-size entries themselves are [`Pcct::ENTRY_BYTES`] per slot, allocated
@@ -130,23 +137,35 @@ impl Drop for CachedWire {
     }
 }
 
-/// A cached Data, or a pointer to one.
+/// How many cached Data under its name a CanBePrefix Interest may be compared with before it
+/// counts as a miss (NFD looks at all of them): stale Data or other partitions' under a short
+/// name would otherwise let one Interest cost a walk of the whole CS.
+pub const PREFIX_MATCH_SCAN: usize = 256;
+
+/// A cached Data, under its own name.
 #[derive(Debug)]
-pub enum CsEntry {
-    /// The Data, under its own name.
-    Direct {
-        /// A copy of its encoding.
-        wire: CachedWire,
-        /// Until when it is fresh (for MustBeFresh Interests).
-        fresh_until: Time,
-    },
-    /// Under a CanBePrefix Interest's name: the direct entry it was satisfied with.
-    Indirect {
-        /// Slot of the direct entry.
-        slot: u32,
-        /// Its generation when the pointer was made.
-        gen: u32,
-    },
+pub struct CsEntry {
+    /// A copy of its encoding.
+    wire: CachedWire,
+    /// Until when it is fresh (for MustBeFresh Interests).
+    fresh_until: Time,
+}
+
+impl CsEntry {
+    /// Octets of the Data.
+    pub fn len(&self) -> usize {
+        self.wire.len()
+    }
+
+    /// Whether the Data is empty (never, for a decoded Data).
+    pub fn is_empty(&self) -> bool {
+        self.wire.is_empty()
+    }
+
+    /// Whether a MustBeFresh Interest may take it at `now`.
+    fn fresh_at(&self, now: Time) -> bool {
+        self.fresh_until > now
+    }
 }
 
 /// One (name, chosen forwarding hint) entry.
@@ -159,7 +178,8 @@ pub struct Entry {
     /// The forwarding hint the Interest was forwarded by, if any (a separate partition).
     pub hint: Option<Name>,
     name_hash: u64,
-    pit: [Option<u32>; 2],
+    /// The PIT entries, by [`Selectors::index`] ([`NIL`]: none).
+    pit: [u32; 4],
     cs: Option<CsEntry>,
     lru_prev: u32,
     lru_next: u32,
@@ -193,13 +213,19 @@ impl Entry {
         self.name_hash
     }
 
-    /// Whether a PIT entry exists for this MustBeFresh value.
-    pub fn has_pit(&self, must_be_fresh: bool) -> bool {
-        self.pit[usize::from(must_be_fresh)].is_some()
+    /// Whether a PIT entry exists for these selectors.
+    pub fn has_pit(&self, sel: Selectors) -> bool {
+        self.pit[sel.index()] != NIL
+    }
+
+    /// The PIT entry's index in the PIT slab for these selectors.
+    #[inline]
+    fn pit_index(&self, sel: Selectors) -> Option<u32> {
+        Some(self.pit[sel.index()]).filter(|&i| i != NIL)
     }
 
     fn is_unused(&self) -> bool {
-        self.pit == [None, None] && self.cs.is_none()
+        self.pit == [NIL; 4] && self.cs.is_none()
     }
 
     /// Makes the name and hint hold their own copies, unless they do already.
@@ -211,6 +237,13 @@ impl Entry {
             }
             self.detached = true;
         }
+    }
+}
+
+impl order::Keys for Slab<Entry> {
+    fn key(&self, slot: u32) -> order::Key<'_> {
+        let e = self.get(slot).expect("the index holds live entries only");
+        order::Key::new(e.name.value(), e.hint.as_ref().map(Name::value))
     }
 }
 
@@ -243,9 +276,19 @@ pub struct Pcct {
     /// Octets charged to the CS entries held.
     cs_bytes: usize,
     cs_byte_capacity: usize,
+    /// The slots holding CS entries, in canonical order of their names, while `order_on`:
+    /// the index is kept only while CanBePrefix lookups use it ([`Pcct::drop_order`]), so
+    /// that a thread serving exact Interests alone never pays for it.
+    order: order::NameOrder,
+    order_on: bool,
     /// PIT entries whose name ends in an implicit digest: only while there are some can a
     /// Data without a token need its digest computed to find them.
     digest_named_pits: usize,
+    /// CanBePrefix PIT entries by name length (the last one: that length and longer), and in
+    /// all: a Data that came back for one entry looks for others it answers only where
+    /// there are some.
+    cbp_by_len: [u32; CBP_LENS + 1],
+    cbp_pending: u32,
 }
 
 impl Pcct {
@@ -263,7 +306,11 @@ impl Pcct {
             cs_capacity: config.cs_capacity.min(config.capacity),
             cs_bytes: 0,
             cs_byte_capacity: config.cs_bytes,
+            order: order::NameOrder::new(),
+            order_on: false,
             digest_named_pits: 0,
+            cbp_by_len: [0; CBP_LENS + 1],
+            cbp_pending: 0,
         }
     }
 
@@ -295,7 +342,7 @@ impl Pcct {
         self.pit_capacity.saturating_sub(self.pits.len())
     }
 
-    /// CS entries in use (direct and indirect).
+    /// CS entries in use (cached Data).
     pub fn cs_len(&self) -> usize {
         self.cs_len
     }
@@ -385,7 +432,7 @@ impl Pcct {
                 name: name.clone(),
                 hint: hint.cloned(),
                 name_hash,
-                pit: [None, None],
+                pit: [NIL; 4],
                 cs: None,
                 lru_prev: NIL,
                 lru_next: NIL,
@@ -420,23 +467,24 @@ impl Pcct {
 
     // ---- PIT ----
 
-    /// The PIT entry of `slot` for this MustBeFresh value.
+    /// The PIT entry of `slot` for these selectors.
     #[inline]
-    pub fn pit(&self, slot: u32, must_be_fresh: bool) -> Option<&PitEntry> {
-        let i = self.entries.get(slot)?.pit[usize::from(must_be_fresh)]?;
+    pub fn pit(&self, slot: u32, sel: Selectors) -> Option<&PitEntry> {
+        let i = self.entries.get(slot)?.pit_index(sel)?;
         self.pits.get(i)
     }
 
-    /// The PIT entry of `slot` for this MustBeFresh value, mutably.
+    /// The PIT entry of `slot` for these selectors, mutably.
     #[inline]
-    pub fn pit_mut(&mut self, slot: u32, must_be_fresh: bool) -> Option<&mut PitEntry> {
-        let i = self.entries.get(slot)?.pit[usize::from(must_be_fresh)]?;
+    pub fn pit_mut(&mut self, slot: u32, sel: Selectors) -> Option<&mut PitEntry> {
+        let i = self.entries.get(slot)?.pit_index(sel)?;
         self.pits.get_mut(i)
     }
 
     /// Stores a new PIT entry in `slot` for `interest` (number `id`, handled by `strategy`,
     /// [`PitEntry::new`]), built in its place in the PIT (an entry is large: building it first
-    /// and moving it in costs copies); the entry must not have one for this MustBeFresh value.
+    /// and moving it in costs copies); the entry must not have one for these selectors (the
+    /// Interest's own).
     /// When every PIT entry is in use, the Interest comes back (it is still needed, to Nack
     /// it). The Interest is copied out of its receive buffer
     /// ([`kite_packet::InterestView::detach`]) and the entry's name shares the copy.
@@ -445,11 +493,11 @@ impl Pcct {
     pub fn pit_insert(
         &mut self,
         slot: u32,
-        must_be_fresh: bool,
         id: u64,
         mut interest: InterestView,
         strategy: StrategyId,
     ) -> Result<(), InterestView> {
+        let sel = Selectors::of(&interest);
         let scope = NameScope::of(&interest.name);
         if scope != NameScope::Localhost && self.pits.len() >= self.pit_capacity {
             return Err(interest);
@@ -473,10 +521,27 @@ impl Pcct {
             .pits
             .insert_with(|| PitEntry::new(id, interest, scope, strategy))
             .expect("checked not full above");
-        debug_assert!(e.pit[usize::from(must_be_fresh)].is_none());
-        e.pit[usize::from(must_be_fresh)] = Some(i);
+        debug_assert_eq!(e.pit[sel.index()], NIL);
+        e.pit[sel.index()] = i;
         self.digest_named_pits += usize::from(e.name.ends_in_implicit_digest());
+        if sel.can_be_prefix() {
+            self.cbp_by_len[e.name.len().min(CBP_LENS)] += 1;
+            self.cbp_pending += 1;
+        }
         Ok(())
+    }
+
+    /// Whether any CanBePrefix PIT entry is pending.
+    #[inline]
+    pub fn has_cbp_pending(&self) -> bool {
+        self.cbp_pending > 0
+    }
+
+    /// Whether CanBePrefix PIT entries of names of `len` components may be pending (for
+    /// lengths from 32 on: of any such length).
+    #[inline]
+    pub fn cbp_pending_at(&self, len: usize) -> bool {
+        self.cbp_by_len[len.min(CBP_LENS)] > 0
     }
 
     /// Whether some pending Interest names its Data by implicit digest.
@@ -485,44 +550,49 @@ impl Pcct {
         self.digest_named_pits > 0
     }
 
-    /// Every PIT entry, as (slot, MustBeFresh).
-    pub fn pit_slots(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+    /// Every PIT entry, as (slot, selectors).
+    pub fn pit_slots(&self) -> impl Iterator<Item = (u32, Selectors)> + '_ {
         self.entries.iter().flat_map(|(slot, e)| {
-            [false, true]
+            Selectors::ALL
                 .into_iter()
-                .filter(move |&mbf| e.pit[usize::from(mbf)].is_some())
-                .map(move |mbf| (slot, mbf))
+                .filter(move |&sel| e.has_pit(sel))
+                .map(move |sel| (slot, sel))
         })
     }
 
     /// Removes the PIT entry (dropped where it lies, not moved out); the PCCT entry goes too
     /// if nothing else is in it. False when there was no such PIT entry.
-    pub fn pit_discard(&mut self, slot: u32, must_be_fresh: bool) -> bool {
+    pub fn pit_discard(&mut self, slot: u32, sel: Selectors) -> bool {
         let Some(e) = self.entries.get_mut(slot) else {
             return false;
         };
-        let Some(i) = e.pit[usize::from(must_be_fresh)].take() else {
+        let Some(i) = e.pit_index(sel) else {
             return false;
         };
+        e.pit[sel.index()] = NIL;
         self.digest_named_pits -= usize::from(e.name.ends_in_implicit_digest());
+        if sel.can_be_prefix() {
+            self.cbp_by_len[e.name.len().min(CBP_LENS)] -= 1;
+            self.cbp_pending -= 1;
+        }
         self.pits.discard(i);
         self.remove_if_unused(slot);
         true
     }
 
-    /// The token naming the PIT entry of `slot` for this MustBeFresh value.
+    /// The token naming the PIT entry of `slot` for these selectors.
     #[inline]
-    pub fn token(&self, slot: u32, must_be_fresh: bool) -> PitToken {
-        Self::token_of(self.token_value(slot, must_be_fresh))
+    pub fn token(&self, slot: u32, sel: Selectors) -> PitToken {
+        Self::token_of(self.token_value(slot, sel))
     }
 
     /// The 48 bits of [`Pcct::token`], for a caller that may not need the token itself
     /// (a strategy that forwards nothing): [`Pcct::token_of`] makes it.
     #[inline]
-    pub fn token_value(&self, slot: u32, must_be_fresh: bool) -> u64 {
+    pub fn token_value(&self, slot: u32, sel: Selectors) -> u64 {
         let gen = u64::from(self.entries.gen(slot) & GEN_MASK);
         u64::from(self.thread) << 40
-            | u64::from(must_be_fresh) << 39
+            | (sel.index() as u64) << 38
             | gen << SLOT_BITS
             | u64::from(slot)
     }
@@ -541,9 +611,9 @@ impl Pcct {
         Some(b.iter().fold(0, |acc, &x| acc << 8 | u64::from(x)))
     }
 
-    /// The (slot, MustBeFresh) a token names, if it is this thread's and still current.
+    /// The (slot, selectors) a token names, if it is this thread's and still current.
     #[inline]
-    pub fn resolve(&self, token: &PitToken) -> Option<(u32, bool)> {
+    pub fn resolve(&self, token: &PitToken) -> Option<(u32, Selectors)> {
         let t = Self::token_bits(token)?;
         if (t >> 40) as u8 != self.thread {
             return None;
@@ -554,7 +624,7 @@ impl Pcct {
         if self.entries.gen(slot) & GEN_MASK != gen {
             return None;
         }
-        Some((slot, t >> 39 & 1 == 1))
+        Some((slot, Selectors::from_index((t >> 38) as usize & 3)))
     }
 
     /// The forwarding thread a token names (what the input stage dispatches Data and Nacks by).
@@ -565,33 +635,93 @@ impl Pcct {
 
     // ---- CS ----
 
-    /// The cached Data that answers an Interest at `slot`: the direct entry, or — for a
-    /// CanBePrefix Interest — the one an indirect entry points at; fresh when `must_be_fresh`.
-    pub fn cs_match(
+    /// The Data cached under the name of `slot`, if a MustBeFresh Interest (`must_be_fresh`)
+    /// may take it at `now`, with the slot it is in.
+    pub fn cs_match(&mut self, slot: u32, must_be_fresh: bool, now: Time) -> Option<(u32, Bytes)> {
+        let cs = self.entries.get(slot)?.cs.as_ref()?;
+        (!must_be_fresh || cs.fresh_at(now)).then(|| (slot, cs.wire.share()))
+    }
+
+    /// The Data a CanBePrefix Interest for `name` in the partition of `hint` takes: the first
+    /// in canonical order under `name` (its own name first), fresh at `now` when
+    /// `must_be_fresh`, among the first [`PREFIX_MATCH_SCAN`] cached under it.
+    pub fn cs_match_prefix(
         &mut self,
-        slot: u32,
+        name: &Name,
+        hint: Option<&Name>,
         must_be_fresh: bool,
-        can_be_prefix: bool,
         now: Time,
     ) -> Option<(u32, Bytes)> {
-        let target = match self.entries.get(slot)?.cs.as_ref()? {
-            CsEntry::Direct { .. } => slot,
-            CsEntry::Indirect { slot: t, gen } if can_be_prefix => {
-                let (t, gen) = (*t, *gen);
-                self.entries.get_checked(t, gen)?;
-                t
+        self.build_order();
+        let entries = &self.entries;
+        let mut found = None;
+        let mut scanned = 0;
+        self.order.under(name.value(), entries, |slot| {
+            scanned += 1;
+            let Some(e) = entries.get(slot) else {
+                return core::ops::ControlFlow::Continue(());
+            };
+            let usable = e.hint.as_ref() == hint
+                && e.cs
+                    .as_ref()
+                    .is_some_and(|cs| !must_be_fresh || cs.fresh_at(now));
+            if usable {
+                found = Some(slot);
+                return core::ops::ControlFlow::Break(());
             }
-            CsEntry::Indirect { .. } => return None,
-        };
-        match self.entries.get_mut(target)?.cs.as_mut()? {
-            CsEntry::Direct { wire, fresh_until } => {
-                if must_be_fresh && *fresh_until <= now {
-                    return None;
-                }
-                Some((target, wire.share()))
+            if scanned == PREFIX_MATCH_SCAN {
+                return core::ops::ControlFlow::Break(());
             }
-            CsEntry::Indirect { .. } => None,
+            core::ops::ControlFlow::Continue(())
+        });
+        let slot = found?;
+        let cs = self.entries.get(slot)?.cs.as_ref()?;
+        Some((slot, cs.wire.share()))
+    }
+
+    /// The slots of the Data cached under `prefix` (any partition), in canonical order, at
+    /// most `limit` of them.
+    pub fn cs_under(&mut self, prefix: &Name, limit: usize) -> Vec<u32> {
+        let mut slots = Vec::new();
+        if limit == 0 {
+            return slots;
         }
+        self.build_order();
+        self.order.under(prefix.value(), &self.entries, |slot| {
+            slots.push(slot);
+            if slots.len() == limit {
+                core::ops::ControlFlow::Break(())
+            } else {
+                core::ops::ControlFlow::Continue(())
+            }
+        });
+        slots
+    }
+
+    /// Builds the ordered index of the cached names, unless it is kept already: one
+    /// insertion per CS entry.
+    fn build_order(&mut self) {
+        if self.order_on {
+            return;
+        }
+        self.order_on = true;
+        let mut at = self.lru_head;
+        while let Some(e) = self.entries.get(at) {
+            let next = e.lru_next;
+            self.order.insert(at, &self.entries);
+            at = next;
+        }
+    }
+
+    /// Whether the ordered index of the cached names is kept.
+    pub fn has_order(&self) -> bool {
+        self.order_on
+    }
+
+    /// Stops keeping the ordered index (the next CanBePrefix lookup builds it again).
+    pub fn drop_order(&mut self) {
+        self.order.clear();
+        self.order_on = false;
     }
 
     /// Marks the CS entry of `slot` as just used.
@@ -627,18 +757,7 @@ impl Pcct {
             _ => wire.clone(),
         };
         let wire = CachedWire { wire, held };
-        self.cs_set(slot, CsEntry::Direct { wire, fresh_until });
-    }
-
-    /// Makes `slot` an indirect entry pointing at the direct entry in `target` (nothing when
-    /// `target` holds none: the Data was not cached).
-    pub fn cs_insert_indirect(&mut self, slot: u32, target: u32) {
-        let direct = self.entries.get(target).map(|e| &e.cs);
-        if !matches!(direct, Some(Some(CsEntry::Direct { .. }))) {
-            return self.remove_if_unused(slot);
-        }
-        let gen = self.entries.gen(target);
-        self.cs_set(slot, CsEntry::Indirect { slot: target, gen });
+        self.cs_set(slot, CsEntry { wire, fresh_until });
     }
 
     fn cs_set(&mut self, slot: u32, cs: CsEntry) {
@@ -649,10 +768,7 @@ impl Pcct {
             return;
         };
         e.detach_names();
-        let packet = match &cs {
-            CsEntry::Direct { wire, .. } => wire.held + KEPT_OVERHEAD,
-            CsEntry::Indirect { .. } => 0,
-        };
+        let packet = cs.wire.held + KEPT_OVERHEAD;
         let held = |n: &Name| footprint(n.held_len()) + KEPT_OVERHEAD;
         let charge = packet + held(&e.name) + e.hint.as_ref().map_or(0, held);
         let old_charge = core::mem::replace(&mut e.cs_charge, charge);
@@ -662,8 +778,12 @@ impl Pcct {
             self.lru_unlink(slot);
         } else {
             self.cs_len += 1;
+            if self.order_on {
+                self.order.insert(slot, &self.entries);
+            }
         }
         self.lru_push_front(slot);
+        debug_assert!(!self.order_on || self.order.len() == self.cs_len);
         while self.cs_len > self.cs_capacity || self.cs_bytes > self.cs_byte_capacity {
             self.evict_lru();
         }
@@ -674,6 +794,13 @@ impl Pcct {
     /// and looking it up again to unlink and to drop it cost `kite bench fwd` ≈110
     /// instructions per exchange.
     pub fn cs_erase(&mut self, slot: u32) -> bool {
+        // Out of the index while its name can still be read.
+        if self.order_on {
+            if self.entries.get(slot).is_none_or(|e| e.cs.is_none()) {
+                return false;
+            }
+            self.order.remove(slot, &self.entries);
+        }
         let Some(e) = self.entries.get_mut(slot) else {
             return false;
         };
@@ -722,8 +849,7 @@ impl Pcct {
     /// long out of cache (`perf`: index removal and entry reads of evictions took ≈10 % of a
     /// forwarding thread's time): the index bucket of the entry after the new tail and the
     /// entry after that one. Both entries read here were prefetched by the two evictions
-    /// before, so each bucket has two evictions' time to arrive (a CanBePrefix Data that
-    /// caches a direct and an indirect entry makes two evictions back to back).
+    /// before, so each bucket has two evictions' time to arrive.
     fn prefetch_next_evictions(&self) {
         let Some(tail) = self.entries.get(self.lru_tail) else {
             return;

@@ -26,8 +26,6 @@ pub struct DownRecord {
     pub arrived: Time,
     /// The PIT token it attached, echoed on Data and Nacks sent back to it.
     pub token: Option<PitToken>,
-    /// Its Interest asked with CanBePrefix.
-    pub can_be_prefix: bool,
     /// The NDNLPv2 CongestionMark its Interest carried (0: none): the Data sent back carries
     /// at least this mark, so the consumer learns of congestion on either path.
     pub congestion_mark: u64,
@@ -48,6 +46,56 @@ pub struct UpRecord {
     pub nack: Option<NackReason>,
     /// Retries after a Nack~Duplicate (bounded, so two nodes cannot ping-pong forever).
     pub duplicate_retries: u8,
+}
+
+/// The two Interest elements that split a name's PIT entries: NFD aggregates an Interest only
+/// into an entry of the same name whose Interest agrees on CanBePrefix and MustBeFresh, so a
+/// Data with a longer name reaches only the CanBePrefix entry's downstreams and a stale one
+/// (from a cache upstream) only the others'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Selectors(u8);
+
+impl Selectors {
+    const CAN_BE_PREFIX: u8 = 2;
+    const MUST_BE_FRESH: u8 = 1;
+    /// Every combination, in [`Selectors::index`] order.
+    pub const ALL: [Selectors; 4] = [Selectors(0), Selectors(1), Selectors(2), Selectors(3)];
+
+    /// The selectors with these elements.
+    #[inline]
+    pub const fn new(can_be_prefix: bool, must_be_fresh: bool) -> Self {
+        Selectors((can_be_prefix as u8) << 1 | must_be_fresh as u8)
+    }
+
+    /// The selectors of `interest`.
+    #[inline]
+    pub fn of(interest: &InterestView) -> Self {
+        Self::new(interest.can_be_prefix, interest.must_be_fresh)
+    }
+
+    /// Whether the Interest asked with CanBePrefix.
+    #[inline]
+    pub const fn can_be_prefix(self) -> bool {
+        self.0 & Self::CAN_BE_PREFIX != 0
+    }
+
+    /// Whether the Interest asked with MustBeFresh.
+    #[inline]
+    pub const fn must_be_fresh(self) -> bool {
+        self.0 & Self::MUST_BE_FRESH != 0
+    }
+
+    /// A number in 0..4, the same for equal selectors.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The selectors whose [`Selectors::index`] is `i` (taken modulo 4).
+    #[inline]
+    pub const fn from_index(i: usize) -> Self {
+        Selectors((i & 3) as u8)
+    }
 }
 
 /// Which scope rule a name falls under, decided once per PIT entry.
@@ -101,6 +149,8 @@ pub struct PitEntry {
     pub scratch: [u8; PIT_SCRATCH_LEN],
     /// The scope rule of the name.
     pub scope: NameScope,
+    /// The CanBePrefix and MustBeFresh every Interest of this entry has.
+    pub selectors: Selectors,
 }
 
 impl PitEntry {
@@ -110,6 +160,7 @@ impl PitEntry {
     pub fn new(id: u64, interest: InterestView, scope: NameScope, strategy: StrategyId) -> Self {
         PitEntry {
             scope,
+            selectors: Selectors::of(&interest),
             id,
             interest,
             downstreams: SmallVec::new(),
@@ -185,9 +236,9 @@ impl PitEntry {
         seen
     }
 
-    /// Whether any downstream asked with CanBePrefix.
+    /// Whether the entry's Interests asked with CanBePrefix (a longer-named Data answers them).
     pub fn can_be_prefix(&self) -> bool {
-        self.downstreams.iter().any(|d| d.can_be_prefix)
+        self.selectors.can_be_prefix()
     }
 
     /// When the Interest was last sent to an upstream that may still answer (not Nacked, not
@@ -254,7 +305,6 @@ mod tests {
             expiry: Time::from_millis(expiry_ms),
             arrived: Time::ZERO,
             token: None,
-            can_be_prefix: false,
             congestion_mark: 0,
         }
     }

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::face::{FaceId, FaceScope, LinkType};
 use crate::fib::{FibEntry, NextHop};
 use crate::out::Out;
-use crate::pcct::{NameScope, Pcct, PitEntry, PIT_SCRATCH_LEN};
+use crate::pcct::{NameScope, Pcct, PitEntry, Selectors, PIT_SCRATCH_LEN};
 use crate::time::Time;
 use crate::timer::TimerWheel;
 
@@ -58,7 +58,7 @@ pub(crate) type FibScratch = HashMap<u32, FibArea>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct StrategyTimer {
     pub slot: u32,
-    pub must_be_fresh: bool,
+    pub sel: Selectors,
     pub pit_id: u64,
     pub data: u64,
 }
@@ -69,7 +69,7 @@ pub(crate) enum TimerEvent {
     /// A PIT entry's lifetime is over.
     PitExpiry {
         slot: u32,
-        must_be_fresh: bool,
+        sel: Selectors,
         pit_id: u64,
     },
     /// A strategy timer.
@@ -85,7 +85,7 @@ pub struct StrategyCtx<'a> {
     pub(crate) pit: &'a mut PitEntry,
     pub(crate) pit_id: u64,
     pub(crate) slot: u32,
-    pub(crate) must_be_fresh: bool,
+    pub(crate) sel: Selectors,
     /// The PIT entry's token, made only when an Interest is sent ([`Pcct::token_value`]).
     pub(crate) token: u64,
     pub(crate) nonce: Nonce,
@@ -291,7 +291,7 @@ impl<'a> StrategyCtx<'a> {
     pub fn set_timer(&mut self, delay: Duration, data: u64) -> bool {
         let event = TimerEvent::Strategy(StrategyTimer {
             slot: self.slot,
-            must_be_fresh: self.must_be_fresh,
+            sel: self.sel,
             pit_id: self.pit_id,
             data,
         });

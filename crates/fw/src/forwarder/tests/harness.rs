@@ -100,6 +100,7 @@ impl Harness {
             token,
             next_hop: None,
             congestion_mark: 0,
+            cs_probe: None,
         };
         edit(&mut pkt);
         let mut out = Vec::new();
@@ -120,6 +121,7 @@ impl Harness {
                     token: None,
                     next_hop: None,
                     congestion_mark: 0,
+                    cs_probe: None,
                 }
             })
             .collect();
@@ -148,6 +150,7 @@ impl Harness {
             congestion_mark: 0,
             no_cache: false,
             own_buffer: 0,
+            rehomed: false,
         };
         edit(&mut pkt);
         let mut out = Vec::new();
