@@ -363,9 +363,6 @@ impl App {
             .take()
             .and_then(|t| t.join().ok())
             .unwrap_or_default();
-        let what = &self.what;
-        assert!(finished, "{what} ran over {PY_DEADLINE:?}: {err}");
-        assert!(status.success(), "{what} failed ({status}): {err}");
         // The reader thread may still be passing on the last lines: read until it ends (at
         // the pipe's end of file), not only what it has passed on so far.
         let until = Instant::now() + Duration::from_secs(5);
@@ -376,6 +373,12 @@ impl App {
         {
             out.push(v);
         }
+        let what = &self.what;
+        assert!(
+            finished,
+            "{what} ran over {PY_DEADLINE:?}, having printed {out:?}: {err}"
+        );
+        assert!(status.success(), "{what} failed ({status}): {err}");
         out
     }
 }
