@@ -2,8 +2,9 @@
 # Runs every test Kite has, installing what the tests need first:
 #   formatting and lints, unit and integration tests, property tests, the cross-implementation
 #   tests against python-ndn (from PyPI, in .venv), end-to-end tests of `kite run` with
-#   python-ndn apps, two daemons and NDNd (built from the Go module proxy, cached in
-#   target/interop), and each fuzz target for a bounded time.
+#   python-ndn and NDNts apps (NDNts from npm, in tests/interop/ndnts/node_modules), two
+#   daemons and NDNd (built from the Go module proxy, cached in target/interop), and each fuzz
+#   target for a bounded time.
 #   scripts/test.sh            everything (about 25 minutes on 2 cores); a failing test binary
 #                              does not stop the others, and the exit status is non-zero
 #   FUZZ_SECONDS=N scripts/test.sh   fuzz each target N seconds (default 30, 0 skips fuzzing)
@@ -61,6 +62,32 @@ fi
 .venv/bin/python -c 'import importlib.metadata as m; print("python-ndn", m.version("python-ndn"), "prometheus-client", m.version("prometheus-client"))'
 export KITE_PYTHON="$PWD/.venv/bin/python"
 
+step "NDNts (npm) in tests/interop/ndnts/node_modules, for the NDNts end-to-end tests"
+# The versions package-lock.json pins, installed again only when it changes. Without Node.js
+# and npm (or with a Node.js older than the pinned NDNts declares) those tests say SKIPPED.
+node_pkgs=()
+command -v node >/dev/null || node_pkgs+=(nodejs)
+command -v npm >/dev/null || node_pkgs+=(npm)
+if (( ${#node_pkgs[@]} > 0 )); then
+  (need_apt "${node_pkgs[@]}") || true
+fi
+ndnts=tests/interop/ndnts
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  if cmp -s "$ndnts/package-lock.json" "$ndnts/node_modules/.kite-installed-lock"; then
+    echo "NDNts: installed"
+  elif (cd "$ndnts" && npm ci --engine-strict --no-audit --no-fund --loglevel=error); then
+    cp "$ndnts/package-lock.json" "$ndnts/node_modules/.kite-installed-lock"
+  else
+    rm -rf "$ndnts/node_modules"
+    echo "test.sh: npm ci failed (Node.js $(node --version)): the NDNts tests will be SKIPPED" >&2
+  fi
+  if [[ -f "$ndnts/node_modules/.kite-installed-lock" ]]; then
+    (cd "$ndnts" && node -p '"NDNts " + require("./node_modules/@ndn/endpoint/package.json").version + " on Node.js " + process.version')
+  fi
+else
+  echo "test.sh: Node.js and npm are not installed: the NDNts tests will be SKIPPED" >&2
+fi
+
 step "NDNd v1.5.3 (Go module proxy), for the Kite-NDNd interop test"
 ndnd_bin=$(scripts/ndnd.sh) || {
   echo "test.sh: the Kite-NDNd interop test will be SKIPPED" >&2
@@ -102,7 +129,7 @@ passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | grep -oE '[0
 failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
 
 if (( fuzz_seconds > 0 )); then
-  step "fuzzing every target (decoders, link service, Ethernet, management, configuration, forwarder) for ${fuzz_seconds}s from the seed corpus"
+  step "fuzzing every target (decoders, link service, Ethernet, management, configuration, trust schemas, forwarder) for ${fuzz_seconds}s from the seed corpus"
   scripts/fuzz.sh "$fuzz_seconds" || status=1
 fi
 

@@ -1,6 +1,6 @@
-//! Writes the seed corpus of the link, ether, mgmt, config and forwarder targets with Kite's
-//! own encoders: `cargo run --example seeds` (from `fuzz/`). Each seed is one situation the
-//! target should start from; libFuzzer grows the rest. Seeds are rewritten in place (same
+//! Writes the seed corpus of the trust, link, ether, mgmt, config and forwarder targets with
+//! Kite's own encoders: `cargo run --example seeds` (from `fuzz/`). Each seed is one situation
+//! the target should start from; libFuzzer grows the rest. Seeds are rewritten in place (same
 //! name, same octets when the encoders did not change).
 
 use std::fs;
@@ -739,7 +739,51 @@ fn longest_name() -> Vec<u8> {
     n
 }
 
+fn trust_seeds() {
+    let schema = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/kite/tests/e2e_localhop_security.rs"),
+    )
+    .expect("the e2e schema");
+    let start = schema.find("rule\n{").expect("a rule");
+    let end = schema[start..].find("\"#;").expect("the schema's end") + start;
+    let mut seed = vec![0u8];
+    seed.extend_from_slice(&schema.as_bytes()[start..end]);
+    write("trust", "schema", &seed);
+    // Ed25519 from a fixed seed: the same certificate, to the octet, on every run.
+    let mut pkcs8 = vec![
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04,
+        0x20,
+    ];
+    pkcs8.extend_from_slice(&[7u8; 32]);
+    let key = kite_security::PrivateKey::from_der(kite_security::SignatureKind::Ed25519, &pkcs8)
+        .expect("an Ed25519 key");
+    let public = key.public_der().expect("a public key");
+    let name = kite_security::key_name(&"/site/router".parse().expect("a name"), &public);
+    let signer = kite_security::KeySigner::new(key, Some(name));
+    let validity = kite_packet::ValidityPeriod::new("20200101T000000", "20401231T235959")
+        .expect("a validity period");
+    let cert = kite_security::Certificate::issue(
+        signer.key_name().expect("a key name"),
+        &signer.key().public_der().expect("a public key"),
+        &signer,
+        b"self",
+        1,
+        validity,
+    )
+    .expect("a certificate");
+    let mut seed = vec![1u8];
+    seed.extend_from_slice(cert.wire());
+    write("trust", "certificate", &seed);
+    let mut seed = vec![2u8];
+    seed.extend_from_slice(b"^(<>*)<KEY><>{1,3}$\0");
+    let name: kite_packet::Name = "/site/router/KEY/k/self/v".parse().expect("a name");
+    seed.push(7);
+    seed.extend_from_slice(name.value());
+    write("trust", "regex", &seed);
+}
+
 fn main() {
+    trust_seeds();
     link_seeds();
     ether_seeds();
     mgmt_seeds();

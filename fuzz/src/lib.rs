@@ -9,3 +9,4 @@ pub mod input;
 pub mod link;
 pub mod mgmt;
 pub mod names;
+pub mod trust;

@@ -5,6 +5,7 @@
 //! FaceId-0 substitution, replay protection, and dataset request recognition.
 
 use bytes::Bytes;
+use kite_manager::replay::Stamp;
 use kite_manager::{ReplayGuard, RibRoute};
 use kite_mgmt::datasets::{
     ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, RibEntry,
@@ -124,15 +125,15 @@ fn interest(wire: Bytes) {
     let Ok(mut c) = parse_command(&i) else {
         return;
     };
-    let key = c.signature.key_name().cloned().unwrap_or_default();
-    let ts = c.signature.timestamp();
-    let mut guard = ReplayGuard::new();
-    let now = ts.unwrap_or(1_800_000_000_000);
-    if guard.admit(&key, ts, now).is_ok() {
-        assert!(
-            guard.admit(&key, ts, now).is_err(),
-            "a replayed command timestamp is refused"
-        );
+    if let Some(Ok(stamp)) = Stamp::of(&c.signature) {
+        let mut guard = ReplayGuard::new();
+        let now = stamp.timestamp.unwrap_or(1_800_000_000_000);
+        if guard.admit(&stamp, now).is_ok() {
+            assert!(
+                guard.admit(&stamp, now).is_err(),
+                "a replayed command is refused"
+            );
+        }
     }
     match c.validate() {
         Ok(()) => {

@@ -6,15 +6,21 @@ flushed at once so a test can read it while the process runs.
 
 Usage
 -----
-    python pyndn_daemon.py serve SOCKET PREFIX [--freshness MS] [--append COMP]
+    python pyndn_daemon.py serve SOCKET PREFIX... [--freshness MS] [--append COMP]
+                                 [--prefix-suffix NAME] [--hold N]
                                  [--object-size N --segment-size S]
-        Producer.  Registers PREFIX with rib/register (as NDNApp.register
+        Producer.  Registers each PREFIX with rib/register (as NDNApp.register
         does) and prints {"ready": true, "face_id": F} with the FaceId the
         forwarder's answer names, or {"ready": false, ...} and exits 1.
-        Then answers every Interest under PREFIX and prints
-        {"interest": URI, "n": K} for the K-th one (from 1).
+        Then answers every Interest under a PREFIX and prints
+        {"interest": URI, "n": K, "can_be_prefix", "must_be_fresh"} for the
+        K-th one (from 1), when it arrives.
           plain:   Data named the Interest's name (plus /COMP with
-                   --append), Content "K URI", FreshnessPeriod MS if given.
+                   --append; plus the components of NAME, e.g. /a/b, with
+                   --prefix-suffix when the Interest has CanBePrefix),
+                   Content "K URI", FreshnessPeriod MS if given.
+                   With --hold N an Interest is answered only once N are
+                   waiting; then all are, in the order they came.
           object:  with --object-size, a deterministic object of N octets cut
                    into S-octet segments under PREFIX/v=1/seg=I (FinalBlockId
                    on each); an Interest for PREFIX itself gets segment 0.
@@ -44,6 +50,16 @@ Usage
         "items", "last"} instead: the count of top-level items and the
         last one decoded by the model.  --timeout is each Interest's lifetime
         (default 2000).
+
+    python pyndn_daemon.py register-many SOCKET PREFIX [--rounds R] [--prefixes P]
+        Registration as python-ndn's NDNApp.register makes it, back to back.
+        One consumer connection stays open; each of R rounds opens a fresh
+        producer connection, registers P prefixes PREFIX/r<round>/p<i> one
+        after the other with NDNApp.register (v0.2 commands, millisecond
+        timestamps), then the consumer sends one Interest under each, which
+        the producer answers.  Prints {"round", "registered": [bool...],
+        "answers": [...]} per round, each answer as `get` prints it, and
+        closes the producer connection before the next round.
 
     python pyndn_daemon.py command SOCKET MODULE VERB [KEY=VALUE...]
         Sends a control command made by nfd_mgmt.make_command (keys:
@@ -134,8 +150,10 @@ async def register(app, prefix):
 
 
 def cmd_serve(args):
-    prefix = Name.from_str(args.prefix)
+    prefix = Name.from_str(args.prefixes[0])
+    suffix = Name.from_str(args.prefix_suffix) if args.prefix_suffix else []
     counter = {"n": 0}
+    held = []
     segments = []
     if args.object_size is not None:
         blob = object_bytes(args.object_size)
@@ -145,10 +163,11 @@ def cmd_serve(args):
         last = Component.from_segment(len(segments) - 1)
 
     async def body(app):
-        def on_interest(name, _param, _app_param):
+        def on_interest(name, param, _app_param):
             counter["n"] += 1
             uri = Name.to_str(name)
-            emit({"interest": uri, "n": counter["n"]})
+            emit({"interest": uri, "n": counter["n"], "can_be_prefix": bool(param.can_be_prefix),
+                  "must_be_fresh": bool(param.must_be_fresh)})
             if segments:
                 index = 0
                 if len(name) > len(prefix) and Component.get_type(name[-1]) == Component.TYPE_SEGMENT:
@@ -159,16 +178,24 @@ def cmd_serve(args):
                              final_block_id=last, freshness_period=10000)
                 return
             data_name = name + [Component.from_str(args.append)] if args.append else name
+            if param.can_be_prefix:
+                data_name = data_name + suffix
             kwargs = {}
             if args.freshness is not None:
                 kwargs["freshness_period"] = args.freshness
-            app.put_data(data_name, f"{counter['n']} {uri}".encode(), **kwargs)
+            content = f"{counter['n']} {uri}".encode()
+            held.append(lambda: app.put_data(data_name, content, **kwargs))
+            if len(held) >= args.hold:
+                for answer in held:
+                    answer()
+                held.clear()
 
-        app.set_interest_filter(prefix, on_interest)
-        resp = await register(app, prefix)
-        if resp["status_code"] != 200:
-            emit({"ready": False, "response": resp})
-            return 1
+        for p in args.prefixes:
+            app.set_interest_filter(p, on_interest)
+            resp = await register(app, p)
+            if resp["status_code"] != 200:
+                emit({"ready": False, "prefix": p, "response": resp})
+                return 1
         ready = {"ready": True, "face_id": resp["body"].get("face_id")}
         if segments:
             ready["sha256"] = hashlib.sha256(b"".join(segments)).hexdigest()
@@ -262,6 +289,39 @@ def cmd_fetch(args):
               "max_outstanding": most})
 
     return run_app(args.socket, body)
+
+
+def cmd_register_many(args):
+    consumer = new_app(args.socket)
+
+    async def rounds():
+        for r in range(args.rounds):
+            producer = new_app(args.socket)
+            done = asyncio.get_running_loop().create_future()
+
+            async def body(app=producer, r=r, done=done):
+                def on_interest(name, _param, _app_param, app=app):
+                    app.put_data(name, Name.to_str(name).encode(), freshness_period=0)
+
+                prefixes = [f"{args.prefix}/r{r}/p{i}" for i in range(args.prefixes)]
+                registered = []
+                # Each register() is awaited before the next, as an application registers
+                # its prefixes at start.
+                for p in prefixes:
+                    try:
+                        registered.append(await app.register(p, on_interest))
+                    except AttributeError:  # python-ndn cannot parse a 403 without a body
+                        registered.append(False)
+                answers = [await express(consumer, ["plain"], p + "/x") for p in prefixes]
+                done.set_result({"round": r, "registered": registered, "answers": answers})
+                app.shutdown()
+
+            await producer.main_loop(body())
+            emit(await done)
+        consumer.shutdown()
+
+    asyncio.run(consumer.main_loop(rounds()))
+    return 0
 
 
 DATASETS = {
@@ -363,9 +423,11 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve")
     s.add_argument("socket")
-    s.add_argument("prefix")
+    s.add_argument("prefixes", nargs="+", metavar="prefix")
     s.add_argument("--freshness", type=int)
     s.add_argument("--append")
+    s.add_argument("--prefix-suffix")
+    s.add_argument("--hold", type=int, default=0)
     s.add_argument("--object-size", type=int)
     s.add_argument("--segment-size", type=int, default=8000)
     s.set_defaults(func=cmd_serve)
@@ -384,6 +446,12 @@ def main():
     d.add_argument("--summary", action="store_true")
     d.add_argument("--timeout", type=int, default=2000)
     d.set_defaults(func=cmd_dataset)
+    m = sub.add_parser("register-many")
+    m.add_argument("socket")
+    m.add_argument("prefix")
+    m.add_argument("--rounds", type=int, default=50)
+    m.add_argument("--prefixes", type=int, default=4)
+    m.set_defaults(func=cmd_register_many)
     c = sub.add_parser("command")
     c.add_argument("socket")
     c.add_argument("module")

@@ -3,7 +3,7 @@
 use std::io;
 use std::time::Duration;
 
-use kite_packet::{DecodeError, NackReason, Name};
+use kite_packet::{DecodeError, NackReason, Name, SignError};
 use thiserror::Error;
 
 /// Why a client operation failed.
@@ -52,6 +52,9 @@ pub enum ClientError {
         /// The element's length as its header announces it (header and value).
         len: u64,
     },
+    /// The command signer's key failed to sign.
+    #[error("signing the command failed: {0}")]
+    Sign(SignError),
     /// A status dataset does not follow the segmentation convention (no version or segment
     /// component, or no FinalBlockId within the segment limit).
     #[error("malformed status dataset: {0}")]

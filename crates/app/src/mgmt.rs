@@ -11,7 +11,7 @@ use kite_mgmt::nfd::status;
 use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::name::Component;
 use kite_packet::{
-    ContentType, Data, DigestSha256, Interest, Name, OwnedComponent, SignatureInfo, SignatureType,
+    ContentType, Data, DigestSha256, Interest, Name, OwnedComponent, SignatureInfo, Signer,
 };
 
 use crate::client::{random_nonce, Client};
@@ -49,10 +49,11 @@ impl Client {
     /// process; MustBeFresh, 4 s lifetime) and decodes the ControlResponse, whatever its
     /// status code.
     ///
-    /// A forwarder refuses (403) a command whose timestamp is not newer than the last one it
-    /// saw from the same key, which another process signing in the same millisecond causes.
-    /// The 403 does not say why, so after any 403 the command is sent once more, with a fresh
-    /// timestamp, after a short random wait.
+    /// NFD refuses (403) a `rib` command whose timestamp is not newer than the last one it
+    /// accepted from the same key, which another process signing in the same millisecond
+    /// causes (Kite only refuses an older one, or a repeated nonce). The 403 does not say why,
+    /// so after any 403 the command is sent once more, with a fresh timestamp, after a short
+    /// random wait.
     pub fn command(
         &mut self,
         module: &str,
@@ -92,22 +93,30 @@ impl Client {
         params: &ControlParameters,
         timeout: Duration,
     ) -> Result<ControlResponse, ClientError> {
-        let encoded = params.encode();
-        let mut name = prefix.clone();
-        for part in [module.as_bytes(), verb.as_bytes(), &encoded] {
-            name = name.append(Component::generic(part));
-        }
-        let mut interest = Interest::new(name);
-        interest.must_be_fresh = true;
-        interest.lifetime = Some(COMMAND_LIFETIME_MS);
-        interest.nonce = Some(random_nonce());
-        let mut info = SignatureInfo::new(SignatureType::DIGEST_SHA256);
-        info.nonce = Some(Bytes::copy_from_slice(&random_u64().to_be_bytes()));
-        info.time = Some(next_signature_time());
-        interest.sig_info = Some(info);
-        let wire = interest
-            .encode_signed(&DigestSha256)
-            .expect("DigestSha256 signing cannot fail");
+        let wire = CommandSigner::digest().sign(prefix, module, verb, params)?;
+        self.command_wire(wire, timeout)
+    }
+
+    /// Sends `<prefix>/<module>/<verb>/<params>` once, signed by `signer`, and decodes the
+    /// ControlResponse.
+    pub fn command_signed(
+        &mut self,
+        signer: &mut CommandSigner,
+        prefix: &Name,
+        module: &str,
+        verb: &str,
+        params: &ControlParameters,
+        timeout: Duration,
+    ) -> Result<ControlResponse, ClientError> {
+        let wire = signer.sign(prefix, module, verb, params)?;
+        self.command_wire(wire, timeout)
+    }
+
+    fn command_wire(
+        &mut self,
+        wire: Bytes,
+        timeout: Duration,
+    ) -> Result<ControlResponse, ClientError> {
         let data = self.exchange(wire, timeout)?;
         Ok(ControlResponse::decode(&data.content.unwrap_or_default())?)
     }
@@ -203,15 +212,87 @@ impl Client {
     }
 }
 
+/// Signs control command Interests as ndn-cxx's `InterestSigner` does: v0.3 signed
+/// Interests (SignatureNonce, SignatureTime; MustBeFresh, 4 s lifetime). The time is now, or
+/// one millisecond after the last one the signer's clock gave when now is not later: a signer
+/// sending commands faster than one a millisecond runs ahead of the clock.
+pub struct CommandSigner {
+    key: Box<dyn Signer + Send>,
+    /// The last time this signer used; none: the process-wide clock
+    /// ([`next_signature_time`]).
+    last: Option<u64>,
+}
+
+impl CommandSigner {
+    /// DigestSha256 on the process-wide clock: what [`Client::command`] signs with, so that
+    /// no two commands of the process share a millisecond.
+    pub fn digest() -> Self {
+        CommandSigner {
+            key: Box::new(DigestSha256),
+            last: None,
+        }
+    }
+
+    /// A signer with `key` and a clock of its own, as each of ndn-cxx's `nfd::Controller`s
+    /// has: two of them sharing one key hand out times independently.
+    pub fn new(key: impl Signer + Send + 'static) -> Self {
+        CommandSigner {
+            key: Box::new(key),
+            last: Some(0),
+        }
+    }
+
+    /// The next SignatureTime (ms since the Unix epoch).
+    fn next_time(&mut self) -> u64 {
+        match &mut self.last {
+            None => next_signature_time(),
+            Some(last) => {
+                *last = unix_ms().max(*last + 1);
+                *last
+            }
+        }
+    }
+
+    /// The command Interest `<prefix>/<module>/<verb>/<params>`, signed.
+    pub fn sign(
+        &mut self,
+        prefix: &Name,
+        module: &str,
+        verb: &str,
+        params: &ControlParameters,
+    ) -> Result<Bytes, ClientError> {
+        let encoded = params.encode();
+        let mut name = prefix.clone();
+        for part in [module.as_bytes(), verb.as_bytes(), &encoded] {
+            name = name.append(Component::generic(part));
+        }
+        let mut interest = Interest::new(name);
+        interest.must_be_fresh = true;
+        interest.lifetime = Some(COMMAND_LIFETIME_MS);
+        interest.nonce = Some(random_nonce());
+        let mut info = SignatureInfo::new(self.key.signature_type());
+        info.nonce = Some(Bytes::copy_from_slice(&random_u64().to_be_bytes()));
+        info.time = Some(self.next_time());
+        interest.sig_info = Some(info);
+        interest
+            .encode_signed(self.key.as_ref())
+            .map_err(ClientError::Sign)
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// A SignatureTime (now, in ms since the Unix epoch) later than every one this process used
 /// before, whatever the connection or thread: the forwarder rejects a command whose
-/// timestamp does not increase. Code that signs its own command Interests next to a
-/// [`Client`] takes its timestamps here too: two counters in one process would hand out
-/// the same millisecond twice.
+/// timestamp is older than the last one of its key. Code that signs its own command
+/// Interests next to a [`Client`] takes its timestamps here too: two counters in one process
+/// would hand out the same millisecond twice.
 pub fn next_signature_time() -> u64 {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let now = unix_ms();
     let prev = LAST_SIGNATURE_TIME
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
             Some(now.max(last + 1))

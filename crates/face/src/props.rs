@@ -20,6 +20,24 @@ impl FaceId {
     pub const NULL: FaceId = FaceId(255);
     /// The first id for faces created at run time (1..=255 are NFD's reserved internal faces).
     pub const FIRST_DYNAMIC: FaceId = FaceId(256);
+    /// The reserved faces that exist in every forwarder, as in NFD's face table: routes and
+    /// nexthops may name them, and `faces/list` lists them.
+    pub const RESERVED: [FaceId; 3] = [FaceId::INTERNAL, FaceId::CONTENT_STORE, FaceId::NULL];
+
+    /// Whether this is one of the [`FaceId::RESERVED`] faces.
+    pub fn is_reserved(self) -> bool {
+        FaceId::RESERVED.contains(&self)
+    }
+
+    /// The URI a reserved face is listed with (its local and remote URI alike).
+    pub fn reserved_uri(self) -> Option<&'static str> {
+        match self {
+            FaceId::INTERNAL => Some("internal://"),
+            FaceId::CONTENT_STORE => Some("contentstore://"),
+            FaceId::NULL => Some("null://"),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Debug for FaceId {

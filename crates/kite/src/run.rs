@@ -6,6 +6,7 @@
 //! systemd (`$NOTIFY_SOCKET`), it tells its service manager when it is ready, reloading and
 //! stopping (dist/systemd/kite.service).
 
+mod certs;
 mod metrics;
 mod notify;
 mod options;
@@ -293,6 +294,18 @@ pub fn run(args: RunArgs) -> Result<String> {
                 return Err(e);
             }
         }
+    }
+    let base = args
+        .config
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
+    if let Err(e) = certs::start(&mut manager, &socket, &config.rib, &config.authorize, &base) {
+        drop(manager);
+        runtime.shutdown();
+        let _ = std::fs::remove_file(&socket);
+        return Err(e);
     }
     readvertise::start(&mut manager, &socket, &config.rib)?;
     let mut reloader = reload::Reloader::new(

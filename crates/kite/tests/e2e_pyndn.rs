@@ -132,3 +132,25 @@ fn sigterm_and_sigint_stop_the_daemon_and_remove_its_socket() {
     stops_cleanly_on("TERM");
     stops_cleanly_on("INT");
 }
+
+#[test]
+#[ignore = "needs python-ndn: scripts/test.sh runs it"]
+fn back_to_back_registrations_are_all_accepted_and_routed() {
+    // NDNApp.register signs v0.2 commands with millisecond timestamps and sends the next as
+    // soon as the answer comes: two of an application's commands, or the last of one
+    // connection and the first of the next, often carry the same millisecond.
+    let kite = Daemon::local(&[]);
+    let rounds = py(&["register-many", kite.socket(), "/e2e/reg", "--rounds", "50"]);
+    assert_eq!(rounds.len(), 50, "{rounds:?}");
+    for r in &rounds {
+        let registered = r["registered"].as_array().unwrap();
+        assert!(
+            registered.len() == 4 && registered.iter().all(|ok| ok == true),
+            "every registration answered 200: {r}\n{}",
+            kite.log_text()
+        );
+        for a in r["answers"].as_array().unwrap() {
+            assert!(a["content"].is_string(), "the producer answered: {r}");
+        }
+    }
+}

@@ -6,17 +6,20 @@
 //!   forwarder's internal face, FIB writer and face threads.
 //! - **RIB** ([`rib`]): routes keyed by (prefix, face, origin), flattened into FIB nexthops by
 //!   NFD's inheritance rules, with a FIB diff after every change.
-//! - **Replay protection** ([`ReplayGuard`]): the command-Interest timestamp check.
+//! - **Authorization** ([`Authorizer`]): which module's validator checks a command, each
+//!   with its own replay protection ([`ReplayGuard`]).
 //! - **Storage** ([`storage`]): the in-memory storage that answers later segment Interests of
 //!   a dataset version and the face-event notification stream.
 //!
 //! Time is always passed in (milliseconds) so every behaviour is reproducible in tests.
 
+pub mod authorize;
 pub mod readvertise;
 pub mod replay;
 pub mod rib;
 pub mod server;
 pub mod storage;
 
-pub use replay::{ReplayError, ReplayGuard};
+pub use authorize::{Authorizer, Grant, RibSecurity};
+pub use replay::{ReplayError, ReplayGuard, Stamp};
 pub use rib::{FibChange, NextHop, Rib, RibError, RibRoute};

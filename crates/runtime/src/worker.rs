@@ -41,6 +41,9 @@ pub(crate) struct IoWake {
 enum Port {
     Io(u8),
     Internal,
+    /// The content store's and the null face: what a route sends there is dropped, as NFD's
+    /// null faces drop it (a blackhole route), and the Interest waits out its lifetime.
+    Null,
 }
 
 /// Management answers a thread holds back while the I/O thread's ring is full.
@@ -108,9 +111,17 @@ impl Worker {
             scope: FaceScope::Local,
             link_type: LinkType::PointToPoint,
         };
-        fwd.add_face(FaceId::INTERNAL, internal_info);
         let mut ports = HashMap::new();
-        ports.insert(FaceId::INTERNAL, Port::Internal);
+        for id in FaceId::RESERVED {
+            // Local, as NFD's: a blackhole route may be made under /localhost too.
+            fwd.add_face(id, internal_info);
+            let port = if id == FaceId::INTERNAL {
+                Port::Internal
+            } else {
+                Port::Null
+            };
+            ports.insert(id, port);
+        }
         Worker {
             fwd,
             clock,
@@ -446,6 +457,7 @@ impl Worker {
                         });
                     }
                 }
+                Some(Port::Null) => {}
                 None => self.out_dropped += 1,
             }
         }

@@ -140,6 +140,25 @@ impl PrivateKey {
         Ok(PrivateKey { kind, material })
     }
 
+    /// Parses an ECDSA private key in SEC1 DER (RFC 5915 ECPrivateKey, with its curve), as
+    /// python-ndn's file TPM stores it; P-256 and P-384.
+    pub fn from_sec1_der(der: &[u8]) -> Result<PrivateKey, KeyError> {
+        for (kind, alg) in [
+            (SignatureKind::EcdsaP256, &ECDSA_P256_SHA256_ASN1_SIGNING),
+            (SignatureKind::EcdsaP384, &ECDSA_P384_SHA384_ASN1_SIGNING),
+        ] {
+            if let Ok(k) = EcdsaKeyPair::from_private_key_der(alg, der) {
+                return Ok(PrivateKey {
+                    kind,
+                    material: Material::Ecdsa(k),
+                });
+            }
+        }
+        Err(KeyError::Format(
+            "not a SEC1 ECDSA P-256 or P-384 private key".into(),
+        ))
+    }
+
     /// The kind of key.
     pub fn kind(&self) -> SignatureKind {
         self.kind

@@ -9,13 +9,16 @@
 //! key. [`KeyFile`] stores keys as PEM (PKCS#8 private keys, SubjectPublicKeyInfo public keys).
 //! Crypto is aws-lc-rs, except RSA-1024, which its safe API refuses (see [`key`]).
 
+pub mod cert;
 pub mod error;
 pub mod file;
 pub mod key;
 pub mod kind;
 pub mod signer;
+pub mod validator;
 pub mod verify;
 
+pub use cert::{CertError, Certificate, SafeBag};
 pub use error::{KeyError, VerifyError};
 pub use file::{KeyBlock, KeyFile};
 pub use key::PrivateKey;

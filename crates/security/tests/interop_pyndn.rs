@@ -65,3 +65,37 @@ fn python_ndn_verifies_what_kite_signs() {
         assert_eq!(line["valid"], valid, "{kind}: python-ndn says {line}");
     }
 }
+
+#[test]
+#[ignore = "needs python-ndn: scripts/test.sh runs it"]
+fn kite_reads_the_keys_python_ndns_file_tpm_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(pyndn::python())
+        .arg(pyndn::interop_script("pyndn_tpm.py"))
+        .arg(dir.path())
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for l in lines {
+        let name: kite_packet::Name = l["key_name"].as_str().unwrap().parse().unwrap();
+        let key = kite_security::cert::read_tpm_file_key(dir.path(), &name)
+            .unwrap_or_else(|e| panic!("{l}: {e}"));
+        let want = match l["type"].as_str().unwrap() {
+            "ec" => SignatureKind::EcdsaP256,
+            _ => SignatureKind::Rsa2048,
+        };
+        assert_eq!(key.kind(), want);
+        // python-ndn's public key is the one Kite derives from the private key it read.
+        assert_eq!(hex::encode(key.public_der().unwrap()), l["public"], "{l}");
+    }
+}

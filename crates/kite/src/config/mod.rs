@@ -39,6 +39,21 @@ pub struct Config {
     /// `[[route]]`: routes registered at start.
     #[serde(rename = "route", skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteEntry>,
+    /// `[[authorize]]`: who may command which module (NFD's `authorizations`); none: NFD's
+    /// default, `certfile any` for every module but `rib`.
+    #[serde(rename = "authorize", skip_serializing_if = "Vec::is_empty")]
+    pub authorize: Vec<Authorize>,
+}
+
+/// `[[authorize]]`: a signer and the modules it may command (NFD's `authorize`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Authorize {
+    /// `certfile`: `any` (every command, signed or not), or a certificate file (as
+    /// `ndnsec cert-dump` writes it) whose key must sign the commands.
+    pub certfile: String,
+    /// `privileges`: modules: `faces`, `fib`, `cs`, `strategy-choice`, `kite-strategy`.
+    pub privileges: Vec<String>,
 }
 
 /// `[log]`.
@@ -398,6 +413,15 @@ pub struct Rib {
     /// `/localhop/nfd` (a gateway for hosts that propagate their prefixes; NFD's
     /// `localhop_security`).
     pub localhop_registration: bool,
+    /// `localhost_security`: a file in ndn-cxx's validator format that `rib` commands under
+    /// `/localhost/nfd` must pass; none: any signer (NFD's default `trust-anchor any`).
+    pub localhost_security: Option<PathBuf>,
+    /// `localhop_security`: a file in ndn-cxx's validator format that neighbours'
+    /// `/localhop/nfd` registrations must pass; none: any signer.
+    pub localhop_security: Option<PathBuf>,
+    /// `prefix_announcement_validation`: a file in ndn-cxx's validator format that the
+    /// prefix announcement of a `rib/announce` must pass; none: any signer.
+    pub prefix_announcement_validation: Option<PathBuf>,
 }
 
 impl Default for Rib {
@@ -407,6 +431,9 @@ impl Default for Rib {
             auto_prefix_propagate: false,
             propagate_prefixes: Vec::new(),
             localhop_registration: false,
+            localhost_security: None,
+            localhop_security: None,
+            prefix_announcement_validation: None,
         }
     }
 }

@@ -168,6 +168,19 @@ fn restart_only(old: &Config, new: &Config) -> Vec<&'static str> {
             "tables.network_region",
             c.network_region != d.network_region,
         ),
+        ("authorize", old.authorize != new.authorize),
+        (
+            "rib.localhost_security",
+            old.rib.localhost_security != new.rib.localhost_security,
+        ),
+        (
+            "rib.localhop_security",
+            old.rib.localhop_security != new.rib.localhop_security,
+        ),
+        (
+            "rib.prefix_announcement_validation",
+            old.rib.prefix_announcement_validation != new.rib.prefix_announcement_validation,
+        ),
     ]
     .into_iter()
     .filter_map(|(k, changed)| changed.then_some(k))

@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: a `kite run` daemon in a temp dir, killed on drop, the
 //! python-ndn applications of `tests/interop/pyndn_daemon.py` (its docstring has the JSON each
-//! subcommand prints), and small Rust peers ([`peer`]).
+//! subcommand prints), their NDNts twins in `tests/interop/ndnts/ndnts_daemon.mjs` (`serve`
+//! and `get`, same arguments, same JSON), and small Rust peers ([`peer`]).
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
@@ -16,21 +17,55 @@ use tempfile::TempDir;
 
 /// How long a daemon may take to open its socket, and a producer to register.
 const STARTUP: Duration = Duration::from_secs(15);
-/// The longest a python-ndn consumer or management call may run.
+/// The longest a consumer or management call (python-ndn or NDNts) may run.
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
 pub mod ctl;
+pub mod ndncxx;
+pub mod ndnts;
 pub mod netns;
+pub mod nlsr_startup;
 pub mod peer;
 pub mod procnet;
 #[path = "../../../../tests/support/pyndn.rs"]
 mod pyndn;
+pub mod recorder;
 pub mod tools;
 
 pub use pyndn::python;
 
 fn script() -> PathBuf {
     pyndn::interop_script("pyndn_daemon.py")
+}
+
+/// The NDN library a test application is written with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lib {
+    /// python-ndn (PyPI): `tests/interop/pyndn_daemon.py`.
+    PythonNdn,
+    /// NDNts (npm): `tests/interop/ndnts/ndnts_daemon.mjs`.
+    Ndnts,
+}
+
+impl Lib {
+    /// The interpreter and script, ready for a subcommand.
+    fn command(self) -> Command {
+        let (program, script) = match self {
+            Lib::PythonNdn => (python(), script()),
+            Lib::Ndnts => (ndnts::node(), ndnts::script()),
+        };
+        let mut cmd = Command::new(program);
+        cmd.arg(script);
+        cmd
+    }
+
+    /// Whether its applications can run here (NDNts says SKIPPED when not installed).
+    pub fn available(self) -> bool {
+        match self {
+            Lib::PythonNdn => true,
+            Lib::Ndnts => ndnts::available(),
+        }
+    }
 }
 
 /// A port on 127.0.0.1 that was free a moment ago (`kite run` takes no port 0).
@@ -274,27 +309,87 @@ fn json_lines(out: impl Read + Send + 'static) -> Receiver<Value> {
 /// Runs `pyndn_daemon.py args...` to the end; its JSON lines. Panics with its stderr on a
 /// non-zero exit or after a minute.
 pub fn py(args: &[&str]) -> Vec<Value> {
-    let mut child = Command::new(python())
-        .arg(script())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start python");
-    let lines = json_lines(child.stdout.take().unwrap());
-    let mut stderr = child.stderr.take().unwrap();
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let finished = reap(&mut child, PY_DEADLINE);
-    let status = child.wait().expect("python status");
-    let err = err.join().unwrap_or_default();
-    assert!(finished, "python {args:?} ran over {PY_DEADLINE:?}: {err}");
-    assert!(status.success(), "python {args:?} failed ({status}): {err}");
-    lines.try_iter().collect()
+    app(Lib::PythonNdn, args)
+}
+
+/// Runs a `lib` application (`args` as `pyndn_daemon.py` takes them) to the end; its JSON
+/// lines. Panics with its stderr on a non-zero exit or after a minute.
+pub fn app(lib: Lib, args: &[&str]) -> Vec<Value> {
+    App::spawn(lib, args).finish()
+}
+
+/// A `lib` application running in the background, e.g. a consumer whose Interest must be
+/// pending while the test does something else.
+pub struct App {
+    child: Child,
+    lines: Receiver<Value>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    what: String,
+}
+
+impl App {
+    /// Starts `lib`'s script with `args`.
+    pub fn spawn(lib: Lib, args: &[&str]) -> App {
+        let mut child = lib
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {lib:?}: {e}"));
+        let lines = json_lines(child.stdout.take().unwrap());
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        App {
+            child,
+            lines,
+            stderr: Some(stderr),
+            what: format!("{lib:?} {args:?}"),
+        }
+    }
+
+    /// Waits for it to end (a minute at most); its JSON lines. Panics with its stderr on a
+    /// non-zero exit or after the minute.
+    pub fn finish(mut self) -> Vec<Value> {
+        let finished = reap(&mut self.child, PY_DEADLINE);
+        let status = self.child.wait().expect("application status");
+        let err = self
+            .stderr
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
+        // The reader thread may still be passing on the last lines: read until it ends (at
+        // the pipe's end of file), not only what it has passed on so far.
+        let until = Instant::now() + Duration::from_secs(5);
+        let mut out = Vec::new();
+        while let Ok(v) = self
+            .lines
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            out.push(v);
+        }
+        let what = &self.what;
+        assert!(
+            finished,
+            "{what} ran over {PY_DEADLINE:?}, having printed {out:?}: {err}"
+        );
+        assert!(status.success(), "{what} failed ({status}): {err}");
+        out
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 /// The one JSON line of a single-answer subcommand.
@@ -332,26 +427,34 @@ pub struct Producer {
 }
 
 impl Producer {
-    /// Starts `serve socket prefix extra...` and waits until its prefix is registered.
+    /// Starts python-ndn's `serve socket prefix extra...` and waits until its prefix is
+    /// registered.
     pub fn start(socket: &str, prefix: &str, extra: &[&str]) -> Producer {
-        let mut child = Command::new(python())
-            .arg(script())
-            .args(["serve", socket, prefix])
+        Producer::start_with(Lib::PythonNdn, socket, &[prefix], extra)
+    }
+
+    /// Starts `lib`'s `serve socket prefixes... extra...` and waits until every prefix is
+    /// registered.
+    pub fn start_with(lib: Lib, socket: &str, prefixes: &[&str], extra: &[&str]) -> Producer {
+        let mut child = lib
+            .command()
+            .args(["serve", socket])
+            .args(prefixes)
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("start python producer");
+            .unwrap_or_else(|e| panic!("start {lib:?} producer: {e}"));
         let lines = json_lines(child.stdout.take().unwrap());
         let ready = match lines.recv_timeout(STARTUP) {
             Ok(v) => v,
             Err(e) => {
                 let _ = child.kill();
-                panic!("producer for {prefix} never became ready: {e}");
+                panic!("{lib:?} producer for {prefixes:?} never became ready: {e}");
             }
         };
-        assert_eq!(ready["ready"], true, "producer for {prefix}: {ready}");
+        assert_eq!(ready["ready"], true, "producer for {prefixes:?}: {ready}");
         Producer {
             child,
             lines,
@@ -375,6 +478,22 @@ impl Producer {
         &self.seen
     }
 
+    /// Waits up to `limit` until the producer has received `n` Interests in all; false if it
+    /// has not by then.
+    pub fn wait_interests(&mut self, n: usize, limit: Duration) -> bool {
+        let until = Instant::now() + limit;
+        while self.seen.len() < n {
+            match self
+                .lines
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok(v) => self.seen.push(v),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
     /// The producer's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -384,6 +503,29 @@ impl Producer {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Kills the producer, waits until `kite`'s face for it is gone (so its routes are too:
+    /// from now on only the Content Store can answer for its prefixes), and returns every
+    /// Interest it received: all its output, read to the end.
+    pub fn stop(&mut self, kite: &Daemon) -> Vec<Value> {
+        self.kill();
+        // The reader thread ends at the pipe's end of file, closing the channel.
+        while let Ok(v) = self.lines.recv_timeout(STARTUP) {
+            self.seen.push(v);
+        }
+        let face = self.face_id();
+        let gone = eventually(STARTUP, || {
+            let faces = ctl::json(kite.socket(), &["face", "list"]);
+            let listed = faces
+                .as_array()
+                .expect("face list is an array")
+                .iter()
+                .any(|f| f["face_id"] == face);
+            (!listed).then_some(())
+        });
+        assert!(gone.is_some(), "face {face} outlived its producer");
+        self.seen.clone()
     }
 }
 

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use kite_face::{FaceUri, Persistency};
 use kite_fw::face::FaceId;
-use kite_packet::Name;
 use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 
 use super::{log, status, unix_ms, Manager};
@@ -13,10 +12,6 @@ use crate::rib::{FibChange, RibRoute};
 use kite_mgmt::command::{CommandSignature, TopPrefix, Verb};
 use kite_mgmt::nfd::{cs_flag_bit, face_flag_bit, status as code};
 use kite_mgmt::{Command, ControlParameters, ControlResponse};
-
-/// Key under which unsigned-by-key commands (DigestSha256, as python-ndn sends) are checked
-/// for replays: they have no KeyLocator to tell signers apart.
-const ANONYMOUS_KEY: &str = "/localhost/kite/anonymous-signer";
 
 /// Most routes a neighbour may hold through its face by `/localhop/nfd/rib/register`: what
 /// one hostile neighbour can add to the RIB (and FIB).
@@ -82,39 +77,9 @@ impl From<ControlResponse> for Outcome {
 }
 
 impl Manager {
-    /// Authorizes, validates and executes `cmd`, which arrived on face `ingress`.
+    /// Validates and executes `cmd`, authorized, which arrived on face `ingress`.
     pub(super) fn execute(&mut self, mut cmd: Command, ingress: FaceId, now: u64) -> Outcome {
-        let rib_verb = matches!(
-            cmd.verb,
-            Verb::RibRegister | Verb::RibUnregister | Verb::RibAnnounce
-        );
         let face = ingress.0;
-        // NFD's RIB validator requires a signed command even when it trusts any key.
-        if rib_verb && cmd.signature == CommandSignature::Unsigned {
-            let why = "unsigned: rib commands must be signed";
-            log::refused(&mut self.log, &cmd, face, code::FORBIDDEN, why);
-            return response(code::FORBIDDEN, "authorization rejected").into();
-        }
-        if cmd.signature != CommandSignature::Unsigned {
-            let anonymous: Name = ANONYMOUS_KEY.parse().expect("valid name");
-            let key = if cmd.top == TopPrefix::Localhop {
-                // A neighbour's timestamps (and the key it names, which nothing verifies)
-                // are kept apart from local commands', so that a future timestamp from the
-                // network cannot lock local tools out.
-                anonymous.append_generic(format!("face-{}", ingress.0).as_bytes())
-            } else {
-                cmd.signature.key_name().unwrap_or(&anonymous).clone()
-            };
-            if self
-                .replay
-                .admit(&key, cmd.signature.timestamp(), unix_ms())
-                .is_err()
-            {
-                let why = "unauthorized: replayed or out-of-order signature time";
-                log::refused(&mut self.log, &cmd, face, code::FORBIDDEN, why);
-                return response(code::FORBIDDEN, "authorization rejected").into();
-            }
-        }
         if let Err(rejection) = cmd.validate() {
             let why = format!("invalid: {}", rejection.detail);
             log::refused(&mut self.log, &cmd, face, rejection.code, &why);
@@ -323,10 +288,13 @@ impl Manager {
     }
 
     fn faces_update(&mut self, p: ControlParameters) -> ControlResponse {
+        let id = FaceId(p.face_id.unwrap_or(0));
+        if id.is_reserved() {
+            return reserved_face_update(id, &p);
+        }
         if let Err(why) = p.mtu.map(kite_face::check_mtu).transpose() {
             return response(code::NOT_ACCEPTABLE, &why);
         }
-        let id = FaceId(p.face_id.unwrap_or(0));
         let persistency = p.face_persistency.map(Persistency::from);
         match self.runtime.update_face(id, persistency, face_options(&p)) {
             Ok(s) => {
@@ -339,23 +307,30 @@ impl Manager {
 
     fn faces_destroy(&mut self, p: ControlParameters) -> ControlResponse {
         let id = FaceId(p.face_id.unwrap_or(0));
-        // NFD answers 200 whether or not the face existed.
-        self.runtime.destroy_face(id);
+        // NFD answers 200 whether or not the face existed. It would close a reserved face
+        // (management's own, or the null face); Kite keeps them: nothing could make them again.
+        if !id.is_reserved() {
+            self.runtime.destroy_face(id);
+        }
         ControlResponse::success(&ControlParameters {
             face_id: Some(id.0),
             ..ControlParameters::default()
         })
     }
 
-    fn known_face(&self, id: u64) -> bool {
-        self.faces.contains_key(&FaceId(id))
+    /// Whether face `id` exists, for every command that names one (NFD's face table
+    /// lookup): the reserved faces (internal, content store, null) always do, other faces
+    /// while the runtime has them.
+    fn face_exists(&self, id: u64) -> bool {
+        let id = FaceId(id);
+        id.is_reserved() || self.faces.contains_key(&id)
     }
 
     fn fib_add(&mut self, p: ControlParameters) -> ControlResponse {
         let (Some(name), Some(face)) = (p.name.clone(), p.face_id) else {
             return response(code::BAD_REQUEST, "failed in validating parameters");
         };
-        if !self.known_face(face) {
+        if !self.face_exists(face) {
             return response(code::GONE, "Face not found");
         }
         let cost = u32::try_from(p.cost.unwrap_or(0)).unwrap_or(u32::MAX);
@@ -382,9 +357,9 @@ impl Manager {
         let Some(name) = p.name.clone() else {
             return response(code::BAD_REQUEST, "failed in validating parameters");
         };
-        // NFD's RIB refuses a route through a face that does not exist, rather than hold a
-        // route nothing can use.
-        if !self.known_face(route.face_id) {
+        // Refused rather than held as a route nothing can use (NFD answers 200, then drops
+        // the route once its FIB refuses the nexthop).
+        if !self.face_exists(route.face_id) {
             return response(code::GONE, "Face not found");
         }
         match self.rib.register(&name, route, now) {
@@ -504,6 +479,28 @@ impl Manager {
         out.mask = None;
         ControlResponse::success(&out)
     }
+}
+
+/// `faces/update` of a reserved face, answered as NFD answers it: these faces are local and
+/// permanent with no MTU to override, so asking for another persistency or an MTU is refused
+/// (409, naming the refused field); anything else is answered with the face as it is.
+fn reserved_face_update(id: FaceId, p: &ControlParameters) -> ControlResponse {
+    let permanent = Persistency::Permanent.into();
+    let mut refused = ControlParameters {
+        mtu: p.mtu,
+        ..ControlParameters::default()
+    };
+    if p.face_persistency.is_some_and(|q| q != permanent) {
+        refused.face_persistency = p.face_persistency;
+    }
+    if refused != ControlParameters::default() {
+        return response(code::CONFLICT, "Invalid properties specified").with_parameters(&refused);
+    }
+    ControlResponse::success(&ControlParameters {
+        face_id: Some(id.0),
+        face_persistency: Some(permanent),
+        ..ControlParameters::default()
+    })
 }
 
 /// What NFD's `faces/create` refuses (406, with NFD's texts) before any face is made: a

@@ -71,13 +71,14 @@ pub(super) fn parameters(p: &ControlParameters) -> String {
     s
 }
 
-/// Who signed a command: the KeyLocator name, `digest` for a signature without one, or
-/// `unsigned`.
+/// Who signed a command: the key its replay record is kept for (the KeyLocator name, or
+/// ndn-cxx's `/localhost/identity/digest-sha256` for DigestSha256), `no-key-name` for a
+/// keyed signature without a KeyLocator name, or `unsigned`.
 pub(super) fn signer(c: &CommandSignature) -> String {
-    match (c, c.key_name()) {
-        (CommandSignature::Unsigned, _) => "unsigned".into(),
-        (_, Some(k)) => k.to_string(),
-        (_, None) => "no-key-name".into(),
+    match crate::replay::Stamp::of(c) {
+        None => "unsigned".into(),
+        Some(Ok(stamp)) => stamp.key.to_string(),
+        Some(Err(_)) => "no-key-name".into(),
     }
 }
 

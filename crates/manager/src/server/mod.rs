@@ -2,9 +2,11 @@
 //! internal face (FaceId 1, route `/localhost/nfd`). It owns the FIB writer and the RIB, turns
 //! commands into face, FIB, strategy and CS changes, answers status datasets, and posts face
 //! events. Commands reach it only through the forwarder, whose scope rule keeps
-//! `/localhost/nfd` to local faces (unix sockets, loopback): that is the authorization, as
-//! NFD's default configuration (`authorize certfile any`) does for local apps.
+//! `/localhost/nfd` to local faces (unix sockets, loopback); each is then authorized by its
+//! module's validator ([`crate::authorize`]), a command waiting while a certificate it
+//! needs is fetched.
 
+mod certs;
 mod commands;
 mod log;
 mod readvertise;
@@ -12,6 +14,10 @@ mod snapshot;
 mod status;
 mod strategy_load;
 
+pub use certs::{
+    CertificateRequest, CertificateResult, CERT_QUEUE, CERT_WAIT_MS, MAX_WAITING,
+    MAX_WAITING_PER_FACE,
+};
 pub use commands::MAX_LOCALHOP_ROUTES;
 pub use readvertise::{
     ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
@@ -30,7 +36,7 @@ use kite_runtime::{
     CreateReply, FaceCommandError, FaceEvent, FaceStatus, InternalInterest, RuntimeHandle,
 };
 
-use crate::replay::ReplayGuard;
+use crate::authorize::Authorizer;
 use crate::rib::Rib;
 use crate::storage::Storage;
 use commands::Outcome;
@@ -56,7 +62,8 @@ pub struct Manager {
     /// Turns a program file into a strategy (`kite-strategy/load`); none: not supported.
     loader: Option<StrategyLoader>,
     rib: Rib,
-    replay: ReplayGuard,
+    /// Who may send which command.
+    authorizer: Authorizer,
     storage: Storage,
     events: NotificationStream,
     /// Faces known from face events, with their last status.
@@ -84,6 +91,12 @@ pub struct Manager {
     readvertise_results: (Sender<ReadvertiseResult>, Receiver<ReadvertiseResult>),
     /// The budget of command log lines (a local application may send commands at will).
     log: kite_runtime::lograte::LineBudget,
+    /// Where certificates are asked for (none: a command needing one is refused).
+    cert_requests: Option<Sender<CertificateRequest>>,
+    /// Where the fetcher reports, and where management reads it.
+    cert_results: (Sender<CertificateResult>, Receiver<CertificateResult>),
+    /// Commands waiting for a certificate, by request id (at most [`MAX_WAITING`]).
+    cert_waiting: std::collections::HashMap<u64, certs::WaitingCommand>,
 }
 
 /// A `faces/create` waiting for the I/O thread: what to answer and what to log.
@@ -94,6 +107,17 @@ struct Creating {
     params: String,
     /// The face it came from.
     ingress: FaceId,
+}
+
+/// Whether `name` is under `/localhost/nfd` or `/localhop/nfd`, the prefixes management
+/// answers.
+fn under_management(name: &Name) -> bool {
+    let generic = |i: usize| {
+        name.get(i)
+            .filter(|c| c.typ() == kite_packet::tlv_type::GENERIC_NAME_COMPONENT)
+            .map(|c| c.value())
+    };
+    matches!(generic(0), Some(b"localhost" | b"localhop")) && generic(1) == Some(b"nfd")
 }
 
 /// Milliseconds since the Unix epoch (NFD's timestamps and command-Interest times).
@@ -135,7 +159,7 @@ impl Manager {
             strategies,
             loader: None,
             rib: Rib::new(),
-            replay: ReplayGuard::new(),
+            authorizer: Authorizer::new(),
             storage: Storage::new(),
             events: NotificationStream::face_events(),
             faces: std::collections::HashMap::new(),
@@ -151,7 +175,24 @@ impl Manager {
             readvertise: Vec::new(),
             readvertise_requests: None,
             readvertise_results: crossbeam_channel::unbounded(),
+            cert_requests: None,
+            cert_results: crossbeam_channel::unbounded(),
+            cert_waiting: std::collections::HashMap::new(),
         }
+    }
+
+    /// Grants modules as NFD's `authorizations` section does ([`Authorizer::set_grants`]).
+    pub fn set_grants(&mut self, grants: Vec<crate::authorize::Grant>) -> Result<(), String> {
+        self.authorizer.set_grants(grants)
+    }
+
+    /// Sets the `rib` validators' trust schemas (NFD's `localhost_security`,
+    /// `localhop_security`, `prefix_announcement_validation`); reads their anchors now.
+    pub fn set_rib_security(
+        &mut self,
+        security: crate::authorize::RibSecurity,
+    ) -> Result<(), kite_security::validator::ConfigError> {
+        self.authorizer.set_rib_security(security)
     }
 
     /// Enables `kite-strategy/load` with `loader` (the daemon passes the eBPF loader; the
@@ -172,11 +213,16 @@ impl Manager {
         let created = self.created_rx.clone();
         let jobs = self.jobs_rx.clone();
         let readvertised = self.readvertise_results.1.clone();
+        let certificates = self.cert_results.1.clone();
         loop {
-            let next = match (self.rib.next_expiry(), self.readvertise_next_due()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let next = [
+                self.rib.next_expiry(),
+                self.readvertise_next_due(),
+                self.next_waiting_deadline(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let timeout = next.map_or(Duration::from_secs(3600), |t| {
                 Duration::from_millis(t.saturating_sub(self.now_ms()).max(1))
             });
@@ -204,8 +250,14 @@ impl Manager {
                         self.readvertise_finished(r);
                     }
                 },
+                recv(certificates) -> r => {
+                    if let Ok(r) = r {
+                        self.on_certificate(r);
+                    }
+                },
                 default(timeout) => {}
             }
+            self.expire_waiting();
             let now = self.now_ms();
             let expired = self.rib.expire(now);
             for (prefix, r) in &expired.routes {
@@ -229,7 +281,7 @@ impl Manager {
             token,
             ingress,
         } = request;
-        let Ok(interest) = Interest::decode(wire) else {
+        let Ok(interest) = Interest::decode(wire.clone()) else {
             return;
         };
         let name = interest.name.clone();
@@ -284,10 +336,30 @@ impl Manager {
             tracing::debug!(%name, "dataset segment not found (expired or never published)");
             return;
         }
+        if !under_management(&name) {
+            // A route toward the internal face brought it: NFD's management has no handler
+            // for it and drops it, unanswered.
+            tracing::debug!(%name, ingress = ingress.0, "Interest for the internal face dropped: not management's");
+            return;
+        }
         let cmd = match parse_command(&interest) {
             Ok(cmd) => cmd,
             Err(e) => return log::malformed(&mut self.log, &name, ingress.0, &e.to_string()),
         };
+        let decision = self.authorizer.authorize(&cmd, &wire, ingress.0, unix_ms());
+        self.decided(decision, cmd, name, token, ingress, now);
+    }
+
+    /// Executes an authorized command and answers it (a `faces/create` once the I/O thread
+    /// made the face).
+    fn execute_and_reply(
+        &mut self,
+        cmd: kite_mgmt::Command,
+        name: Name,
+        token: PitToken,
+        ingress: FaceId,
+        now: u64,
+    ) {
         let params = log::parameters(&cmd.params);
         self.take_face_events();
         match self.execute(cmd, ingress, now) {

@@ -1,5 +1,6 @@
 //! The status datasets, generated from the runtime's threads, the FIB writer and the RIB.
 
+use kite_fw::face::FaceId;
 use kite_runtime::{FaceStatus as RtFace, ThreadCounters};
 
 use super::{unix_ms, Manager};
@@ -44,28 +45,27 @@ pub(super) fn face_status(s: &RtFace) -> FaceStatus {
 /// The faces every NFD lists besides its sockets: internal (management), the Content Store's,
 /// and the null face.
 pub(super) fn builtin_faces() -> Vec<FaceStatus> {
-    [
-        (1, "internal://"),
-        (254, "contentstore://"),
-        (255, "null://"),
-    ]
-    .into_iter()
-    .map(|(id, uri)| FaceStatus {
-        face_id: id,
-        uri: uri.into(),
-        local_uri: uri.into(),
-        expiration_period: None,
-        face_scope: t::FaceScope::LOCAL,
-        face_persistency: FacePersistency::PERMANENT,
-        link_type: t::LinkType::POINT_TO_POINT,
-        base_congestion_marking_interval: None,
-        default_congestion_threshold: None,
-        mtu: None,
-        counters: FaceCounters::default(),
-        flags: 0,
-        state: Some(t::FaceState::UP),
-    })
-    .collect()
+    FaceId::RESERVED
+        .into_iter()
+        .map(|id| {
+            let uri = id.reserved_uri().expect("a reserved face has a URI");
+            FaceStatus {
+                face_id: id.0,
+                uri: uri.into(),
+                local_uri: uri.into(),
+                expiration_period: None,
+                face_scope: t::FaceScope::LOCAL,
+                face_persistency: FacePersistency::PERMANENT,
+                link_type: t::LinkType::POINT_TO_POINT,
+                base_congestion_marking_interval: None,
+                default_congestion_threshold: None,
+                mtu: None,
+                counters: FaceCounters::default(),
+                flags: 0,
+                state: Some(t::FaceState::UP),
+            }
+        })
+        .collect()
 }
 
 /// Every face, built-in ones first, in id order.

@@ -1,0 +1,52 @@
+//! Where NDNts is: the node interpreter (`KITE_NODE`, else `node` on the PATH) and the @ndn/*
+//! packages pinned by `tests/interop/ndnts/package-lock.json`, which `scripts/test.sh`
+//! installs with `npm ci`. Without either, a test says SKIPPED (past the harness's capture)
+//! and passes.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use super::netns::say;
+use super::pyndn::interop_script;
+
+/// The directory of the NDNts applications and their `node_modules`.
+fn dir() -> PathBuf {
+    interop_script("ndnts")
+}
+
+/// The node interpreter.
+pub fn node() -> PathBuf {
+    std::env::var_os("KITE_NODE").map_or_else(|| "node".into(), PathBuf::from)
+}
+
+/// The NDNts side of a test, `tests/interop/ndnts/ndnts_daemon.mjs`.
+pub fn script() -> PathBuf {
+    dir().join("ndnts_daemon.mjs")
+}
+
+/// Whether node runs and the packages are installed; says SKIPPED and why when not.
+pub fn available() -> bool {
+    let runs = Command::new(node())
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !runs {
+        say(&format!(
+            "SKIPPED: {} does not run (set KITE_NODE or install Node.js; scripts/test.sh does)",
+            node().display()
+        ));
+        return false;
+    }
+    let installed = dir().join("node_modules/@ndn/endpoint/package.json");
+    if !installed.exists() {
+        say(&format!(
+            "SKIPPED: NDNts is not installed: no {} (run npm ci in {}; scripts/test.sh does)",
+            installed.display(),
+            dir().display()
+        ));
+        return false;
+    }
+    true
+}

@@ -1,0 +1,163 @@
+use super::*;
+
+fn validity() -> ValidityPeriod {
+    ValidityPeriod::new("20200101T000000", "20401231T235959").unwrap()
+}
+
+fn self_signed(kind: SignatureKind, identity: &str) -> (KeySigner, Certificate) {
+    let signer = KeySigner::generate(kind, &identity.parse().unwrap()).unwrap();
+    let public = signer.key().public_der().unwrap();
+    let cert = Certificate::issue(
+        signer.key_name().unwrap(),
+        &public,
+        &signer,
+        b"self",
+        1,
+        validity(),
+    )
+    .unwrap();
+    (signer, cert)
+}
+
+/// 2026-06-01T00:00:00Z.
+const JUNE_2026: u64 = 1_780_272_000;
+
+#[test]
+fn an_issued_certificate_decodes_with_its_names_key_and_validity() {
+    for kind in [
+        SignatureKind::EcdsaP256,
+        SignatureKind::EcdsaP384,
+        SignatureKind::Ed25519,
+        SignatureKind::Rsa2048,
+    ] {
+        let (signer, cert) = self_signed(kind, "/site/router");
+        assert_eq!(cert.kind(), kind);
+        assert_eq!(cert.identity().to_string(), "/site/router");
+        assert_eq!(&cert.key_name(), signer.key_name().unwrap());
+        assert_eq!(cert.signer(), signer.key_name());
+        assert!(is_certificate_name(cert.name()));
+        assert!(is_key_name(&cert.key_name()));
+        let again = Certificate::from_base64(&cert.to_base64()).unwrap();
+        assert_eq!(again.wire(), cert.wire());
+        cert.verifier().unwrap().verify(again.data()).unwrap();
+        assert!(cert.is_valid_at(JUNE_2026));
+        assert!(!cert.is_valid_at(1_500_000_000), "2017: not yet");
+        assert!(!cert.is_valid_at(2_300_000_000), "2042: expired");
+    }
+}
+
+#[test]
+fn civil_timestamps_convert_to_unix_seconds() {
+    assert_eq!(timestamp_seconds(b"19700101T000000"), Some(0));
+    assert_eq!(timestamp_seconds(b"20260601T000000"), Some(JUNE_2026));
+    assert_eq!(timestamp_seconds(b"20240229T235959"), Some(1_709_251_199));
+    assert_eq!(timestamp_seconds(b"20241301T000000"), None);
+    assert_eq!(timestamp_seconds(b"2024010xT000000"), None);
+}
+
+#[test]
+fn what_is_not_a_certificate_is_refused() {
+    let (signer, cert) = self_signed(SignatureKind::EcdsaP256, "/a");
+    // Not named /<id>/KEY/<key-id>/<issuer>/<version>.
+    let mut d = Data::new("/a/b/c/d".parse().unwrap(), cert.public_key().to_vec());
+    d.meta.content_type = Some(ContentType::KEY);
+    let wire = d.sign(&signer).unwrap();
+    assert!(matches!(
+        Certificate::decode(wire),
+        Err(CertError::NotCertificate(_))
+    ));
+    // Not ContentType KEY.
+    let mut d = Data::new(cert.name().clone(), cert.public_key().to_vec());
+    let wire = d.sign(&signer).unwrap();
+    assert!(matches!(
+        Certificate::decode(wire),
+        Err(CertError::NotCertificate(_))
+    ));
+    // A content that is no public key.
+    d.meta.content_type = Some(ContentType::KEY);
+    d.content = Some(Bytes::from_static(b"junk"));
+    let wire = d.sign(&signer).unwrap();
+    assert!(matches!(
+        Certificate::decode(wire),
+        Err(CertError::UnsupportedKey(_))
+    ));
+    // Larger than a packet.
+    let big = Bytes::from(vec![0u8; MAX_CERTIFICATE_SIZE + 1]);
+    assert!(Certificate::decode(big).is_err());
+    // Truncated, and garbage.
+    let w = cert.wire();
+    for cut in [0, 1, 10, w.len() / 2, w.len() - 1] {
+        assert!(Certificate::decode(w.slice(..cut)).is_err(), "cut at {cut}");
+    }
+    assert!(Certificate::from_base64("%%%").is_err());
+    // A certificate without ValidityPeriod is never valid.
+    let mut d = cert.data().clone();
+    d.sig_info.validity = None;
+    let c = Certificate::decode(d.sign(&signer).unwrap()).unwrap();
+    assert!(!c.is_valid_at(JUNE_2026));
+}
+
+#[test]
+fn a_safe_bag_gives_back_its_certificate_and_key() {
+    let encrypted = base64_decode(include_str!("testdata/ec.enc.b64")).unwrap();
+    let info = EncryptedPrivateKeyInfo::from_der(&encrypted).unwrap();
+    let plain = info.decrypt(b"kite-test").unwrap();
+    let key = private_key_from_pkcs8(plain.as_bytes()).unwrap();
+    assert_eq!(key.kind(), SignatureKind::EcdsaP256);
+    let public = key.public_der().unwrap();
+    let name = crate::key_name(&"/exported".parse().unwrap(), &public);
+    let signer = KeySigner::new(key, Some(name.clone()));
+    let cert = Certificate::issue(&name, &public, &signer, b"self", 7, validity()).unwrap();
+
+    let bag = SafeBag::encode(&cert, &encrypted);
+    let text = base64::engine::general_purpose::STANDARD.encode(&bag);
+    let decoded = SafeBag::from_base64(&text).unwrap();
+    assert_eq!(decoded.certificate.wire(), cert.wire());
+    let key = decoded.private_key(b"kite-test").unwrap();
+    assert_eq!(key.public_der().unwrap(), public);
+    assert!(matches!(
+        decoded.private_key(b"wrong"),
+        Err(CertError::Decrypt(_))
+    ));
+    // Another certificate with this key: refused.
+    let (_, other) = self_signed(SignatureKind::EcdsaP256, "/other");
+    let mismatched = SafeBag::decode(&SafeBag::encode(&other, &encrypted)).unwrap();
+    assert!(matches!(
+        mismatched.private_key(b"kite-test"),
+        Err(CertError::KeyMismatch)
+    ));
+    // Truncations never panic.
+    for cut in 0..bag.len() {
+        assert!(SafeBag::decode(&bag[..cut]).is_err(), "cut at {cut}");
+    }
+}
+
+#[test]
+fn python_ndn_file_tpm_keys_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let ec_name: Name = "/py/KEY/%01".parse().unwrap();
+    let rsa_name: Name = "/py/KEY/%02".parse().unwrap();
+    std::fs::write(
+        tpm_file_path(dir.path(), &ec_name),
+        include_str!("testdata/ec.sec1.b64"),
+    )
+    .unwrap();
+    std::fs::write(
+        tpm_file_path(dir.path(), &rsa_name),
+        include_str!("testdata/rsa.pkcs1.b64"),
+    )
+    .unwrap();
+    let ec = read_tpm_file_key(dir.path(), &ec_name).unwrap();
+    assert_eq!(ec.kind(), SignatureKind::EcdsaP256);
+    let rsa = read_tpm_file_key(dir.path(), &rsa_name).unwrap();
+    assert_eq!(rsa.kind(), SignatureKind::Rsa2048);
+    // The file name is python-ndn's: SHA-256 of the Name TLV, in hex.
+    let file = tpm_file_path(dir.path(), &ec_name);
+    let mut tlv = vec![tlv_type::NAME as u8, ec_name.value().len() as u8];
+    tlv.extend_from_slice(ec_name.value());
+    assert_eq!(
+        file.file_name().unwrap().to_str().unwrap(),
+        format!("{}.privkey", hex(&Sha256::digest(&tlv)))
+    );
+    assert!(read_tpm_file_key(dir.path(), &"/py/KEY/%03".parse().unwrap()).is_err());
+}
