@@ -461,8 +461,8 @@ impl Dispatcher {
                 // A CanBePrefix Interest shorter than the dispatch prefix visits every
                 // thread's CS, its home's first (kite_fw::forwarder::InInterest::cs_probe).
                 let t = usize::from(home);
-                let cs_probe =
-                    (interest.can_be_prefix && self.ndt.is_short(&hashes)).then_some(home);
+                let cs_probe = (interest.can_be_prefix && self.ndt.is_short(&hashes))
+                    .then(|| kite_fw::forwarder::CsProbe::new(home));
                 let local =
                     NameScope::of(&interest.name) == NameScope::Localhost && is_local(r.face);
                 let cap = self.cap(r.face, at);

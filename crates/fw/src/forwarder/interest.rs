@@ -20,8 +20,8 @@ impl Pipelines {
         out: &mut Vec<Out>,
     ) {
         crate::fault::panic_if_asked("fwd", &pkt.interest.name);
-        if let Some(home) = pkt.cs_probe {
-            match self.probe_cs(fib, now, pkt, home, out) {
+        if pkt.cs_probe.is_some() {
+            match self.probe_cs(fib, now, pkt, out) {
                 Some(here) => pkt = here,
                 None => return,
             }
@@ -223,11 +223,11 @@ impl Pipelines {
 
     /// A CanBePrefix Interest shorter than the dispatch prefix, whose Data may be in any
     /// thread's CS (`docs/forwarding.md`, "Shards"). The input stage hands it to its own
-    /// thread `home` first: there, what the pipeline decides before the CS (a loop, a pending
-    /// entry it joins, a drop) is decided at once. Otherwise it is answered from the first CS
-    /// that holds a Data it takes — `home`'s, then each other thread's in turn — and comes
-    /// back to `home`, which runs the whole pipeline. Returns the Interest when the pipeline
-    /// runs here and now.
+    /// thread first: there, what the pipeline decides before the CS (a loop, a pending entry
+    /// it joins, a drop) is decided at once. Otherwise it visits every thread's CS in turn,
+    /// carrying the first Data in canonical order it takes among those seen, and the last
+    /// thread answers with it, as NFD's one CS would; when none has one, it goes back home
+    /// for the whole pipeline. Returns the Interest when the pipeline runs here and now.
     #[cold]
     #[inline(never)]
     fn probe_cs(
@@ -235,9 +235,9 @@ impl Pipelines {
         fib: &FibGuard<'_>,
         now: Time,
         mut pkt: InInterest,
-        home: u8,
         out: &mut Vec<Out>,
     ) -> Option<InInterest> {
+        let mut probe = pkt.cs_probe.take()?;
         let allowed = self.faces.get(&pkt.face).is_some_and(|f| {
             f.scope == FaceScope::Local || NameScope::of(&pkt.interest.name) != NameScope::Localhost
         }) && pkt.interest.hop_limit != Some(0);
@@ -246,7 +246,7 @@ impl Pipelines {
             .as_ref()
             .ok()
             .and_then(|h| h.as_ref().map(|(n, _)| n));
-        if home == self.thread {
+        if !probe.started {
             let full = pkt.hashes.full();
             let pending = hinted.is_err()
                 || self
@@ -257,9 +257,9 @@ impl Pipelines {
                     });
             let looping = pkt.interest.nonce.is_some_and(|n| self.dnl.has(full, n));
             if !allowed || pending || looping || !self.config.cs_serve {
-                pkt.cs_probe = None;
                 return Some(pkt);
             }
+            probe.started = true;
         }
         if allowed && self.config.cs_serve && hinted.is_ok() {
             self.last_prefix_lookup = now;
@@ -268,24 +268,36 @@ impl Pipelines {
                 self.pcct
                     .cs_match_prefix(&i.name, hint, i.must_be_fresh, now)
             {
-                self.pcct.cs_touch(slot);
-                self.counters.in_interests += 1;
-                self.counters.cs_hits += 1;
-                out.push(Out::Data {
-                    face: pkt.face,
-                    wire,
-                    token: pkt.token,
-                    ingress: FaceId::CONTENT_STORE,
-                    congestion_mark: pkt.congestion_mark,
-                    from_cs: true,
-                });
-                return None;
+                let name = self.pcct.entry(slot).map(|e| e.name.clone());
+                if let Some(name) = name {
+                    if probe.best.as_ref().is_none_or(|(b, _)| name < *b) {
+                        self.pcct.cs_touch(slot);
+                        probe.best = Some((name, wire));
+                    }
+                }
             }
         }
         let threads = self.config.shards.as_ref().map_or(1, |s| s.ndt().threads());
         let next = (self.thread + 1) % threads.max(1);
-        if next == home {
-            pkt.cs_probe = None;
+        if next != probe.home {
+            pkt.cs_probe = Some(probe);
+        } else if let Some((_, wire)) = probe.best.take() {
+            // Every thread seen: the first match of them all answers it.
+            self.counters.in_interests += 1;
+            self.counters.cs_hits += 1;
+            out.push(Out::Data {
+                face: pkt.face,
+                wire,
+                token: pkt.token,
+                ingress: FaceId::CONTENT_STORE,
+                congestion_mark: pkt.congestion_mark,
+                from_cs: true,
+            });
+            return None;
+        }
+        if next == self.thread {
+            // One thread (no other to visit): its pipeline, here.
+            return Some(pkt);
         }
         out.push(Out::Shard {
             shard: next,

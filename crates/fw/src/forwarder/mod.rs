@@ -120,10 +120,34 @@ pub struct InInterest {
     pub next_hop: Option<FaceId>,
     /// Its NDNLPv2 CongestionMark (0: none).
     pub congestion_mark: u64,
-    /// `Some(t)`: a CanBePrefix Interest shorter than the dispatch prefix, visiting each
-    /// thread's CS on its way to its own thread `t`, which runs its pipeline
-    /// ([`crate::ndt::Ndt::is_short`]). The input stage sets it; `None` otherwise.
-    pub cs_probe: Option<u8>,
+    /// A CanBePrefix Interest shorter than the dispatch prefix, whose Data may be in any
+    /// thread's CS ([`crate::ndt::Ndt::is_short`]), on its way through them. The input stage
+    /// sets it; `None` otherwise (boxed: such Interests are rare, the others stay small).
+    pub cs_probe: Option<Box<CsProbe>>,
+}
+
+/// Where a short CanBePrefix Interest is on its way through the threads' CS
+/// (`docs/forwarding.md`, "Shards").
+#[derive(Debug, Clone)]
+pub struct CsProbe {
+    /// The thread of its name: it starts there, and its pipeline runs there.
+    pub home: u8,
+    /// Whether it has left home.
+    pub started: bool,
+    /// The first Data under its name in canonical order in the threads visited, that it
+    /// takes, with that Data's name.
+    pub best: Option<(Name, bytes::Bytes)>,
+}
+
+impl CsProbe {
+    /// A probe that starts at `home`.
+    pub fn new(home: u8) -> Box<Self> {
+        Box::new(CsProbe {
+            home,
+            started: false,
+            best: None,
+        })
+    }
 }
 
 /// A Data from the input stage.
