@@ -164,6 +164,8 @@ pub const KITE_N_CHANNEL_FOREIGN: u64 = 0x4B16;
 pub const KITE_N_CHANNEL_NO_FACE: u64 = 0x4B18;
 /// Frames the kernel dropped for a full socket receive buffer.
 pub const KITE_N_CHANNEL_SOCKET_DROPS: u64 = 0x4B1A;
+/// Frames read after waiting at least CoDel's target in the socket's receive queue.
+pub const KITE_N_CHANNEL_DELAYED: u64 = 0x4B1C;
 
 // ---- FIB, RIB, strategy choice, CS ----
 

@@ -652,7 +652,13 @@ impl IoThread {
         };
         let progress = self.recv_datagrams(channel, now);
         self.deliver_datagrams(channel, now);
-        self.dispatch();
+        // What waited in an Ethernet socket counts as waiting for CoDel: the kernel's queue
+        // is where a bottleneck I/O thread's backlog stands, unseen by the rings.
+        let waited = match channel {
+            DatagramChannel::Udp(_) => Duration::ZERO,
+            DatagramChannel::Ether(e) => self.ether[e].waited(),
+        };
+        self.dispatch_waited(waited);
         if matches!(progress, Ok(Progress::More)) && !self.unread_channels.contains(&token) {
             self.unread_channels.push(token);
         }
@@ -1229,12 +1235,19 @@ impl IoThread {
     /// Hands the packets read this round to the forwarding threads and counts those that
     /// found their ring full against the faces they came from.
     fn dispatch(&mut self) {
+        self.dispatch_waited(Duration::ZERO);
+    }
+
+    /// [`IoThread::dispatch`] of packets that waited `waited` in their socket before they
+    /// were read.
+    fn dispatch_waited(&mut self, waited: Duration) {
         let faces = &self.faces;
-        self.dispatcher.dispatch_burst(&mut self.received, |id| {
-            faces
-                .get(&id)
-                .is_some_and(|f| f.scope() == FaceScope::Local)
-        });
+        self.dispatcher
+            .dispatch_burst(&mut self.received, waited, |id| {
+                faces
+                    .get(&id)
+                    .is_some_and(|f| f.scope() == FaceScope::Local)
+            });
         for id in self.dispatcher.take_dropped() {
             if let Some(face) = self.faces.get_mut(&id) {
                 face.count_in_queue_full();

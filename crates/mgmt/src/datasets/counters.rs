@@ -198,9 +198,9 @@ impl FaceCounters {
 }
 
 counter_set! {
-    /// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face
-    /// (Kite's extension of ChannelStatus; zero when absent, as from NFD). A drop it can pin
-    /// on an existing face is counted on that face too.
+    /// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face,
+    /// and what waited in its socket (Kite's extension of ChannelStatus; zero when absent, as
+    /// from NFD). A drop it can pin on an existing face is counted on that face too.
     pub struct ChannelCounters {
         /// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
         n_truncated = nfd::KITE_N_CHANNEL_TRUNCATED,
@@ -216,11 +216,17 @@ counter_set! {
         /// Frames the kernel dropped because the socket's receive buffer was full (Ethernet
         /// channels, from PACKET_STATISTICS; read once a second).
         n_socket_drops = nfd::KITE_N_CHANNEL_SOCKET_DROPS,
+        /// Frames read after waiting at least 5 ms (CoDel's target delay) in the socket's
+        /// receive queue (Ethernet channels, from the kernel's receive times): a backlog the
+        /// I/O thread did not keep up with, which lengthens every round trip through it. Not
+        /// a drop: the frames were read, and their wait counted for CoDel.
+        n_delayed = nfd::KITE_N_CHANNEL_DELAYED,
     }
 }
 
 impl ChannelCounters {
-    /// Each counter with a short name (as `kite channel list --json` names them).
+    /// Each drop counter with a short name (as `kite channel list --json` names them; every
+    /// counter but [`ChannelCounters::n_delayed`], which counts no drop).
     pub fn by_reason(&self) -> [(&'static str, u64); 5] {
         [
             ("truncated", self.n_truncated),
