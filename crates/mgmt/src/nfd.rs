@@ -147,6 +147,8 @@ pub const KITE_N_LP_DUPLICATES: u64 = 0x4B2A;
 /// Frames dropped because the socket refused them for a reason that may pass (a firewall
 /// rule, no buffer space, an unreachable destination). After the LpReliability counters.
 pub const KITE_N_OUT_SEND_FAILED: u64 = 0x4B2C;
+/// Nacks not sent because the face was sent its rate of Nacks already.
+pub const KITE_N_OUT_NACK_LIMITED: u64 = 0x4B2E;
 
 // ---- Kite's ChannelStatus extension ----
 //
