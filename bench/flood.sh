@@ -19,8 +19,13 @@
 # CPU FLOOD_CPU (default 1), in every mode including alone. Over loopback the kernel's receive path for
 # the flood (the UDP socket lookup, queueing or dropping each datagram; the unix socket's
 # copy) runs in the sender's context, so on the flooder's CPU; Kite pays for what it reads.
+# PIN=both runs the whole measurement unpinned, then pinned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${PIN:-} == both ]]; then
+  PIN=0 "$0" "$@"
+  PIN=1 exec "$0" "$@"
+fi
 secs=${1:-10}
 rounds=${2:-5}
 if [[ -z ${KITE:-} ]]; then
