@@ -89,7 +89,8 @@ impl RecvBatch {
     }
 
     /// [`RecvBatch::new`] that also reads when the kernel received each burst's newest
-    /// datagram (see [`RecvBatch::waited`]), from a socket with [`timestamp_arrivals`] on.
+    /// datagram (see [`RecvBatch::waited`]), from a socket asked for receive times
+    /// (`SO_TIMESTAMPNS`, which this crate sets on Ethernet channels).
     pub fn stamped(slot_len: usize) -> Self {
         RecvBatch {
             stamps: Some(Box::new(StampState {
