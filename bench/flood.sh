@@ -7,7 +7,9 @@
 # daemon is restarted for each measurement, so no flood's PIT entries carry over.
 # Writes bench/results/flood-<commit>.csv (flood-<commit>-pinned.csv with PIN=1).
 #   bench/flood.sh [SECONDS] [ROUNDS]
-# KITE=path uses that binary instead of building; FLOODS="unix udp" picks the flooded modes.
+# FLOOD_RATE=N paces each flooder to N Interests/s (default 0: as fast as its socket takes them).
+# KITE=path uses that binary instead of building; FLOODS="unix udp udp2" picks the flooded
+# modes (udp2: two UDP flooders, each its own socket and prefix, default "unix udp udp2").
 #
 # Unpinned (the default), every process runs where the scheduler puts it: on a machine of few
 # cores the flooder takes a core the forwarder, the producer and the consumer would use, so
@@ -17,8 +19,13 @@
 # CPU FLOOD_CPU (default 1), in every mode including alone. Over loopback the kernel's receive path for
 # the flood (the UDP socket lookup, queueing or dropping each datagram; the unix socket's
 # copy) runs in the sender's context, so on the flooder's CPU; Kite pays for what it reads.
+# PIN=both runs the whole measurement unpinned, then pinned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${PIN:-} == both ]]; then
+  PIN=0 "$0" "$@"
+  PIN=1 exec "$0" "$@"
+fi
 secs=${1:-10}
 rounds=${2:-5}
 if [[ -z ${KITE:-} ]]; then
@@ -27,6 +34,7 @@ if [[ -z ${KITE:-} ]]; then
 fi
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-dirty")
 pin=${PIN:-0}
+rate=${FLOOD_RATE:-0}
 serve_cpu=${SERVE_CPU:-0}
 flood_cpu=${FLOOD_CPU:-1}
 serve=()
@@ -61,28 +69,40 @@ measure() {
   local server=$!
   pids+=("$server")
   for _ in $(seq 300); do grep -q "kite perf server:" "$tmp/server.err" && break; sleep 0.1; done
-  local flood=""
+  local floods=()
   if [[ $mode != alone ]]; then
-    local via=()
-    [[ $mode == udp ]] && via=(--udp "udp://127.0.0.1:$port")
-    "${flooder[@]}" "$KITE" bench flood --socket "$tmp/nfd.sock" "${via[@]}" --duration "$((secs + 3))s" --json \
-      >"$tmp/flood.out" 2>&1 &
-    flood=$!
-    pids+=("$flood")
+    local via=() n=1
+    [[ $mode == udp* ]] && via=(--udp "udp://127.0.0.1:$port")
+    [[ $mode == udp2 ]] && n=2
+    for f in $(seq "$n"); do
+      "${flooder[@]}" "$KITE" bench flood --socket "$tmp/nfd.sock" --prefix "/flood$f" "${via[@]}" \
+        --rate "$rate" --duration "$((secs + 3))s" --json >"$tmp/flood$f.out" 2>&1 &
+      floods+=("$!")
+      pids+=("$!")
+    done
     sleep 1 # the flood reaches its share of the PIT and the rings before the consumer starts
   fi
   local json
   json=$("${serve[@]}" "$KITE" perf client /perf --window 64 --duration "${secs}s" --socket "$tmp/nfd.sock" \
     --json 2>/dev/null | tail -1)
-  [[ -n $flood ]] && { wait "$flood" || true; }
+  for f in "${floods[@]}"; do wait "$f" || true; done
+  # What Kite did with the flood: Nacks it sent (all faces but the consumer's are the
+  # flooders' and the producers'), Interests it dropped unread for a full ring.
+  local nacked dropped
+  read -r nacked dropped < <("$KITE" face list --json --socket "$tmp/nfd.sock" 2>/dev/null | python3 -c '
+import json, sys
+faces = json.load(sys.stdin)
+print(sum(f["counters"]["out_nacks"] for f in faces), sum(f["drops"]["in_queue_full"] for f in faces))' || echo "0 0")
   kill "$server" "$daemon" 2>/dev/null || true
   wait "$server" "$daemon" 2>/dev/null || true
   local flooded=0
-  [[ -n $flood ]] && flooded=$(tail -1 "$tmp/flood.out" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["interests_per_sec"]))')
-  python3 - "$r" "$mode" "$json" "$flooded" <<'PY' | tee -a "$out"
+  for f in $(seq "${#floods[@]}"); do
+    flooded=$((flooded + $(tail -1 "$tmp/flood$f.out" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["interests_per_sec"]))')))
+  done
+  python3 - "$r" "$mode" "$json" "$flooded" "$nacked" "$dropped" <<'PY' | tee -a "$out"
 import json, sys
-r, mode, j, flood = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
-print(f"{r},{mode},{j['data_per_sec']:.0f},{j['nacks']},{j['congestion_nacks']},{j['timeouts']},{flood}")
+r, mode, j, flood, nacked, dropped = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), *sys.argv[4:]
+print(f"{r},{mode},{j['data_per_sec']:.0f},{j['nacks']},{j['congestion_nacks']},{j['timeouts']},{flood},{nacked},{dropped}")
 PY
 }
 
@@ -91,10 +111,10 @@ PY
   pinning="unpinned"
   [[ $pin == 1 ]] && pinning="pinned: kite run, perf server and client on CPU $serve_cpu, flooder on CPU $flood_cpu"
   echo "# $pinning"
-  echo "# command: PIN=$pin bench/flood.sh $secs $rounds (kite run defaults; perf server /perf --payload 1000 --threads 0; perf client --window 64 --duration ${secs}s; kite bench flood, lifetime 2^64-1 ms)"
-  echo "round,mode,data_per_sec,nacks,congestion_nacks,timeouts,flood_interests_per_sec"
+  echo "# command: PIN=$pin FLOOD_RATE=$rate FLOODS=\"${FLOODS:-unix udp udp2}\" bench/flood.sh $secs $rounds (kite run defaults; perf server /perf --payload 1000 --threads 0; perf client --window 64 --duration ${secs}s; kite bench flood, lifetime 2^64-1 ms)"
+  echo "round,mode,data_per_sec,nacks,congestion_nacks,timeouts,flood_interests_per_sec,kite_out_nacks,kite_in_queue_full"
 } > "$out"
-modes="alone ${FLOODS:-unix udp}"
+modes="alone ${FLOODS:-unix udp udp2}"
 for r in $(seq 1 "$rounds"); do
   for mode in $modes; do
     measure "$mode"

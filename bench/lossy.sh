@@ -19,7 +19,10 @@
 # (medians) and lossy-<commit>.svg (median goodput against loss rate).
 #   sudo bench/lossy.sh [SIZE_MB] [ROUNDS]        (defaults: 30 and 5)
 # KITE=path uses that binary instead of building; LOSSES="0 1 2 5" and SETUPS="udp-path
-# udp-8800 ether ether-lpr" choose what runs; GET_ARGS adds flags to every `kite get`. Needs root, ip (iproute2) and nft (nftables).
+# udp-8800 ether ether-lpr" choose what runs; GET_ARGS adds flags to every `kite get`;
+# PAUSE_MS=N stops B (SIGSTOP) for N ms, 150 ms into every fetch, as a host that takes the
+# forwarder's core does; GET_KITE=path runs `kite get` from another binary than the daemons.
+# Needs root, ip (iproute2) and nft (nftables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb=${1:-30}
@@ -32,6 +35,7 @@ if [[ -z ${KITE:-} ]]; then
   KITE=target/release/kite
 fi
 KITE=$(realpath "$KITE")
+GET_KITE=$(realpath "${GET_KITE:-$KITE}")
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-dirty")
 out=bench/results/lossy-$commit${TAG:+-$TAG}.csv
 tmp=$(mktemp -d)
@@ -161,9 +165,16 @@ for r in $(seq "$rounds"); do
       rm -f "$tmp/fetched"
       start=$(date +%s.%N)
       ok=1
-      timeout "${GET_TIMEOUT:-120}" "$KITE" get --socket "$tmp/0.sock" /lossy -o "$tmp/fetched" \
-        ${GET_ARGS:-} 2>"$tmp/get.err" \
-        && cmp -s "$tmp/object" "$tmp/fetched" || ok=0
+      timeout "${GET_TIMEOUT:-120}" "$GET_KITE" get --socket "$tmp/0.sock" /lossy \
+        -o "$tmp/fetched" ${GET_ARGS:-} 2>"$tmp/get.err" &
+      get_pid=$!
+      if [[ -n ${PAUSE_MS:-} ]]; then
+        sleep 0.15
+        kill -STOP "${pids[1]}"
+        sleep "$(echo "scale=3; $PAUSE_MS / 1000" | bc)"
+        kill -CONT "${pids[1]}"
+      fi
+      wait "$get_pid" && cmp -s "$tmp/object" "$tmp/fetched" || ok=0
       secs=$(echo "$(date +%s.%N) - $start" | bc)
       retx=$(sed -n 's/^Retransmissions: //p' "$tmp/get.err")
       timeouts=$(sed -n 's/^Timeouts: //p' "$tmp/get.err")

@@ -141,6 +141,20 @@ impl Pipeline {
         }
     }
 
+    /// Moves the timeout of outstanding Interest `id` to `deadline`, if that is later than
+    /// the one it has (a timeout is never brought forward).
+    pub fn postpone(&mut self, id: InterestId, deadline: Instant) {
+        let Some(p) = self.pending.get_mut(&id) else {
+            return;
+        };
+        if deadline <= p.deadline {
+            return;
+        }
+        self.deadlines.remove(&(p.deadline, id));
+        self.deadlines.insert((deadline, id));
+        p.deadline = deadline;
+    }
+
     /// Removes an outstanding Interest from everything but `exact`, whose entry the caller
     /// has removed or cleans up.
     fn forget(&mut self, id: InterestId) -> Option<Pending> {
@@ -158,8 +172,10 @@ impl Pipeline {
     }
 
     /// Waits until something happens to an outstanding Interest, or until `until`, and returns
-    /// every event that is ready (empty when `until` came first). The wait sleeps in the
-    /// kernel, woken by a packet or by the earliest Interest timeout.
+    /// every answer that is ready and at most one timeout, the earliest (empty when `until`
+    /// came first): the caller may postpone the other timeouts ([`Pipeline::postpone`]) before
+    /// they are reported. The wait sleeps in the kernel, woken by a packet or by the earliest
+    /// Interest timeout.
     pub fn poll(&mut self, until: Instant) -> Result<Vec<Event>, ClientError> {
         let mut events = Vec::new();
         loop {
@@ -181,14 +197,13 @@ impl Pipeline {
         }
     }
 
-    /// Reports the Interests whose deadline passed.
+    /// Reports the Interest whose deadline passed first, if one did.
     fn expire(&mut self, now: Instant, events: &mut Vec<Event>) {
-        while let Some(&(deadline, id)) = self.deadlines.first() {
-            if deadline > now {
-                break;
+        if let Some(&(deadline, id)) = self.deadlines.first() {
+            if deadline <= now {
+                self.cancel(id);
+                events.push(Event::Timeout { id });
             }
-            self.cancel(id);
-            events.push(Event::Timeout { id });
         }
     }
 

@@ -16,6 +16,7 @@ use crate::counters::FaceCounters;
 use crate::ether::{EtherPeer, LinkState};
 use crate::framing::{FramingError, MAX_NDN_PACKET_SIZE};
 use crate::link_service::{LinkService, Received, RxSink};
+use crate::police::NackPolicer;
 use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY, DEFAULT_WAITING_BYTES};
 use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
@@ -269,6 +270,7 @@ pub struct Face {
     link: LinkService,
     queue: OutQueue,
     marker: CongestionMarker,
+    nacks: NackPolicer,
     transport: Transport,
     last_rx: Instant,
     idle_timeout: Duration,
@@ -311,6 +313,7 @@ impl Face {
             ),
             queue: OutQueue::new(config.queue_capacity),
             marker: CongestionMarker::new(config.marking),
+            nacks: NackPolicer::new(Instant::now()),
             transport: parts.transport,
             last_rx: Instant::now(),
             idle_timeout: config.idle_timeout,
@@ -556,6 +559,14 @@ impl Face {
     /// already waiting in the output queue (see [`crate::congestion`]).
     pub fn congestion_mark(&mut self, now: Instant) -> bool {
         self.marker.mark(self.queue.octets(), now)
+    }
+
+    /// Whether a Nack may be sent to this face at `now` ([`crate::police`]); a Nack that may
+    /// not is counted (`out-nack-limited`) for the caller to drop.
+    pub fn admit_nack(&mut self, now: Instant) -> bool {
+        let admitted = self.nacks.admit(now);
+        self.counters.n_out_nack_limited += u64::from(!admitted);
+        admitted
     }
 
     /// Counts a packet from this face that the forwarder had no room for (its input ring was

@@ -34,6 +34,7 @@ pub mod ether;
 mod face;
 pub mod framing;
 pub mod link_service;
+pub mod police;
 mod props;
 pub mod queue;
 pub mod reassembly;

@@ -12,6 +12,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
 
 use bytes::BytesMut;
 
@@ -46,6 +47,16 @@ pub struct RecvBatch {
     /// With coalesced receive ([`segment::enable_gro`]): each message's control buffer and
     /// the segment length it reported (0: one datagram).
     gro: Option<Box<GroState>>,
+    /// With kernel receive times ([`RecvBatch::stamped`]): each message's control buffer, and
+    /// when the kernel received the newest message of the last burst.
+    stamps: Option<Box<StampState>>,
+}
+
+/// Control buffers of a [`RecvBatch`] that reads the kernel's receive times.
+struct StampState {
+    /// Room for one `SCM_TIMESTAMPNS` message each (a header and a timespec).
+    controls: [[u64; 4]; BATCH],
+    newest: Option<SystemTime>,
 }
 
 /// Control buffers and segment lengths of a coalescing [`RecvBatch`].
@@ -73,6 +84,20 @@ impl RecvBatch {
             // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
             addrs: Box::new(unsafe { mem::zeroed() }),
             gro: None,
+            stamps: None,
+        }
+    }
+
+    /// [`RecvBatch::new`] that also reads when the kernel received each burst's newest
+    /// datagram (see [`RecvBatch::waited`]), from a socket asked for receive times
+    /// (`SO_TIMESTAMPNS`, which this crate sets on Ethernet channels).
+    pub fn stamped(slot_len: usize) -> Self {
+        RecvBatch {
+            stamps: Some(Box::new(StampState {
+                controls: [[0; 4]; BATCH],
+                newest: None,
+            })),
+            ..Self::new(slot_len)
         }
     }
 
@@ -135,6 +160,9 @@ impl RecvBatch {
             if let Some(g) = self.gro.as_deref_mut() {
                 h.msg_hdr.msg_control = g.controls[i].as_mut_ptr().cast();
                 h.msg_hdr.msg_controllen = mem::size_of_val(&g.controls[i]) as _;
+            } else if let Some(s) = self.stamps.as_deref_mut() {
+                h.msg_hdr.msg_control = s.controls[i].as_mut_ptr().cast();
+                h.msg_hdr.msg_controllen = mem::size_of_val(&s.controls[i]) as _;
             }
         }
         // SAFETY: every header points at a live slot of `self.slots` and a live address slot,
@@ -166,7 +194,22 @@ impl RecvBatch {
                 *seg = segment::gro_segment_len(&h.msg_hdr);
             }
         }
+        if let Some(s) = self.stamps.as_deref_mut() {
+            // Datagrams are queued in arrival order: the last one read is the newest.
+            s.newest = hdrs[..n].last().and_then(|h| receive_time(&h.msg_hdr));
+        }
         Ok(n)
+    }
+
+    /// How long the newest datagram of the last burst waited in the socket's receive queue
+    /// (from when the kernel received it to now; every other datagram of the burst waited
+    /// longer). Zero without kernel receive times ([`RecvBatch::stamped`]), and when the
+    /// realtime clock was set back meanwhile.
+    pub fn waited(&self) -> Duration {
+        let newest = self.stamps.as_deref().and_then(|s| s.newest);
+        newest.map_or(Duration::ZERO, |t| {
+            SystemTime::now().duration_since(t).unwrap_or_default()
+        })
     }
 
     /// The length of the datagrams message `i` of the last burst coalesced (each but the
@@ -209,6 +252,50 @@ impl RecvBatch {
     pub fn source(&self, i: usize) -> Option<SocketAddr> {
         from_storage(&self.addrs[i])
     }
+}
+
+/// Asks the kernel to attach to each datagram read from `fd` when it received it
+/// (`SO_TIMESTAMPNS`; read with a [`RecvBatch::stamped`]). The time is taken as the frame
+/// enters the host's receive path, so a wait in the socket's queue (or before it, in the
+/// device's backlog) shows in it.
+pub fn timestamp_arrivals(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: `on` is a live c_int of the length given; setsockopt(2) only reads it.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The kernel's receive time in a header `recvmmsg` just filled, if it carries one.
+fn receive_time(hdr: &libc::msghdr) -> Option<SystemTime> {
+    // SAFETY: `hdr` is a header the kernel just filled: its control pointer and length
+    // describe the control buffer the caller gave it, which is still borrowed, and the
+    // CMSG_* walk stays within that length.
+    let ts = unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(hdr);
+        loop {
+            if c.is_null() {
+                return None;
+            }
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                break libc::CMSG_DATA(c).cast::<libc::timespec>().read_unaligned();
+            }
+            c = libc::CMSG_NXTHDR(hdr, c);
+        }
+    };
+    let secs = u64::try_from(ts.tv_sec).ok()?;
+    let nanos = u32::try_from(ts.tv_nsec).ok()?;
+    SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
 }
 
 /// Sends each of `frames` (each frame the concatenation of its `N` parts) to `dest` (or the

@@ -268,8 +268,9 @@ impl UdpChannel {
     /// Reads one burst of at most `max` messages (one `recvmmsg`) from the own socket `fd`
     /// of face `face` (toward `remote`) into `datagrams` at `now`, as
     /// [`UdpChannel::recv_burst`] reads the listener,
-    /// with the channel's buffers (a face holds none of its own). A refused earlier send
-    /// (an ICMP port unreachable the connected socket reports once) reads as more to come.
+    /// with the channel's buffers (a face holds none of its own); with the messages read (a
+    /// coalesced one holds several datagrams). A refused earlier send (an ICMP port
+    /// unreachable the connected socket reports once) reads as more to come.
     pub fn recv_face(
         &mut self,
         face: FaceId,
@@ -278,11 +279,13 @@ impl UdpChannel {
         max: usize,
         now: Instant,
         datagrams: &mut Vec<Datagram>,
-    ) -> io::Result<Progress> {
+    ) -> io::Result<(Progress, usize)> {
         let n = match self.batch.recv_ready_at_most(fd, max) {
             Ok(Some(n)) => n,
-            Ok(None) => return Ok(Progress::Drained),
-            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => return Ok(Progress::More),
+            Ok(None) => return Ok((Progress::Drained, 0)),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                return Ok((Progress::More, 0))
+            }
             Err(e) => return Err(e),
         };
         // The face is as recent as its last datagram, whichever socket brought it, for the
@@ -304,11 +307,12 @@ impl UdpChannel {
                 });
             }
         }
-        Ok(if n == max.min(BATCH) {
+        let progress = if n == max.min(BATCH) {
             Progress::More
         } else {
             Progress::Drained
-        })
+        };
+        Ok((progress, n))
     }
 
     /// A unicast face toward `remote` with a socket of its own ([`connected_socket`]), or,

@@ -163,6 +163,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
                 n_truncated: 4,
                 n_no_face: 2,
                 n_socket_drops: 9,
+                n_delayed: 5,
                 ..Default::default()
             },
         },
@@ -181,7 +182,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
     let cells: Vec<&str> = lines[1].split_whitespace().collect();
     assert_eq!(
         cells,
-        ["udp4://0.0.0.0:6363", "4", "0", "0", "2", "9"],
+        ["udp4://0.0.0.0:6363", "4", "0", "0", "2", "9", "5"],
         "{text}"
     );
 
@@ -190,7 +191,9 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
     assert_eq!(j[0]["drops"]["truncated"], 4);
     assert_eq!(j[0]["drops"]["no_face"], 2);
     assert_eq!(j[0]["drops"]["socket"], 9);
+    assert_eq!(j[0]["delayed"], 5);
     assert_eq!(j[1]["drops"]["foreign"], 0);
+    assert_eq!(j[1]["delayed"], 0);
 }
 
 #[test]

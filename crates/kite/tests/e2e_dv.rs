@@ -11,8 +11,12 @@
 //!   so a's `/localhop` sync Interests stopped at b: had b passed them on, c would take a for
 //!   a neighbour); when the producer stops, its prefix is withdrawn across the network.
 //! - A ring a–b–c–d: b fetches from a over their direct link; the link goes down, ndn-dv
-//!   moves b's route to the way round (c, d), and a fetch that follows succeeds. The time
-//!   routing took is printed (docs/routing.md), not asserted.
+//!   moves b's route to the way round (c, d), and a fetch that follows succeeds, as does
+//!   NDNd's `ndnd cat` of a name a second producer on a registered (Origin app) under the
+//!   readvertised prefix: a's FIB lists that producer before the one it inherits from the
+//!   prefix, so each of `ndnd cat`'s metadata Interests, which it resends only once its 1 s
+//!   lifetime is over (a new PIT entry each time), goes to the producer that has the name.
+//!   The time routing took is printed (docs/routing.md), not asserted.
 //!
 //! Needs root (`ip netns add`) and KITE_NDND (scripts/test.sh builds NDNd v1.5.3 and sets
 //! it); without either the tests print why and pass. Ignored by a plain `cargo test`.
@@ -294,6 +298,11 @@ fn a_ring_of_kites_routes_around_a_link_that_goes_down() {
     let file = dir.path().join("object");
     let sum = random_file(&file, 200_000, 11);
     let _put = Put::start(a.socket(), "/app/ring", &file, &["--expose"]);
+    // A second producer on a, under the readvertised prefix, registered after it (so on a
+    // face with a higher FaceId) and not readvertised itself.
+    let second = dir.path().join("second");
+    let second_sum = random_file(&second, 50_000, 12);
+    let _put_second = Put::start(a.socket(), "/app/ring/second", &second, &[]);
 
     let b_to_a = b.face_to("udp4://10.201.1.1:6363");
     let b_to_c = b.face_to("udp4://10.201.2.2:6363");
@@ -326,4 +335,30 @@ fn a_ring_of_kites_routes_around_a_link_that_goes_down() {
     let out = dir.path().join("after");
     fetch(b, "/app/ring", &out);
     assert_eq!(sha256_of(&out), sum, "the file arrived changed");
+
+    let got = dir.path().join("second-fetched");
+    let (ok, log) = ndnd_cat(&ndnd, b, "/app/ring/second", &got);
+    assert!(
+        ok,
+        "ndnd cat /app/ring/second on b: {log}\na's FIB:\n{}",
+        ctl::ok(a.socket(), &["fib", "list"])
+    );
+    assert_eq!(sha256_of(&got), second_sum, "ndnd cat got another object");
+}
+
+/// NDNd's `ndnd cat NAME` through `node`'s forwarder into `out`: whether it succeeded (it is
+/// killed after 30 s), and what it said on stderr.
+fn ndnd_cat(ndnd: &Path, node: &Node, name: &str, out: &Path) -> (bool, String) {
+    let err = out.with_extension("err");
+    let mut child = Command::new(ndnd)
+        .args(["cat", name])
+        .env("NDN_CLIENT_TRANSPORT", format!("unix://{}", node.socket()))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(out).expect("ndnd cat output"))
+        .stderr(std::fs::File::create(&err).expect("ndnd cat log"))
+        .spawn()
+        .expect("start ndnd cat");
+    let ended = reap(&mut child, Duration::from_secs(30));
+    let ok = ended && child.wait().is_ok_and(|s| s.success());
+    (ok, std::fs::read_to_string(&err).unwrap_or_default())
 }

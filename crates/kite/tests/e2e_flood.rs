@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::{free_tcp_port, free_udp_port, Daemon};
+use kite_face::police::{NACK_BURST, NACK_RATE};
 use kite_packet::{NackReason, NetPacket};
 
 /// The longest InterestLifetime an Interest can ask for.
@@ -73,19 +74,20 @@ impl Setup {
     }
 }
 
-/// A flood of never-answered Interests under `/flood/<tag>/` with the longest lifetime, from
-/// one UDP socket or one unix connection, until stopped; counts the Congestion Nacks that
-/// come back (the forwarder refusing it room).
+/// A flood of Interests under `prefix` with the longest lifetime, from one UDP socket or one
+/// unix connection, until stopped; counts the Nacks that come back, and among them the
+/// Congestion Nacks (the forwarder refusing it room).
 struct Flood {
     /// The flooding socket's address (UDP; unspecified for unix).
     addr: SocketAddrV4,
     stop: Arc<AtomicBool>,
+    nacks: Arc<AtomicU64>,
     congestion_nacks: Arc<AtomicU64>,
     threads: Vec<JoinHandle<()>>,
 }
 
 impl Flood {
-    fn udp(port: u16, tag: &'static str) -> Flood {
+    fn udp(port: u16, prefix: &'static str) -> Flood {
         let sock = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP socket");
         sock.connect(("127.0.0.1", port))
             .expect("connect the UDP socket");
@@ -114,18 +116,18 @@ impl Flood {
                     Err(_) => Got::Nothing,
                 }
             },
-            tag,
+            prefix,
         )
     }
 
-    fn unix(socket: &str, tag: &'static str) -> Flood {
+    fn unix(socket: &str, prefix: &'static str) -> Flood {
         let mut writer = Conn::unix(socket);
         let mut reader = writer.try_clone();
         Flood::start(
             SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
             move |batch: &[Bytes]| writer.try_send(&batch.concat()).is_ok(),
             move || reader.recv(Duration::from_millis(100)),
-            tag,
+            prefix,
         )
     }
 
@@ -133,18 +135,20 @@ impl Flood {
         addr: SocketAddrV4,
         mut send: impl FnMut(&[Bytes]) -> bool + Send + 'static,
         mut recv: impl FnMut() -> Got + Send + 'static,
-        tag: &'static str,
+        prefix: &'static str,
     ) -> Flood {
         let stop = Arc::new(AtomicBool::new(false));
         let congestion_nacks = Arc::new(AtomicU64::new(0));
-        let (stop_w, stop_r, nacks) = (stop.clone(), stop.clone(), congestion_nacks.clone());
+        let nacks = Arc::new(AtomicU64::new(0));
+        let (stop_w, stop_r) = (stop.clone(), stop.clone());
+        let (all, congestion) = (nacks.clone(), congestion_nacks.clone());
         let writer = std::thread::spawn(move || {
             let mut seq = 0u64;
             let mut batch = Vec::with_capacity(BATCH);
             while !stop_w.load(Ordering::Relaxed) {
                 batch.clear();
                 for _ in 0..BATCH {
-                    batch.push(interest(&format!("/flood/{tag}/{seq}"), FOREVER));
+                    batch.push(interest(&format!("{prefix}/{seq}"), FOREVER));
                     seq += 1;
                 }
                 if !send(&batch) {
@@ -156,8 +160,9 @@ impl Flood {
             while !stop_r.load(Ordering::Relaxed) {
                 let Got::Frame(f) = recv() else { continue };
                 if let Ok((_, NetPacket::Nack(n))) = NetPacket::decode_frame(f) {
+                    all.fetch_add(1, Ordering::Relaxed);
                     if n.reason == NackReason::CONGESTION {
-                        nacks.fetch_add(1, Ordering::Relaxed);
+                        congestion.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
@@ -165,6 +170,7 @@ impl Flood {
         Flood {
             addr,
             stop,
+            nacks,
             congestion_nacks,
             threads: vec![writer, reader],
         }
@@ -213,7 +219,7 @@ fn a_huge_lifetime_udp_flood_neither_locks_out_other_faces_nor_outlives_the_cap(
     let s = setup.socket().to_string();
 
     // The flood goes on until the forwarder refuses it room in the PIT, and after.
-    let flood = Flood::udp(setup.udp, "udp");
+    let flood = Flood::udp(setup.udp, "/flood/udp");
     flood.wait_refused();
     // Another face still exchanges while the flood goes on: the flood holds at most its share.
     let mut consumer = Conn::unix(&s);
@@ -254,7 +260,7 @@ fn exchange_udp(sock: &UdpSocket, name: &str) -> Result<(), String> {
 fn a_restrained_udp_flooder_is_dropped_in_its_own_socket_while_another_udp_peer_exchanges() {
     let _one = one_flood_at_a_time();
     let setup = Setup::start(&[]);
-    let flood = Flood::udp(setup.udp, "udp");
+    let flood = Flood::udp(setup.udp, "/flood/udp");
     flood.wait_refused();
 
     // Another UDP peer gets every Data while the flood goes on.
@@ -298,8 +304,8 @@ fn a_consumer_gets_its_data_while_a_unix_and_a_udp_face_flood() {
     let _one = one_flood_at_a_time();
     let setup = Setup::start(&[]);
     let s = setup.socket().to_string();
-    let unix = Flood::unix(&s, "unix");
-    let udp = Flood::udp(setup.udp, "udp");
+    let unix = Flood::unix(&s, "/flood/unix");
+    let udp = Flood::udp(setup.udp, "/flood/udp");
     unix.wait_refused();
     udp.wait_refused();
 
@@ -313,13 +319,71 @@ fn a_consumer_gets_its_data_while_a_unix_and_a_udp_face_flood() {
     udp.stop();
 }
 
+/// Two UDP faces flood Interests under a prefix nobody routes, every one of them refused
+/// (Nack NoRoute), as fast as they can: each is sent at most its rate of Nacks (a burst of
+/// [`NACK_BURST`] and [`NACK_RATE`] a second since it began), the rest are counted as not
+/// sent on its face, and a consumer on a third face gets every Data meanwhile.
+#[test]
+fn two_udp_flooders_get_at_most_their_rate_of_nacks_while_a_consumer_gets_its_data() {
+    let _one = one_flood_at_a_time();
+    let setup = Setup::start(&[]);
+    let s = setup.socket().to_string();
+    let began = Instant::now();
+    let floods = [
+        Flood::udp(setup.udp, "/unrouted/a"),
+        Flood::udp(setup.udp, "/unrouted/b"),
+    ];
+    let face_of = |f: &Flood| {
+        let uri = format!("udp4://{}", f.addr);
+        peer::faces(&s).into_iter().find(|x| x.uri == uri)
+    };
+    for f in &floods {
+        let limited = common::eventually(GUARD, || {
+            face_of(f).filter(|x| x.counters.n_out_nack_limited > 0)
+        });
+        assert!(
+            limited.is_some(),
+            "no Nack was held back from {}: {:?}",
+            f.addr,
+            face_of(f)
+        );
+    }
+    let mut consumer = Conn::unix(&s);
+    for k in 0..200 {
+        exchange(&mut consumer, &format!("/ok/{k}")).unwrap_or_else(|e| panic!("{e}"));
+    }
+    for f in &floods {
+        let face = face_of(f).expect("the flooder's face");
+        // Measured after the counters: the bound holds however slowly this machine ran.
+        let allowed = u64::from(NACK_BURST)
+            + began.elapsed().as_secs() * u64::from(NACK_RATE)
+            + u64::from(NACK_RATE);
+        let sent = face.counters.n_out_nacks;
+        assert!(
+            sent <= allowed,
+            "{sent} Nacks sent to {} in {:?}",
+            f.addr,
+            began.elapsed()
+        );
+        assert!(
+            f.nacks.load(Ordering::Relaxed) <= allowed,
+            "the flooder got more Nacks than were sent"
+        );
+    }
+    for f in floods {
+        f.stop();
+    }
+}
+
 #[test]
 fn a_burst_over_unix_is_read_as_the_forwarder_takes_it_and_nothing_is_lost() {
     let _one = one_flood_at_a_time();
     let kite = Daemon::local(&[]);
     let s = kite.socket().to_string();
     const N: usize = 20_000;
-    // No route: every Interest the forwarder takes is answered with a Nack (NoRoute).
+    // Every Interest the forwarder takes is answered with a Data. (Not with a Nack: past a
+    // burst, a face is sent Nacks at a bounded rate.)
+    let _producer = Producer::start(&s, "/burst", Box::new(|_| Some(Bytes::from_static(b"b"))));
     let mut writer = Conn::unix(&s);
     let mut reader = writer.try_clone();
     let counter = std::thread::spawn(move || {
@@ -328,8 +392,8 @@ fn a_burst_over_unix_is_read_as_the_forwarder_takes_it_and_nothing_is_lost() {
         while answered < N && Instant::now() < until {
             match reader.recv(Duration::from_secs(5)) {
                 Got::Frame(f) => match NetPacket::decode_frame(f).expect("a packet").1 {
-                    NetPacket::Nack(n) if n.reason == NackReason::NO_ROUTE => answered += 1,
-                    other => panic!("a Nack~NoRoute expected: {other:?}"),
+                    NetPacket::Data(_) => answered += 1,
+                    other => panic!("a Data expected: {other:?}"),
                 },
                 Got::Nothing => break,
                 Got::Closed => panic!("Kite closed the connection"),

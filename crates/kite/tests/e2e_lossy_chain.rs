@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use common::netns::{ip, ip_ok, say};
 use common::tools::{random_file, sha256_of, summary_value, Put};
-use common::Daemon;
+use common::{signal, Daemon};
 
 /// The object's name prefix.
 const PREFIX: &str = "/lossy";
@@ -314,6 +314,24 @@ impl Chain {
         total
     }
 
+    /// Frames node `i`'s channels read after they waited in its sockets (`kite channel list`).
+    fn delayed(&self, i: usize) -> u64 {
+        let out = Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args([
+                "channel",
+                "list",
+                "--json",
+                "--socket",
+                self.daemons[i].socket(),
+            ])
+            .output()
+            .expect("run kite channel list");
+        let channels: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (channels.as_array().expect("a list").iter())
+            .map(|c| c["delayed"].as_u64().expect("the delayed frame counter"))
+            .sum()
+    }
+
     /// Frames resent by LpReliability, on every node's faces.
     fn lp_retransmissions(&self) -> u64 {
         let mut total = 0;
@@ -476,6 +494,32 @@ fn ether_chain_at_5_percent_loss() {
 #[test]
 fn ether_chain_with_lp_reliability_at_5_percent_loss() {
     fetch_intact("r5", Link::EtherLpr, 5, 4 << 20, &[]);
+}
+
+/// B stopped while A fetches (as when its host takes its core): what A sent meanwhile waits in
+/// B's socket, is read when B runs again and counted there as delayed (`kite channel list`),
+/// and the fetch completes.
+#[test]
+fn frames_that_waited_in_a_paused_forwarders_socket_are_counted_as_delayed() {
+    let _one = one_chain();
+    let Some(chain) = Chain::new("dl", Link::Ether, 0) else {
+        return;
+    };
+    let (_put, sum) = chain.put(1 << 20, &[]);
+    assert_eq!(chain.delayed(1), 0, "nothing waited yet");
+    let b = chain.daemons[1].pid();
+    signal(b, "STOP");
+    let get = chain.spawn_get(&[]);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(b, "CONT");
+    let out = get.wait_with_output().expect("kite get output");
+    assert!(
+        out.status.success(),
+        "kite get failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sha256_of(&chain.output()), sum, "the copy differs");
+    assert!(chain.delayed(1) > 0, "B counted no delayed frame");
 }
 
 /// B killed while A fetches and started again from the same configuration file: the fetch

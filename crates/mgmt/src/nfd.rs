@@ -147,6 +147,8 @@ pub const KITE_N_LP_DUPLICATES: u64 = 0x4B2A;
 /// Frames dropped because the socket refused them for a reason that may pass (a firewall
 /// rule, no buffer space, an unreachable destination). After the LpReliability counters.
 pub const KITE_N_OUT_SEND_FAILED: u64 = 0x4B2C;
+/// Nacks not sent because the face was sent its rate of Nacks already.
+pub const KITE_N_OUT_NACK_LIMITED: u64 = 0x4B2E;
 
 // ---- Kite's ChannelStatus extension ----
 //
@@ -164,6 +166,8 @@ pub const KITE_N_CHANNEL_FOREIGN: u64 = 0x4B16;
 pub const KITE_N_CHANNEL_NO_FACE: u64 = 0x4B18;
 /// Frames the kernel dropped for a full socket receive buffer.
 pub const KITE_N_CHANNEL_SOCKET_DROPS: u64 = 0x4B1A;
+/// Frames read after waiting at least CoDel's target in the socket's receive queue.
+pub const KITE_N_CHANNEL_DELAYED: u64 = 0x4B1C;
 
 // ---- FIB, RIB, strategy choice, CS ----
 

@@ -357,6 +357,7 @@ fn face_status() -> impl Strategy<Value = FaceStatus> {
                     n_lp_acks_received: c[4],
                     n_lp_duplicates: c[5],
                     n_out_send_failed: c[1] ^ c[6],
+                    n_out_nack_limited: c[2] ^ c[5],
                 },
                 flags,
                 state: Some(FaceState(flags % 2)),

@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use hashbrown::HashMap;
 use kite_face::{Received, RxPacket, RxSink};
@@ -417,12 +418,13 @@ impl Dispatcher {
     pub fn dispatch_burst(
         &mut self,
         received: &mut Vec<Received>,
+        waited: Duration,
         is_local: impl Fn(FaceId) -> bool,
     ) {
         if received.is_empty() {
             return;
         }
-        let at = self.begin_burst();
+        let at = self.begin_burst() - waited;
         for r in received.drain(..) {
             self.dispatch(r, at, &is_local);
         }

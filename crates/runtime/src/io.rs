@@ -30,6 +30,7 @@ use rtrb::Consumer;
 use super::dispatch::Dispatcher;
 use super::iolog::{CloseReason, IoLog};
 use super::park::{SleepFlag, Waker, SPIN_TIME};
+use super::share::DatagramShare;
 use super::shm::ShmFaces;
 use super::worker::{Step, Worker};
 use super::{
@@ -216,7 +217,9 @@ pub(crate) fn least_loaded(loads: &[AtomicUsize]) -> usize {
 const MOVED_FOR: Duration = Duration::from_secs(1);
 
 /// Encodes `o` and queues it on its face, counting a Congestion Nack's restraint; returns it
-/// when the face is not among `faces`. The faces written to are added to `dirty`.
+/// when the face is not among `faces`. The faces written to are added to `dirty`. A Nack
+/// beyond the face's rate of Nacks ([`kite_face::police`]) is dropped unencoded and
+/// restrains the face too: its Interests are only being refused.
 fn queue_out(
     faces: &mut HashMap<FaceId, Face>,
     dispatcher: &mut Dispatcher,
@@ -242,6 +245,10 @@ fn queue_out(
         Out::Nack { reason, .. } => {
             if *reason == NackReason::CONGESTION {
                 dispatcher.restrain(id);
+            }
+            if !face.admit_nack(now) {
+                dispatcher.restrain(id);
+                return None;
             }
             PacketKind::Nack
         }
@@ -314,6 +321,8 @@ pub(crate) struct IoThread {
     /// the kernel drops the rest, so a flooder costs the thread nothing until its restraint
     /// ends. Read again then; at most one entry per face.
     parked: Vec<(FaceId, bool)>,
+    /// Each UDP face's share of the reads, in datagrams ([`DatagramShare`]).
+    shares: HashMap<FaceId, DatagramShare>,
     /// Datagram channels (by poll token) with more to read than one burst took: read again
     /// next turn, like `unread`.
     unread_channels: Vec<Token>,
@@ -418,6 +427,7 @@ impl IoThread {
             accept_retry: Vec::new(),
             restrained_room: Vec::new(),
             parked: Vec::new(),
+            shares: HashMap::new(),
             rereading_channels: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_when_idle: config.spin_when_idle,
@@ -660,7 +670,13 @@ impl IoThread {
         };
         let progress = self.recv_datagrams(channel, now);
         self.deliver_datagrams(channel, now);
-        self.dispatch();
+        // What waited in an Ethernet socket counts as waiting for CoDel: the kernel's queue
+        // is where a bottleneck I/O thread's backlog stands, unseen by the rings.
+        let waited = match channel {
+            DatagramChannel::Udp(_) => Duration::ZERO,
+            DatagramChannel::Ether(e) => self.ether[e].waited(),
+        };
+        self.dispatch_waited(waited);
         if matches!(progress, Ok(Progress::More)) && !self.unread_channels.contains(&token) {
             self.unread_channels.push(token);
         }
@@ -871,8 +887,9 @@ impl IoThread {
     }
 
     /// Reads one burst from the own socket `fd` of UDP face `id` (toward `remote`), at most
-    /// as many datagrams as the forwarding threads have room for from it (the rest wait in
-    /// its socket, and beyond its receive buffer the kernel drops them), and dispatches it.
+    /// its credit of datagrams ([`DatagramShare`]) and as many as the forwarding threads have
+    /// room for from it (the rest wait in its socket, and beyond its receive buffer the
+    /// kernel drops them), and dispatches it.
     fn read_udp_face(&mut self, id: FaceId, remote: SocketAddr, fd: RawFd, now: Instant) {
         let Some(u) = (self.faces.get(&id)).and_then(|f| {
             self.udp
@@ -881,14 +898,26 @@ impl IoThread {
         }) else {
             return;
         };
-        let budget = STREAM_QUANTUM.min(self.dispatcher.room(id, false));
+        let share = self.shares.entry(id).or_default();
+        let Some(credit) = share.credit(STREAM_QUANTUM) else {
+            // Still repaying what a coalesced read brought beyond its share: next turn.
+            if !self.unread.contains(&(id, false)) {
+                self.unread.push((id, false));
+            }
+            return;
+        };
+        let budget = credit.min(self.dispatcher.room(id, false));
         let progress = match budget {
             0 => Ok(Progress::More),
             _ => {
-                let r = self.udp[u].recv_face(id, remote, fd, budget, now, &mut self.datagrams);
+                let messages = share.messages(budget);
+                let before = self.datagrams.len();
+                let r = self.udp[u].recv_face(id, remote, fd, messages, now, &mut self.datagrams);
+                let read = self.datagrams.len() - before;
+                share.charge(r.as_ref().map_or(0, |&(_, m)| m), read);
                 self.deliver_datagrams(DatagramChannel::Udp(u), now);
                 self.dispatch();
-                r
+                r.map(|(p, _)| p)
             }
         };
         match progress {
@@ -1147,6 +1176,7 @@ impl IoThread {
         self.log.moved_out(face.counters());
         self.unread.retain(|&(f, _)| f != id);
         self.parked.retain(|&(f, _)| f != id);
+        self.shares.remove(&id);
         self.follow_reliability(id);
         self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
         if !self.hand_over(k, IoCommand::Migrate(Box::new(face))) {
@@ -1238,12 +1268,19 @@ impl IoThread {
     /// Hands the packets read this round to the forwarding threads and counts those that
     /// found their ring full against the faces they came from.
     fn dispatch(&mut self) {
+        self.dispatch_waited(Duration::ZERO);
+    }
+
+    /// [`IoThread::dispatch`] of packets that waited `waited` in their socket before they
+    /// were read.
+    fn dispatch_waited(&mut self, waited: Duration) {
         let faces = &self.faces;
-        self.dispatcher.dispatch_burst(&mut self.received, |id| {
-            faces
-                .get(&id)
-                .is_some_and(|f| f.scope() == FaceScope::Local)
-        });
+        self.dispatcher
+            .dispatch_burst(&mut self.received, waited, |id| {
+                faces
+                    .get(&id)
+                    .is_some_and(|f| f.scope() == FaceScope::Local)
+            });
         for id in self.dispatcher.take_dropped() {
             if let Some(face) = self.faces.get_mut(&id) {
                 face.count_in_queue_full();
@@ -1340,6 +1377,7 @@ impl IoThread {
 
     fn close_face(&mut self, id: FaceId, why: CloseReason) -> Option<FaceStatus> {
         let face = self.faces.remove(&id)?;
+        self.shares.remove(&id);
         self.dispatcher.affinity.forget(id);
         self.place.loads[self.place.index].fetch_sub(1, Ordering::Relaxed);
         self.redials.remove(&id);

@@ -36,6 +36,7 @@ mod io;
 mod iolog;
 pub mod lograte;
 pub mod park;
+mod share;
 mod shm;
 mod worker;
 

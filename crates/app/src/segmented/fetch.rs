@@ -276,8 +276,8 @@ struct Fetcher<'a> {
     window: Window,
     rtt: RttEstimator,
     loss: LossDetector,
-    /// When the RTO was last backed off.
-    last_backoff: Option<Instant>,
+    /// When the RTO was last backed off, and to what.
+    last_backoff: Option<(Instant, Duration)>,
     versioned: Name,
     /// Outstanding Interests by identifier, which the pipeline hands out in the order they
     /// are sent: oldest first.
@@ -599,7 +599,7 @@ impl Fetcher<'_> {
                 if sent.retries == 0 {
                     self.rtt.add_sample(rtt);
                 }
-                self.loss.on_answer(sent.sent_at, rtt);
+                self.loss.on_answer(sent.sent_at, rtt, sent.retries > 0);
                 self.stats.add_rtt(rtt);
                 if congestion_mark {
                     self.stats.congestion_marks += 1;
@@ -629,11 +629,22 @@ impl Fetcher<'_> {
                     return Ok(());
                 };
                 self.stats.timeouts += 1;
-                // Back the RTO off once per loss event, however many Interests of its round
-                // trip time out.
-                if self.last_backoff.is_none_or(|b| sent.sent_at > b) {
+                // Back the RTO off once per expiry of the timer, as TCP does with its one
+                // timer, and give every Interest still out the backed-off timeout from when
+                // it was sent (each Interest's timer is set when it is sent): a queue that
+                // held the whole window past the RTO then costs a retransmission per expiry,
+                // not the window. A timeout reported with the one that backed off (sent
+                // before it, not yet waiting the backed-off RTO) is the same expiry.
+                let expired = self
+                    .last_backoff
+                    .is_none_or(|(b, rto)| sent.sent_at > b || now >= sent.sent_at + rto);
+                if expired {
                     self.rtt.backoff();
-                    self.last_backoff = Some(now);
+                    self.last_backoff = Some((now, self.rtt.rto()));
+                    for (&id, s) in &self.in_flight {
+                        let wait = self.rtt.rto().max(suppression_wait(s.retries));
+                        self.pipe.postpone(id, s.sent_at + wait);
+                    }
                 }
                 self.cut(sent.sent_at, now);
                 self.retransmit(sent)

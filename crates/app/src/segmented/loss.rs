@@ -67,10 +67,21 @@ pub struct LossDetector {
 }
 
 impl LossDetector {
-    /// Notes an answer (a Data) to an Interest sent at `sent_at`, after `rtt`.
-    pub fn on_answer(&mut self, sent_at: Instant, rtt: Duration) {
+    /// Notes an answer (a Data) to an Interest sent at `sent_at`, after `rtt`; `retried`: that
+    /// Interest was a retransmission.
+    ///
+    /// An answer to a retransmission says the path answers (for the tail probe), but not that
+    /// it overtook anything: a forwarder that still has the segment's PIT entry answers the
+    /// retransmission with the Data of the first transmission, which waited in the same
+    /// queues as the Interests sent before the retransmission. Counted as overtaking, one
+    /// spurious timeout under a standing queue declared the rest of the window lost (RFC
+    /// 8985 likewise ignores an ACK that may be for the original transmission).
+    pub fn on_answer(&mut self, sent_at: Instant, rtt: Duration, retried: bool) {
         let arrived = sent_at + rtt;
         self.last_answer = Some(self.last_answer.map_or(arrived, |a| a.max(arrived)));
+        if retried {
+            return;
+        }
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         if self.latest.is_none_or(|(latest, _)| sent_at > latest) {
             self.latest = Some((sent_at, rtt));
@@ -186,7 +197,7 @@ mod tests {
         assert_eq!(d.scan(false, &steady(MS)).lost_at(t0, 0), None);
         let mut d = LossDetector::default();
         // Answered: one sent at the same time (inside the reordering window).
-        d.on_answer(t0 + MS / 2, MS);
+        d.on_answer(t0 + MS / 2, MS, false);
         assert_eq!(d.scan(false, &steady(MS)).lost_at(t0, 0), None);
     }
 
@@ -194,8 +205,8 @@ mod tests {
     fn overtaken_interest_is_lost_after_the_later_rtt_and_the_suppression_wait() {
         let t0 = Instant::now();
         let mut d = LossDetector::default();
-        d.on_answer(t0 + 5 * MS, 4 * MS);
-        d.on_answer(t0 + 6 * MS, 40 * MS);
+        d.on_answer(t0 + 5 * MS, 4 * MS, false);
+        d.on_answer(t0 + 6 * MS, 40 * MS, false);
         // Sent 6 ms before one answered after 40 ms (and a reordering window of 1 ms, a
         // quarter of the smallest RTT): lost 40 ms + 1 ms after it was sent.
         assert_eq!(
@@ -203,7 +214,7 @@ mod tests {
             Some((t0 + 41 * MS, Lost::Overtaken))
         );
         let mut d = LossDetector::default();
-        d.on_answer(t0 + 5 * MS, MS);
+        d.on_answer(t0 + 5 * MS, MS, false);
         // A fast path: the forwarders' suppression interval decides.
         assert_eq!(
             d.scan(false, &steady(MS)).lost_at(t0, 0),
@@ -216,14 +227,38 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_to_a_retransmission_overtakes_nothing_but_keeps_the_tail_probe() {
+        // Interests sent at t0 wait in a queue; one of them timed out and went again at
+        // t0 + 100 ms, and a forwarder answered it at once with the Data of its first
+        // transmission: that says nothing about the others, still queued.
+        let t0 = Instant::now();
+        let mut d = LossDetector::default();
+        d.on_answer(t0 - 10 * MS, MS, false);
+        d.on_answer(t0 + 100 * MS, MS, true);
+        assert_eq!(d.scan(false, &steady(MS)).lost_at(t0, 0), None);
+        assert!(!d.scan(false, &steady(MS)).may_lose(t0));
+        // In the tail it still shows the path answers.
+        assert_eq!(
+            d.scan(true, &steady(MS)).lost_at(t0, 0),
+            Some((t0 + suppression_wait(0), Lost::Probe))
+        );
+        // A first transmission sent after them, answered, does overtake them.
+        d.on_answer(t0 + 101 * MS, MS, false);
+        assert_eq!(
+            d.scan(false, &steady(MS)).lost_at(t0, 0),
+            Some((t0 + suppression_wait(0), Lost::Overtaken))
+        );
+    }
+
+    #[test]
     fn reordering_window_grows_with_the_smallest_rtt() {
         let t0 = Instant::now();
         let mut d = LossDetector::default();
-        d.on_answer(t0, 40 * MS);
+        d.on_answer(t0, 40 * MS, false);
         // min RTT 40 ms: a window of 10 ms, so an answer sent 8 ms later proves nothing.
-        d.on_answer(t0 + 8 * MS, 40 * MS);
+        d.on_answer(t0 + 8 * MS, 40 * MS, false);
         assert_eq!(d.scan(false, &steady(MS)).lost_at(t0, 0), None);
-        d.on_answer(t0 + 11 * MS, 40 * MS);
+        d.on_answer(t0 + 11 * MS, 40 * MS, false);
         assert_eq!(
             d.scan(false, &steady(MS)).lost_at(t0, 0),
             Some((t0 + 50 * MS, Lost::Overtaken))
@@ -240,7 +275,7 @@ mod tests {
             e.add_sample(if i % 2 == 0 { 50 * MS } else { MS / 10 });
         }
         let mut d = LossDetector::default();
-        d.on_answer(t0 + 2 * MS, MS / 10);
+        d.on_answer(t0 + 2 * MS, MS / 10, false);
         let (at, why) = d.scan(false, &e).lost_at(t0, 0).unwrap();
         assert_eq!(why, Lost::Overtaken);
         assert!(at >= t0 + 50 * MS, "lost after {:?}", at - t0);
@@ -257,7 +292,7 @@ mod tests {
             "nothing answered"
         );
         // Sent before t0, answered after it.
-        d.on_answer(t0 - 3 * MS, 4 * MS);
+        d.on_answer(t0 - 3 * MS, 4 * MS, false);
         assert_eq!(
             d.scan(false, &steady(30 * MS)).lost_at(t0, 0),
             None,
@@ -279,7 +314,7 @@ mod tests {
     fn a_pass_oldest_first_stops_at_the_first_interest_that_cannot_be_lost() {
         let t0 = Instant::now();
         let mut d = LossDetector::default();
-        d.on_answer(t0 + 20 * MS, 4 * MS);
+        d.on_answer(t0 + 20 * MS, 4 * MS, false);
         for tail in [false, true] {
             let scan = d.scan(tail, &steady(4 * MS));
             let verdicts: Vec<bool> = (0..40).map(|i| scan.may_lose(t0 + i * MS)).collect();

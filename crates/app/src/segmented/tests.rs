@@ -95,6 +95,34 @@ fn pipeline_matches_answers_out_of_order_by_name_and_prefix() {
 }
 
 #[test]
+fn timeouts_come_one_per_poll_and_can_be_postponed() {
+    let fake = FakeForwarder::builder().start();
+    let mut p = pipeline(&fake);
+    let t = Duration::from_millis(20);
+    let first = p.express(Interest::new(name("/quiet/1")), t).unwrap();
+    let second = p.express(Interest::new(name("/quiet/2")), t).unwrap();
+    let third = p.express(Interest::new(name("/quiet/3")), t).unwrap();
+    std::thread::sleep(2 * t);
+    let now = Instant::now();
+    let events = p.poll(now + t).unwrap();
+    assert!(
+        matches!(events[..], [Event::Timeout { id }] if id == first),
+        "the earliest alone: {events:?}"
+    );
+    // Postponed, the second is not reported at its old deadline; the third is.
+    p.postpone(second, now + Duration::from_secs(10));
+    p.postpone(third, now - Duration::from_secs(1));
+    let events = p.poll(now + t).unwrap();
+    assert!(
+        matches!(events[..], [Event::Timeout { id }] if id == third),
+        "a timeout is never brought forward, nor lost: {events:?}"
+    );
+    assert!(p.poll(Instant::now() + t).unwrap().is_empty());
+    assert_eq!(p.outstanding(), 1);
+    assert!(p.interest(second).is_some());
+}
+
+#[test]
 fn poll_sleeps_until_the_deadline_when_nothing_comes() {
     let fake = FakeForwarder::builder().start();
     let mut p = pipeline(&fake);
@@ -206,6 +234,39 @@ fn fetch_discovers_the_version_retransmits_losses_and_writes_in_order() {
             "discovery"
         );
     }
+}
+
+/// A forwarder that stops for a second in the middle of a fetch (its host took its core)
+/// holds every Interest of the window past the RTO; the fetch times out once per backed-off
+/// timer, as TCP does, not once per Interest of the window, and nothing it retransmits is
+/// taken for a sign that the rest was lost.
+#[test]
+fn a_stalled_forwarder_costs_a_timeout_per_backoff_not_the_window() {
+    let content = object(300_000);
+    let p = published(&content);
+    let stalled = AtomicBool::new(false);
+    let fake = FakeForwarder::builder()
+        .raw(move |i| {
+            let seg = i.name.last().and_then(|c| c.as_segment());
+            if seg == Some(150) && !stalled.swap(true, Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            p.answer(i).cloned().into_iter().collect()
+        })
+        .start();
+    let mut out = Vec::new();
+    let stats = fetch(
+        pipeline(&fake),
+        &name("/obj"),
+        &opts(CcKind::Cubic),
+        &mut out,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(out == content);
+    // 50 ms, 100, 200, 400, 800: five expiries cover the second.
+    assert!(stats.timeouts <= 8, "{stats:?}");
+    assert!(stats.retransmissions <= 8, "{stats:?}");
 }
 
 #[test]

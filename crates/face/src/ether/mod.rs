@@ -25,7 +25,7 @@ pub mod netif;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
@@ -39,10 +39,14 @@ use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::sys::packet::{interface_index, PacketSocket};
-use crate::sys::{RecvBatch, BATCH};
+use crate::sys::{timestamp_arrivals, RecvBatch, BATCH};
 use crate::uri::{FaceUri, MacAddr};
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 use netif::LinkEvents;
+
+/// The wait in the socket's receive queue from which a frame counts as delayed
+/// ([`ChannelCounters::n_delayed`]): CoDel's target delay (RFC 8289; NDN-DPDK's too).
+pub const DELAYED: Duration = Duration::from_millis(5);
 
 /// An interface's state as its faces see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +146,8 @@ pub struct EtherChannel {
     counters: ChannelCounters,
     /// The receive buffer the kernel granted (it reports twice what it holds for frames).
     recv_buffer: usize,
+    /// How long the newest frame of the last burst waited in the socket's receive queue.
+    waited: Duration,
 }
 
 impl std::fmt::Debug for EtherChannel {
@@ -187,6 +193,7 @@ impl EtherChannel {
         let recv_buffer = socket
             .set_recv_buffer(config.ether_socket_buffer)
             .map_err(io_err)?;
+        timestamp_arrivals(socket.raw_fd()).map_err(io_err)?;
         Ok(EtherChannel {
             recv_buffer,
             socket: Arc::new(socket),
@@ -199,11 +206,12 @@ impl EtherChannel {
                 mtu: info.mtu,
             },
             peers: Peers::new(config.ether_on_demand_limit),
-            batch: RecvBatch::new(HEADER_LEN + info.mtu),
+            batch: RecvBatch::stamped(HEADER_LEN + info.mtu),
             arena: Arena::default(),
             reassembler: Reassembler::new(config.reassembly_limits()),
             config,
             counters: ChannelCounters::default(),
+            waited: Duration::ZERO,
         })
     }
 
@@ -242,6 +250,13 @@ impl EtherChannel {
         n
     }
 
+    /// How long the newest frame of the last burst waited in the kernel's receive queue
+    /// before it was read (the others waited longer): the queue Kite's own rings do not see,
+    /// for the forwarding threads' CoDel to count with theirs.
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
     /// Frames read but given to no face (not for this host, too long, not parsable).
     pub fn counters(&self) -> &ChannelCounters {
         &self.counters
@@ -277,7 +292,7 @@ impl EtherChannel {
             return None;
         }
         if now.mtu > self.link.mtu {
-            self.batch = RecvBatch::new(HEADER_LEN + now.mtu);
+            self.batch = RecvBatch::stamped(HEADER_LEN + now.mtu);
         }
         if now.up && !self.link.up {
             // The kernel left ENETDOWN pending on the socket when the link went down; the
@@ -370,6 +385,11 @@ impl EtherChannel {
             Err(e) if is_link_down(&e) => return Ok(Progress::More),
             Err(e) => return Err(e),
         };
+        self.waited = self.batch.waited();
+        if self.waited >= DELAYED {
+            // The newest frame of the burst waited that long, so did every older one.
+            self.counters.n_delayed += n as u64;
+        }
         for i in 0..n {
             let (remote, from, frame) = match demultiplex(self.batch.head(i), self.mac) {
                 Arrival::Malformed => {

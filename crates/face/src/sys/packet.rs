@@ -374,6 +374,49 @@ mod tests {
     }
 
     #[test]
+    fn a_stamped_batch_tells_how_long_its_newest_frame_waited_in_the_socket() {
+        let Some((lo, tx)) = loopback_socket() else {
+            return;
+        };
+        let (_, rx) = loopback_socket().unwrap();
+        rx.join_multicast(lo, [0x01, 0x00, 0x5e, 0x00, 0x17, 0xac])
+            .unwrap();
+        crate::sys::timestamp_arrivals(rx.raw_fd()).unwrap();
+        let mut header = vec![0x01, 0x00, 0x5e, 0x00, 0x17, 0xac, 2, 0, 0, 0, 0, 7];
+        header.extend_from_slice(&TEST_ETHERTYPE.to_be_bytes());
+        let mut batch = RecvBatch::stamped(2048);
+        assert_eq!(batch.waited(), Duration::ZERO, "nothing read yet");
+        let frames = [[&header[..], &[0x42u8; 50][..]]; 3];
+        assert_eq!(send_mmsg(tx.raw_fd(), None, &frames).unwrap(), 3);
+        std::thread::sleep(Duration::from_millis(30));
+        let before = Instant::now();
+        assert_eq!(batch.recv_ready(rx.raw_fd()).unwrap(), Some(3));
+        let waited = batch.waited();
+        assert!(
+            waited >= Duration::from_millis(30)
+                && waited < Duration::from_millis(30) + before.elapsed() + Duration::from_secs(1),
+            "{waited:?}"
+        );
+        // A frame read as soon as it arrives waited (almost) nothing.
+        assert_eq!(send_mmsg(tx.raw_fd(), None, &frames[..1]).unwrap(), 1);
+        let until = Instant::now() + Duration::from_secs(5);
+        while batch.recv_ready(rx.raw_fd()).unwrap().is_none() {
+            assert!(Instant::now() < until, "the frame never came");
+        }
+        assert!(
+            batch.waited() < Duration::from_millis(30),
+            "{:?}",
+            batch.waited()
+        );
+        // Without timestamps asked for, a batch knows nothing of the wait.
+        let mut plain = RecvBatch::new(2048);
+        assert_eq!(send_mmsg(tx.raw_fd(), None, &frames[..1]).unwrap(), 1);
+        std::thread::sleep(Duration::from_millis(10));
+        assert_eq!(plain.recv_ready(rx.raw_fd()).unwrap(), Some(1));
+        assert_eq!(plain.waited(), Duration::ZERO);
+    }
+
+    #[test]
     fn the_receive_buffer_is_sized_and_overflow_drops_are_counted_then_reset() {
         let Some((lo, tx)) = loopback_socket() else {
             return;

@@ -60,7 +60,8 @@ pub struct StrategyId(pub u16);
 pub struct FibEntry {
     /// The entry's name prefix.
     pub prefix: Name,
-    /// Where to forward, sorted by cost then face id; its own routes or inherited ones.
+    /// Where to forward, sorted by cost, equal costs in the order they were added (a
+    /// prefix's own routes before inherited ones); its own routes or inherited ones.
     pub nexthops: SmallVec<[NextHop; 4]>,
     /// The strategy of the longest strategy-choice prefix of `prefix`.
     pub strategy: StrategyId,

@@ -25,7 +25,7 @@ use super::{FibConfig, FibEntry, FibError, FibReaderFactory, NextHop, StrategyId
 use crate::face::FaceId;
 use crate::hash::NameHasher;
 
-/// Nexthops of one route prefix, sorted by cost then face id.
+/// Nexthops of one route prefix, sorted by cost; equal costs in the order they were added.
 type NextHops = SmallVec<[NextHop; 4]>;
 
 /// A stored prefix, ordered (and borrowed) as its octets.
@@ -139,7 +139,10 @@ impl FibWriter {
         (writer, factory)
     }
 
-    /// Adds `face` as a nexthop of `prefix` with `cost`, or changes its cost.
+    /// Adds `face` as a nexthop of `prefix` with `cost`, or changes its cost: it goes after
+    /// the nexthops of the same cost, as NFD's FIB appends a nexthop and sorts by cost. Which
+    /// of several equal-cost nexthops comes first decides where a strategy sends a new
+    /// Interest, so the RIB adds a prefix's own routes before those it inherits.
     pub fn add_nexthop(&mut self, prefix: &Name, face: FaceId, cost: u32) -> Result<(), FibError> {
         check_len(prefix)?;
         let hop = NextHop { face, cost };
@@ -154,7 +157,7 @@ impl FibWriter {
             return Ok(());
         }
         hops.retain(|h| h.face != face);
-        let at = hops.partition_point(|h| (h.cost, h.face) < (cost, face));
+        let at = hops.partition_point(|h| h.cost <= cost);
         hops.insert(at, hop);
         self.refresh(prefix, Change::Routes);
         Ok(())
@@ -607,18 +610,25 @@ mod tests {
     }
 
     #[test]
-    fn nexthops_sort_by_cost_then_face_and_costs_update() {
+    fn nexthops_sort_by_cost_then_the_order_added_and_costs_update() {
         let (mut w, r) = fib(8);
         add(&mut w, "/a", 302, 5);
         add(&mut w, "/a", 301, 5);
         add(&mut w, "/a", 303, 1);
         w.publish();
-        assert_eq!(faces(&lpm(&r, "/a")), [303, 301, 302]);
-        add(&mut w, "/a", 303, 9);
+        assert_eq!(faces(&lpm(&r, "/a")), [303, 302, 301]);
+        add(&mut w, "/a", 302, 5);
+        w.publish();
+        assert_eq!(faces(&lpm(&r, "/a")), [303, 302, 301], "unchanged");
+        add(&mut w, "/a", 303, 5);
         w.publish();
         let e = lpm(&r, "/a");
-        assert_eq!(faces(&e), [301, 302, 303]);
-        assert_eq!(e.nexthops[2].cost, 9);
+        assert_eq!(
+            faces(&e),
+            [302, 301, 303],
+            "after the others of its new cost"
+        );
+        assert_eq!(e.nexthops[2].cost, 5);
     }
 
     #[test]
@@ -1075,7 +1085,8 @@ mod tests {
     /// The brute-force reference: routes and choices as plain maps.
     #[derive(Default)]
     struct Model {
-        routes: BTreeMap<Vec<u8>, BTreeMap<u32, u32>>,
+        /// Each prefix's (face, cost) in the order the FIB must keep them.
+        routes: BTreeMap<Vec<u8>, Vec<(u32, u32)>>,
         choices: BTreeMap<Vec<u8>, u16>,
     }
 
@@ -1083,14 +1094,16 @@ mod tests {
         fn apply(&mut self, op: &Op, pool: &[Vec<u8>]) {
             match *op {
                 Op::Add(i, face, cost) => {
-                    self.routes
-                        .entry(pool[i].clone())
-                        .or_default()
-                        .insert(face, cost);
+                    let r = self.routes.entry(pool[i].clone()).or_default();
+                    if !r.contains(&(face, cost)) {
+                        r.retain(|&(f, _)| f != face);
+                        let at = r.iter().take_while(|&&(_, c)| c <= cost).count();
+                        r.insert(at, (face, cost));
+                    }
                 }
                 Op::Remove(i, face) => {
                     if let Some(r) = self.routes.get_mut(&pool[i]) {
-                        r.remove(&face);
+                        r.retain(|&(f, _)| f != face);
                         if r.is_empty() {
                             self.routes.remove(&pool[i]);
                         }
@@ -1106,7 +1119,7 @@ mod tests {
                 }
                 Op::RemoveFace(face) => {
                     for r in self.routes.values_mut() {
-                        r.remove(&face);
+                        r.retain(|&(f, _)| f != face);
                     }
                     self.routes.retain(|_, r| !r.is_empty());
                 }
@@ -1131,17 +1144,16 @@ mod tests {
 
         /// What the entry for `prefix` must hold: nexthops and strategy.
         fn expected(&self, prefix: &[u8]) -> (Vec<NextHop>, StrategyId) {
-            let mut hops: Vec<NextHop> = Self::longest(&self.routes, prefix)
+            let hops: Vec<NextHop> = Self::longest(&self.routes, prefix)
                 .map(|(_, r)| {
                     r.iter()
-                        .map(|(&f, &c)| NextHop {
+                        .map(|&(f, c)| NextHop {
                             face: FaceId(f.into()),
                             cost: c,
                         })
                         .collect()
                 })
                 .unwrap_or_default();
-            hops.sort_by_key(|h| (h.cost, h.face));
             let s =
                 Self::longest(&self.choices, prefix).map_or(BEST_ROUTE, |(_, s)| StrategyId(*s));
             (hops, s)

@@ -39,6 +39,11 @@ pub struct FloodArgs {
     /// InterestLifetime of every Interest, in ms (default: the largest there is).
     #[arg(long, value_name = "MS", default_value_t = u64::MAX)]
     lifetime: u64,
+    /// Interests per second to send at most (0: as fast as the socket takes them). A flood
+    /// from another machine costs this one's cores nothing; paced, the flooder leaves the
+    /// cores it shares with the forwarder to it, so what is measured is the forwarder's work.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    rate: u64,
     /// How long to flood, e.g. 10s.
     #[arg(long, default_value = "10s", value_parser = crate::bench::parse_duration)]
     duration: Duration,
@@ -111,6 +116,13 @@ pub fn run(a: FloodArgs) -> Result<String> {
             seq += 1;
         }
         link.flush()?;
+        if a.rate > 0 {
+            // Sleep until this batch's place in the schedule.
+            let due = start + Duration::from_secs_f64(seq as f64 / a.rate as f64);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
     }
     let secs = start.elapsed().as_secs_f64();
     let text = format!(

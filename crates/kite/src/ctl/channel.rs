@@ -1,5 +1,5 @@
 //! `kite channel`: the listening channels (`faces/channels`), with Kite's counters of what a
-//! datagram channel read but handed to no face.
+//! datagram channel read but handed to no face, and of the frames that waited in its socket.
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -21,7 +21,7 @@ pub struct ChannelArgs {
 /// `kite channel` subcommands (`list` when none is given).
 #[derive(Subcommand, Debug)]
 enum ChannelCommand {
-    /// List every channel with its drop counters.
+    /// List every channel with its drop counters and its delayed frames.
     List,
 }
 
@@ -49,6 +49,7 @@ fn channel_json(c: &ChannelStatus) -> Value {
             "no_face": d.n_no_face,
             "socket": d.n_socket_drops,
         },
+        "delayed": d.n_delayed,
     })
 }
 
@@ -60,6 +61,7 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
         "FOREIGN",
         "NO-FACE",
         "SOCKET",
+        "DELAYED",
     ]);
     for c in channels {
         let d = &c.counters;
@@ -70,6 +72,7 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
             d.n_foreign.to_string(),
             d.n_no_face.to_string(),
             d.n_socket_drops.to_string(),
+            d.n_delayed.to_string(),
         ]);
     }
     t.render()

@@ -3,7 +3,12 @@
 //! - a prefix's own routes give one nexthop per face, at the lowest cost among them;
 //! - unless one of its own routes has CAPTURE, it inherits the CHILD_INHERIT routes of its
 //!   ancestors, nearest ancestor first, for faces it has no nexthop for yet; the walk stops
-//!   after an ancestor that has a CAPTURE route.
+//!   after an ancestor that has a CAPTURE route;
+//! - its own nexthops come first, then the nearest ancestor's, and so on (each group by
+//!   face), as NFD's FIB updater adds a new entry's own route before the inherited ones. The
+//!   FIB keeps that order among equal costs, and a strategy sends a new Interest to the first
+//!   eligible nexthop of the lowest cost: a producer registering `/p/x` under an application
+//!   that registered `/p` gets `/p/x` Interests, not the application that cannot answer them.
 //!
 //! Where NFD keeps the first-inserted of several CHILD_INHERIT routes of one face in the same
 //! ancestor, Kite keeps the cheapest, so the result does not depend on insertion order.
@@ -17,27 +22,32 @@ use super::{NextHop, RibRoute};
 /// The routes of every RIB prefix.
 pub(crate) type Entries = BTreeMap<Name, Vec<RibRoute>>;
 
-/// The FIB nexthops of `name`, sorted by face; empty when `name` has no RIB entry.
+/// The FIB nexthops of `name`: its own, then each ancestor's, nearest first, each group
+/// sorted by face; empty when `name` has no RIB entry.
 pub(crate) fn flatten(entries: &Entries, name: &Name) -> Vec<NextHop> {
     let Some(own) = entries.get(name) else {
         return Vec::new();
     };
     let mut hops: Vec<NextHop> = Vec::new();
     add_cheapest(&mut hops, own.iter(), |_| true);
+    hops.sort_unstable();
     if !own.iter().any(RibRoute::is_capture) {
         for depth in (0..name.len()).rev() {
             let Some(routes) = entries.get(&name.prefix(depth)) else {
                 continue;
             };
             let inherited = routes.iter().filter(|r| r.is_child_inherit());
-            let before: Vec<u64> = hops.iter().map(|h| h.face_id).collect();
-            add_cheapest(&mut hops, inherited, |face| !before.contains(&face));
+            let before = hops.len();
+            let open = |face| !hops[..before].iter().any(|h: &NextHop| h.face_id == face);
+            let mut level = Vec::new();
+            add_cheapest(&mut level, inherited, open);
+            level.sort_unstable();
+            hops.extend(level);
             if routes.iter().any(RibRoute::is_capture) {
                 break;
             }
         }
     }
-    hops.sort_unstable();
     hops
 }
 

@@ -35,7 +35,7 @@ fn inheritance_and_capture_table() {
         (
             "a child inherits a CHILD_INHERIT route",
             vec![("/", route(1, 0, 10, CI)), ("/a", route(2, 0, 5, CI))],
-            vec![("/", vec![(1, 10)]), ("/a", vec![(1, 10), (2, 5)])],
+            vec![("/", vec![(1, 10)]), ("/a", vec![(2, 5), (1, 10)])],
         ),
         (
             "no inheritance without CHILD_INHERIT",
@@ -51,7 +51,7 @@ fn inheritance_and_capture_table() {
             ],
             vec![
                 ("/", vec![(1, 10)]),
-                ("/a", vec![(1, 10), (3, 1)]),
+                ("/a", vec![(3, 1), (1, 10)]),
                 ("/a/b", vec![(2, 5)]),
             ],
         ),
@@ -96,7 +96,7 @@ fn inheritance_and_capture_table() {
             vec![
                 ("/", vec![(1, 1)]),
                 ("/a", vec![(1, 50)]),
-                ("/a/b", vec![(1, 50), (2, 5)]),
+                ("/a/b", vec![(2, 5), (1, 50)]),
             ],
         ),
         (
@@ -107,7 +107,7 @@ fn inheritance_and_capture_table() {
         (
             "inheritance skips levels without an entry",
             vec![("/", route(1, 0, 7, CI)), ("/a/b/c", route(2, 0, 5, 0))],
-            vec![("/", vec![(1, 7)]), ("/a/b/c", vec![(1, 7), (2, 5)])],
+            vec![("/", vec![(1, 7)]), ("/a/b/c", vec![(2, 5), (1, 7)])],
         ),
     ];
     for (what, routes, want) in scenarios {
@@ -120,6 +120,30 @@ fn inheritance_and_capture_table() {
         assert_eq!(rib.fib(), &want, "{what}");
         assert_eq!(rib.compute_fib(), want, "{what} (full recomputation)");
     }
+}
+
+/// An application registered `/p` (face 259, child-inherit, as `kite put --expose` and
+/// readvertisement leave it), then a producer `/p/x` (face 261): `/p/x` lists its own producer
+/// first at equal cost, so a new Interest for `/p/x/...` goes there and not to the
+/// application of `/p`, which has nothing under `/p/x`. Sorted by face, 259 came first and
+/// every Interest sent after the last one's PIT entry was gone went to it.
+#[test]
+fn a_prefix_lists_its_own_route_before_the_one_it_inherits() {
+    let mut rib = Rib::new();
+    rib.register(&n("/p"), route(259, 65, 0, CI), 0).unwrap();
+    let changes = rib.register(&n("/p/x"), route(261, 0, 0, CI), 0).unwrap();
+    assert_eq!(
+        changes,
+        vec![FibChange::Update {
+            prefix: n("/p/x"),
+            next_hops: hops(&[(261, 0), (259, 0)])
+        }]
+    );
+    // Whichever registered first.
+    let mut rib = Rib::new();
+    rib.register(&n("/p/x"), route(259, 0, 0, CI), 0).unwrap();
+    rib.register(&n("/p"), route(261, 65, 0, CI), 0).unwrap();
+    assert_eq!(rib.fib()[&n("/p/x")], hops(&[(259, 0), (261, 0)]));
 }
 
 #[test]
@@ -137,7 +161,7 @@ fn register_reports_the_changed_subtree_only() {
             },
             FibChange::Update {
                 prefix: n("/a/b"),
-                next_hops: hops(&[(1, 3), (2, 5)])
+                next_hops: hops(&[(2, 5), (1, 3)])
             },
         ]
     );
@@ -290,7 +314,8 @@ mod prop {
         ]
     }
 
-    /// An independent statement of NFD's rule: walk the ancestors from the nearest up.
+    /// An independent statement of NFD's rule: walk the ancestors from the nearest up; own
+    /// nexthops first, then each ancestor's, each group by face.
     fn reference(rib: &Rib) -> BTreeMap<Name, Vec<NextHop>> {
         let mut out = BTreeMap::new();
         for (name, own) in rib.routes() {
@@ -299,6 +324,7 @@ mod prop {
                 let c = best.entry(r.face_id).or_insert(u64::MAX);
                 *c = (*c).min(r.cost);
             }
+            let mut ordered: Vec<(u64, u64)> = best.into_iter().collect();
             let mut blocked = own.iter().any(|r| r.flags & CAP != 0);
             let mut depth = name.len();
             while !blocked && depth > 0 {
@@ -310,11 +336,13 @@ mod prop {
                     *c = (*c).min(r.cost);
                 }
                 for (f, c) in level {
-                    best.entry(f).or_insert(c);
+                    if !ordered.iter().any(|&(g, _)| g == f) {
+                        ordered.push((f, c));
+                    }
                 }
                 blocked = anc.iter().any(|r| r.flags & CAP != 0);
             }
-            out.insert(name.clone(), hops(&best.into_iter().collect::<Vec<_>>()));
+            out.insert(name.clone(), hops(&ordered));
         }
         out
     }

@@ -68,9 +68,9 @@ mod tests {
             local_uri: "tcp4://0.0.0.0:6363".into(),
             counters: ChannelCounters::default(),
         };
-        let mut want = vec![130, 46, 129, 19];
+        let mut want = vec![130, 51, 129, 19];
         want.extend_from_slice(b"tcp4://0.0.0.0:6363");
-        for typ in [0x12, 0x14, 0x16, 0x18, 0x1A] {
+        for typ in [0x12, 0x14, 0x16, 0x18, 0x1A, 0x1C] {
             want.extend_from_slice(&[0xFD, 0x4B, typ, 1, 0]);
         }
         assert_eq!(c.encode(), want);

@@ -107,6 +107,10 @@ counter_set! {
         /// nftables or iptables output rule: EPERM; no buffer space: ENOBUFS; an unreachable
         /// destination): the face stays and sends the next frame.
         n_out_send_failed = nfd::KITE_N_OUT_SEND_FAILED,
+        /// Nacks not sent because the face had been sent its rate of Nacks already (1,024 at
+        /// once, 1,024 a second after that): each is the answer to an Interest the forwarder
+        /// refused, and a face that floods refused Interests is not answered each time.
+        n_out_nack_limited = nfd::KITE_N_OUT_NACK_LIMITED,
     }
 }
 
@@ -127,7 +131,7 @@ pub struct FaceDrop {
 }
 
 /// Every drop counter of a face, in the order [`FaceCounters::drops_by_reason`] gives them.
-pub const FACE_DROPS: [FaceDrop; 10] = [
+pub const FACE_DROPS: [FaceDrop; 11] = [
     FaceDrop {
         name: "in-queue-full",
         what: "packets dropped: a forwarding thread's input queue was full or their face is restrained",
@@ -188,19 +192,25 @@ pub const FACE_DROPS: [FaceDrop; 10] = [
         warns: true,
         count: |c| c.n_out_send_failed,
     },
+    FaceDrop {
+        name: "out-nack-limited",
+        what: "Nacks not sent: the face had its rate of Nacks (its Interests keep being refused)",
+        warns: true,
+        count: |c| c.n_out_nack_limited,
+    },
 ];
 
 impl FaceCounters {
     /// Each drop counter with its name ([`FACE_DROPS`]).
-    pub fn drops_by_reason(&self) -> [(&'static str, u64); 10] {
+    pub fn drops_by_reason(&self) -> [(&'static str, u64); 11] {
         FACE_DROPS.map(|d| (d.name, (d.count)(self)))
     }
 }
 
 counter_set! {
-    /// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face
-    /// (Kite's extension of ChannelStatus; zero when absent, as from NFD). A drop it can pin
-    /// on an existing face is counted on that face too.
+    /// Counters of a datagram channel (UDP, Ethernet): what it read but could hand to no face,
+    /// and what waited in its socket (Kite's extension of ChannelStatus; zero when absent, as
+    /// from NFD). A drop it can pin on an existing face is counted on that face too.
     pub struct ChannelCounters {
         /// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
         n_truncated = nfd::KITE_N_CHANNEL_TRUNCATED,
@@ -216,11 +226,17 @@ counter_set! {
         /// Frames the kernel dropped because the socket's receive buffer was full (Ethernet
         /// channels, from PACKET_STATISTICS; read once a second).
         n_socket_drops = nfd::KITE_N_CHANNEL_SOCKET_DROPS,
+        /// Frames read after waiting at least 5 ms (CoDel's target delay) in the socket's
+        /// receive queue (Ethernet channels, from the kernel's receive times): a backlog the
+        /// I/O thread did not keep up with, which lengthens every round trip through it. Not
+        /// a drop: the frames were read, and their wait counted for CoDel.
+        n_delayed = nfd::KITE_N_CHANNEL_DELAYED,
     }
 }
 
 impl ChannelCounters {
-    /// Each counter with a short name (as `kite channel list --json` names them).
+    /// Each drop counter with a short name (as `kite channel list --json` names them; every
+    /// counter but [`ChannelCounters::n_delayed`], which counts no drop).
     pub fn by_reason(&self) -> [(&'static str, u64); 5] {
         [
             ("truncated", self.n_truncated),
@@ -256,7 +272,7 @@ mod tests {
             (1..=FaceCounters::TYPES.len() as u64).collect::<Vec<_>>()
         );
         assert_eq!(c.n_in_interests, 1);
-        assert_eq!(c.n_out_send_failed, FaceCounters::TYPES.len() as u64);
+        assert_eq!(c.n_out_nack_limited, FaceCounters::TYPES.len() as u64);
         assert_eq!(c.get(nfd::FLAGS), None);
     }
 
@@ -287,7 +303,8 @@ mod tests {
                 + c.n_in_queue_full
                 + c.n_out_link_down
                 + c.n_in_too_large
-                + c.n_out_send_failed,
+                + c.n_out_send_failed
+                + c.n_out_nack_limited,
             "every drop counter, once"
         );
     }

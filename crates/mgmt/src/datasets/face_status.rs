@@ -368,6 +368,7 @@ mod tests {
             0x4B10, // link state
             0x4B20, 0x4B22, 0x4B24, 0x4B26, 0x4B28, 0x4B2A, // in-too-large, LpReliability
             0x4B2C, // send-failed
+            0x4B2E, // Nacks limited
         ];
         assert_eq!(ORDER, want);
     }

@@ -196,6 +196,19 @@ pub fn metrics(s: &Snapshot, openmetrics: bool) -> String {
         }
     }
 
+    e.family(
+        "kite_channel_delayed_frames",
+        Kind::Counter,
+        "Frames an Ethernet channel read after they waited at least 5 ms in its socket.",
+    );
+    for c in &s.channels {
+        e.sample(
+            "kite_channel_delayed_frames_total",
+            &[("local", &c.local_uri)],
+            c.counters.n_delayed,
+        );
+    }
+
     shard_metrics(&mut e, s);
 
     if openmetrics {
