@@ -8,7 +8,7 @@
 //! CS lookups: an exact Interest finds its Data by the entry of its own name; a CanBePrefix
 //! Interest takes, as NFD's CS does, the first cached Data under its name in canonical order
 //! that it accepts (fresh, when it asks MustBeFresh), found through an ordered index of the
-//! cached names ([`order`]) that exact lookups never touch.
+//! cached names (the `order` module) that exact lookups never touch.
 //!
 //! Structure: entries in a preallocated slab; a bucket index of slot numbers keyed by
 //! the *name* hash only (its buckets prefetched a burst ahead), so the partitions of one name
