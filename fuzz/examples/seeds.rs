@@ -11,12 +11,14 @@ use kite_fuzz::forwarder::{self as fwd, face, InterestSpec, Lp, Op, Reply, Token
 use kite_fuzz::input::Writer;
 use kite_fuzz::names::sel::*;
 use kite_fuzz::{ether, link, mgmt};
-use kite_mgmt::datasets::{
+use kite_mgmt_proto::datasets::{
     ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
     RibEntry, Route, StrategyChoice,
 };
-use kite_mgmt::nfd::RouteOrigin;
-use kite_mgmt::{encode_items, ControlParameters, ControlResponse, FaceEventNotification, Tlv};
+use kite_mgmt_proto::nfd::RouteOrigin;
+use kite_mgmt_proto::{
+    encode_items, ControlParameters, ControlResponse, FaceEventNotification, Tlv,
+};
 use kite_packet::encode::put_nonneg_tlv;
 use kite_packet::{
     tlv_type, ContentType, Data, DigestSha256, Interest, KeyLocator, MetaInfo, Name,
@@ -314,7 +316,11 @@ fn mgmt_seeds() {
         &filter.encode(),
     );
     let mut content = Vec::new();
-    put_nonneg_tlv(&mut content, kite_mgmt::nfd::EXPIRATION_PERIOD, 3_600_000);
+    put_nonneg_tlv(
+        &mut content,
+        kite_mgmt_proto::nfd::EXPIRATION_PERIOD,
+        3_600_000,
+    );
     let pa_name = name("/announced")
         .append(
             OwnedComponent::new(tlv_type::KEYWORD_NAME_COMPONENT, &b"PA"[..])

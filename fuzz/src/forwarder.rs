@@ -1226,7 +1226,7 @@ impl Driver {
                 self.in_records.push(InRecord {
                     face: d.face,
                     name: pit.interest.name.clone(),
-                    can_be_prefix: d.can_be_prefix || pit.interest.can_be_prefix,
+                    can_be_prefix: pit.can_be_prefix(),
                 });
             }
         }
@@ -1290,6 +1290,7 @@ impl Driver {
                     "a Nack to {face:?}, which had no in-record and sent no Interest"
                 );
             }
+            Out::Shard { .. } => panic!("a forwarder with one shard handed a packet to another"),
             Out::Interest {
                 interest, token, ..
             } => {
@@ -1319,6 +1320,7 @@ impl Driver {
             Out::Interest { .. } => PacketKind::Interest,
             Out::Data { .. } => PacketKind::Data,
             Out::Nack { .. } => PacketKind::Nack,
+            Out::Shard { .. } => unreachable!("refused by check_out"),
         };
         self.queue.clear();
         let sent = self.links[i].send(

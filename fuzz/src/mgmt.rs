@@ -5,16 +5,16 @@
 //! FaceId-0 substitution, replay protection, and dataset request recognition.
 
 use bytes::Bytes;
-use kite_manager::replay::Stamp;
-use kite_manager::{ReplayGuard, RibRoute};
-use kite_mgmt::datasets::{
+use kite_mgmt_proto::datasets::{
     ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, RibEntry,
     StrategyChoice,
 };
-use kite_mgmt::{
+use kite_mgmt_proto::{
     dataset, decode_items, encode_items, parse_command, ControlParameters, ControlResponse,
     FaceEventNotification, PrefixAnnouncement, Tlv,
 };
+use kite_mgmt_server::replay::Stamp;
+use kite_mgmt_server::{ReplayGuard, RibRoute};
 use kite_packet::Interest;
 
 /// What the input after the first octet is (the first octet modulo [`KINDS`]).

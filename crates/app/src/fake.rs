@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
-use kite_mgmt::dataset::{nack_data, response_data, segments};
-use kite_mgmt::{parse_command, ControlParameters, ControlResponse};
+use kite_mgmt_proto::dataset::{nack_data, response_data, segments};
+use kite_mgmt_proto::{parse_command, ControlParameters, ControlResponse};
 use kite_packet::{Interest, LpHeader, LpPacket, Name, NetPacket, PitToken};
 
 use crate::framing::FrameReader;

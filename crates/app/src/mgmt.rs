@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
-use kite_mgmt::nfd::status;
-use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::nfd::status;
+use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::name::Component;
 use kite_packet::{
     ContentType, Data, DigestSha256, Interest, Name, OwnedComponent, SignatureInfo, Signer,

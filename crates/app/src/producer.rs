@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_mgmt::nfd::RouteOrigin;
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::nfd::RouteOrigin;
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::{Interest, LpHeader, Name, NetPacket};
 
 use crate::client::Client;

@@ -9,9 +9,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_mgmt::command::CommandSignature;
-use kite_mgmt::nfd::RouteOrigin;
-use kite_mgmt::{parse_command, ControlParameters, ControlResponse};
+use kite_mgmt_proto::command::CommandSignature;
+use kite_mgmt_proto::nfd::RouteOrigin;
+use kite_mgmt_proto::{parse_command, ControlParameters, ControlResponse};
 use kite_packet::{Data, DigestSha256, Interest, Nack, NackReason, Name, NetPacket};
 
 use crate::fake::FakeForwarder;
@@ -117,7 +117,8 @@ fn a_dataset_interest_that_times_out_is_sent_again() {
     let asked = Arc::new(AtomicUsize::new(0));
     let count = asked.clone();
     let payload: Vec<u8> = (0..12_000u32).map(|i| i as u8).collect();
-    let segments = kite_mgmt::dataset::segments(&name("/localhost/nfd/faces/list"), 7, &payload);
+    let segments =
+        kite_mgmt_proto::dataset::segments(&name("/localhost/nfd/faces/list"), 7, &payload);
     let fake = FakeForwarder::builder()
         .raw(move |_| match count.fetch_add(1, Ordering::Relaxed) {
             1 => vec![segments[0].clone()],
@@ -394,7 +395,7 @@ fn a_producer_answers_every_interest_of_one_read_with_its_own_token() {
 
 #[test]
 fn an_interest_that_overtakes_the_answer_to_rib_register_is_served() {
-    use kite_mgmt::Tlv;
+    use kite_mgmt_proto::Tlv;
 
     // A forwarder that installs the route, forwards a consumer's Interest over it, and only
     // then answers the command: the order a real one may deliver them in.
@@ -434,7 +435,7 @@ fn an_interest_that_overtakes_the_answer_to_rib_register_is_served() {
 
 #[test]
 fn a_link_handed_over_after_a_command_gives_what_was_received_first() {
-    use kite_mgmt::Tlv;
+    use kite_mgmt_proto::Tlv;
     use std::io::Read;
 
     let early = Interest::new(name("/app/early")).encode();

@@ -180,11 +180,11 @@ impl Arena {
     }
 
     /// A received datagram's copy: alone in an idle reusable buffer of this thread when there
-    /// is one for its length ([`kite_packet::kept::take_reusable`]), so the CS can keep a
+    /// is one for its length ([`kite_packet::pool::take_reusable`]), so the CS can keep a
     /// Data in it without a second copy; else [`Arena::copy`]. With the octets of the buffer
     /// it is alone in (0: shared with the arena's other copies).
     pub fn receive(&mut self, d: &[u8]) -> (Bytes, usize) {
-        match kite_packet::kept::take_reusable(d.len()) {
+        match kite_packet::pool::take_reusable(d.len()) {
             Some(mut own) => {
                 own.extend_from_slice(d);
                 let held = own.capacity();
@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn a_large_datagram_goes_alone_into_an_idle_reusable_buffer() {
-        use kite_packet::kept::{copy_reusable, footprint, give_back, OWN_MIN};
+        use kite_packet::pool::{copy_reusable, footprint, give_back, OWN_MIN};
         let mut a = Arena::default();
         let big = vec![7u8; 3000];
         let (frame, own) = a.receive(&big);

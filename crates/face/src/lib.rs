@@ -3,7 +3,7 @@
 //! A [`Face`] is one peer: a transport (Unix or TCP stream, UDP unicast or multicast,
 //! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link_service) (reassembly,
 //! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
-//! counters. Listeners ([`Channel`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
+//! counters. Listeners ([`StreamListener`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
 //! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one
 //! only for a well-formed NDN packet and keeps at most its configured number of them
 //! ([`FaceConfig::udp_on_demand_limit`], [`FaceConfig::ether_on_demand_limit`]), giving up
@@ -26,7 +26,6 @@
 
 pub mod burst;
 pub mod capture;
-mod channel;
 pub mod congestion;
 pub mod counters;
 mod datagram;
@@ -41,6 +40,7 @@ pub mod reassembly;
 pub mod reliability;
 pub mod shm;
 mod stream;
+mod stream_listener;
 mod sys;
 pub mod tcp;
 pub mod tenancy;
@@ -49,7 +49,6 @@ pub mod unix;
 pub mod uri;
 mod ws;
 
-pub use channel::{Accepted, Channel, ChannelStatus, ListenError};
 pub use congestion::MarkingConfig;
 pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use datagram::Datagram;
@@ -62,6 +61,7 @@ pub use face::{
 };
 pub use link_service::{Received, RxPacket, RxSink};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
+pub use stream_listener::{Accepted, ChannelStatus, ListenError, StreamListener};
 pub use sys::raise_fd_limit;
 pub use udp::UdpChannel;
 pub use uri::{FaceUri, MacAddr, UriError};

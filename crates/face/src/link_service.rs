@@ -40,7 +40,7 @@ pub struct Received {
     /// CachePolicy (Data only).
     pub cache_policy: Option<CachePolicy>,
     /// Octets of the buffer the packet's frame is alone in, which the CS may keep as is
-    /// ([`kite_packet::kept::take_reusable`]); 0 when it shares one (or was reassembled).
+    /// ([`kite_packet::pool::take_reusable`]); 0 when it shares one (or was reassembled).
     pub own_buffer: usize,
 }
 
@@ -490,7 +490,7 @@ impl Rx<'_> {
             };
             let added = r.add(face, from, lp, now);
             if let Some(f) = own_frame {
-                kite_packet::kept::give_back_slice(f);
+                kite_packet::pool::give_back_slice(f);
             }
             match added {
                 Ok(Some((header, wire))) => (header, wire, 0),
@@ -568,7 +568,7 @@ impl Rx<'_> {
 mod tests {
     use super::*;
     use crate::framing::MAX_NDN_PACKET_SIZE;
-    use kite_packet::{kept, Data, Interest, Name};
+    use kite_packet::{pool, Data, Interest, Name};
 
     fn interest(name: &str) -> Bytes {
         Interest::new(name.parse::<Name>().unwrap()).encode()
@@ -789,8 +789,8 @@ mod tests {
         assert!(link.send_packet(LpHeader::default(), big.clone(), &mut c, &mut q));
         let (frames, _) = q.frames();
         let fragment = frames[frames.len() - 2].to_bytes();
-        kept::give_back(kept::copy_reusable(&vec![0u8; fragment.len()]));
-        let mut buf = kept::take_reusable(fragment.len()).expect("just given back");
+        pool::give_back(pool::copy_reusable(&vec![0u8; fragment.len()]));
+        let mut buf = pool::take_reusable(fragment.len()).expect("just given back");
         buf.extend_from_slice(&fragment);
         let (at, held) = (buf.as_ptr(), buf.capacity());
         let frame = buf.freeze();
@@ -804,7 +804,7 @@ mod tests {
             &mut c,
             &mut out,
         );
-        let again = kept::take_reusable(fragment.len()).map(|b| b.as_ptr());
+        let again = pool::take_reusable(fragment.len()).map(|b| b.as_ptr());
         assert_eq!(again, Some(at), "given back");
     }
 

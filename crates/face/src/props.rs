@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use kite_mgmt::nfd as wire;
+use kite_mgmt_proto::nfd as wire;
 
 /// A face's identifier. The caller assigns ids and never reuses one, so a route naming a
 /// destroyed face can never reach a newer face.
@@ -114,7 +114,7 @@ pub enum LinkType {
     AdHoc = 2,
 }
 
-// NFD's wire numbers for the properties above (kite-mgmt's open enums), converted here and
+// NFD's wire numbers for the properties above (kite-mgmt-proto's open enums), converted here and
 // nowhere else: this is the one crate that knows both.
 
 impl From<FaceScope> for wire::FaceScope {

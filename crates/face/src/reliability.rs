@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_packet::encode::{put_header, put_nonneg_tlv, put_u64_tlv, tlv_len};
-use kite_packet::kept::Kept;
+use kite_packet::pool::Kept;
 use kite_packet::tlv_type;
 use kite_packet::varnum::read_varnum;
 use smallvec::SmallVec;

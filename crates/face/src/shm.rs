@@ -46,7 +46,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_packet::{kept, Data, DigestSha256, Interest, Name};
+use kite_packet::{pool, Data, DigestSha256, Interest, Name};
 
 use crate::counters::FaceCounters;
 use crate::face::{FaceError, Flushed, Progress};
@@ -422,9 +422,9 @@ impl Consumer {
     }
 
     /// The forwarder's read (freed by a later [`Consumer::publish`]). With `whole` (the
-    /// framer holds no partial element): a complete element of at least [`kept::OWN_MIN`]
+    /// framer holds no partial element): a complete element of at least [`pool::OWN_MIN`]
     /// octets at the head is read alone into an idle reusable buffer of this thread
-    /// ([`kept::take_reusable`]), which the CS then keeps as it is, where an element read
+    /// ([`pool::take_reusable`]), which the CS then keeps as it is, where an element read
     /// with others into the framer's buffer is copied again to be kept. Otherwise up to
     /// `room` octets are appended to `framer`, as a socket read would. An element whose
     /// header the application rewrote while it was copied alone is an error, like an
@@ -436,9 +436,9 @@ impl Consumer {
         room: usize,
     ) -> io::Result<ShmRead> {
         let ready = self.available()?;
-        if whole && ready >= kept::OWN_MIN {
-            if let Some(total) = self.head_element(ready).filter(|&t| t >= kept::OWN_MIN) {
-                if let Some(mut buf) = kept::take_reusable(total) {
+        if whole && ready >= pool::OWN_MIN {
+            if let Some(total) = self.head_element(ready).filter(|&t| t >= pool::OWN_MIN) {
+                if let Some(mut buf) = pool::take_reusable(total) {
                     let n = self.take_into(&mut buf, total, ready);
                     if element_len(&buf).ok().flatten() != Some(n) {
                         return Err(corrupt("element rewritten while it was read"));

@@ -28,7 +28,6 @@ use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::channel::ChannelStatus;
 use crate::counters::{ChannelCounters, FaceCounters};
 use crate::datagram::{flush_queue, is_ndn_packet, no_padding, Arena, Datagram, Peers};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
@@ -36,6 +35,7 @@ use crate::framing::MAX_FRAME_LEN;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
+use crate::stream_listener::ChannelStatus;
 use crate::sys::segment::{enable_gro, Segmenter};
 use crate::sys::{path_mtu, FdShare, FdSlot, RecvBatch, BATCH};
 use crate::uri::FaceUri;

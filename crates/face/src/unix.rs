@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use mio::net::{UnixListener, UnixStream};
 
-use crate::channel::ListenError;
 use crate::face::{Face, FaceConfig, FaceParts, Transport};
 use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
+use crate::stream_listener::ListenError;
 use crate::uri::FaceUri;
 
 /// Binds a listener at `path`: creates the directory, replaces a stale socket file (one

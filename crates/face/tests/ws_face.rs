@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use common::{data, interest, name_of, Driver};
 use kite_face::{
-    Accepted, Channel, FaceConfig, FaceIds, FaceScope, FaceUri, PacketKind, Persistency, Received,
+    Accepted, FaceConfig, FaceIds, FaceScope, FaceUri, PacketKind, Persistency, Received,
+    StreamListener,
 };
 use tungstenite::{Message, WebSocket};
 
@@ -18,7 +19,7 @@ fn accepted<T: Send + 'static>(
     client: impl FnOnce(SocketAddr) -> T + Send + 'static,
 ) -> (Driver, JoinHandle<T>, Vec<Received>) {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let mut ch = Channel::ws(any, FaceConfig::default()).unwrap();
+    let mut ch = StreamListener::ws(any, FaceConfig::default()).unwrap();
     let FaceUri::Ws(addr) = *ch.local_uri() else {
         panic!("not a ws channel")
     };

@@ -23,7 +23,7 @@ use clap::Args;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::strategy::StrategyTable;
-use kite_manager::server::Manager;
+use kite_mgmt_server::server::Manager;
 use kite_runtime::{Runtime, RuntimeConfig};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
@@ -317,7 +317,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         runtime.handle(),
     );
     std::thread::Builder::new()
-        .name("kite-mgmt".into())
+        .name("kite-mgmt-proto".into())
         .spawn(move || manager.run())?;
     let shards = match (inline, io) {
         (true, 1) => format!("{threads} forwarding shard(s) in the I/O thread"),
@@ -412,7 +412,7 @@ const PANIC_EXIT_STATUS: i32 = 101;
 /// and the process exits with [`PANIC_EXIT_STATUS`], so a supervisor (systemd
 /// `Restart=on-failure`) restarts it. Without this, the other threads kept the process up
 /// without the dead thread's work: no listener, or no forwarding, or no management. The
-/// restart replaces the unix socket file left behind (`kite_face::Channel::unix`).
+/// restart replaces the unix socket file left behind (`kite_face::StreamListener::unix`).
 fn exit_on_panic() {
     let standard = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

@@ -4,13 +4,13 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use kite_app::fake::FakeForwarder;
-use kite_mgmt::command::parse_command;
-use kite_mgmt::datasets::{
+use kite_mgmt_proto::command::parse_command;
+use kite_mgmt_proto::datasets::{
     ChannelCounters, ChannelStatus, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry,
     ForwarderStatus, NextHopRecord, RibEntry, Route,
 };
-use kite_mgmt::nfd::{FacePersistency, FaceScope, LinkType, RouteOrigin};
-use kite_mgmt::{encode_items, ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::nfd::{FacePersistency, FaceScope, LinkType, RouteOrigin};
+use kite_mgmt_proto::{encode_items, ControlParameters, ControlResponse, Tlv};
 use serde_json::Value;
 
 /// Runs `kite <args> --socket <fake>`.
@@ -94,7 +94,7 @@ fn faces_query(i: &kite_packet::Interest) -> Vec<bytes::Bytes> {
     ))
     .unwrap();
     let matching: Vec<FaceStatus> = faces().into_iter().filter(|f| filter.matches(f)).collect();
-    kite_mgmt::dataset::segments(&i.name, 1, &encode_items(&matching))
+    kite_mgmt_proto::dataset::segments(&i.name, 1, &encode_items(&matching))
 }
 
 #[test]

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use common::peer::{Conn, Got};
 use common::Daemon;
 use kite_app::mgmt::CommandSigner;
-use kite_mgmt::nfd::{face_flag_bit, status};
-use kite_mgmt::{parse_command, ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::nfd::{face_flag_bit, status};
+use kite_mgmt_proto::{parse_command, ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, Name, NetPacket};
 use kite_security::{KeySigner, SignatureKind};
 

@@ -124,8 +124,8 @@ fn a_missing_forwarder_is_reported() {
 
 #[test]
 fn face_events_reach_a_subscriber() {
-    use kite_mgmt::nfd::FaceEventKind;
-    use kite_mgmt::{FaceEventNotification, Tlv};
+    use kite_mgmt_proto::nfd::FaceEventKind;
+    use kite_mgmt_proto::{FaceEventNotification, Tlv};
     use kite_packet::{Interest, Name};
     use std::time::Duration;
 

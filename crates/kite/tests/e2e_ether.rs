@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use common::netns::{ip, ip_ok, say};
 use common::{py, py_one, Daemon, Producer};
-use kite_mgmt::nfd::FaceEventKind;
-use kite_mgmt::{FaceEventNotification, Tlv};
+use kite_mgmt_proto::nfd::FaceEventKind;
+use kite_mgmt_proto::{FaceEventNotification, Tlv};
 use kite_packet::{Interest, Name};
 use serde_json::Value;
 
@@ -545,11 +545,14 @@ fn lp_reliability_repairs_a_lossy_unicast_ethernet_link() {
     lossy_ingress(&link.b, "veth1", 5);
     // The multicast face cannot have it: faces/update answers 406.
     let group: u64 = face_id(&face(a.socket(), GROUP)).parse().unwrap();
-    let mut p = kite_mgmt::ControlParameters {
+    let mut p = kite_mgmt_proto::ControlParameters {
         face_id: Some(group),
         ..Default::default()
     };
-    p.set_flag_bit(kite_mgmt::nfd::face_flag_bit::LP_RELIABILITY_ENABLED, true);
+    p.set_flag_bit(
+        kite_mgmt_proto::nfd::face_flag_bit::LP_RELIABILITY_ENABLED,
+        true,
+    );
     let resp = common::peer::mgmt(a.socket())
         .command("faces", "update", &p, Duration::from_secs(10))
         .expect("an answer");

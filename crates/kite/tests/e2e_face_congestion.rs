@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::Daemon;
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::NetPacket;
 
 /// Sends `batches` × 32 Interests under `prefix`, 30 ms apart, without reading, then reads

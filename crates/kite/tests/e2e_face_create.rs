@@ -18,8 +18,8 @@ use bytes::Bytes;
 use common::netns::{ip, ip_ok, say};
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::{ctl, Daemon};
-use kite_mgmt::nfd::status;
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::nfd::status;
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::NetPacket;
 
 /// Where SYNs go unanswered, inside the namespace.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Producer};
 use common::{free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::{Data, LpHeader, LpPacket, Name, NetPacket, PitToken};
 
 const MTU: usize = 1500;

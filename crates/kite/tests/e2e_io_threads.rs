@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use common::peer::{self, data, interest, with_token, Conn};
 use common::{eventually, free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::{Interest, NetPacket, PitToken};
 use serde_json::Value;
 

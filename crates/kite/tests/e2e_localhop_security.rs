@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::{ctl, free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::nfd::status;
-use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::nfd::status;
+use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, NetPacket, SignatureInfo, Signer, ValidityPeriod};
 use kite_security::{Certificate, KeySigner, SignatureKind};
 

@@ -13,8 +13,8 @@ use common::ctl::ok;
 use common::{eventually, free_tcp_port, free_udp_port, reap, Daemon};
 use kite_app::mgmt::nfd_name;
 use kite_app::Client;
-use kite_mgmt::nfd::status;
-use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::nfd::status;
+use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, Nonce};
 
 /// Runs `kite run ARGS` (with `env`) that must stop by itself, within 20 s.

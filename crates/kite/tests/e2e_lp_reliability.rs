@@ -17,8 +17,8 @@ use common::ctl::{json, ok as ctl_ok};
 use common::peer::{self, mgmt};
 use common::tools::{kite, random_file, sha256_of, Put};
 use common::{free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::nfd::{face_flag_bit, status};
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::nfd::{face_flag_bit, status};
+use kite_mgmt_proto::ControlParameters;
 
 /// Share of datagrams the relay drops each way, in percent.
 const LOSS_PERCENT: u64 = 3;
@@ -108,7 +108,7 @@ fn create_face(socket: &str, port: u16, reliability: bool) -> u64 {
 
 /// Two daemons joined through a lossy relay, a `kite put` of a random object on B and a route
 /// on A; fetches it from A and returns A's and B's faces' counters.
-fn fetch_through_loss(reliability: bool) -> [kite_mgmt::datasets::FaceCounters; 2] {
+fn fetch_through_loss(reliability: bool) -> [kite_mgmt_proto::datasets::FaceCounters; 2] {
     let (a_udp, b_udp) = (free_udp_port(), free_udp_port());
     let a = Daemon::loopback(a_udp, free_tcp_port());
     let b = Daemon::loopback(b_udp, free_tcp_port());

@@ -21,7 +21,7 @@ use bytes::Bytes;
 use common::peer::{self, data, interest, register_command, registered_face, Conn, Producer};
 use common::{eventually, free_tcp_port, free_udp_port, Daemon};
 use kite_fw::pcct::{Pcct, KEPT_OVERHEAD};
-use kite_packet::kept::footprint;
+use kite_packet::pool::footprint;
 use kite_packet::{LpHeader, LpPacket, Name, NetPacket};
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -32,8 +32,8 @@ use common::nlsr_startup::{self, Recorded};
 use common::recorder::Recorder;
 use common::tools::{kite, random_file, sha256_of, Put};
 use common::{ctl, Daemon};
-use kite_mgmt::command::{parse_command, CommandSignature};
-use kite_mgmt::{ControlResponse, Tlv};
+use kite_mgmt_proto::command::{parse_command, CommandSignature};
+use kite_mgmt_proto::{ControlResponse, Tlv};
 use tempfile::TempDir;
 
 /// The longest routing may take: NLSR builds its adjacency LSA 5 s after a neighbour first

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use common::nlsr_startup::{self, Recorded};
 use common::peer::{self, Conn, Got};
 use common::{ctl, free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::{ControlResponse, Tlv};
+use kite_mgmt_proto::{ControlResponse, Tlv};
 use kite_packet::{Interest, Name, NetPacket, SignatureInfo, Signer};
 use kite_security::{key_name, KeySigner, PrivateKey, SignatureKind};
 

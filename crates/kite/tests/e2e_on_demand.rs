@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::peer::{self, interest};
 use common::procnet::connected_peers;
 use common::{eventually, free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt::nfd::FacePersistency;
+use kite_mgmt_proto::nfd::FacePersistency;
 
 const WAIT: Duration = Duration::from_secs(10);
 

@@ -20,9 +20,9 @@ use bytes::Bytes;
 use common::netns::Lab;
 use common::peer::{self, Conn, Producer};
 use common::{ctl, Daemon};
-use kite_manager::server::MAX_LOCALHOP_ROUTES;
-use kite_mgmt::nfd::{status, RouteOrigin};
-use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::nfd::{status, RouteOrigin};
+use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_server::server::MAX_LOCALHOP_ROUTES;
 use kite_packet::NetPacket;
 
 const WAIT: Duration = Duration::from_secs(10);

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use common::peer::{Conn, Producer};
 use common::{ctl, Daemon};
-use kite_mgmt::nfd::RouteOrigin;
-use kite_mgmt::{ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::nfd::RouteOrigin;
+use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, Name};
 
 /// How long a readvertisement may take to arrive: at once, or after the client gives up on

@@ -11,8 +11,8 @@ use std::time::Duration;
 use common::ctl::{err, json, ok};
 use common::peer::{interest, mgmt, Conn, Got};
 use common::Daemon;
-use kite_mgmt::nfd::status;
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::nfd::status;
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::NetPacket;
 use serde_json::Value;
 

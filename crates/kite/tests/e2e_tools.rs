@@ -665,8 +665,8 @@ fn read_element(s: &mut impl std::io::Read) -> Vec<u8> {
 /// The SignatureTime of an encoded signed command Interest.
 fn signature_time(wire: &[u8]) -> u64 {
     let i = kite_packet::Interest::decode(bytes::Bytes::copy_from_slice(wire)).unwrap();
-    match kite_mgmt::parse_command(&i).unwrap().signature {
-        kite_mgmt::command::CommandSignature::V03 { info, .. } => info.time.unwrap(),
+    match kite_mgmt_proto::parse_command(&i).unwrap().signature {
+        kite_mgmt_proto::command::CommandSignature::V03 { info, .. } => info.time.unwrap(),
         other => panic!("a v0.3 signed command expected, got {other:?}"),
     }
 }

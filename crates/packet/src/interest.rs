@@ -217,7 +217,7 @@ impl InterestView {
         self.name.detach_backing();
     }
 
-    /// [`InterestView::detach`] into a reusable buffer ([`crate::kept::copy_reusable`]):
+    /// [`InterestView::detach`] into a reusable buffer ([`crate::pool::copy_reusable`]):
     /// the copy's last owner hands it back with [`Name::give_back_backing`] on its name.
     pub fn detach_reusable(&mut self) {
         self.name.detach_backing_reusable();

@@ -27,11 +27,11 @@ pub mod encode;
 pub mod error;
 mod headroom;
 pub mod interest;
-pub mod kept;
 pub mod lp;
 pub mod nack;
 pub mod name;
 pub mod packet;
+pub mod pool;
 pub mod signature;
 #[cfg(test)]
 mod testutil;

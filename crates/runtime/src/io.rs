@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
-    Accepted, Channel, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri,
-    Flushed, LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, UdpChannel,
+    Accepted, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
+    LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, StreamListener,
+    UdpChannel,
 };
 use kite_packet::{tlv_type, NackReason};
 use mio::{Events, Poll, Token};
@@ -124,7 +125,7 @@ pub(crate) struct Place {
 
 /// The listeners one I/O thread owns.
 pub(crate) struct Owned {
-    channels: Vec<Channel>,
+    channels: Vec<StreamListener>,
     udp: Vec<UdpChannel>,
     ether: Vec<EtherChannel>,
     links: Option<LinkMonitor>,
@@ -147,13 +148,19 @@ pub(crate) fn open_listeners(
         })
         .collect();
     if let Some(path) = &config.unix_socket {
-        owned[0].channels.push(Channel::unix(path, config.face)?);
+        owned[0]
+            .channels
+            .push(StreamListener::unix(path, config.face)?);
     }
     for &addr in &config.tcp {
-        owned[0].channels.push(Channel::tcp(addr, config.face)?);
+        owned[0]
+            .channels
+            .push(StreamListener::tcp(addr, config.face)?);
     }
     for &addr in &config.ws {
-        owned[0].channels.push(Channel::ws(addr, config.face)?);
+        owned[0]
+            .channels
+            .push(StreamListener::ws(addr, config.face)?);
     }
     for &addr in &config.udp {
         let bind_error = |error| kite_face::ListenError::Bind { addr, error };
@@ -285,7 +292,7 @@ pub(crate) struct IoThread {
     face_events: Sender<FaceEvent>,
     config: FaceConfig,
     ids: FaceIds,
-    channels: Vec<Channel>,
+    channels: Vec<StreamListener>,
     udp: Vec<UdpChannel>,
     ether: Vec<EtherChannel>,
     links: Option<LinkMonitor>,
@@ -1565,7 +1572,8 @@ impl IoThread {
                     let _ = reply.send(all);
                 }
                 IoCommand::Channels { reply } => {
-                    let mut all: Vec<_> = self.channels.iter().map(Channel::status).collect();
+                    let mut all: Vec<_> =
+                        self.channels.iter().map(StreamListener::status).collect();
                     all.extend(self.udp.iter().map(UdpChannel::status));
                     all.extend(self.ether.iter().map(EtherChannel::status));
                     let _ = reply.send(all);

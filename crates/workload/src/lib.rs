@@ -473,7 +473,7 @@ impl Runner<'_> {
 
     /// The producer's Data frame for an Interest whose Name has the value `name`, echoing
     /// `token`, and the octets of the buffer it fills alone (0: written into the receive
-    /// arena): as a datagram receive path does ([`kite_packet::kept::take_reusable`]).
+    /// arena): as a datagram receive path does ([`kite_packet::pool::take_reusable`]).
     fn produce(&mut self, token: PitToken, name: &[u8]) -> (Bytes, usize) {
         // A prefix-match Data is longer than its Interest's name: with one in N, those whose
         // segment number (the name's last octet) marks them.
@@ -495,7 +495,7 @@ impl Runner<'_> {
             ..HopHeader::default()
         };
         let total = header.header_len(data_len) + data_len;
-        let own = kite_packet::kept::take_reusable(total);
+        let own = kite_packet::pool::take_reusable(total);
         let own_buffer = own.as_ref().map_or(0, BytesMut::capacity);
         let mut buf = match own {
             Some(buf) => buf,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_mgmt::dataset::response_data;
-use kite_mgmt::{parse_command, ControlResponse};
+use kite_mgmt_proto::dataset::response_data;
+use kite_mgmt_proto::{parse_command, ControlResponse};
 use kite_packet::{
     Data, DigestSha256, Interest, LpHeader, LpPacket, Nack, NackReason, Name, NetPacket, PitToken,
 };

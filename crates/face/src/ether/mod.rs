@@ -31,13 +31,13 @@ use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
-use crate::channel::ChannelStatus;
 use crate::counters::{ChannelCounters, FaceCounters};
 use crate::datagram::{flush_queue, is_ndn_packet, Arena, Datagram, Peers};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
+use crate::stream_listener::ChannelStatus;
 use crate::sys::packet::{interface_index, PacketSocket};
 use crate::sys::{timestamp_arrivals, RecvBatch, BATCH};
 use crate::uri::{FaceUri, MacAddr};

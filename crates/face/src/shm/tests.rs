@@ -62,8 +62,8 @@ fn large_elements_are_read_alone_into_reusable_buffers() {
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].1, 0, "no idle buffer yet: the framer's");
     // What the CS's evictions do: idle buffers of the class of an 8000-octet element.
-    let idle: Vec<Bytes> = (0..3).map(|_| kept::copy_reusable(&big)).collect();
-    idle.into_iter().for_each(kept::give_back);
+    let idle: Vec<Bytes> = (0..3).map(|_| pool::copy_reusable(&big)).collect();
+    idle.into_iter().for_each(pool::give_back);
     got.clear();
     let sent = [&big, &big, &small, &big, &big, &big];
     for f in &sent[..4] {

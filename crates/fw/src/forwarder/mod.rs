@@ -167,7 +167,7 @@ pub struct InData {
     /// NDNLPv2 CachePolicy NoCache.
     pub no_cache: bool,
     /// Octets of the buffer its frame was received into alone, a reusable buffer
-    /// ([`kite_packet::kept::take_reusable`]) that the CS keeps as is instead of copying the
+    /// ([`kite_packet::pool::take_reusable`]) that the CS keeps as is instead of copying the
     /// Data; 0 when the frame shares its receive buffer with other packets.
     pub own_buffer: usize,
     /// A copy another thread sends because this one is its name's home: it satisfied a

@@ -30,7 +30,7 @@
 //! Memory: what the table keeps never keeps a receive buffer alive. A received packet is a
 //! slice of a burst's buffer (64 KiB and more, shared with every packet of the burst), so a
 //! kept slice would pin all of it: the PIT copies its Interest, the CS its Data, into
-//! buffers of their own ([`kite_packet::kept`]; a Data whose frame was received alone into
+//! buffers of their own ([`kite_packet::pool`]; a Data whose frame was received alone into
 //! such a buffer is kept as is), and an entry's name shares one of those
 //! copies or holds its own ([`Entry::name`]). A CS entry is charged the size classes of its
 //! packet and its name's buffer, and [`KEPT_OVERHEAD`] for each, against
@@ -40,7 +40,7 @@ mod order;
 mod pit;
 
 use bytes::Bytes;
-use kite_packet::kept::{copy_reusable, footprint};
+use kite_packet::pool::{copy_reusable, footprint};
 use kite_packet::{InterestView, Name, PitToken};
 
 pub use pit::{DownRecord, NameScope, NonceSeen, PitEntry, Selectors, UpRecord, PIT_SCRATCH_LEN};
@@ -71,7 +71,7 @@ const CBP_LENS: usize = 32;
 /// from [`PcctConfig::capacity`], which by default exceeds PIT, reserve and CS together.)
 pub const LOCALHOST_PIT_RESERVE: usize = 256;
 
-/// Octets one kept copy costs beyond its size class ([`kite_packet::kept`]), charged to the
+/// Octets one kept copy costs beyond its size class ([`kite_packet::pool`]), charged to the
 /// CS byte capacity: the header holding its reference count and the buffer's handle (a shared
 /// copy's `Bytes` header, 48, or a reusable buffer's, 40), and the allocator's header of that
 /// block (16).
@@ -103,7 +103,7 @@ impl Default for PcctConfig {
     }
 }
 
-/// A cached Data's octets, in a reusable buffer of its own ([`kite_packet::kept`]): the CS's
+/// A cached Data's octets, in a reusable buffer of its own ([`kite_packet::pool`]): the CS's
 /// copy, or the buffer the Data's frame was received into alone, kept as is. Shared with the
 /// packets that carry it out; its buffer goes back to this thread's free list when the entry
 /// goes, unless a packet still holds it (then it is freed with the last one).
@@ -133,7 +133,7 @@ impl CachedWire {
 
 impl Drop for CachedWire {
     fn drop(&mut self) {
-        kite_packet::kept::give_back_slice(core::mem::take(&mut self.wire));
+        kite_packet::pool::give_back_slice(core::mem::take(&mut self.wire));
     }
 }
 
@@ -185,7 +185,7 @@ pub struct Entry {
     lru_next: u32,
     /// Whether `name` and `hint` no longer share a received packet's buffer.
     detached: bool,
-    /// Whether `name` shares a reusable copy of an Interest ([`kite_packet::kept::copy_reusable`]),
+    /// Whether `name` shares a reusable copy of an Interest ([`kite_packet::pool::copy_reusable`]),
     /// handed back when the entry goes (the name is the copy's last owner in the table: the
     /// PIT entry goes first).
     reusable: bool,
@@ -734,7 +734,7 @@ impl Pcct {
 
     /// Caches `wire` as the direct entry of `slot`, evicting the least recently used entries
     /// beyond the entry or octet capacity: as is when its frame was received alone into a
-    /// reusable buffer of `own_buffer` octets ([`kite_packet::kept::take_reusable`]), else a
+    /// reusable buffer of `own_buffer` octets ([`kite_packet::pool::take_reusable`]), else a
     /// copy (a buffer of its own, not the receive buffer it is a slice of; `own_buffer` 0).
     /// A Data larger than the whole octet capacity, or any with the CS off, is neither copied
     /// nor cached.

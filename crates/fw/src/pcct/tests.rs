@@ -477,7 +477,7 @@ fn kept_interests_data_and_names_do_not_share_the_receive_buffer() {
 
 #[test]
 fn a_data_received_alone_in_a_reusable_buffer_is_kept_as_is_and_its_buffer_goes_back() {
-    use kite_packet::kept::{copy_reusable, give_back, take_reusable};
+    use kite_packet::pool::{copy_reusable, give_back, take_reusable};
     // A frame (a 20-octet LP header, then the Data) read into a buffer of its own.
     give_back(copy_reusable(&[0u8; 3000]));
     let mut buf = take_reusable(3000).expect("the buffer just given back");
@@ -519,13 +519,13 @@ fn with_the_cs_off_a_data_is_not_copied() {
     let d = t.find_or_insert(&n, hash(&n), None).unwrap();
     t.cs_insert_direct(d, &Bytes::from(vec![5u8; 6000]), 0, Time::ZERO);
     assert_eq!(t.cs_len(), 0);
-    let copied = kite_packet::kept::take_reusable(6000);
+    let copied = kite_packet::pool::take_reusable(6000);
     assert!(copied.is_none(), "no copy was made and given back");
 }
 
 #[test]
 fn a_cached_data_still_being_sent_is_not_given_back_when_evicted() {
-    use kite_packet::kept::take_reusable;
+    use kite_packet::pool::take_reusable;
     let mut t = small();
     let n = name("/sent/data");
     let d = t.find_or_insert(&n, hash(&n), None).unwrap();

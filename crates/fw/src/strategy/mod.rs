@@ -9,15 +9,16 @@
 //!
 //! Built-ins: [`best_route`] (lowest-cost eligible nexthop, exponential retransmission
 //! suppression, next nexthop on retransmission), [`multicast`] (every eligible nexthop),
-//! random and round-robin ([`one_nexthop`]) and [`asf`] (the nexthop with the lowest measured SRTT, probing
+//! [`random`], [`round_robin`] (one eligible nexthop per Interest) and [`asf`] (the nexthop with the lowest measured SRTT, probing
 //! the others now and then).
 
 pub mod asf;
 pub mod best_route;
 mod ctx;
 pub mod multicast;
-pub mod one_nexthop;
+pub mod random;
 mod retx;
+pub mod round_robin;
 mod table;
 
 use kite_packet::{NackReason, Name};

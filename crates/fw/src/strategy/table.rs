@@ -9,7 +9,9 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use kite_packet::Name;
 
-use super::{asf::Asf, best_route::BestRoute, multicast::Multicast, one_nexthop::OneNexthop};
+use super::{
+    asf::Asf, best_route::BestRoute, multicast::Multicast, random::Random, round_robin::RoundRobin,
+};
 use super::{Strategy, StrategyId};
 
 /// A strategy name that matches no known strategy.
@@ -36,8 +38,8 @@ impl StrategyTable {
         let slots: Slots = vec![
             Some(Arc::new(BestRoute::default())),
             Some(Arc::new(Multicast::default())),
-            Some(Arc::new(OneNexthop::random())),
-            Some(Arc::new(OneNexthop::round_robin())),
+            Some(Arc::new(Random::default())),
+            Some(Arc::new(RoundRobin::default())),
             Some(Arc::new(Asf::default())),
         ];
         debug_assert_eq!(slots.len(), BUILTIN);

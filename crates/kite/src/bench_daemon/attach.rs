@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use kite_app::{nfd_name, Client};
 use kite_face::FaceUri;
-use kite_mgmt::datasets::FaceStatus;
-use kite_mgmt::{decode_items, ControlParameters};
+use kite_mgmt_proto::datasets::FaceStatus;
+use kite_mgmt_proto::{decode_items, ControlParameters};
 use kite_packet::{LpPacket, Name};
 
 use super::socket::LoadSocket;

@@ -1,6 +1,6 @@
 use std::collections::BTreeSet;
 
-use kite_mgmt::nfd::RouteOrigin;
+use kite_mgmt_proto::nfd::RouteOrigin;
 use toml::{Spanned, Value};
 
 use super::*;
@@ -461,7 +461,7 @@ fn log_filters_take_levels_and_kite_targets_only() {
         "trace",
         "info,kite_runtime=debug",
         "kite=trace",
-        " warn , kite_mgmt=info ",
+        " warn , kite_mgmt_proto=info ",
     ] {
         assert!(LogFilter::parse(ok).is_ok(), "{ok:?}");
     }

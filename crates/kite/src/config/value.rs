@@ -6,7 +6,7 @@ use std::fmt;
 use kite_face::FaceUri;
 use kite_fw::forwarder::UnsolicitedPolicy;
 use kite_fw::strategy::StrategyTable;
-use kite_mgmt::nfd::{FacePersistency, RouteOrigin};
+use kite_mgmt_proto::nfd::{FacePersistency, RouteOrigin};
 use kite_packet::Name;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -184,7 +184,7 @@ fn check_target(target: &str) -> Result<(), String> {
     }
     Err(format!(
         "unknown target {target:?} (a module path under kite, kite_fw, kite_face, \
-         kite_mgmt, ...: e.g. kite_runtime=debug)"
+         kite_mgmt_proto, ...: e.g. kite_runtime=debug)"
     ))
 }
 

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use kite_mgmt::datasets::ChannelStatus;
+use kite_mgmt_proto::datasets::ChannelStatus;
 use serde_json::{json, Value};
 
 use super::table::Table;

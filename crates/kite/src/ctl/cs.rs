@@ -2,9 +2,9 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use kite_mgmt::datasets::CsInfo;
-use kite_mgmt::ControlParameters;
-use kite_mgmt::Tlv;
+use kite_mgmt_proto::datasets::CsInfo;
+use kite_mgmt_proto::ControlParameters;
+use kite_mgmt_proto::Tlv;
 use kite_packet::Name;
 use serde_json::json;
 

@@ -5,9 +5,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use kite_app::{nfd_name, Client};
 use kite_face::FaceUri;
-use kite_mgmt::datasets::{FaceQueryFilter, FaceStatus};
-use kite_mgmt::nfd::{face_flag_bit, status, FacePersistency};
-use kite_mgmt::{decode_items, ControlParameters, Tlv};
+use kite_mgmt_proto::datasets::{FaceQueryFilter, FaceStatus};
+use kite_mgmt_proto::nfd::{face_flag_bit, status, FacePersistency};
+use kite_mgmt_proto::{decode_items, ControlParameters, Tlv};
 use serde_json::{json, Value};
 
 use super::format::{self, bit, opt};

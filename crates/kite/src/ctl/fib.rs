@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use kite_mgmt::datasets::FibEntry;
+use kite_mgmt_proto::datasets::FibEntry;
 use serde_json::{json, Value};
 
 use super::table::Table;

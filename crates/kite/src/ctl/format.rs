@@ -1,7 +1,7 @@
 //! How management values read in text and JSON: enumeration names as nfdc prints them,
 //! timestamps and durations.
 
-use kite_mgmt::nfd::{
+use kite_mgmt_proto::nfd::{
     cs_flag_bit, face_flag_bit, route_flags, FacePersistency, FaceScope, FaceState, LinkType,
     RouteOrigin,
 };

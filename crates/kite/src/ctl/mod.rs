@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use bytes::Bytes;
 use clap::{Args, ValueEnum};
 use kite_app::{nfd_name, Client, Endpoint};
-use kite_mgmt::{decode_items, ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::{decode_items, ControlParameters, ControlResponse, Tlv};
 use serde_json::Value;
 
 /// How long to wait for each answer (ndn-cxx's command lifetime).

@@ -3,9 +3,9 @@
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use kite_app::Client;
-use kite_mgmt::datasets::RibEntry;
-use kite_mgmt::nfd::{route_flags, RouteOrigin};
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::datasets::RibEntry;
+use kite_mgmt_proto::nfd::{route_flags, RouteOrigin};
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::Name;
 use serde_json::{json, Value};
 

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use kite_mgmt::datasets::ForwarderStatus;
+use kite_mgmt_proto::datasets::ForwarderStatus;
 use serde_json::json;
 
 use super::format::{timestamp, uptime};

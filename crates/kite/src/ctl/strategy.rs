@@ -5,8 +5,8 @@
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use kite_app::ClientError;
-use kite_mgmt::datasets::{AvailableStrategy, StrategyChoice};
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::datasets::{AvailableStrategy, StrategyChoice};
+use kite_mgmt_proto::ControlParameters;
 use kite_packet::Name;
 use serde_json::{json, Value};
 
@@ -146,7 +146,7 @@ pub fn run(args: StrategyArgs) -> Result<String> {
             let params = ControlParameters {
                 strategy: Some(kite_name(&name)?),
                 uri: Some(path.display().to_string()),
-                flags: replace.then_some(kite_mgmt::nfd::strategy_load_flag::REPLACE),
+                flags: replace.then_some(kite_mgmt_proto::nfd::strategy_load_flag::REPLACE),
                 ..Default::default()
             };
             let r = command_ok(&mut client, "kite-strategy", "load", &params)?;

@@ -31,7 +31,7 @@ pub fn open_registered(
     prefix: &Name,
 ) -> Result<(LinkReader, LinkWriter)> {
     let mut client = connect(socket)?;
-    let params = kite_mgmt::ControlParameters {
+    let params = kite_mgmt_proto::ControlParameters {
         name: Some(prefix.clone()),
         ..Default::default()
     };

@@ -1,6 +1,6 @@
 //! The readvertise client: an application on the daemon's own unix socket, like any other,
 //! that sends the `rib/register` and `rib/unregister` commands management hands it (see
-//! `kite_manager::readvertise`) to the routing daemon or the gateway, and reports how each
+//! `kite_mgmt_server::readvertise`) to the routing daemon or the gateway, and reports how each
 //! ended. Management never waits for them; this thread sends one at a time and waits at
 //! most a command Interest's lifetime for each answer.
 
@@ -10,11 +10,11 @@ use std::time::Duration;
 use anyhow::Result;
 use crossbeam_channel::{Receiver, Sender};
 use kite_app::{Client, ClientError};
-use kite_manager::readvertise::{Policy, GATEWAY_COST, GATEWAY_REFRESH_MS, NLSR_REFRESH_MS};
-use kite_manager::server::{
+use kite_mgmt_proto::nfd::status;
+use kite_mgmt_server::readvertise::{Policy, GATEWAY_COST, GATEWAY_REFRESH_MS, NLSR_REFRESH_MS};
+use kite_mgmt_server::server::{
     Manager, ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
 };
-use kite_mgmt::nfd::status;
 
 use crate::config;
 

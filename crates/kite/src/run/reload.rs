@@ -9,9 +9,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kite_manager::server::{Job, Manager};
-use kite_mgmt::nfd::cs_flag_bit;
-use kite_mgmt::{ControlParameters, Verb};
+use kite_mgmt_proto::nfd::cs_flag_bit;
+use kite_mgmt_proto::{ControlParameters, Verb};
+use kite_mgmt_server::server::{Job, Manager};
 use kite_runtime::RuntimeHandle;
 use tracing_subscriber::{reload, EnvFilter, Registry};
 

@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 
 use anyhow::{bail, Result};
-use kite_manager::server::Manager;
-use kite_mgmt::nfd::{face_flag_bit, route_flags, status};
-use kite_mgmt::{ControlParameters, ControlResponse, Verb};
+use kite_mgmt_proto::nfd::{face_flag_bit, route_flags, status};
+use kite_mgmt_proto::{ControlParameters, ControlResponse, Verb};
+use kite_mgmt_server::server::Manager;
 
 use crate::config::{Config, FaceEntry, FaceRef, Prefix, RouteEntry, Strategy};
 

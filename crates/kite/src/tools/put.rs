@@ -13,7 +13,7 @@ use clap::Args;
 use kite_app::segmented::publish::{DEFAULT_CHUNK_SIZE, DEFAULT_FRESHNESS};
 use kite_app::segmented::{PublishOptions, Published};
 use kite_app::Producer;
-use kite_mgmt::nfd::RouteOrigin;
+use kite_mgmt_proto::nfd::RouteOrigin;
 use kite_packet::Name;
 
 use super::{parse_name, stop_on_signal, SocketArgs};

@@ -26,8 +26,8 @@
 //!
 //! Lines starting with `#` are comments.
 
-use kite_mgmt::nfd::RouteOrigin;
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::nfd::RouteOrigin;
+use kite_mgmt_proto::ControlParameters;
 
 /// One recorded command.
 #[derive(Debug, Clone, PartialEq)]

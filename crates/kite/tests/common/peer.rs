@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use kite_app::{nfd_name, Client};
 use kite_face::framing::Framer;
-use kite_mgmt::datasets::{ChannelStatus, CsInfo, FaceStatus, ForwarderStatus};
-use kite_mgmt::{decode_items, ControlParameters, ControlResponse, Tlv};
+use kite_mgmt_proto::datasets::{ChannelStatus, CsInfo, FaceStatus, ForwarderStatus};
+use kite_mgmt_proto::{decode_items, ControlParameters, ControlResponse, Tlv};
 use kite_packet::{
     Data, DigestSha256, Interest, LpHeader, LpPacket, Name, NetPacket, Nonce, PitToken,
     SignatureInfo, SignatureType,

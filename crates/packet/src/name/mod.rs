@@ -220,7 +220,7 @@ impl Name {
     /// Makes the name hold only its own value, copied into a buffer of its own, so keeping
     /// it no longer keeps the (possibly much larger) buffer it was decoded from.
     pub fn detach(&mut self) {
-        self.buf = crate::kept::copy(self.value());
+        self.buf = crate::pool::copy(self.value());
         self.start = 0;
     }
 
@@ -229,19 +229,19 @@ impl Name {
     /// the burst it was read in (in a table, a queue) must not keep the receive buffer its
     /// octets were sliced from, which may be 64 KiB shared with packets long gone.
     pub(crate) fn detach_backing(&mut self) {
-        self.buf = crate::kept::copy(&self.buf);
+        self.buf = crate::pool::copy(&self.buf);
     }
 
-    /// [`Name::detach_backing`] into a reusable buffer ([`crate::kept::copy_reusable`]),
+    /// [`Name::detach_backing`] into a reusable buffer ([`crate::pool::copy_reusable`]),
     /// for a holder that hands it back with [`Name::give_back_backing`].
     pub(crate) fn detach_backing_reusable(&mut self) {
-        self.buf = crate::kept::copy_reusable(&self.buf);
+        self.buf = crate::pool::copy_reusable(&self.buf);
     }
 
-    /// Drops the name, handing its buffer to [`crate::kept::give_back`]: only for a name
+    /// Drops the name, handing its buffer to [`crate::pool::give_back`]: only for a name
     /// detached with [`crate::InterestView::detach_reusable`] (or sharing such a copy).
     pub fn give_back_backing(self) {
-        crate::kept::give_back(self.buf);
+        crate::pool::give_back(self.buf);
     }
 
     /// Octets of the buffer the name keeps alive (the view of it this name holds: its value,

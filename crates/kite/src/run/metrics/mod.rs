@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use kite_manager::server::{Snapshot, StatusSource};
+use kite_mgmt_server::server::{Snapshot, StatusSource};
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 

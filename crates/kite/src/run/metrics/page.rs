@@ -5,9 +5,9 @@
 
 use std::fmt::Write;
 
-use kite_manager::server::Snapshot;
-use kite_mgmt::datasets::{ChannelCounters, FaceStatus};
-use kite_mgmt::nfd::cs_flag_bit;
+use kite_mgmt_proto::datasets::{ChannelCounters, FaceStatus};
+use kite_mgmt_proto::nfd::cs_flag_bit;
+use kite_mgmt_server::server::Snapshot;
 
 use crate::ctl::format;
 

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use kite_fw::forwarder::DropReason;
-use kite_manager::server::Snapshot;
+use kite_mgmt_server::server::Snapshot;
 use serde_json::json;
 
 /// Faces below this id are the built-in ones (internal, Content Store, null), whose counters
@@ -224,14 +224,14 @@ fn face_metrics(e: &mut Exposition, s: &Snapshot) {
         .filter(|(f, _)| f.face_id >= FIRST_DYNAMIC_FACE)
         .map(|(f, q)| (f, *q, f.face_id.to_string()))
         .collect();
-    let labels = |f: &kite_mgmt::datasets::FaceStatus, id: &str| {
+    let labels = |f: &kite_mgmt_proto::datasets::FaceStatus, id: &str| {
         [
             ("face", id.to_string()),
             ("remote", f.uri.clone()),
             ("local", f.local_uri.clone()),
         ]
     };
-    type Get = fn(&kite_mgmt::datasets::FaceCounters) -> u64;
+    type Get = fn(&kite_mgmt_proto::datasets::FaceCounters) -> u64;
     let counters: [(&str, &str, Get); 8] = [
         (
             "kite_face_in_interests",
@@ -301,7 +301,7 @@ fn face_metrics(e: &mut Exposition, s: &Snapshot) {
         "1 when the face's link is up, 0 when it is down.",
     );
     for (f, _, id) in &faces {
-        let up = f.state != Some(kite_mgmt::nfd::FaceState::DOWN);
+        let up = f.state != Some(kite_mgmt_proto::nfd::FaceState::DOWN);
         e.sample("kite_face_up", &borrow(&labels(f, id)), u8::from(up));
     }
     e.family(

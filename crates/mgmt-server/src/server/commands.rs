@@ -9,9 +9,9 @@ use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 
 use super::{log, status, unix_ms, Manager};
 use crate::rib::{FibChange, RibRoute};
-use kite_mgmt::command::{CommandSignature, TopPrefix, Verb};
-use kite_mgmt::nfd::{cs_flag_bit, face_flag_bit, status as code};
-use kite_mgmt::{Command, ControlParameters, ControlResponse};
+use kite_mgmt_proto::command::{CommandSignature, TopPrefix, Verb};
+use kite_mgmt_proto::nfd::{cs_flag_bit, face_flag_bit, status as code};
+use kite_mgmt_proto::{Command, ControlParameters, ControlResponse};
 
 /// Most routes a neighbour may hold through its face by `/localhop/nfd/rib/register`: what
 /// one hostile neighbour can add to the RIB (and FIB).

@@ -78,7 +78,7 @@ enum Listener {
 
 /// A listening socket that creates a face per accepted connection.
 #[derive(Debug)]
-pub struct Channel {
+pub struct StreamListener {
     listener: Listener,
     local: FaceUri,
     config: FaceConfig,
@@ -98,11 +98,11 @@ pub enum Accepted {
     Broken(io::Error),
 }
 
-impl Channel {
+impl StreamListener {
     /// A Unix stream listener at `path` (the daemon's default is `/run/nfd/nfd.sock`).
     pub fn unix(path: &Path, config: FaceConfig) -> Result<Self, ListenError> {
         let l = unix::listen(path)?;
-        Ok(Channel {
+        Ok(StreamListener {
             listener: Listener::Unix(l, path.to_owned()),
             local: FaceUri::Unix(path.to_owned()),
             config,
@@ -131,7 +131,7 @@ impl Channel {
         } else {
             (FaceUri::Tcp(bound), config.tcp_on_demand_limit)
         };
-        Ok(Channel {
+        Ok(StreamListener {
             listener: Listener::Ip {
                 socket,
                 ws,
@@ -206,7 +206,7 @@ impl Channel {
     }
 }
 
-impl Drop for Channel {
+impl Drop for StreamListener {
     fn drop(&mut self) {
         if let Listener::Unix(_, path) = &self.listener {
             let _ = std::fs::remove_file(path);

@@ -16,14 +16,14 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use bytes::Bytes;
-use kite_mgmt::datasets::{
+use kite_mgmt_proto::datasets::{
     CsInfo, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
     RibEntry, Route, StrategyChoice,
 };
-use kite_mgmt::nfd::{
+use kite_mgmt_proto::nfd::{
     self as t, FaceEventKind, FacePersistency, FaceScope, FaceState, LinkType, RouteOrigin,
 };
-use kite_mgmt::{
+use kite_mgmt_proto::{
     decode_items, encode_items, ControlParameters, ControlResponse, FaceEventNotification, Tlv,
 };
 use kite_packet::{DecodeError, Name};
@@ -572,7 +572,10 @@ fn management_elements_encoded_by_kite_decode_in_python_ndn() {
             Value::Object(m)
         })
         .collect();
-    let path = std::env::temp_dir().join(format!("kite-mgmt-vectors-{}.json", std::process::id()));
+    let path = std::env::temp_dir().join(format!(
+        "kite-mgmt-proto-vectors-{}.json",
+        std::process::id()
+    ));
     std::fs::write(&path, serde_json::to_vec(&json_cases).unwrap()).unwrap();
     let out = Command::new(python())
         .arg(script())
@@ -637,13 +640,13 @@ fn command_interests_made_by_python_ndn_parse_in_both_signature_forms() {
     for case in &cases {
         let wire = Bytes::from(hex::decode(case["wire"].as_str().unwrap()).unwrap());
         let interest = kite_packet::Interest::decode(wire).unwrap();
-        let mut c = kite_mgmt::parse_command(&interest).unwrap();
+        let mut c = kite_mgmt_proto::parse_command(&interest).unwrap();
         assert_eq!(c.verb.module(), case["module"].as_str().unwrap());
         assert_eq!(c.verb.verb(), case["verb"].as_str().unwrap());
         assert_eq!(cp_json(&c.params), case["fields"], "{case}");
         let form_ok = match (case["form"].as_str().unwrap(), &c.signature) {
-            ("v02", kite_mgmt::CommandSignature::V02 { info, .. })
-            | ("v03", kite_mgmt::CommandSignature::V03 { info, .. }) => {
+            ("v02", kite_mgmt_proto::CommandSignature::V02 { info, .. })
+            | ("v03", kite_mgmt_proto::CommandSignature::V03 { info, .. }) => {
                 info.sig_type == kite_packet::SignatureType::DIGEST_SHA256
             }
             _ => false,

@@ -1,5 +1,5 @@
 use super::*;
-use kite_mgmt::nfd::route_flags;
+use kite_mgmt_proto::nfd::route_flags;
 
 fn n(s: &str) -> Name {
     s.parse().unwrap()

@@ -4,13 +4,13 @@ use kite_fw::face::FaceId;
 use kite_runtime::{FaceStatus as RtFace, ThreadCounters};
 
 use super::{unix_ms, Manager};
-use kite_mgmt::dataset::Dataset;
-use kite_mgmt::datasets::{
+use kite_mgmt_proto::dataset::Dataset;
+use kite_mgmt_proto::datasets::{
     AvailableStrategy, ChannelStatus, CsInfo, FaceCounters, FaceStatus, FibEntry, ForwarderStatus,
     NextHopRecord, StrategyChoice,
 };
-use kite_mgmt::nfd::{self as t, FacePersistency};
-use kite_mgmt::{encode_items, Tlv};
+use kite_mgmt_proto::nfd::{self as t, FacePersistency};
+use kite_mgmt_proto::{encode_items, Tlv};
 
 /// The forwarder's version string in `status/general`.
 pub const VERSION: &str = concat!("kite-", env!("CARGO_PKG_VERSION"));

@@ -1,8 +1,8 @@
 use super::*;
 use bytes::Bytes;
-use kite_mgmt::command::{CommandSignature, Verb};
-use kite_mgmt::ControlParameters;
-use kite_mgmt::{parse_command, Tlv};
+use kite_mgmt_proto::command::{CommandSignature, Verb};
+use kite_mgmt_proto::ControlParameters;
+use kite_mgmt_proto::{parse_command, Tlv};
 use kite_packet::{Interest, Signer, ValidityPeriod};
 use kite_packet::{KeyLocator, SignatureInfo, SignatureType};
 use kite_security::validator::Policy;

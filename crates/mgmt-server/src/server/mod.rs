@@ -40,9 +40,9 @@ use crate::authorize::Authorizer;
 use crate::rib::Rib;
 use crate::storage::Storage;
 use commands::Outcome;
-use kite_mgmt::dataset::{self, DatasetRequest, NotificationStream};
-use kite_mgmt::nfd::FaceEventKind;
-use kite_mgmt::{parse_command, FaceEventNotification, Tlv};
+use kite_mgmt_proto::dataset::{self, DatasetRequest, NotificationStream};
+use kite_mgmt_proto::nfd::FaceEventKind;
+use kite_mgmt_proto::{parse_command, FaceEventNotification, Tlv};
 
 /// Work another thread hands the management thread, run between two commands with the
 /// manager itself: the daemon's configuration reload (which changes faces, routes and
@@ -354,7 +354,7 @@ impl Manager {
     /// made the face).
     fn execute_and_reply(
         &mut self,
-        cmd: kite_mgmt::Command,
+        cmd: kite_mgmt_proto::Command,
         name: Name,
         token: PitToken,
         ingress: FaceId,
@@ -419,7 +419,7 @@ impl Manager {
             FaceEvent::Destroyed(s) => {
                 self.faces.remove(&s.id);
                 let now = self.now_ms();
-                let gone: Vec<(Name, kite_mgmt::nfd::RouteOrigin)> = self
+                let gone: Vec<(Name, kite_mgmt_proto::nfd::RouteOrigin)> = self
                     .rib
                     .routes()
                     .flat_map(|(p, rs)| {

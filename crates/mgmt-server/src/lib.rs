@@ -1,5 +1,5 @@
-//! `kite-manager`: the management side of `kite run`. It serves NFD's management protocol
-//! (whose wire format is `kite-mgmt`) on the forwarder's internal face and owns the state
+//! `kite-mgmt-server`: the management side of `kite run`. It serves NFD's management protocol
+//! (whose wire format is `kite-mgmt-proto`) on the forwarder's internal face and owns the state
 //! behind it.
 //!
 //! - **Server** ([`server`]): the management thread, wiring commands and datasets to the

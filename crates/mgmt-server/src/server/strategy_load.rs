@@ -17,8 +17,8 @@ use kite_packet::Name;
 
 use super::commands::response;
 use super::Manager;
-use kite_mgmt::nfd::{status as code, strategy_load_flag};
-use kite_mgmt::{ControlParameters, ControlResponse};
+use kite_mgmt_proto::nfd::{status as code, strategy_load_flag};
+use kite_mgmt_proto::{ControlParameters, ControlResponse};
 
 /// Where loaded strategies are named.
 const PREFIX: &str = "/localhost/kite/strategy";

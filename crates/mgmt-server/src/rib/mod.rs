@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use kite_packet::Name;
 use thiserror::Error;
 
-use kite_mgmt::announce::{PrefixAnnouncement, PREFIX_ANNOUNCEMENT_ROUTE_COST};
-use kite_mgmt::control_parameters::ControlParameters;
-use kite_mgmt::datasets::{RibEntry, Route};
-use kite_mgmt::nfd::{route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
+use kite_mgmt_proto::announce::{PrefixAnnouncement, PREFIX_ANNOUNCEMENT_ROUTE_COST};
+use kite_mgmt_proto::control_parameters::ControlParameters;
+use kite_mgmt_proto::datasets::{RibEntry, Route};
+use kite_mgmt_proto::nfd::{route_flags, status, RouteOrigin, MAX_NAME_DEPTH};
 
-pub use kite_mgmt::datasets::NextHopRecord as NextHop;
+pub use kite_mgmt_proto::datasets::NextHopRecord as NextHop;
 
 /// ExpirationPeriod values at or above this mean "never" (ndn-cxx's `milliseconds::max()`).
 const NEVER_MS: u64 = i64::MAX as u64;

@@ -10,7 +10,7 @@ use kite_runtime::{BusyTimes, ThreadCounters};
 
 use super::status::{builtin_faces, cs_totals, face_status};
 use super::{unix_ms, Job, Manager};
-use kite_mgmt::datasets::{
+use kite_mgmt_proto::datasets::{
     ChannelStatus, CsInfo, FaceStatus, FibEntry, ForwarderStatus, RibEntry, StrategyChoice,
 };
 

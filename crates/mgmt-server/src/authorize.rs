@@ -22,7 +22,7 @@
 //! A command's stamp is recorded only once it is accepted.
 
 use bytes::Bytes;
-use kite_mgmt::command::{Command, TopPrefix, Verb};
+use kite_mgmt_proto::command::{Command, TopPrefix, Verb};
 use kite_packet::{Component, Name};
 use kite_security::validator::{Packet, Pending, Policy, Step, Validator};
 use kite_security::Certificate;

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use kite_packet::Name;
 
 use crate::rib::RibRoute;
-use kite_mgmt::nfd::RouteOrigin;
+use kite_mgmt_proto::nfd::RouteOrigin;
 
 /// The first retry delay after a failure (NFD's RETRY_DELAY_MIN); it doubles after each.
 pub const RETRY_DELAY_MIN_MS: u64 = 50_000;

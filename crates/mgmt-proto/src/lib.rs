@@ -1,5 +1,5 @@
-//! `kite-mgmt`: the wire format of NFD's management protocol, shared by the clients (kite-app,
-//! the CLI) and the server (`kite-manager`). Pure, socket-free, deterministic code that depends
+//! `kite-mgmt-proto`: the wire format of NFD's management protocol, shared by the clients (kite-app,
+//! the CLI) and the server (`kite-mgmt-server`). Pure, socket-free, deterministic code that depends
 //! on nothing but the codec.
 //!
 //! - **Wire types** ([`ControlParameters`], [`ControlResponse`], the [`datasets`],

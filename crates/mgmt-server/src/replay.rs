@@ -22,7 +22,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::BuildHasher;
 
-use kite_mgmt::command::CommandSignature;
+use kite_mgmt_proto::command::CommandSignature;
 use kite_packet::{Name, SignatureType};
 use thiserror::Error;
 

@@ -7,8 +7,8 @@
 use bytes::Bytes;
 use crossbeam_channel::{Sender, TrySendError};
 use kite_fw::face::FaceId;
-use kite_mgmt::nfd::status as code;
-use kite_mgmt::{dataset, Command};
+use kite_mgmt_proto::nfd::status as code;
+use kite_mgmt_proto::{dataset, Command};
 use kite_packet::{Name, PitToken};
 
 use super::commands::response;

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use kite_runtime::lograte::LineBudget;
 
-use kite_mgmt::command::{Command, CommandSignature};
-use kite_mgmt::{ControlParameters, ControlResponse};
+use kite_mgmt_proto::command::{Command, CommandSignature};
+use kite_mgmt_proto::{ControlParameters, ControlResponse};
 
 /// Command lines written per second at most; the next line says how many were not.
 pub(super) const COMMAND_LINES: u32 = 50;
@@ -154,7 +154,7 @@ pub(super) fn summary(budget: &mut LineBudget) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kite_mgmt::nfd::RouteOrigin;
+    use kite_mgmt_proto::nfd::RouteOrigin;
 
     #[test]
     fn parameters_read_as_key_value_pairs() {

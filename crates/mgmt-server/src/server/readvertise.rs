@@ -9,8 +9,8 @@ use kite_packet::Name;
 use super::Manager;
 use crate::readvertise::{Policy, Readvertise, Verb};
 use crate::rib::RibRoute;
-use kite_mgmt::nfd::{route_flags, RouteOrigin};
-use kite_mgmt::ControlParameters;
+use kite_mgmt_proto::nfd::{route_flags, RouteOrigin};
+use kite_mgmt_proto::ControlParameters;
 
 /// A command for the readvertise client to send: `/<command_prefix>/rib/<verb>/<params>`,
 /// signed; it reports back with a [`ReadvertiseResult`] carrying `destination` and `id`.
