@@ -1,10 +1,12 @@
 //! Readvertising to the routing daemon (`rib.readvertise_nlsr`, on by default), against a
 //! fake daemon: an application that registers `/localhost/nlsr`, as NLSR and ndn-dv do, and
-//! answers `/localhost/nlsr/rib/register|unregister` with status 200, as ndn-dv does.
+//! answers `/localhost/nlsr/rib/register|unregister` with a success code (200, as ndn-dv
+//! does, or another code below 400).
 //!
 //! It checks what ndn-dv's handler parses: a six-component name `/localhost/nlsr/rib/<verb>/
 //! <ControlParameters>/<params-sha256>` (a v0.3 signed command Interest) whose parameters
-//! name the prefix; that only routes of Origin client are readvertised; that the daemon is
+//! carry the prefix's Name and nothing else, as NFD's do; that a code below 400 counts as
+//! success; that only routes of Origin client are readvertised; that the daemon is
 //! told again when it comes back (its route for `/localhost/nlsr` reappears); and that the
 //! prefix is withdrawn when its route goes.
 
@@ -23,13 +25,13 @@ use kite_packet::{Interest, Name};
 /// an answer that never comes (4 s).
 const SOON: Duration = Duration::from_secs(10);
 
-/// A fake routing daemon on `socket`: answers every command with 200.
-fn fake_router(socket: &str) -> Producer {
+/// A fake routing daemon on `socket`: answers every command with `code`.
+fn fake_router(socket: &str, code: u64) -> Producer {
     Producer::start(
         socket,
         "/localhost/nlsr",
-        Box::new(|_| {
-            let ok = ControlResponse::new(200, "Readvertise command successful");
+        Box::new(move |_| {
+            let ok = ControlResponse::new(code, "Readvertise command successful");
             Some(Bytes::from(ok.encode()))
         }),
     )
@@ -66,7 +68,7 @@ fn register(app: &mut Conn, prefix: &str, origin: RouteOrigin) {
 fn client_routes_are_registered_with_the_routing_daemon_and_withdrawn_with_their_route() {
     let kite = Daemon::local(&[]);
     let socket = kite.socket();
-    let router = fake_router(socket);
+    let router = fake_router(socket, 200);
 
     let mut app = Conn::unix(socket);
     register(&mut app, "/app/static", RouteOrigin::STATIC);
@@ -75,12 +77,10 @@ fn client_routes_are_registered_with_the_routing_daemon_and_withdrawn_with_their
     let (verb, p) = parse(&router.interests(1, SOON)[0]);
     assert_eq!(verb, "register");
     assert_eq!(
-        p.name,
-        Some("/app/exposed".parse().unwrap()),
-        "only the client route"
+        p,
+        name_only("/app/exposed"),
+        "only the client route, by Name"
     );
-    assert_eq!(p.origin, Some(RouteOrigin::CLIENT));
-    assert_eq!(p.cost, Some(0));
 
     // The daemon restarts: once it has registered /localhost/nlsr again, it is told again.
     drop(router);
@@ -92,23 +92,41 @@ fn client_routes_are_registered_with_the_routing_daemon_and_withdrawn_with_their
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let router = fake_router(socket);
+    // This one answers 204: success too, as for ndn-cxx's controller.
+    let router = fake_router(socket, 204);
     let (verb, p) = parse(&router.interests(1, SOON)[0]);
     assert_eq!(verb, "register");
-    assert_eq!(p.name, Some("/app/exposed".parse().unwrap()));
+    assert_eq!(p, name_only("/app/exposed"));
+    // The client sends one command at a time: the first router's has ended by now.
+    let accepted = |kite: &Daemon| {
+        kite.log_text()
+            .matches("readvertise: register accepted")
+            .count()
+    };
+    let before = accepted(&kite);
+    let accepted = common::eventually(SOON, || (accepted(&kite) > before).then_some(()));
+    assert!(accepted.is_some(), "204 is success:\n{}", kite.log_text());
 
     // The app goes, its routes with it: the prefix is withdrawn.
     drop(app);
     let (verb, p) = parse(&router.interests(1, SOON)[0]);
     assert_eq!(verb, "unregister");
-    assert_eq!(p.name, Some("/app/exposed".parse().unwrap()));
+    assert_eq!(p, name_only("/app/exposed"));
+}
+
+/// ControlParameters with `prefix` as Name and no other field.
+fn name_only(prefix: &str) -> ControlParameters {
+    ControlParameters {
+        name: Some(prefix.parse().unwrap()),
+        ..ControlParameters::default()
+    }
 }
 
 #[test]
 fn readvertise_nlsr_false_tells_the_routing_daemon_nothing() {
     let kite = Daemon::local(&["--readvertise-nlsr", "false"]);
     let socket = kite.socket();
-    let router = fake_router(socket);
+    let router = fake_router(socket, 200);
     let mut app = Conn::unix(socket);
     register(&mut app, "/app/exposed", RouteOrigin::CLIENT);
     // Something reaches the router only through its route: send one Interest to show the

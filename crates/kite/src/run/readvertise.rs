@@ -31,7 +31,7 @@ pub(super) fn start(manager: &mut Manager, socket: &Path, rib: &config::Rib) -> 
             command_prefix: "/localhost/nlsr".parse()?,
             policy: Policy::ClientToRouter,
             refresh_ms: NLSR_REFRESH_MS,
-            cost: 0,
+            cost: None,
         });
     }
     if rib.auto_prefix_propagate {
@@ -40,7 +40,7 @@ pub(super) fn start(manager: &mut Manager, socket: &Path, rib: &config::Rib) -> 
             command_prefix: "/localhop/nfd".parse()?,
             policy: Policy::HostToGateway(prefixes),
             refresh_ms: GATEWAY_REFRESH_MS,
-            cost: GATEWAY_COST,
+            cost: Some(GATEWAY_COST),
         });
     }
     if destinations.is_empty() {
@@ -80,8 +80,10 @@ fn serve(
     }
 }
 
-/// One command; whether it was answered with status 200. The connection is made when needed
-/// and dropped after an error that may have broken it.
+/// One command; whether it was answered with a success code: below 400, as ndn-cxx's
+/// controller (NFD's readvertising) counts success, so a destination that answers 2xx other
+/// than 200 is not told the same thing again and again. The connection is made when needed and dropped after an error that may have
+/// broken it.
 fn send(client: &mut Option<Client>, socket: &Path, req: &ReadvertiseRequest) -> bool {
     let prefix = req.params.name.clone().unwrap_or_default();
     let c = match client {
@@ -96,7 +98,7 @@ fn send(client: &mut Option<Client>, socket: &Path, req: &ReadvertiseRequest) ->
     };
     let verb = req.verb.as_str();
     match c.command_under(&req.command_prefix, "rib", verb, &req.params, ANSWER_WAIT) {
-        Ok(resp) if resp.status_code == status::OK => {
+        Ok(resp) if resp.status_code < status::BAD_REQUEST => {
             tracing::info!(%prefix, to = %req.command_prefix, "readvertise: {verb} accepted");
             true
         }

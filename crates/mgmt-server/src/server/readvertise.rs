@@ -9,7 +9,7 @@ use kite_packet::Name;
 use super::Manager;
 use crate::readvertise::{Policy, Readvertise, Verb};
 use crate::rib::RibRoute;
-use kite_mgmt_proto::nfd::{route_flags, RouteOrigin};
+use kite_mgmt_proto::nfd::RouteOrigin;
 use kite_mgmt_proto::ControlParameters;
 
 /// A command for the readvertise client to send: `/<command_prefix>/rib/<verb>/<params>`,
@@ -37,11 +37,11 @@ pub struct ReadvertiseResult {
     pub id: u64,
     /// The request's prefix.
     pub prefix: Name,
-    /// Answered with status 200.
+    /// Answered with a success code (below 400, as ndn-cxx's controller counts success).
     pub ok: bool,
 }
 
-/// Where routes are readvertised: the command prefix, the cost given, and the state.
+/// Where routes are readvertised: the command prefix, what the commands carry, and the state.
 pub struct ReadvertiseDestination {
     /// `/localhost/nlsr` (the routing daemon) or `/localhop/nfd` (the gateway).
     pub command_prefix: Name,
@@ -49,13 +49,15 @@ pub struct ReadvertiseDestination {
     pub policy: Policy,
     /// How often a registered prefix is registered again, in ms.
     pub refresh_ms: u64,
-    /// The Cost sent with `rib/register`.
-    pub cost: u64,
+    /// The Cost (and Origin client) the commands carry; none: the ControlParameters carry
+    /// the Name only, as NFD's commands to the routing daemon do (NLSR and ndn-dv read the
+    /// name alone and apply their own cost).
+    pub cost: Option<u64>,
 }
 
 pub(super) struct Destination {
     command_prefix: Name,
-    cost: u64,
+    cost: Option<u64>,
     state: Readvertise,
     /// The faces with a route for a prefix of the command prefix, at the last look.
     faces: Vec<u64>,
@@ -147,12 +149,14 @@ impl Manager {
                     name: Some(c.prefix.clone()),
                     ..ControlParameters::default()
                 };
-                if c.verb == Verb::Register {
+                // As NFD's: Name, Cost and Origin client to the gateway (the Cost is left
+                // out of rib/unregister, whose format has none), the Name alone to the
+                // routing daemon; no Flags (the receiver applies ChildInherit by default).
+                if let Some(cost) = d.cost {
                     params.origin = Some(RouteOrigin::CLIENT);
-                    params.cost = Some(d.cost);
-                    params.flags = Some(route_flags::CHILD_INHERIT);
-                } else {
-                    params.origin = Some(RouteOrigin::CLIENT);
+                    if c.verb == Verb::Register {
+                        params.cost = Some(cost);
+                    }
                 }
                 let req = ReadvertiseRequest {
                     destination: i,
