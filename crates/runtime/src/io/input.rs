@@ -67,19 +67,14 @@ impl IoThread {
     /// face created and given up within the same burst is never added: the channel forgot
     /// it, so added it would outlive the channel's on-demand limit until its idle timeout.
     fn deliver_datagrams(&mut self, channel: DatagramChannel, now: Instant) {
-        for face in core::mem::take(&mut self.created) {
-            match self.evicted.iter().position(|&id| id == face.id()) {
-                Some(i) => {
-                    self.evicted.swap_remove(i);
-                }
-                None => {
-                    self.add_face(face, now);
-                }
-            }
+        let mut evicted = core::mem::take(&mut self.evicted);
+        for face in kept(core::mem::take(&mut self.created), &mut evicted) {
+            self.add_face(face, now);
         }
-        while let Some(id) = self.evicted.pop() {
+        while let Some(id) = evicted.pop() {
             self.close_face(id, CloseReason::Evicted, now);
         }
+        self.evicted = evicted;
         let reassembler = match channel {
             DatagramChannel::Udp(u) => self.udp[u].reassembler(),
             DatagramChannel::Ether(e) => self.ether[e].reassembler(),
@@ -263,5 +258,44 @@ pub(super) fn count_reassembly_drops(
         if let Some(face) = faces.get_mut(&id) {
             face.count_reassembly_drops(n);
         }
+    }
+}
+
+/// Of the faces a channel created in one burst, those it did not give up in the same burst;
+/// those it did are dropped and struck from `evicted`, leaving there the faces to close.
+fn kept(created: Vec<Face>, evicted: &mut Vec<FaceId>) -> impl Iterator<Item = Face> + '_ {
+    created.into_iter().filter(
+        move |face| match evicted.iter().position(|&id| id == face.id()) {
+            Some(i) => {
+                evicted.swap_remove(i);
+                false
+            }
+            None => true,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kite_face::{FaceConfig, Persistency};
+
+    fn face(id: u64) -> Face {
+        let remote = ([192, 0, 2, 1], id as u16).into();
+        let config = FaceConfig::default();
+        kite_face::tcp::unconnected_face(FaceId(id), remote, Persistency::OnDemand, &config)
+    }
+
+    #[test]
+    fn a_face_created_and_given_up_in_one_burst_is_never_added() {
+        let created = vec![face(300), face(301), face(302)];
+        let mut evicted = vec![FaceId(301), FaceId(250)];
+        let added: Vec<FaceId> = kept(created, &mut evicted).map(|f| f.id()).collect();
+        assert_eq!(added, [FaceId(300), FaceId(302)]);
+        assert_eq!(
+            evicted,
+            [FaceId(250)],
+            "only the older face is left to close"
+        );
     }
 }

@@ -16,7 +16,8 @@
 //! commands, dispatch and flush (the inline shards, the forwarding threads' output, each face
 //! written to once), then the timers; the earliest deadline its parts report bounds the
 //! next poll. The parts take the time from the loop, which reads the clock after each poll
-//! and before the timers:
+//! and before the timers (the output stage reads it too, once per drain that finds output,
+//! for Nack policing and congestion marks):
 //!
 //! - [`table`]: the faces and the lists a turn keeps about them (to flush, to read again,
 //!   parked, reliable);
@@ -25,12 +26,14 @@
 //! - [`migration`]: faces handed between I/O threads, each counted by exactly one;
 //! - [`commands`]: management's commands;
 //! - [`deadlines`]: the poll timeout, from every part's next deadline;
-//! - [`listeners`], [`input`], [`output`]: the channels, and the input and output stages.
+//! - [`listeners`], [`input`], [`output`], [`housekeeping`]: the channels, the input and
+//!   output stages, and the once-a-second tick.
 
 mod commands;
 mod connector;
 mod deadlines;
 mod dial;
+mod housekeeping;
 mod input;
 mod listeners;
 mod migration;
@@ -61,7 +64,6 @@ use crate::{FaceEvent, FaceStatus, FwCommand, IoCommand, RuntimeConfig};
 use commands::{status, Connect};
 use connector::{Connects, Due, Redials};
 use deadlines::Deadlines;
-use input::count_reassembly_drops;
 use migration::Moved;
 use table::FaceTable;
 
@@ -500,63 +502,6 @@ impl IoThread {
         self.log.closed(&status, &why, now);
         let _ = self.face_events.send(FaceEvent::Destroyed(status.clone()));
         Some(status)
-    }
-
-    fn housekeeping(&mut self, now: Instant) {
-        for i in std::mem::take(&mut self.accept_retry) {
-            self.accept_all(i, now);
-        }
-        self.dispatcher.affinity.expire(now);
-        self.moved.expire(now);
-        let restrained = self.dispatcher.restrained_faces();
-        (self.log).housekeeping(now, self.table.map(), &self.udp, &self.ether, restrained);
-        self.dispatcher.forget_restraints();
-        for ch in &mut self.ether {
-            let dropped = ch.take_socket_drops();
-            if dropped > 0 {
-                // At most once a second per interface (the housekeeping tick).
-                tracing::warn!(
-                    interface = ch.name(),
-                    dropped,
-                    total = ch.counters().n_socket_drops,
-                    "the kernel dropped frames for a full receive buffer (raise \
-                     face_system.ether.socket_buffer)"
-                );
-            }
-        }
-        for u in &self.udp {
-            let shared = u.take_shared();
-            if shared > 0 {
-                // At most once a second per listener (the housekeeping tick).
-                tracing::warn!(
-                    listener = %u.local_addr(),
-                    faces = shared,
-                    "UDP faces made without a socket of their own share the listener's \
-                     (raise the open files limit)"
-                );
-            }
-        }
-        let channels = self.udp.iter_mut().map(UdpChannel::reassembler);
-        for r in channels.chain(self.ether.iter_mut().map(EtherChannel::reassembler)) {
-            r.expire(now);
-            count_reassembly_drops(r, self.table.map_mut());
-        }
-        let mut idle = Vec::new();
-        let mut evicted = Vec::new();
-        for (id, face) in self.table.map_mut() {
-            face.expire(now);
-            if face.idle_expired(now) {
-                idle.push(*id);
-            } else if face.evicted() {
-                evicted.push(*id);
-            }
-        }
-        for id in idle {
-            self.close_face(id, CloseReason::Idle, now);
-        }
-        for id in evicted {
-            self.close_face(id, CloseReason::Evicted, now);
-        }
     }
 }
 

@@ -173,3 +173,59 @@ impl IoThread {
         self.flush_dirty(now);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use kite_face::Persistency;
+
+    use super::*;
+    use crate::io::testing::harness;
+
+    fn data(face: FaceId) -> Out {
+        Out::Data {
+            face,
+            wire: Bytes::from_static(&[6, 3, 7, 1, 8]),
+            token: None,
+            ingress: FaceId(1),
+            congestion_mark: 0,
+            from_cs: false,
+        }
+    }
+
+    #[test]
+    fn output_is_queued_on_its_face_and_each_face_is_flushed_after_the_drain() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let s = h.create(Persistency::Permanent, t0).unwrap();
+        for _ in 0..3 {
+            h.output.push(data(s.id)).unwrap();
+        }
+        assert!(h.thread.drain_output(), "it found output");
+        let face = h.thread.table.get(s.id).unwrap();
+        // Flushed once, whole: a face without its connection counts its queue dropped.
+        assert_eq!(face.pending_output(), 0);
+        assert_eq!(face.counters().n_out_link_down, 3);
+        assert!(h.thread.table.take_dirty().is_empty());
+        assert!(!h.thread.drain_output(), "nothing left");
+    }
+
+    #[test]
+    fn output_for_a_face_that_moved_away_goes_on_to_its_new_owner() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        // This harness has one I/O thread: the face "moved" to it stands for any other.
+        h.thread.moved.record(FaceId(400), 0, t0);
+        h.output.push(data(FaceId(400))).unwrap();
+        h.output.push(data(FaceId(401))).unwrap();
+        assert!(h.thread.drain_output());
+        match h.thread.commands.try_recv() {
+            Ok(IoCommand::Output(o)) => assert_eq!(o.face(), FaceId(400)),
+            other => panic!("the moved face's output should be passed on, got {other:?}"),
+        }
+        assert!(
+            h.thread.commands.try_recv().is_err(),
+            "output for a face never here is dropped"
+        );
+    }
+}

@@ -10,6 +10,7 @@ use kite_face::{FaceIds, FaceUri, Persistency};
 use kite_fw::face::FaceId;
 use kite_fw::hash::NameHasher;
 use kite_fw::ndt::Ndt;
+use kite_fw::out::Out;
 use kite_fw::time::MonotonicClock;
 
 use super::{IoThread, Owned, Place, WAKE_TOKEN};
@@ -27,6 +28,8 @@ pub(super) struct Harness {
     pub commands: crossbeam_channel::Sender<IoCommand>,
     pub events: Receiver<FaceEvent>,
     pub fwd: Receiver<FwCommand>,
+    /// The forwarding thread's output ring toward this I/O thread.
+    pub output: rtrb::Producer<Out>,
     loads: Arc<[AtomicUsize]>,
 }
 
@@ -64,6 +67,7 @@ pub(super) fn harness_with(config: RuntimeConfig) -> Harness {
     );
     let (fwd_tx, fwd) = crossbeam_channel::unbounded();
     let (events_tx, events) = crossbeam_channel::unbounded();
+    let (output, from_fwd) = rtrb::RingBuffer::new(64);
     let thread = IoThread::new(
         &config,
         place,
@@ -72,7 +76,7 @@ pub(super) fn harness_with(config: RuntimeConfig) -> Harness {
         Arc::new(SleepFlag::default()),
         rx,
         dispatcher,
-        Vec::new(),
+        vec![from_fwd],
         vec![(fwd_tx, Waker::for_current_thread())],
         Vec::new(),
         events_tx,
@@ -84,6 +88,7 @@ pub(super) fn harness_with(config: RuntimeConfig) -> Harness {
         commands: tx,
         events,
         fwd,
+        output,
         loads,
     }
 }
