@@ -317,7 +317,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         runtime.handle(),
     );
     std::thread::Builder::new()
-        .name("kite-mgmt-proto".into())
+        .name("kite-mgmt".into())
         .spawn(move || manager.run())?;
     let shards = match (inline, io) {
         (true, 1) => format!("{threads} forwarding shard(s) in the I/O thread"),

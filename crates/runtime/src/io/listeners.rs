@@ -1,0 +1,276 @@
+//! The listeners one I/O thread owns (stream listeners, UDP and Ethernet channels, the link
+//! monitor): opening and sharing them out over the threads, accepting, and the faces'
+//! bookkeeping in the channels that demultiplex to them.
+
+use std::time::Instant;
+
+use kite_face::{
+    Accepted, EtherChannel, Face, FaceUri, LinkMonitor, Persistency, StreamListener, UdpChannel,
+};
+use kite_fw::face::FaceId;
+use mio::Token;
+
+use super::{IoThread, CHANNEL_TOKEN};
+use crate::iolog::CloseReason;
+use crate::{FaceEvent, IoCommand, RuntimeConfig};
+
+/// A datagram channel by its index in `IoThread::udp` or `IoThread::ether`: both kinds are
+/// read and flushed the same way.
+#[derive(Clone, Copy)]
+pub(super) enum DatagramChannel {
+    Udp(usize),
+    Ether(usize),
+}
+
+/// The listeners one I/O thread owns.
+pub(crate) struct Owned {
+    pub(super) channels: Vec<StreamListener>,
+    pub(super) udp: Vec<UdpChannel>,
+    pub(super) ether: Vec<EtherChannel>,
+    pub(super) links: Option<LinkMonitor>,
+    pub(super) udp_multicast: Vec<(std::net::SocketAddrV4, String, std::net::Ipv4Addr)>,
+}
+
+/// Opens the listeners and shares them out over `m` I/O threads (see the module's comment):
+/// one [`Owned`] per thread, in thread order.
+pub(crate) fn open_listeners(
+    config: &RuntimeConfig,
+    m: usize,
+) -> Result<Vec<Owned>, crate::StartError> {
+    let mut owned: Vec<Owned> = (0..m)
+        .map(|_| Owned {
+            channels: Vec::new(),
+            udp: Vec::new(),
+            ether: Vec::new(),
+            links: None,
+            udp_multicast: Vec::new(),
+        })
+        .collect();
+    if let Some(path) = &config.unix_socket {
+        owned[0]
+            .channels
+            .push(StreamListener::unix(path, config.face)?);
+    }
+    for &addr in &config.tcp {
+        owned[0]
+            .channels
+            .push(StreamListener::tcp(addr, config.face)?);
+    }
+    for &addr in &config.ws {
+        owned[0]
+            .channels
+            .push(StreamListener::ws(addr, config.face)?);
+    }
+    for &addr in &config.udp {
+        let bind_error = |error| kite_face::ListenError::Bind { addr, error };
+        if m == 1 {
+            owned[0]
+                .udp
+                .push(UdpChannel::bind(addr, config.face).map_err(bind_error)?);
+            continue;
+        }
+        // The threads' listeners on one address share its bounds: each keeps 1/m of the
+        // on-demand faces and of the reassembly budget (rounded up), so m listeners hold
+        // what one would (plus at most m - 1 faces).
+        let mut share = config.face;
+        share.udp_on_demand_limit = share.udp_on_demand_limit.div_ceil(m);
+        share.reassembly.max_bytes = share.reassembly.max_bytes.div_ceil(m);
+        // The first listener learns the port (port 0 asks for any); the others join it.
+        let first = UdpChannel::bind_reuse_port(addr, share).map_err(bind_error)?;
+        let bound = first.local_addr();
+        owned[0].udp.push(first);
+        for o in &mut owned[1..] {
+            let ch = UdpChannel::bind_reuse_port(bound, share).map_err(bind_error)?;
+            o.udp.push(ch);
+        }
+    }
+    // Each thread's link monitor is opened before its channels, so no change slips in
+    // between.
+    for (k, o) in owned.iter_mut().enumerate() {
+        if k < config.ether.len() {
+            o.links = Some(LinkMonitor::open()?);
+        }
+    }
+    for (i, iface) in config.ether.iter().enumerate() {
+        let ch = EtherChannel::open(iface, config.face)?;
+        // The kernel reports twice what it granted.
+        if ch.recv_buffer() / 2 < config.face.ether_socket_buffer {
+            tracing::warn!(
+                interface = iface.as_str(),
+                asked = config.face.ether_socket_buffer,
+                granted = ch.recv_buffer() / 2,
+                "Ethernet receive buffer smaller than asked (raise net.core.rmem_max, \
+                 or give kite CAP_NET_ADMIN)"
+            );
+        }
+        owned[i % m].ether.push(ch);
+    }
+    for (j, mc) in config.udp_multicast.iter().enumerate() {
+        owned[j % m].udp_multicast.push(mc.clone());
+    }
+    Ok(owned)
+}
+
+impl IoThread {
+    /// The datagram channel of a poll token, if it names one.
+    pub(super) fn datagram_channel(&self, token: Token) -> Option<DatagramChannel> {
+        let d = token.0.checked_sub(CHANNEL_TOKEN + self.channels.len())?;
+        if d < self.udp.len() {
+            Some(DatagramChannel::Udp(d))
+        } else if d - self.udp.len() < self.ether.len() {
+            Some(DatagramChannel::Ether(d - self.udp.len()))
+        } else {
+            None
+        }
+    }
+
+    /// The local URI a datagram channel's faces share.
+    pub(super) fn datagram_local_uri(&self, channel: DatagramChannel) -> FaceUri {
+        match channel {
+            DatagramChannel::Udp(u) => self.udp[u].local_uri(),
+            DatagramChannel::Ether(e) => self.ether[e].local_uri().clone(),
+        }
+    }
+
+    /// The faces with pending output that send through the channel at `local`, to flush when
+    /// its socket becomes writable (empty, and so not allocated, when none waits).
+    pub(super) fn waiting_on(&self, local: &FaceUri) -> Vec<FaceId> {
+        self.table
+            .values()
+            .filter(|f| f.pending_output() > 0 && f.local_uri() == local)
+            .map(Face::id)
+            .collect()
+    }
+
+    /// Applies interface changes to the Ethernet channels and their faces; a face that went
+    /// up or down is announced (NFD's face events UP and DOWN).
+    pub(super) fn follow_links(&mut self) {
+        let Some(links) = &mut self.links else {
+            return;
+        };
+        let events = match links.read() {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading link notifications failed");
+                return;
+            }
+        };
+        for ch in &mut self.ether {
+            let Some(link) = ch.link_changed(&events) else {
+                continue;
+            };
+            tracing::info!(
+                iface = ch.name(),
+                up = link.up,
+                mtu = link.mtu,
+                "link changed"
+            );
+            for face in self.table.map_mut().values_mut() {
+                if face.local_uri() != ch.local_uri() {
+                    continue;
+                }
+                if let Some(up) = face.follow_link(link) {
+                    let s = super::commands::status(face);
+                    let e = if up {
+                        FaceEvent::Up(s)
+                    } else {
+                        FaceEvent::Down(s)
+                    };
+                    let _ = self.face_events.send(e);
+                }
+            }
+        }
+    }
+
+    /// Accepts every connection pending on stream listener `i`. When accepting fails (out of
+    /// file descriptors: EMFILE), the listener is tried again at each housekeeping until it
+    /// succeeds: its readiness is edge-triggered, so the connections left in its backlog
+    /// would otherwise wait for the next one to arrive.
+    pub(super) fn accept_all(&mut self, i: usize, now: Instant) {
+        loop {
+            match self.channels[i].accept(&mut self.ids, now) {
+                Ok(Some(Accepted::Face(face, evict))) => {
+                    self.place_face(*face, now);
+                    if let Some(id) = evict {
+                        self.evict(id, now);
+                    }
+                }
+                Ok(Some(Accepted::Refused)) => {
+                    let local = self.channels[i].local_uri().clone();
+                    self.log.refused(&local, now);
+                }
+                Ok(Some(Accepted::Broken(e))) => {
+                    let local = self.channels[i].local_uri();
+                    tracing::debug!(%local, error = %e, "accepted connection dropped");
+                }
+                Ok(None) => {
+                    self.accept_retry.retain(|&c| c != i);
+                    return;
+                }
+                Err(e) => {
+                    let local = self.channels[i].local_uri().clone();
+                    self.log.accept_failed(&local, &e, now);
+                    if !self.accept_retry.contains(&i) {
+                        self.accept_retry.push(i);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Closes the face a listener here gave up for a new connection, here or in the I/O
+    /// thread that owns it; one in transit between threads closes at its owner's next
+    /// housekeeping.
+    fn evict(&mut self, id: FaceId, now: Instant) {
+        if self.close_face(id, CloseReason::Evicted, now).is_some() {
+            return;
+        }
+        for k in 0..self.place.peers.len() {
+            if k != self.place.index && self.place.send(k, IoCommand::Evict(id)) {
+                self.place.wake(k);
+            }
+        }
+    }
+
+    /// Makes the channel that demultiplexes to `face` (UDP or Ethernet) forget it.
+    pub(super) fn forget_in_channel(&mut self, face: &Face) {
+        if let Some(remote) = face.udp_remote() {
+            for u in &mut self.udp {
+                if *face.local_uri() == u.local_uri() {
+                    u.forget(remote, face.id());
+                }
+            }
+        }
+        if let Some(remote) = face.ether_remote() {
+            for e in &mut self.ether {
+                if face.local_uri() == e.local_uri() {
+                    e.forget(remote, face.id());
+                }
+            }
+        }
+    }
+
+    /// Tells the datagram channel of face `id` whether the face is on-demand now (only those
+    /// count against the channel's bound, and only those are given up for new senders).
+    pub(super) fn follow_persistency(&mut self, id: FaceId) {
+        let Some(face) = self.table.get(id) else {
+            return;
+        };
+        let on_demand = face.persistency() == Persistency::OnDemand;
+        if let Some(remote) = face.udp_remote() {
+            for u in &mut self.udp {
+                if *face.local_uri() == u.local_uri() {
+                    u.set_on_demand(remote, id, on_demand);
+                }
+            }
+        }
+        if let Some(remote) = face.ether_remote() {
+            for e in &mut self.ether {
+                if face.local_uri() == e.local_uri() {
+                    e.set_on_demand(remote, id, on_demand);
+                }
+            }
+        }
+    }
+}
