@@ -11,12 +11,14 @@ use mio::net::{TcpListener, UnixListener};
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
+use crate::config::FaceConfig;
 use crate::counters::ChannelCounters;
-use crate::face::{Face, FaceConfig};
-use crate::props::{FaceId, FaceIds, Persistency};
+use crate::face::{Face, FaceParts};
+use crate::props::{FaceId, FaceIds, LinkType, Persistency};
 use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
-use crate::{tcp, unix, ws};
+use crate::ws::WsIo;
+use crate::{tcp, unix};
 
 /// Why a listener could not be opened.
 #[derive(Debug, Error)]
@@ -180,7 +182,7 @@ impl StreamListener {
             } => socket.accept().map(|(s, _)| {
                 let id = ids.next_id();
                 let made = if *ws {
-                    ws::accepted(id, s, &self.config)
+                    ws_face(id, s, &self.config)
                 } else {
                     tcp::face(id, s, Persistency::OnDemand, &self.config)
                 };
@@ -212,6 +214,20 @@ impl Drop for StreamListener {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// The face of an accepted WebSocket connection, its handshake started (on-demand; local
+/// only when both ends are loopback).
+fn ws_face(id: FaceId, stream: mio::net::TcpStream, config: &FaceConfig) -> io::Result<Face> {
+    let ws = WsIo::accept(stream)?;
+    let (local, remote) = ws.addrs();
+    let parts = FaceParts {
+        scope: tcp::scope_of(local, remote),
+        persistency: Persistency::OnDemand,
+        link_type: LinkType::PointToPoint,
+        redial: None,
+    };
+    Ok(Face::new(id, parts, Box::new(ws), config))
 }
 
 fn bind_tcp(addr: SocketAddr) -> Result<TcpListener, ListenError> {

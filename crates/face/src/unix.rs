@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use mio::net::{UnixListener, UnixStream};
 
-use crate::face::{Face, FaceConfig, FaceParts, Transport};
+use crate::config::FaceConfig;
+use crate::face::{Face, FaceParts};
 use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
 use crate::stream_listener::ListenError;
@@ -47,16 +48,17 @@ pub(crate) fn listen(path: &Path) -> Result<UnixListener, ListenError> {
 /// local).
 pub(crate) fn accepted(id: FaceId, stream: UnixStream, path: &Path, config: &FaceConfig) -> Face {
     use std::os::fd::AsRawFd;
+    let remote = FaceUri::Fd(stream.as_raw_fd() as u64);
+    let local = FaceUri::Unix(path.to_owned());
+    let transport = StreamIo::new(Conn::Unix(stream), remote, local);
     let parts = FaceParts {
-        remote: FaceUri::Fd(stream.as_raw_fd() as u64),
-        local: FaceUri::Unix(path.to_owned()),
         scope: FaceScope::Local,
         persistency: Persistency::OnDemand,
         link_type: LinkType::PointToPoint,
-        transport: Transport::Stream(StreamIo::new(Conn::Unix(stream))),
-        shm_offer: config.shm_ring_size,
+        redial: None,
     };
-    Face::new(id, parts, config)
+    let transport = transport.offering_shm(config.shm_ring_size);
+    Face::new(id, parts, Box::new(transport), config)
 }
 
 /// Connects to the Unix socket at `path` (an application's face to a forwarder, or a test
@@ -65,14 +67,13 @@ pub fn connect(id: FaceId, path: &Path, config: &FaceConfig) -> io::Result<Face>
     let std_stream = std::os::unix::net::UnixStream::connect(path)?;
     std_stream.set_nonblocking(true)?;
     let stream = UnixStream::from_std(std_stream);
+    let uri = FaceUri::Unix(PathBuf::from(path));
+    let transport = StreamIo::new(Conn::Unix(stream), uri.clone(), uri);
     let parts = FaceParts {
-        remote: FaceUri::Unix(PathBuf::from(path)),
-        local: FaceUri::Unix(PathBuf::from(path)),
         scope: FaceScope::Local,
         persistency: Persistency::Persistent,
         link_type: LinkType::PointToPoint,
-        transport: Transport::Stream(StreamIo::new(Conn::Unix(stream))),
-        shm_offer: None,
+        redial: None,
     };
-    Ok(Face::new(id, parts, config))
+    Ok(Face::new(id, parts, Box::new(transport), config))
 }

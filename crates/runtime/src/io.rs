@@ -863,9 +863,9 @@ impl IoThread {
                 let mut sink = self.dispatcher.direct(face.scope() == FaceScope::Local);
                 let r = face.recv_burst(now, hangup, budget, &mut sink);
                 sink.finish();
-                if face.shm_requested() {
+                if face.upgrade_requested() {
                     let token = Token(id.0 as usize);
-                    match face.switch_to_shm(self.poll.registry(), token, &mut self.received) {
+                    match face.upgrade(self.poll.registry(), token, &mut self.received) {
                         Ok(()) => {
                             tracing::info!(face = id.0, "switched to shared memory");
                             self.shm.add(id);
@@ -1173,7 +1173,7 @@ impl IoThread {
     /// [`Affinity`](super::affinity::Affinity)). Shared-memory faces stay (their region
     /// is polled by this thread).
     fn move_face(&mut self, id: FaceId, k: usize, now: Instant) {
-        if (self.faces.get(&id)).is_none_or(|f| f.is_shm() || f.shm_requested()) {
+        if (self.faces.get(&id)).is_none_or(|f| f.is_polled() || f.upgrade_requested()) {
             return;
         }
         let Some(face) = self.faces.remove(&id) else {
