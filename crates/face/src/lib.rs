@@ -34,6 +34,7 @@ pub mod ether;
 mod face;
 pub mod framing;
 pub mod link_service;
+mod on_demand;
 pub mod police;
 mod props;
 pub mod queue;

@@ -35,8 +35,9 @@ use thiserror::Error;
 
 use crate::config::FaceConfig;
 use crate::counters::ChannelCounters;
-use crate::datagram::{is_ndn_packet, Arena, Datagram, Peers};
+use crate::datagram::{Arena, Datagram};
 use crate::face::{Face, FaceParts};
+use crate::on_demand::Peers;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
@@ -415,21 +416,18 @@ impl EtherChannel {
             let (frame, own_buffer) = self.arena.receive(frame);
             let face = match known {
                 Some(id) => id,
-                None if from == Endpoint::Peer && is_ndn_packet(&frame) => {
-                    evicted.extend(self.peers.make_room());
-                    let id = ids.next_id();
-                    self.peers.insert(remote, id, true, now);
-                    created.push(self.face(
-                        id,
-                        remote,
-                        Persistency::OnDemand,
-                        LinkType::PointToPoint,
-                    ));
-                    id
-                }
                 None if from == Endpoint::Peer => {
-                    self.counters.n_malformed += 1;
-                    continue;
+                    match self.peers.admit(remote, &frame, ids, now, evicted) {
+                        Some(id) => {
+                            let p2p = LinkType::PointToPoint;
+                            created.push(self.face(id, remote, Persistency::OnDemand, p2p));
+                            id
+                        }
+                        None => {
+                            self.counters.n_malformed += 1;
+                            continue;
+                        }
+                    }
                 }
                 None => {
                     self.counters.n_no_face += 1;

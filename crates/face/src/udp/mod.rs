@@ -34,9 +34,10 @@ pub use multicast::{multicast, multicast_interfaces};
 
 use crate::config::FaceConfig;
 use crate::counters::ChannelCounters;
-use crate::datagram::{is_ndn_packet, Arena, Datagram, Peers};
+use crate::datagram::{Arena, Datagram};
 use crate::face::{Face, FaceParts};
 use crate::framing::MAX_FRAME_LEN;
+use crate::on_demand::Peers;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
@@ -215,18 +216,16 @@ impl UdpChannel {
                 let (frame, own_buffer) = self.arena.receive(d);
                 let face = match face {
                     Some(id) => id,
-                    None if is_ndn_packet(&frame) => {
-                        evicted.extend(self.peers.make_room());
-                        let f = self.new_face(ids.next_id(), from, Persistency::OnDemand);
-                        let id = f.id();
-                        self.peers.insert(from, id, true, now);
-                        created.push(f);
-                        *face.insert(id)
-                    }
-                    None => {
-                        self.counters.n_malformed += 1;
-                        continue;
-                    }
+                    None => match self.peers.admit(from, &frame, ids, now, evicted) {
+                        Some(id) => {
+                            created.push(self.new_face(id, from, Persistency::OnDemand));
+                            *face.insert(id)
+                        }
+                        None => {
+                            self.counters.n_malformed += 1;
+                            continue;
+                        }
+                    },
                 };
                 datagrams.push(Datagram {
                     face,
