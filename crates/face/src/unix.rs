@@ -1,48 +1,16 @@
-//! Unix stream faces: the listener local applications connect to, and outgoing connections.
+//! Unix stream faces: those of connections accepted on the listener local applications
+//! connect to, and outgoing connections.
 
-use std::fs;
 use std::io;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use mio::net::{UnixListener, UnixStream};
+use mio::net::UnixStream;
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
 use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
-use crate::stream_listener::ListenError;
 use crate::uri::FaceUri;
-
-/// Binds a listener at `path`: creates the directory, replaces a stale socket file (one
-/// nobody accepts on), refuses a live one or a non-socket file, and lets every local user
-/// connect (mode 0666), as NFD does.
-pub(crate) fn listen(path: &Path) -> Result<UnixListener, ListenError> {
-    let at = |error| ListenError::Io {
-        path: path.to_owned(),
-        error,
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(|error| ListenError::CreateDir {
-            dir: dir.to_owned(),
-            error,
-        })?;
-    }
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_socket() => {
-            if std::os::unix::net::UnixStream::connect(path).is_ok() {
-                return Err(ListenError::InUse(path.to_owned()));
-            }
-            fs::remove_file(path).map_err(at)?;
-        }
-        Ok(_) => return Err(ListenError::NotASocket(path.to_owned())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(at(e)),
-    }
-    let listener = UnixListener::bind(path).map_err(at)?;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o666)).map_err(at)?;
-    Ok(listener)
-}
 
 /// The face of a connection accepted on the listener at `path` (NFD: `fd://<n>`, on-demand,
 /// local).
