@@ -166,11 +166,7 @@ fn serve(mut conn: UnixStream, routes: &Routes, received: &Mutex<Vec<Interest>>)
         let Ok((_, NetPacket::Interest(interest))) = NetPacket::decode_frame(frame.clone()) else {
             continue;
         };
-        if interest.name
-            == kite_face::shm::OFFER_NAME
-                .parse::<Name>()
-                .expect("a valid name")
-        {
+        if interest.name == kite_shm::OFFER_NAME.parse::<Name>().expect("a valid name") {
             // Like a forwarder without shared memory: no route for the request.
             let nack = kite_packet::Nack::encode_for(kite_packet::NackReason::NO_ROUTE, frame);
             if conn.write_all(&nack).is_err() {

@@ -1,4 +1,4 @@
-//! Shared memory with the forwarder ([`kite_face::shm`]): right after connecting to a Unix
+//! Shared memory with the forwarder ([`kite_shm`]): right after connecting to a Unix
 //! socket, the client asks for a region; a forwarder that offers one answers with its
 //! descriptors, any other answers a Nack (no route) or nothing, and the client keeps the
 //! socket. Set `KITE_SHM=off` (or `0`, `false`) to keep the socket always.
@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_face::framing::Framer;
-use kite_face::shm::{self, ShmReader, ShmWriter, OFFER_NAME};
 use kite_packet::{Interest, NetPacket};
+use kite_shm::{self as shm, ShmReader, ShmWriter, OFFER_NAME};
 
 use crate::client::random_nonce;
 

@@ -10,7 +10,7 @@ use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use kite_face::shm::{ShmReader, ShmWriter};
+use kite_shm::{ShmReader, ShmWriter};
 use tungstenite::{Message, WebSocket};
 
 use crate::endpoint::Endpoint;

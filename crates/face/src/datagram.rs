@@ -4,23 +4,20 @@
 //! faces write, [`flush_queue`]: one `sendmmsg` per burst of queued frames (runs of equal-length
 //! UDP datagrams segmented by the kernel).
 
-use std::hash::Hash;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
-use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use hashbrown::HashMap;
 use kite_packet::{LpPacket, NetPacketView};
 
 use crate::counters::FaceCounters;
-use crate::face::{FaceError, Flushed};
 use crate::props::FaceId;
 use crate::queue::OutQueue;
 use crate::reassembly::Endpoint;
 use crate::sys::segment::{send_segmented, Segmenter, SEGMENTED_BATCH};
 use crate::sys::{self, BATCH};
+use crate::transport::{FaceError, Flushed};
 
 /// A frame a channel received for an existing (or just created) face.
 #[derive(Debug, Clone)]
@@ -61,100 +58,6 @@ pub(crate) fn is_ndn_packet(frame: &Bytes) -> bool {
     match lp.fragment {
         Some(f) if !lp.is_fragmented() => NetPacketView::decode(f).is_ok(),
         _ => true,
-    }
-}
-
-/// One peer of a datagram channel: its face, whether that face is on-demand, and when the
-/// channel last read from it.
-#[derive(Debug, Clone, Copy)]
-struct Peer {
-    face: FaceId,
-    on_demand: bool,
-    last_rx: Instant,
-}
-
-/// A datagram channel's faces by remote address (UDP endpoint, Ethernet address), with a
-/// bound on its on-demand faces: each costs a face (queues, reassembly, counters) that any
-/// sender can call up with one packet, so a channel keeps at most `limit` of them and makes
-/// room for a new one by giving up its idlest (the one it read from longest ago).
-#[derive(Debug)]
-pub(crate) struct Peers<K> {
-    map: HashMap<K, Peer>,
-    on_demand: usize,
-    limit: usize,
-}
-
-impl<K: Copy + Eq + Hash> Peers<K> {
-    /// No peers; at most `limit` on-demand faces.
-    pub fn new(limit: usize) -> Self {
-        Peers {
-            map: HashMap::new(),
-            on_demand: 0,
-            limit,
-        }
-    }
-
-    /// The face of `remote`.
-    pub fn get(&self, remote: &K) -> Option<FaceId> {
-        self.map.get(remote).map(|p| p.face)
-    }
-
-    /// The face of `remote`, noting that it was just read from.
-    pub fn touch(&mut self, remote: &K, now: Instant) -> Option<FaceId> {
-        let p = self.map.get_mut(remote)?;
-        p.last_rx = now;
-        Some(p.face)
-    }
-
-    /// Records `face` as `remote`'s (the caller checked it had none).
-    pub fn insert(&mut self, remote: K, face: FaceId, on_demand: bool, now: Instant) {
-        let peer = Peer {
-            face,
-            on_demand,
-            last_rx: now,
-        };
-        if let Some(old) = self.map.insert(remote, peer) {
-            self.on_demand -= usize::from(old.on_demand);
-        }
-        self.on_demand += usize::from(on_demand);
-    }
-
-    /// Forgets `remote` if its face is `face` (a newer face of the same remote stays).
-    pub fn remove(&mut self, remote: &K, face: FaceId) {
-        if self.map.get(remote).is_some_and(|p| p.face == face) {
-            let old = self.map.remove(remote).expect("just found");
-            self.on_demand -= usize::from(old.on_demand);
-        }
-    }
-
-    /// Notes that `remote`'s face `face` became (or stopped being) on-demand.
-    pub fn set_on_demand(&mut self, remote: &K, face: FaceId, on_demand: bool) {
-        if let Some(p) = self.map.get_mut(remote).filter(|p| p.face == face) {
-            self.on_demand = self.on_demand + usize::from(on_demand) - usize::from(p.on_demand);
-            p.on_demand = on_demand;
-        }
-    }
-
-    /// Before a new on-demand face: when the channel holds its limit of them, forgets the
-    /// idlest and returns its face for the caller to close. A linear scan, made only when a
-    /// new sender arrives at a full channel; creating the face costs more.
-    pub fn make_room(&mut self) -> Option<FaceId> {
-        if self.on_demand < self.limit {
-            return None;
-        }
-        let (&remote, _) = self
-            .map
-            .iter()
-            .filter(|(_, p)| p.on_demand)
-            .min_by_key(|(_, p)| p.last_rx)?;
-        let old = self.map.remove(&remote)?;
-        self.on_demand -= 1;
-        Some(old.face)
-    }
-
-    /// Faces, on-demand or not.
-    pub fn len(&self) -> usize {
-        self.map.len()
     }
 }
 
@@ -289,28 +192,6 @@ mod tests {
         let mut lp = vec![0x64, 0x09, 0x50, 0x07];
         lp.extend_from_slice(&cut);
         assert!(!is_ndn_packet(&Bytes::from(lp)));
-    }
-
-    #[test]
-    fn a_full_channel_gives_up_its_idlest_on_demand_face() {
-        let t0 = Instant::now();
-        let at = |ms| t0 + std::time::Duration::from_millis(ms);
-        let mut p = Peers::new(2);
-        p.insert(1, FaceId(301), false, at(0));
-        p.insert(2, FaceId(302), true, at(1));
-        assert_eq!(p.make_room(), None, "one on-demand face of two");
-        p.insert(3, FaceId(303), true, at(2));
-        p.touch(&2, at(3));
-        assert_eq!(p.make_room(), Some(FaceId(303)), "idlest on-demand");
-        assert_eq!(p.get(&3), None);
-        p.insert(4, FaceId(304), true, at(4));
-        p.set_on_demand(&2, FaceId(302), false);
-        assert_eq!(p.make_room(), None, "a persistent face is not counted");
-        p.remove(&4, FaceId(999));
-        assert_eq!(p.get(&4), Some(FaceId(304)), "another face's removal");
-        p.remove(&4, FaceId(304));
-        assert_eq!(p.get(&4), None);
-        assert_eq!(p.get(&1), Some(FaceId(301)));
     }
 
     #[test]

@@ -26,6 +26,7 @@
 
 pub mod burst;
 pub mod capture;
+mod config;
 pub mod congestion;
 pub mod counters;
 mod datagram;
@@ -33,35 +34,39 @@ pub mod ether;
 mod face;
 pub mod framing;
 pub mod link_service;
+mod on_demand;
 pub mod police;
 mod props;
 pub mod queue;
 pub mod reassembly;
 pub mod reliability;
-pub mod shm;
+mod shm;
 mod stream;
 mod stream_listener;
 mod sys;
 pub mod tcp;
 pub mod tenancy;
+mod transport;
 pub mod udp;
 pub mod unix;
 pub mod uri;
 mod ws;
 
+pub use config::{
+    check_mtu, FaceConfig, DEFAULT_ETHER_SOCKET_BUFFER, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_FACE_SOCKET_BUFFER, DEFAULT_UDP_MTU, MTU_RANGE,
+    ON_DEMAND_LIMIT_RANGE,
+};
 pub use congestion::MarkingConfig;
 pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, LinkState};
-pub use face::{
-    check_mtu, Face, FaceConfig, FaceError, Flushed, Progress, DEFAULT_ETHER_SOCKET_BUFFER,
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_FACE_SOCKET_BUFFER, DEFAULT_UDP_MTU,
-    MTU_RANGE, ON_DEMAND_LIMIT_RANGE,
-};
+pub use face::Face;
 pub use link_service::{Received, RxPacket, RxSink};
 pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
 pub use stream_listener::{Accepted, ChannelStatus, ListenError, StreamListener};
 pub use sys::raise_fd_limit;
+pub use transport::{FaceError, Flushed, Progress};
 pub use udp::UdpChannel;
 pub use uri::{FaceUri, MacAddr, UriError};

@@ -1,5 +1,7 @@
 //! The stream transport (Unix and TCP faces): large reads cut into TLV elements, `writev`
-//! of the output queue.
+//! of the output queue. An accepted Unix connection may be offered shared memory: its
+//! first packet may ask for it, and the transport then hands back the one that replaces it
+//! ([`crate::shm`]).
 
 use std::io::{self, IoSlice, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -7,9 +9,14 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use bytes::Bytes;
 
 use crate::counters::FaceCounters;
-use crate::face::{FaceError, Flushed, Progress};
 use crate::framing::Framer;
 use crate::queue::OutQueue;
+use crate::reassembly::Endpoint;
+use crate::shm::ShmIo;
+use crate::transport::{
+    FaceError, Flushed, Progress, Replace, RxFrame, Source, Transport, Upgrade,
+};
+use crate::uri::FaceUri;
 
 /// Reads per receive burst before the face yields to others: 128 KiB, sixteen 8000-octet
 /// Data. Fewer, smaller bursts let the I/O thread forward and write what it read sooner
@@ -43,15 +50,33 @@ impl AsFd for Conn {
 pub(crate) struct StreamIo {
     conn: Conn,
     framer: Framer,
+    remote: FaceUri,
+    local: FaceUri,
+    /// The ring size to offer while the connection has received nothing yet (see
+    /// [`crate::shm`]; accepted Unix connections only).
+    shm_offer: Option<usize>,
+    /// The first packet, which asked for shared memory: [`Transport::take_upgrade`]
+    /// answers it.
+    shm_request: Option<Bytes>,
 }
 
 impl StreamIo {
-    /// Wraps a non-blocking stream socket.
-    pub fn new(conn: Conn) -> Self {
+    /// Wraps a non-blocking stream socket between `local` and `remote`.
+    pub fn new(conn: Conn, remote: FaceUri, local: FaceUri) -> Self {
         StreamIo {
             conn,
             framer: Framer::new(),
+            remote,
+            local,
+            shm_offer: None,
+            shm_request: None,
         }
+    }
+
+    /// Offers shared memory with rings of `ring` octets if the first packet asks for it.
+    pub fn offering_shm(mut self, ring: Option<usize>) -> Self {
+        self.shm_offer = ring;
+        self
     }
 
     pub fn raw_fd(&self) -> RawFd {
@@ -135,6 +160,81 @@ impl StreamIo {
     }
 }
 
+impl Transport for StreamIo {
+    fn remote_uri(&self) -> FaceUri {
+        self.remote.clone()
+    }
+
+    fn local_uri(&self) -> FaceUri {
+        self.local.clone()
+    }
+
+    fn mtu(&self) -> Option<usize> {
+        None
+    }
+
+    fn sources(&self) -> [Option<Source>; 2] {
+        let rw = mio::Interest::READABLE | mio::Interest::WRITABLE;
+        [Some((self.raw_fd(), rw)), None]
+    }
+
+    fn recv_burst(
+        &mut self,
+        hangup: bool,
+        budget: usize,
+        rx: &mut Vec<RxFrame>,
+    ) -> Result<Progress, FaceError> {
+        let frame = |frame| RxFrame {
+            from: Endpoint::Peer,
+            frame,
+            own_buffer: 0,
+        };
+        if self.shm_offer.is_none() {
+            return StreamIo::recv_burst(self, hangup, budget, |f| rx.push(frame(f)));
+        }
+        let mut offer = self.shm_offer;
+        let mut request = self.shm_request.take();
+        let progress = StreamIo::recv_burst(self, hangup, budget, |f| {
+            if request.is_some() {
+                // The client waits for the answer: nothing follows the request.
+            } else if kite_shm::is_request(&f) {
+                request = Some(f);
+            } else {
+                offer = None;
+                rx.push(frame(f))
+            }
+        });
+        (self.shm_offer, self.shm_request) = (offer, request);
+        progress
+    }
+
+    fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
+        StreamIo::flush(self, q, c)
+    }
+
+    fn pushes_back(&self) -> bool {
+        true
+    }
+
+    fn upgrade_requested(&self) -> bool {
+        self.shm_request.is_some()
+    }
+
+    fn take_upgrade(&mut self) -> Option<Upgrade> {
+        let (Some(request), Some(ring)) = (self.shm_request.take(), self.shm_offer.take()) else {
+            return None;
+        };
+        let (remote, local) = (self.remote.clone(), self.local.clone());
+        let replace = self.unix_clone().map(|conn| -> Replace {
+            Box::new(move || {
+                let shm = ShmIo::offer(conn, ring, remote, local)?;
+                Ok(Box::new(shm) as Box<dyn Transport>)
+            })
+        });
+        Some(Upgrade { request, replace })
+    }
+}
+
 /// Delivers complete elements from the receive buffer while `left` allows; false when the
 /// budget ran out (elements may remain).
 fn deliver_buffered(
@@ -164,7 +264,8 @@ mod tests {
     fn packets_read_one_at_a_time_share_one_buffer() {
         let (mut peer, ours) = std::os::unix::net::UnixStream::pair().unwrap();
         ours.set_nonblocking(true).unwrap();
-        let mut io = StreamIo::new(Conn::Unix(mio::net::UnixStream::from_std(ours)));
+        let conn = Conn::Unix(mio::net::UnixStream::from_std(ours));
+        let mut io = StreamIo::new(conn, FaceUri::Fd(0), FaceUri::Fd(0));
         let frame = [6u8, 98].into_iter().chain([0xab; 98]).collect::<Vec<u8>>();
         let mut kept: Vec<Bytes> = Vec::new();
         for _ in 0..100 {
@@ -187,7 +288,8 @@ mod tests {
     fn a_burst_delivers_no_more_than_its_budget_and_keeps_the_rest() {
         let (mut peer, ours) = std::os::unix::net::UnixStream::pair().unwrap();
         ours.set_nonblocking(true).unwrap();
-        let mut io = StreamIo::new(Conn::Unix(mio::net::UnixStream::from_std(ours)));
+        let conn = Conn::Unix(mio::net::UnixStream::from_std(ours));
+        let mut io = StreamIo::new(conn, FaceUri::Fd(0), FaceUri::Fd(0));
         let frame = |k: u8| [6u8, 2, 0xab, k];
         for k in 0..5 {
             peer.write_all(&frame(k)).unwrap();

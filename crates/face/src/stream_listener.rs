@@ -2,8 +2,10 @@
 //! turns them into on-demand faces. UDP has its own channel type ([`crate::UdpChannel`])
 //! because it demultiplexes one socket instead of accepting connections.
 
+use std::fs;
 use std::io;
 use std::net::SocketAddr;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -11,12 +13,14 @@ use mio::net::{TcpListener, UnixListener};
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
+use crate::config::FaceConfig;
 use crate::counters::ChannelCounters;
-use crate::face::{Face, FaceConfig};
-use crate::props::{FaceId, FaceIds, Persistency};
+use crate::face::{Face, FaceParts};
+use crate::props::{FaceId, FaceIds, LinkType, Persistency};
 use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
-use crate::{tcp, unix, ws};
+use crate::ws::WsIo;
+use crate::{tcp, unix};
 
 /// Why a listener could not be opened.
 #[derive(Debug, Error)]
@@ -101,7 +105,7 @@ pub enum Accepted {
 impl StreamListener {
     /// A Unix stream listener at `path` (the daemon's default is `/run/nfd/nfd.sock`).
     pub fn unix(path: &Path, config: FaceConfig) -> Result<Self, ListenError> {
-        let l = unix::listen(path)?;
+        let l = listen_unix(path)?;
         Ok(StreamListener {
             listener: Listener::Unix(l, path.to_owned()),
             local: FaceUri::Unix(path.to_owned()),
@@ -180,7 +184,7 @@ impl StreamListener {
             } => socket.accept().map(|(s, _)| {
                 let id = ids.next_id();
                 let made = if *ws {
-                    ws::accepted(id, s, &self.config)
+                    ws_face(id, s, &self.config)
                 } else {
                     tcp::face(id, s, Persistency::OnDemand, &self.config)
                 };
@@ -212,6 +216,50 @@ impl Drop for StreamListener {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// The face of an accepted WebSocket connection, its handshake started (on-demand; local
+/// only when both ends are loopback).
+fn ws_face(id: FaceId, stream: mio::net::TcpStream, config: &FaceConfig) -> io::Result<Face> {
+    let ws = WsIo::accept(stream)?;
+    let (local, remote) = ws.addrs();
+    let parts = FaceParts {
+        scope: tcp::scope_of(local, remote),
+        persistency: Persistency::OnDemand,
+        link_type: LinkType::PointToPoint,
+        redial: None,
+    };
+    Ok(Face::new(id, parts, Box::new(ws), config))
+}
+
+/// Binds a listener at `path`: creates the directory, replaces a stale socket file (one
+/// nobody accepts on), refuses a live one or a non-socket file, and lets every local user
+/// connect (mode 0666), as NFD does.
+fn listen_unix(path: &Path) -> Result<UnixListener, ListenError> {
+    let at = |error| ListenError::Io {
+        path: path.to_owned(),
+        error,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(|error| ListenError::CreateDir {
+            dir: dir.to_owned(),
+            error,
+        })?;
+    }
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => {
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(ListenError::InUse(path.to_owned()));
+            }
+            fs::remove_file(path).map_err(at)?;
+        }
+        Ok(_) => return Err(ListenError::NotASocket(path.to_owned())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(at(e)),
+    }
+    let listener = UnixListener::bind(path).map_err(at)?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o666)).map_err(at)?;
+    Ok(listener)
 }
 
 fn bind_tcp(addr: SocketAddr) -> Result<TcpListener, ListenError> {

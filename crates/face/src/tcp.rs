@@ -8,22 +8,19 @@ use std::time::Duration;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 
-use crate::face::{Face, FaceConfig, FaceParts, Transport};
+use crate::config::FaceConfig;
+use crate::face::{Face, FaceParts};
 use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
+use crate::transport::{Dial, Transport};
 use crate::uri::{is_loopback, FaceUri};
+
+pub use crate::config::{DEFAULT_REDIAL_INITIAL, DEFAULT_REDIAL_MAX};
 
 /// How long an outgoing connection may take: the answer to `faces/create` must reach the
 /// requester within its command Interest's lifetime (4 s, ndn-cxx's and Kite's default),
 /// and 3 s leave room for the first SYN and its retransmission after Linux's 1 s initial RTO.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// Default pause before a lost permanent TCP face dials its peer again (doubling after each
-/// failure up to [`DEFAULT_REDIAL_MAX`]).
-pub const DEFAULT_REDIAL_INITIAL: Duration = Duration::from_secs(1);
-
-/// Default longest pause between two dials of a lost permanent TCP face.
-pub const DEFAULT_REDIAL_MAX: Duration = Duration::from_secs(60);
 
 /// Local when both ends are loopback.
 pub(crate) fn scope_of(local: SocketAddr, remote: SocketAddr) -> FaceScope {
@@ -41,19 +38,31 @@ pub(crate) fn face(
     persistency: Persistency,
     config: &FaceConfig,
 ) -> io::Result<Face> {
-    stream.set_nodelay(true)?;
-    let local = stream.local_addr()?;
-    let remote = stream.peer_addr()?;
+    let (transport, local, remote) = transport(stream)?;
     let parts = FaceParts {
-        remote: FaceUri::Tcp(remote),
-        local: FaceUri::Tcp(local),
         scope: scope_of(local, remote),
         persistency,
         link_type: LinkType::PointToPoint,
-        transport: Transport::Stream(StreamIo::new(Conn::Tcp(stream))),
-        shm_offer: None,
+        redial: Some(dial),
     };
-    Ok(Face::new(id, parts, config))
+    Ok(Face::new(id, parts, Box::new(transport), config))
+}
+
+/// The stream transport of a connected TCP socket, with its local and remote addresses.
+fn transport(stream: TcpStream) -> io::Result<(StreamIo, SocketAddr, SocketAddr)> {
+    stream.set_nodelay(true)?;
+    let (local, remote) = (stream.local_addr()?, stream.peer_addr()?);
+    let conn = Conn::Tcp(stream);
+    let io = StreamIo::new(conn, FaceUri::Tcp(remote), FaceUri::Tcp(local));
+    Ok((io, local, remote))
+}
+
+/// Dials a TCP face's peer again.
+fn dial(remote: &FaceUri) -> io::Result<Box<dyn Dial>> {
+    let FaceUri::Tcp(addr) = remote else {
+        return Err(io::Error::other("only TCP faces dial again"));
+    };
+    Ok(Box::new(Connecting::start(*addr)?))
 }
 
 /// An outgoing TCP face that has no connection yet: it dials its peer in the background
@@ -70,16 +79,14 @@ pub fn unconnected_face(
         SocketAddr::V6(_) => SocketAddr::from(([0u16; 8], 0)),
     };
     let parts = FaceParts {
-        remote: FaceUri::Tcp(remote),
-        local: FaceUri::Tcp(unspecified),
         // The local end will be on the interface toward the peer: loopback for a loopback peer.
         scope: scope_of(remote, remote),
         persistency,
         link_type: LinkType::PointToPoint,
-        transport: Transport::Redial(None),
-        shm_offer: None,
+        redial: Some(dial),
     };
-    Face::new(id, parts, config)
+    let (remote, local) = (FaceUri::Tcp(remote), FaceUri::Tcp(unspecified));
+    Face::unconnected(id, parts, remote, local, config)
 }
 
 /// An outgoing TCP connection on its way (`faces/create tcp4://…`): started without
@@ -101,26 +108,6 @@ impl Connecting {
     /// Registers for the writable event that tells the connection completed or failed.
     pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
         registry.register(&mut self.stream, token, Interest::WRITABLE)
-    }
-
-    /// Registers for read and write readiness, as the face that takes the socket over once
-    /// connected needs ([`Face::redial`]).
-    pub(crate) fn register_all(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
-        registry.register(
-            &mut self.stream,
-            token,
-            Interest::READABLE | Interest::WRITABLE,
-        )
-    }
-
-    /// The socket's descriptor.
-    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
-        std::os::fd::AsRawFd::as_raw_fd(&self.stream)
-    }
-
-    /// The connected socket.
-    pub(crate) fn into_stream(self) -> TcpStream {
-        self.stream
     }
 
     /// Stops watching (before the face takes over the socket, or when giving up).
@@ -150,5 +137,28 @@ impl Connecting {
         config: &FaceConfig,
     ) -> io::Result<Face> {
         face(id, self.stream, persistency, config)
+    }
+}
+
+/// A lost face's dial ([`Face::redial`]): the face takes the socket over once connected.
+impl Dial for Connecting {
+    fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(
+            &mut self.stream,
+            token,
+            Interest::READABLE | Interest::WRITABLE,
+        )
+    }
+
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.stream)
+    }
+
+    fn progress(&mut self) -> io::Result<bool> {
+        Connecting::progress(self)
+    }
+
+    fn connected(self: Box<Self>) -> io::Result<Box<dyn Transport>> {
+        Ok(Box::new(transport(self.stream)?.0))
     }
 }

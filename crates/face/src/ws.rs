@@ -13,11 +13,10 @@ use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Error as WsError, Message, WebSocket};
 
 use crate::counters::FaceCounters;
-use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
 use crate::framing::MAX_FRAME_LEN;
-use crate::props::{FaceId, LinkType, Persistency};
 use crate::queue::OutQueue;
-use crate::tcp::scope_of;
+use crate::reassembly::Endpoint;
+use crate::transport::{FaceError, Flushed, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
 
 /// Messages read per receive burst.
@@ -51,6 +50,8 @@ enum WsState {
 pub(crate) struct WsIo {
     fd: RawFd,
     state: WsState,
+    remote: SocketAddr,
+    local: SocketAddr,
 }
 
 impl std::fmt::Debug for WsIo {
@@ -77,10 +78,6 @@ fn would_block(e: &WsError) -> bool {
 }
 
 impl WsIo {
-    pub fn raw_fd(&self) -> RawFd {
-        self.fd
-    }
-
     /// Finishes the handshake if it is still running; `Ok(false)` while it waits.
     fn open(&mut self) -> Result<bool, FaceError> {
         match std::mem::replace(&mut self.state, WsState::Failed) {
@@ -157,33 +154,81 @@ impl WsIo {
     }
 }
 
-/// Starts the server handshake on an accepted connection and returns its face (on-demand;
-/// local only when both ends are loopback). Packets sent before the handshake completes
-/// wait in the output queue.
-pub(crate) fn accepted(id: FaceId, stream: TcpStream, config: &FaceConfig) -> io::Result<Face> {
-    stream.set_nodelay(true)?;
-    let local: SocketAddr = stream.local_addr()?;
-    let remote: SocketAddr = stream.peer_addr()?;
-    let fd = stream.as_raw_fd();
-    let ws_config = WebSocketConfig::default()
-        .max_message_size(Some(MAX_FRAME_LEN))
-        .max_frame_size(Some(MAX_FRAME_LEN))
-        .read_buffer_size(READ_BUFFER)
-        .write_buffer_size(WRITE_BUFFER)
-        .max_write_buffer_size(MAX_WRITE_BUFFER);
-    let state = match tungstenite::accept_with_config(stream, Some(ws_config)) {
-        Ok(ws) => WsState::Open(ws),
-        Err(HandshakeError::Interrupted(mid)) => WsState::Handshaking(mid),
-        Err(HandshakeError::Failure(e)) => return Err(io::Error::other(e)),
-    };
-    let parts = FaceParts {
-        remote: FaceUri::WsClient(remote),
-        local: FaceUri::Ws(local),
-        scope: scope_of(local, remote),
-        persistency: Persistency::OnDemand,
-        link_type: LinkType::PointToPoint,
-        transport: Transport::Ws(WsIo { fd, state }),
-        shm_offer: None,
-    };
-    Ok(Face::new(id, parts, config))
+impl WsIo {
+    /// Starts the server handshake on an accepted connection. Packets sent before the
+    /// handshake completes wait in the face's output queue.
+    pub fn accept(stream: TcpStream) -> io::Result<WsIo> {
+        stream.set_nodelay(true)?;
+        let local: SocketAddr = stream.local_addr()?;
+        let remote: SocketAddr = stream.peer_addr()?;
+        let fd = stream.as_raw_fd();
+        let ws_config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_FRAME_LEN))
+            .max_frame_size(Some(MAX_FRAME_LEN))
+            .read_buffer_size(READ_BUFFER)
+            .write_buffer_size(WRITE_BUFFER)
+            .max_write_buffer_size(MAX_WRITE_BUFFER);
+        let state = match tungstenite::accept_with_config(stream, Some(ws_config)) {
+            Ok(ws) => WsState::Open(ws),
+            Err(HandshakeError::Interrupted(mid)) => WsState::Handshaking(mid),
+            Err(HandshakeError::Failure(e)) => return Err(io::Error::other(e)),
+        };
+        Ok(WsIo {
+            fd,
+            state,
+            remote,
+            local,
+        })
+    }
+
+    /// The connection's ends.
+    pub fn addrs(&self) -> (SocketAddr, SocketAddr) {
+        (self.local, self.remote)
+    }
+}
+
+impl Transport for WsIo {
+    fn remote_uri(&self) -> FaceUri {
+        FaceUri::WsClient(self.remote)
+    }
+
+    fn local_uri(&self) -> FaceUri {
+        FaceUri::Ws(self.local)
+    }
+
+    fn mtu(&self) -> Option<usize> {
+        None
+    }
+
+    fn sources(&self) -> [Option<Source>; 2] {
+        let rw = mio::Interest::READABLE | mio::Interest::WRITABLE;
+        [Some((self.fd, rw)), None]
+    }
+
+    fn recv_burst(
+        &mut self,
+        _hangup: bool,
+        budget: usize,
+        rx: &mut Vec<RxFrame>,
+    ) -> Result<Progress, FaceError> {
+        WsIo::recv_burst(self, budget, |frame| {
+            rx.push(RxFrame {
+                from: Endpoint::Peer,
+                frame,
+                own_buffer: 0,
+            })
+        })
+    }
+
+    fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
+        WsIo::flush(self, q, c)
+    }
+
+    fn pushes_back(&self) -> bool {
+        true
+    }
+
+    fn flush_after_recv(&self) -> bool {
+        true
+    }
 }

@@ -1,4 +1,4 @@
-//! The I/O thread's shared-memory faces ([`kite_face::shm`]): their applications write their
+//! The I/O thread's shared-memory faces ([`kite_shm`]): their applications write their
 //! eventfd only when the thread announced that it sleeps, so while it is awake it looks at
 //! each of their rings once per turn (one atomic load each), and before it sleeps it
 //! announces so in each region.
@@ -23,7 +23,7 @@ impl ShmFaces {
     pub fn ready(&mut self, faces: &HashMap<FaceId, Face>, ready: &mut Vec<FaceId>) {
         self.ids.retain(|id| match faces.get(id) {
             Some(f) => {
-                if f.shm_has_input() || f.pending_output() > 0 {
+                if f.polled_input() || f.pending_output() > 0 {
                     ready.push(*id);
                 }
                 true
@@ -37,7 +37,7 @@ impl ShmFaces {
     pub fn announce_sleep(&self, faces: &HashMap<FaceId, Face>) -> bool {
         let mut any = false;
         for id in &self.ids {
-            any |= faces.get(id).is_some_and(Face::shm_announce_sleep);
+            any |= faces.get(id).is_some_and(Face::announce_sleep);
         }
         any
     }

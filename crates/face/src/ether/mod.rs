@@ -21,9 +21,11 @@
 
 pub mod frame;
 pub mod netif;
+mod peer;
+
+pub use crate::transport::LinkState;
 
 use std::io;
-use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,31 +33,25 @@ use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
-use crate::counters::{ChannelCounters, FaceCounters};
-use crate::datagram::{flush_queue, is_ndn_packet, Arena, Datagram, Peers};
-use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
+use crate::config::FaceConfig;
+use crate::counters::ChannelCounters;
+use crate::datagram::{Arena, Datagram};
+use crate::face::{Face, FaceParts};
+use crate::on_demand::Peers;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
-use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
 use crate::sys::packet::{interface_index, PacketSocket};
 use crate::sys::{timestamp_arrivals, RecvBatch, BATCH};
+use crate::transport::{FaceError, Progress};
 use crate::uri::{FaceUri, MacAddr};
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 use netif::LinkEvents;
+use peer::EtherPeer;
 
 /// The wait in the socket's receive queue from which a frame counts as delayed
 /// ([`ChannelCounters::n_delayed`]): CoDel's target delay (RFC 8289; NDN-DPDK's too).
 pub const DELAYED: Duration = Duration::from_millis(5);
-
-/// An interface's state as its faces see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinkState {
-    /// Up and running (IFF_UP and IFF_RUNNING); false once the interface is gone.
-    pub up: bool,
-    /// The interface MTU.
-    pub mtu: usize,
-}
 
 /// Why an Ethernet channel could not be opened.
 #[derive(Debug, Error)]
@@ -420,21 +416,18 @@ impl EtherChannel {
             let (frame, own_buffer) = self.arena.receive(frame);
             let face = match known {
                 Some(id) => id,
-                None if from == Endpoint::Peer && is_ndn_packet(&frame) => {
-                    evicted.extend(self.peers.make_room());
-                    let id = ids.next_id();
-                    self.peers.insert(remote, id, true, now);
-                    created.push(self.face(
-                        id,
-                        remote,
-                        Persistency::OnDemand,
-                        LinkType::PointToPoint,
-                    ));
-                    id
-                }
                 None if from == Endpoint::Peer => {
-                    self.counters.n_malformed += 1;
-                    continue;
+                    match self.peers.admit(remote, &frame, ids, now, evicted) {
+                        Some(id) => {
+                            let p2p = LinkType::PointToPoint;
+                            created.push(self.face(id, remote, Persistency::OnDemand, p2p));
+                            id
+                        }
+                        None => {
+                            self.counters.n_malformed += 1;
+                            continue;
+                        }
+                    }
                 }
                 None => {
                     self.counters.n_no_face += 1;
@@ -475,73 +468,20 @@ impl EtherChannel {
         persistency: Persistency,
         link_type: LinkType,
     ) -> Face {
-        let parts = FaceParts {
-            remote: FaceUri::Ether(remote),
+        let transport = EtherPeer {
+            socket: Arc::clone(&self.socket),
+            remote,
             local: self.local.clone(),
+            header: EtherHeader::ndn(remote, self.mac).encode(),
+            link: self.link,
+        };
+        let parts = FaceParts {
             scope: FaceScope::NonLocal,
             persistency,
             link_type,
-            transport: Transport::Ether(EtherPeer {
-                socket: Arc::clone(&self.socket),
-                remote,
-                header: EtherHeader::ndn(remote, self.mac).encode(),
-                link: self.link,
-            }),
-            shm_offer: None,
+            redial: None,
         };
-        Face::new(id, parts, &self.config)
-    }
-}
-
-/// An Ethernet face's end: its channel's socket, the remote address (a peer or the group) and
-/// the header every frame to it starts with.
-#[derive(Debug)]
-pub(crate) struct EtherPeer {
-    socket: Arc<PacketSocket>,
-    remote: MacAddr,
-    header: [u8; HEADER_LEN],
-    link: LinkState,
-}
-
-impl EtherPeer {
-    pub fn remote(&self) -> MacAddr {
-        self.remote
-    }
-
-    pub fn mtu(&self) -> usize {
-        self.link.mtu
-    }
-
-    pub fn is_up(&self) -> bool {
-        self.link.up
-    }
-
-    /// Takes the interface's new state; whether up/down flipped.
-    pub fn follow(&mut self, link: LinkState) -> bool {
-        let flipped = link.up != self.link.up;
-        self.link = link;
-        flipped
-    }
-
-    pub fn raw_fd(&self) -> RawFd {
-        self.socket.raw_fd()
-    }
-
-    /// Writes the queue with `sendmmsg` (header, frame, padding) until it is empty or the
-    /// socket is full. A frame refused because the link is down (before the link monitor
-    /// told the face) or for a reason that may pass is dropped and counted, and the flush
-    /// goes on ([`flush_queue`]); another send error drops the frame that caused it and is
-    /// returned.
-    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        flush_queue(
-            self.raw_fd(),
-            None,
-            &self.header,
-            frame::padding,
-            None,
-            q,
-            c,
-        )
+        Face::new(id, parts, Box::new(transport), &self.config)
     }
 }
 

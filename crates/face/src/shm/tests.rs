@@ -4,6 +4,17 @@ use std::sync::atomic::AtomicBool;
 use proptest::prelude::*;
 use smallvec::SmallVec;
 
+use std::os::fd::{OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kite_packet::pool;
+use kite_shm::layout::{DOWN, HEAD, TAIL, UP};
+use kite_shm::RING_SIZE_RANGE;
+use kite_shm::{attach, offer_data, recv_with_fds, Region, ShmReader, ShmWriter, HEADER_LEN};
+
 use super::*;
 use crate::queue::OutFrame;
 
@@ -14,7 +25,8 @@ const RING: usize = RING_SIZE_RANGE.0;
 fn pair() -> (ShmIo, ShmReader, ShmWriter, OwnedFd) {
     let (fwd, app) = UnixStream::pair().unwrap();
     fwd.set_nonblocking(true).unwrap();
-    let io = ShmIo::offer(mio::net::UnixStream::from_std(fwd), RING).unwrap();
+    let fd = FaceUri::Fd(0);
+    let io = ShmIo::offer(mio::net::UnixStream::from_std(fwd), RING, fd.clone(), fd).unwrap();
     let mut buf = [0u8; 4096];
     let mut fds = Vec::new();
     let n = recv_with_fds(&app, &mut buf, &mut fds).unwrap();
@@ -148,16 +160,12 @@ fn the_eventfd_is_written_only_for_a_sleeper() {
 fn impossible_positions_are_errors() {
     let (mut io, _r, _w, memfd) = pair();
     let scribbler = Region::attach(&memfd).unwrap();
-    scribbler
-        .u64_at(UP + TAIL)
-        .store(RING as u64 + 1, Ordering::Relaxed);
+    scribbler.scribble(UP + TAIL, RING as u64 + 1);
     assert!(io.has_input(), "reported, so that the read sees it");
     assert!(io.recv_burst(false, 10, |_, _| ()).is_err());
-    scribbler
-        .u64_at(UP + TAIL)
-        .store(u64::MAX, Ordering::Relaxed);
+    scribbler.scribble(UP + TAIL, u64::MAX);
     assert!(io.recv_burst(false, 10, |_, _| ()).is_err());
-    scribbler.u64_at(DOWN + HEAD).store(5, Ordering::Relaxed);
+    scribbler.scribble(DOWN + HEAD, 5);
     let mut q = queue_of(&[element(10, 0)]);
     assert!(io.flush(&mut q, &mut FaceCounters::default()).is_err());
 }
@@ -172,20 +180,6 @@ fn the_face_ends_with_the_connection() {
     let end = io.recv_burst(true, 10, |_, _| got += 1);
     assert_eq!(got, 1);
     assert!(matches!(end, Err(FaceError::Closed)));
-}
-
-/// A region that is not sealed against shrinking is refused by the application (a shrunk
-/// mapping would fault on access).
-#[test]
-fn an_unsealed_region_is_refused() {
-    // SAFETY: returns a new descriptor or -1.
-    let fd = unsafe { libc::memfd_create(c"t".as_ptr(), libc::MFD_CLOEXEC) };
-    assert!(fd >= 0);
-    // SAFETY: a descriptor just returned to us.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: a plain system call on our descriptor.
-    assert_eq!(unsafe { libc::ftruncate(fd.as_raw_fd(), 1 << 20) }, 0);
-    assert!(Region::attach(&fd).is_err());
 }
 
 proptest! {
@@ -204,12 +198,7 @@ proptest! {
         let mut c = FaceCounters::default();
         for (off, value, op) in writes {
             let off = off & !7;
-            if off < HEADER_LEN {
-                s.u64_at(off).store(value, Ordering::Relaxed);
-            } else {
-                // SAFETY: `off + 8` is within the mapping (8-aligned below its end).
-                unsafe { s.base.add(off).cast::<u64>().write_volatile(value) };
-            }
+            s.scribble(off, value);
             match op {
                 0 => {
                     let _ = io.recv_burst(false, 64, |f, _| {
@@ -247,12 +236,7 @@ fn a_concurrent_scribbler_cannot_crash_or_wedge_the_forwarder() {
                 x ^= x << 17;
                 let off = (x as usize % (HEADER_LEN + 2 * RING)) & !7;
                 let value = if x & 1 == 0 { x >> 40 } else { x };
-                if off < HEADER_LEN {
-                    s.u64_at(off).store(value, Ordering::Relaxed);
-                } else {
-                    // SAFETY: 8-aligned and below the mapping's end.
-                    unsafe { s.base.add(off).cast::<u64>().write_volatile(value) };
-                }
+                s.scribble(off, value);
             }
         })
     };

@@ -186,7 +186,7 @@ pub struct Unix {
     /// `shm`: offer shared-memory rings to local applications that ask on the socket.
     pub shm: bool,
     /// `shm_ring_size`: octets of each of a shared-memory face's two rings (a power of two,
-    /// [`kite_face::shm::RING_SIZE_RANGE`]); each such face maps 4 KiB plus twice this.
+    /// [`kite_shm::RING_SIZE_RANGE`]); each such face maps 4 KiB plus twice this.
     #[serde(deserialize_with = "shm_ring_size")]
     pub shm_ring_size: usize,
 }
@@ -196,15 +196,15 @@ impl Default for Unix {
         Unix {
             path: None,
             shm: true,
-            shm_ring_size: kite_face::shm::DEFAULT_RING_SIZE,
+            shm_ring_size: kite_shm::DEFAULT_RING_SIZE,
         }
     }
 }
 
 /// The one rule for `shm_ring_size` and `kite run --shm-ring-size`.
 pub fn check_shm_ring_size(v: usize) -> Result<usize, String> {
-    let (lo, hi) = kite_face::shm::RING_SIZE_RANGE;
-    if !kite_face::shm::valid_ring_size(v) {
+    let (lo, hi) = kite_shm::RING_SIZE_RANGE;
+    if !kite_shm::valid_ring_size(v) {
         return Err(format!(
             "shm_ring_size must be a power of two between {lo} and {hi}, not {v}"
         ));

@@ -146,9 +146,9 @@ impl IoThread {
                 let mut sink = self.dispatcher.direct(face.scope() == FaceScope::Local);
                 let r = face.recv_burst(now, hangup, budget, &mut sink);
                 sink.finish();
-                if face.shm_requested() {
+                if face.upgrade_requested() {
                     let token = Token(id.0 as usize);
-                    match face.switch_to_shm(self.poll.registry(), token, &mut self.received) {
+                    match face.upgrade(self.poll.registry(), token, &mut self.received) {
                         Ok(()) => {
                             tracing::info!(face = id.0, "switched to shared memory");
                             self.shm.add(id);

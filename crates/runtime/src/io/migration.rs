@@ -111,7 +111,7 @@ impl IoThread {
     /// [`Affinity`](crate::affinity::Affinity)). Shared-memory faces stay (their region
     /// is polled by this thread).
     pub(super) fn move_face(&mut self, id: FaceId, k: usize, now: Instant) {
-        if (self.table.get(id)).is_none_or(|f| f.is_shm() || f.shm_requested()) {
+        if (self.table.get(id)).is_none_or(|f| f.is_polled() || f.upgrade_requested()) {
             return;
         }
         let Some(face) = self.table.remove(id) else {

@@ -18,27 +18,34 @@
 
 use std::cell::Cell;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::counters::{ChannelCounters, FaceCounters};
-use crate::datagram::{flush_queue, is_ndn_packet, no_padding, Arena, Datagram, Peers};
-use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
+mod multicast;
+mod peer;
+
+pub use multicast::{multicast, multicast_interfaces};
+
+use crate::config::FaceConfig;
+use crate::counters::ChannelCounters;
+use crate::datagram::{Arena, Datagram};
+use crate::face::{Face, FaceParts};
 use crate::framing::MAX_FRAME_LEN;
+use crate::on_demand::Peers;
 use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
-use crate::queue::OutQueue;
 use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
 use crate::sys::segment::{enable_gro, Segmenter};
-use crate::sys::{path_mtu, FdShare, FdSlot, RecvBatch, BATCH};
+use crate::sys::{path_mtu, FdShare, RecvBatch, BATCH};
+use crate::transport::{FaceError, Progress};
 use crate::uri::FaceUri;
+use peer::{UdpPeer, SOCKET_BUFFER};
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
 pub struct UdpChannel {
@@ -68,14 +75,8 @@ impl std::fmt::Debug for UdpChannel {
     }
 }
 
-/// Socket buffer size asked for on UDP sockets (the kernel caps it at net.core.rmem_max /
-/// wmem_max). One listener socket carries every unicast face of its channel: with the default
-/// ~208 KiB, a burst of 8000-octet Data overflowed it (UdpRcvbufErrors) while the I/O thread
-/// was busy elsewhere.
-const SOCKET_BUFFER: usize = 4 << 20;
-
 /// Asks for larger socket buffers; best effort (a smaller kernel limit is not an error).
-fn grow_buffers(s: &Socket) {
+pub(super) fn grow_buffers(s: &Socket) {
     let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
     let _ = s.set_send_buffer_size(SOCKET_BUFFER);
 }
@@ -215,18 +216,16 @@ impl UdpChannel {
                 let (frame, own_buffer) = self.arena.receive(d);
                 let face = match face {
                     Some(id) => id,
-                    None if is_ndn_packet(&frame) => {
-                        evicted.extend(self.peers.make_room());
-                        let f = self.new_face(ids.next_id(), from, Persistency::OnDemand);
-                        let id = f.id();
-                        self.peers.insert(from, id, true, now);
-                        created.push(f);
-                        *face.insert(id)
-                    }
-                    None => {
-                        self.counters.n_malformed += 1;
-                        continue;
-                    }
+                    None => match self.peers.admit(from, &frame, ids, now, evicted) {
+                        Some(id) => {
+                            created.push(self.new_face(id, from, Persistency::OnDemand));
+                            *face.insert(id)
+                        }
+                        None => {
+                            self.counters.n_malformed += 1;
+                            continue;
+                        }
+                    },
                 };
                 datagrams.push(Datagram {
                     face,
@@ -332,7 +331,9 @@ impl UdpChannel {
                     socket: Arc::new(socket),
                     own: Some(slot),
                     remote,
+                    local: self.local,
                     seg,
+                    mtu: self.config.udp_mtu,
                 }
             }
             None => {
@@ -341,11 +342,13 @@ impl UdpChannel {
                     socket: Arc::clone(&self.socket),
                     own: None,
                     remote,
+                    local: self.local,
                     seg: self.segmenter,
+                    mtu: self.config.udp_mtu,
                 }
             }
         };
-        new_face(self.local, &self.config, id, peer, persistency)
+        new_face(&self.config, id, peer, persistency)
     }
 
     /// Forgets `remote`'s face `face` once the caller closed it, so its next datagram
@@ -452,233 +455,24 @@ fn connected_socket(
     Ok(UdpSocket::from_std(s.into()))
 }
 
-/// A unicast face toward `peer`'s remote, bound at `local`.
-fn new_face(
-    local: SocketAddr,
-    config: &FaceConfig,
-    id: FaceId,
-    peer: UdpPeer,
-    persistency: Persistency,
-) -> Face {
+/// A unicast face toward `peer`'s remote.
+fn new_face(config: &FaceConfig, id: FaceId, peer: UdpPeer, persistency: Persistency) -> Face {
     let remote = peer.remote;
     let parts = FaceParts {
-        remote: FaceUri::Udp(remote),
-        local: FaceUri::Udp(local),
         scope: FaceScope::NonLocal,
         persistency,
         link_type: LinkType::PointToPoint,
-        transport: Transport::Udp(peer),
-        shm_offer: None,
+        redial: None,
     };
-    let mut face = Face::new(id, parts, config);
+    let mut face = Face::new(id, parts, Box::new(peer), config);
     face.set_mtu(unicast_mtu(remote, config));
     face
-}
-
-/// A unicast UDP face's end: its socket (its own, connected to the remote, or its channel's),
-/// the remote address, and what the path to it takes segmented.
-#[derive(Debug)]
-pub(crate) struct UdpPeer {
-    socket: Arc<UdpSocket>,
-    /// Whether `socket` is the face's own (connected) socket rather than the listener's
-    /// (its place in the budget of own sockets, given back when the face goes).
-    own: Option<FdSlot>,
-    remote: SocketAddr,
-    seg: Segmenter,
-}
-
-impl UdpPeer {
-    pub fn remote(&self) -> SocketAddr {
-        self.remote
-    }
-
-    /// A face made on demand and then confirmed by the operator (`faces/create` of its remote,
-    /// or a persistency change) asks for the buffer of a face the operator made
-    /// ([`face_rcvbuf`]); once per change, best effort (a smaller kernel limit is no error).
-    pub fn persistency_changed(&self, p: Persistency) {
-        if self.own.is_some() && p != Persistency::OnDemand {
-            let _ = socket2::SockRef::from(&*self.socket).set_recv_buffer_size(SOCKET_BUFFER);
-        }
-    }
-
-    /// The receive buffer of the face's own socket, as the kernel reports it.
-    #[cfg(test)]
-    pub fn recv_buffer(&self) -> Option<usize> {
-        self.own.as_ref()?;
-        socket2::SockRef::from(&*self.socket)
-            .recv_buffer_size()
-            .ok()
-    }
-
-    /// The face's own socket, which the caller watches and reads; `None` when it shares the
-    /// listener's.
-    pub fn raw_fd(&self) -> Option<RawFd> {
-        self.own.as_ref().map(|_| self.socket.as_raw_fd())
-    }
-
-    /// Sends the queue. A connected socket reports an ICMP port unreachable from the peer
-    /// once, as a refused send: that frame is lost, as a datagram may be, and the rest go
-    /// on (the face is not failed for it, since anyone can forge such an ICMP message).
-    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        let dest = self.own.is_none().then_some(self.remote);
-        loop {
-            match flush_queue(
-                self.socket.as_raw_fd(),
-                dest,
-                &[],
-                no_padding,
-                Some(&mut self.seg),
-                q,
-                c,
-            ) {
-                Err(FaceError::Io(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {}
-                r => return r,
-            }
-        }
-    }
-}
-
-/// A multicast face's own socket, bound to the group and joined on one interface.
-#[derive(Debug)]
-pub(crate) struct MulticastIo {
-    socket: UdpSocket,
-    group: SocketAddr,
-    batch: RecvBatch,
-    arena: Arena,
-}
-
-impl MulticastIo {
-    pub fn raw_fd(&self) -> RawFd {
-        self.socket.as_raw_fd()
-    }
-
-    pub fn recv_burst(
-        &mut self,
-        mut deliver: impl FnMut(SocketAddr, Bytes),
-    ) -> Result<Progress, FaceError> {
-        let Some(n) = self.batch.recv_ready(self.socket.as_raw_fd())? else {
-            return Ok(Progress::Drained);
-        };
-        for i in 0..n {
-            // A truncated datagram arrives empty, so the face counts it as malformed.
-            if let Some(from) = self.batch.source(i) {
-                deliver(from, self.arena.copy(self.batch.datagram(i)));
-            }
-        }
-        Ok(if n == BATCH {
-            Progress::More
-        } else {
-            Progress::Drained
-        })
-    }
-
-    pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        flush_queue(
-            self.socket.as_raw_fd(),
-            Some(self.group),
-            &[],
-            no_padding,
-            None,
-            q,
-            c,
-        )
-    }
-}
-
-/// Opens a permanent multi-access face on IPv4 multicast `group` (e.g.
-/// 224.0.23.170:56363) through the interface whose address is `iface`; with `device` (its
-/// name) the socket hears only that interface, so that one face per interface does not also
-/// hear the others' traffic. `loopback` keeps this host's own sockets hearing what the face
-/// sends (NFD turns it off; tests need it).
-pub fn multicast(
-    id: FaceId,
-    group: SocketAddrV4,
-    iface: Ipv4Addr,
-    device: Option<&str>,
-    loopback: bool,
-    config: &FaceConfig,
-) -> io::Result<Face> {
-    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
-    s.set_reuse_address(true)?;
-    s.set_nonblocking(true)?;
-    grow_buffers(&s);
-    if let Some(dev) = device {
-        s.bind_device(Some(dev.as_bytes()))?;
-    }
-    s.bind(&SocketAddr::V4(group).into())?;
-    s.join_multicast_v4(group.ip(), &iface)?;
-    s.set_multicast_if_v4(&iface)?;
-    s.set_multicast_loop_v4(loopback)?;
-    let socket = UdpSocket::from_std(s.into());
-    let parts = FaceParts {
-        remote: FaceUri::Udp(SocketAddr::V4(group)),
-        local: FaceUri::Udp(SocketAddr::V4(SocketAddrV4::new(iface, group.port()))),
-        scope: FaceScope::NonLocal,
-        persistency: Persistency::Permanent,
-        link_type: LinkType::MultiAccess,
-        transport: Transport::Multicast(MulticastIo {
-            socket,
-            group: SocketAddr::V4(group),
-            batch: RecvBatch::new(MAX_FRAME_LEN),
-            arena: Arena::default(),
-        }),
-        shm_offer: None,
-    };
-    Ok(Face::new(id, parts, config))
-}
-
-/// Interface flags in `/sys/class/net/<name>/flags` (Linux's IFF_*).
-const IFF_UP: u32 = 0x1;
-const IFF_LOOPBACK: u32 = 0x8;
-const IFF_MULTICAST: u32 = 0x1000;
-
-/// The interfaces a UDP multicast face can open on, as NFD picks them: up, multicast-capable,
-/// not loopback, with an IPv4 address; those `whitelist` names (all when empty) and not
-/// `blacklist`'s. Each with its IPv4 address (the source the kernel picks on it toward
-/// `group`), in name order.
-pub fn multicast_interfaces(
-    group: SocketAddrV4,
-    whitelist: &[String],
-    blacklist: &[String],
-) -> Vec<(String, Ipv4Addr)> {
-    let Ok(dir) = std::fs::read_dir("/sys/class/net") else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = dir
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| whitelist.is_empty() || whitelist.contains(n))
-        .filter(|n| !blacklist.contains(n))
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .filter(|n| {
-            let flags = std::fs::read_to_string(format!("/sys/class/net/{n}/flags"))
-                .ok()
-                .and_then(|f| u32::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
-                .unwrap_or(0);
-            flags & IFF_UP != 0 && flags & IFF_MULTICAST != 0 && flags & IFF_LOOPBACK == 0
-        })
-        .filter_map(|n| {
-            let addr = interface_v4(&n, group)?;
-            Some((n, addr))
-        })
-        .collect()
-}
-
-/// The IPv4 address `device` sends from toward `group`, if it has one.
-fn interface_v4(device: &str, group: SocketAddrV4) -> Option<Ipv4Addr> {
-    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).ok()?;
-    s.bind_device(Some(device.as_bytes())).ok()?;
-    s.connect(&SocketAddr::V4(group).into()).ok()?;
-    let local = s.local_addr().ok()?.as_socket_ipv4()?;
-    (!local.ip().is_unspecified()).then(|| *local.ip())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::face::DEFAULT_UDP_MTU;
+    use crate::config::DEFAULT_UDP_MTU;
 
     #[test]
     fn the_listener_socket_gets_large_buffers() {
