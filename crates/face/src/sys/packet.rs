@@ -300,15 +300,19 @@ mod tests {
     use crate::sys::{send_mmsg, RecvBatch};
     use std::time::{Duration, Instant};
 
-    /// An IEEE "local experimental" EtherType, so the test never meets a running forwarder's
-    /// frames.
-    const TEST_ETHERTYPE: u16 = 0x88b5;
+    /// EtherTypes no forwarder sends (IEEE's two "local experimental" ones and the OUI
+    /// extended one), one per test that sends: a packet socket receives every frame of its
+    /// EtherType on the interface, whatever multicast group it joined, so tests running in
+    /// parallel on one EtherType would read each other's frames.
+    const FRAME_ETHERTYPE: u16 = 0x88b5;
+    const STAMP_ETHERTYPE: u16 = 0x88b6;
+    const DROPS_ETHERTYPE: u16 = 0x88b7;
 
-    /// A socket on the loopback interface, or `None` (with the reason printed) without
-    /// CAP_NET_RAW.
-    fn loopback_socket() -> Option<(u32, PacketSocket)> {
+    /// A socket for `ethertype` on the loopback interface, or `None` (with the reason
+    /// printed) without CAP_NET_RAW.
+    fn loopback_socket(ethertype: u16) -> Option<(u32, PacketSocket)> {
         let lo = interface_index("lo").unwrap().expect("lo exists");
-        match PacketSocket::open(lo, TEST_ETHERTYPE) {
+        match PacketSocket::open(lo, ethertype) {
             Ok(s) => Some((lo, s)),
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
                 eprintln!("SKIPPED: AF_PACKET needs CAP_NET_RAW: {e}");
@@ -328,7 +332,7 @@ mod tests {
 
     #[test]
     fn loopback_reports_its_type_and_mtu() {
-        let Some((_, s)) = loopback_socket() else {
+        let Some((_, s)) = loopback_socket(FRAME_ETHERTYPE) else {
             return;
         };
         let info = s.interface_info("lo").unwrap();
@@ -342,14 +346,14 @@ mod tests {
 
     #[test]
     fn a_frame_sent_on_one_socket_is_read_by_another() {
-        let Some((lo, tx)) = loopback_socket() else {
+        let Some((lo, tx)) = loopback_socket(FRAME_ETHERTYPE) else {
             return;
         };
-        let (_, rx) = loopback_socket().unwrap();
+        let (_, rx) = loopback_socket(FRAME_ETHERTYPE).unwrap();
         rx.join_multicast(lo, [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa])
             .unwrap();
         let mut header = vec![0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa, 2, 0, 0, 0, 0, 7];
-        header.extend_from_slice(&TEST_ETHERTYPE.to_be_bytes());
+        header.extend_from_slice(&FRAME_ETHERTYPE.to_be_bytes());
         let payload = [0x42u8; 50];
         assert_eq!(
             send_mmsg(tx.raw_fd(), None, &[[&header[..], &payload]]).unwrap(),
@@ -375,15 +379,15 @@ mod tests {
 
     #[test]
     fn a_stamped_batch_tells_how_long_its_newest_frame_waited_in_the_socket() {
-        let Some((lo, tx)) = loopback_socket() else {
+        let Some((lo, tx)) = loopback_socket(STAMP_ETHERTYPE) else {
             return;
         };
-        let (_, rx) = loopback_socket().unwrap();
+        let (_, rx) = loopback_socket(STAMP_ETHERTYPE).unwrap();
         rx.join_multicast(lo, [0x01, 0x00, 0x5e, 0x00, 0x17, 0xac])
             .unwrap();
         crate::sys::timestamp_arrivals(rx.raw_fd()).unwrap();
         let mut header = vec![0x01, 0x00, 0x5e, 0x00, 0x17, 0xac, 2, 0, 0, 0, 0, 7];
-        header.extend_from_slice(&TEST_ETHERTYPE.to_be_bytes());
+        header.extend_from_slice(&STAMP_ETHERTYPE.to_be_bytes());
         let mut batch = RecvBatch::stamped(2048);
         assert_eq!(batch.waited(), Duration::ZERO, "nothing read yet");
         let frames = [[&header[..], &[0x42u8; 50][..]]; 3];
@@ -418,10 +422,10 @@ mod tests {
 
     #[test]
     fn the_receive_buffer_is_sized_and_overflow_drops_are_counted_then_reset() {
-        let Some((lo, tx)) = loopback_socket() else {
+        let Some((lo, tx)) = loopback_socket(DROPS_ETHERTYPE) else {
             return;
         };
-        let (_, rx) = loopback_socket().unwrap();
+        let (_, rx) = loopback_socket(DROPS_ETHERTYPE).unwrap();
         rx.join_multicast(lo, [0x01, 0x00, 0x5e, 0x00, 0x17, 0xab])
             .unwrap();
         let big = rx.set_recv_buffer(4 << 20).unwrap();
@@ -435,7 +439,7 @@ mod tests {
         assert!(small < big, "{small} >= {big}");
         assert_eq!(rx.take_drops().unwrap(), 0, "nothing sent yet");
         let mut header = vec![0x01, 0x00, 0x5e, 0x00, 0x17, 0xab, 2, 0, 0, 0, 0, 7];
-        header.extend_from_slice(&TEST_ETHERTYPE.to_be_bytes());
+        header.extend_from_slice(&DROPS_ETHERTYPE.to_be_bytes());
         let payload = [0x42u8; 1000];
         for _ in 0..200 {
             send_mmsg(tx.raw_fd(), None, &[[&header[..], &payload]]).unwrap();
