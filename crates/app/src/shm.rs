@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_face::framing::Framer;
 use kite_face::shm::{self, ShmReader, ShmWriter, OFFER_NAME};
+use kite_link::framing::Framer;
 use kite_packet::{Interest, NetPacket};
 
 use crate::client::random_nonce;

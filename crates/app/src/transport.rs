@@ -16,7 +16,7 @@ use tungstenite::{Message, WebSocket};
 use crate::endpoint::Endpoint;
 use crate::framing::{read_zeroed, Source};
 use crate::udp::UdpLink;
-use kite_face::framing::Framer;
+use kite_link::framing::Framer;
 
 /// The connected socket.
 #[derive(Debug)]

@@ -11,8 +11,8 @@ use std::net::{ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
 use bytes::Bytes;
-use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
-use kite_face::FaceId;
+use kite_link::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use kite_link::FaceId;
 use kite_packet::{tlv_type, Fragments, LpPacket};
 
 use crate::framing::is_one_element;

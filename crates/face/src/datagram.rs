@@ -14,13 +14,13 @@ use bytes::{Bytes, BytesMut};
 use hashbrown::HashMap;
 use kite_packet::{LpPacket, NetPacketView};
 
-use crate::counters::FaceCounters;
 use crate::face::{FaceError, Flushed};
-use crate::props::FaceId;
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
 use crate::sys::segment::{send_segmented, Segmenter, SEGMENTED_BATCH};
 use crate::sys::{self, BATCH};
+use kite_link::reassembly::Endpoint;
+use kite_link::FaceCounters;
+use kite_link::FaceId;
 
 /// A frame a channel received for an existing (or just created) face.
 #[derive(Debug, Clone)]

@@ -12,22 +12,23 @@ use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
 use crate::congestion::{CongestionMarker, MarkingConfig};
-use crate::counters::FaceCounters;
 use crate::ether::{EtherPeer, LinkState};
-use crate::framing::{FramingError, MAX_NDN_PACKET_SIZE};
 use crate::link_service::{LinkService, Received, RxSink};
 use crate::police::NackPolicer;
-use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::{OutQueue, DEFAULT_QUEUE_CAPACITY, DEFAULT_WAITING_BYTES};
-use crate::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
 use crate::reliability::ReliabilityLimits;
 use crate::shm::ShmIo;
 use crate::stream::{Conn, StreamIo};
 use crate::tcp::Connecting;
 use crate::tenancy::Tenant;
 use crate::udp::{MulticastIo, UdpPeer};
-use crate::uri::{FaceUri, MacAddr};
+use crate::uri::FaceUri;
 use crate::ws::WsIo;
+use kite_link::framing::{FramingError, MAX_NDN_PACKET_SIZE};
+use kite_link::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use kite_link::FaceCounters;
+use kite_link::MacAddr;
+use kite_link::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 
 /// NFD's default MTU of UDP unicast faces.
 pub const DEFAULT_UDP_MTU: usize = 8800;

@@ -11,12 +11,12 @@ use mio::net::{TcpListener, UnixListener};
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
-use crate::counters::ChannelCounters;
 use crate::face::{Face, FaceConfig};
-use crate::props::{FaceId, FaceIds, Persistency};
 use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
 use crate::{tcp, unix, ws};
+use kite_link::ChannelCounters;
+use kite_link::{FaceId, FaceIds, Persistency};
 
 /// Why a listener could not be opened.
 #[derive(Debug, Error)]

@@ -9,9 +9,9 @@ use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 
 use crate::face::{Face, FaceConfig, FaceParts, Transport};
-use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
 use crate::uri::{is_loopback, FaceUri};
+use kite_link::{FaceId, FaceScope, LinkType, Persistency};
 
 /// How long an outgoing connection may take: the answer to `faces/create` must reach the
 /// requester within its command Interest's lifetime (4 s, ndn-cxx's and Kite's default),

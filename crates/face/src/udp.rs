@@ -28,17 +28,17 @@ use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::counters::{ChannelCounters, FaceCounters};
 use crate::datagram::{flush_queue, is_ndn_packet, no_padding, Arena, Datagram, Peers};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
-use crate::framing::MAX_FRAME_LEN;
-use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
-use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
 use crate::sys::segment::{enable_gro, Segmenter};
 use crate::sys::{path_mtu, FdShare, FdSlot, RecvBatch, BATCH};
 use crate::uri::FaceUri;
+use kite_link::framing::MAX_FRAME_LEN;
+use kite_link::reassembly::{Endpoint, Reassembler};
+use kite_link::{ChannelCounters, FaceCounters};
+use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.
 pub struct UdpChannel {

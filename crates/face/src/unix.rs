@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use mio::net::{UnixListener, UnixStream};
 
 use crate::face::{Face, FaceConfig, FaceParts, Transport};
-use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
 use crate::stream_listener::ListenError;
 use crate::uri::FaceUri;
+use kite_link::{FaceId, FaceScope, LinkType, Persistency};
 
 /// Binds a listener at `path`: creates the directory, replaces a stale socket file (one
 /// nobody accepts on), refuses a live one or a non-socket file, and lets every local user

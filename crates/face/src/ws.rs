@@ -12,13 +12,13 @@ use tungstenite::handshake::{HandshakeError, MidHandshake};
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Error as WsError, Message, WebSocket};
 
-use crate::counters::FaceCounters;
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
-use crate::framing::MAX_FRAME_LEN;
-use crate::props::{FaceId, LinkType, Persistency};
 use crate::queue::OutQueue;
 use crate::tcp::scope_of;
 use crate::uri::FaceUri;
+use kite_link::framing::MAX_FRAME_LEN;
+use kite_link::FaceCounters;
+use kite_link::{FaceId, LinkType, Persistency};
 
 /// Messages read per receive burst.
 const MESSAGES_PER_BURST: usize = 64;

@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use hashbrown::HashMap;
 use kite_face::{
-    Accepted, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceIds, FaceUri, Flushed,
-    LinkMonitor, MarkingConfig, PacketKind, Persistency, Progress, Received, StreamListener,
-    UdpChannel,
+    Accepted, Datagram, EtherChannel, Face, FaceConfig, FaceError, FaceUri, Flushed, LinkMonitor,
+    MarkingConfig, Progress, Received, StreamListener, UdpChannel,
 };
+use kite_link::{FaceIds, PacketKind, Persistency};
 use kite_packet::{tlv_type, NackReason};
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
@@ -1797,7 +1797,7 @@ fn configure(
 
 /// Counts the partial packets a channel's reassembler dropped on the faces they were for.
 fn count_reassembly_drops(
-    r: &mut kite_face::reassembly::Reassembler,
+    r: &mut kite_link::reassembly::Reassembler,
     faces: &mut HashMap<FaceId, Face>,
 ) {
     for (id, n) in r.take_drops() {

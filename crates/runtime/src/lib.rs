@@ -47,7 +47,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
-use kite_face::{FaceConfig, FaceCounters, FaceUri, MarkingConfig, Persistency};
+use kite_face::{FaceConfig, FaceUri, MarkingConfig};
+use kite_link::{FaceCounters, Persistency};
 use kite_packet::{DataView, PitToken};
 
 pub use busy::{BusyTime, BusyTimes};
@@ -527,7 +528,7 @@ impl Runtime {
         let loads: Arc<[std::sync::atomic::AtomicUsize]> = (0..m)
             .map(|_| std::sync::atomic::AtomicUsize::new(0))
             .collect();
-        let ids = kite_face::FaceIds::new();
+        let ids = kite_link::FaceIds::new();
         let mut io_busy = Vec::with_capacity(m);
         let mut io_threads = Vec::with_capacity(m);
         let parts = polls
@@ -799,7 +800,7 @@ impl RuntimeHandle {
         for c in each {
             match all.iter_mut().find(|a| a.local == c.local) {
                 Some(a) => {
-                    for &t in kite_face::ChannelCounters::TYPES {
+                    for &t in kite_link::ChannelCounters::TYPES {
                         if let (Some(x), Some(y)) = (a.counters.get_mut(t), c.counters.get(t)) {
                             *x += y;
                         }

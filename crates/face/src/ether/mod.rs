@@ -31,17 +31,18 @@ use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
-use crate::counters::{ChannelCounters, FaceCounters};
 use crate::datagram::{flush_queue, is_ndn_packet, Arena, Datagram, Peers};
 use crate::face::{Face, FaceConfig, FaceError, FaceParts, Flushed, Progress, Transport};
-use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use crate::queue::OutQueue;
-use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
 use crate::sys::packet::{interface_index, PacketSocket};
 use crate::sys::{timestamp_arrivals, RecvBatch, BATCH};
-use crate::uri::{FaceUri, MacAddr};
+use crate::uri::FaceUri;
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
+use kite_link::reassembly::{Endpoint, Reassembler};
+use kite_link::MacAddr;
+use kite_link::{ChannelCounters, FaceCounters};
+use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use netif::LinkEvents;
 
 /// The wait in the socket's receive queue from which a frame counts as delayed
