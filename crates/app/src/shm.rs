@@ -13,7 +13,7 @@ use kite_face::shm::{self, ShmReader, ShmWriter, OFFER_NAME};
 use kite_link::framing::Framer;
 use kite_packet::{Interest, NetPacket};
 
-use crate::client::random_nonce;
+use crate::random::random_nonce;
 
 /// How long the client waits for the forwarder's answer before it gives up on shared
 /// memory (a forwarder that drops the request instead of answering it).
