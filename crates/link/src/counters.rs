@@ -1,6 +1,6 @@
 //! The counters a face and a datagram channel keep, defined once: the faces update these very
 //! structs and `kite-mgmt-proto`'s FaceStatus and ChannelStatus carry them, so a new counter
-//! is one line here (with its TLV-TYPE in [`tlv`](crate::tlv)) and nowhere else.
+//! is one line here (with its TLV-TYPE in [`crate::tlv`]) and nowhere else.
 //!
 //! Plain integers: a face or channel is owned by one thread, which alone updates them; a
 //! management reader gets a copy from that thread.
