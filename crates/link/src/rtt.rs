@@ -1,6 +1,6 @@
-//! The retransmission timeout of RFC 6298 ("Computing TCP's Retransmission Timer"), for every
-//! sender in Kite that waits for an answer: a face's LpReliability, the segmented fetch and
-//! the daemon benchmark's consumer.
+//! The retransmission timeout of RFC 6298 ("Computing TCP's Retransmission Timer"), for the
+//! senders that wait for an answer: a face's LpReliability, the segmented fetch and the daemon
+//! benchmark's consumer (ASF keeps a packed copy in its FIB scratch area).
 //!
 //! From each round-trip sample R: the first sets SRTT = R and RTTVAR = R/2; later ones set
 //! RTTVAR = 3/4·RTTVAR + 1/4·|SRTT − R| (with the SRTT before this sample), then
