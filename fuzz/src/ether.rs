@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hashbrown::HashMap;
-use kite_face::counters::FaceCounters;
+use kite_link::FaceCounters;
 use kite_face::ether::frame::{padding, EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 use kite_face::ether::{demultiplex, Arrival};
 use kite_face::link_service::LinkService;
-use kite_face::reassembly::{Endpoint, ReassemblyLimits};
-use kite_face::{FaceId, MacAddr};
+use kite_link::reassembly::{Endpoint, ReassemblyLimits};
+use kite_link::{FaceId, MacAddr};
 use kite_packet::{Interest, LpHeader, LpPacket, Name};
 
 use crate::input::{Input, Writer};
@@ -42,7 +42,7 @@ pub const LIMITS: ReassemblyLimits = ReassemblyLimits {
     max_partials: 3,
     max_bytes: 8192,
     timeout: Duration::from_millis(500),
-    max_packet: kite_face::framing::MAX_NDN_PACKET_SIZE,
+    max_packet: kite_link::framing::MAX_NDN_PACKET_SIZE,
 };
 
 /// Destination choices of a built frame: the group, this host, broadcast, another group,

@@ -20,11 +20,11 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_face::counters::FaceCounters;
+use kite_link::FaceCounters;
 use kite_face::link_service::{LinkService, Received, RxPacket};
 use kite_face::queue::OutQueue;
-use kite_face::reassembly::{Endpoint, ReassemblyLimits};
-use kite_face::{MacAddr, PacketKind};
+use kite_link::reassembly::{Endpoint, ReassemblyLimits};
+use kite_link::{MacAddr, PacketKind};
 use kite_fw::dnl::DnlConfig;
 use kite_fw::face::{FaceId, FaceScope, LinkType};
 use kite_fw::fib::{FibConfig, FibWriter, StrategyId};
@@ -174,7 +174,7 @@ pub const LIMITS: ReassemblyLimits = ReassemblyLimits {
     max_partials: 4,
     max_bytes: 24 * 1024,
     timeout: Duration::from_millis(500),
-    max_packet: kite_face::framing::MAX_NDN_PACKET_SIZE,
+    max_packet: kite_link::framing::MAX_NDN_PACKET_SIZE,
 };
 
 /// How a packet's PIT token is chosen.

@@ -8,12 +8,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use kite_packet::{tlv_type, Data, Interest, LpHeader, NetPacket, Nonce};
+use kite_packet::{tlv_type, Data, Interest, LpHeader, NetPacket};
 
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::framing::FrameReader;
-use crate::random::random_u64;
+use crate::random::random_nonce;
 use crate::shm::{LinkReader, LinkWriter};
 use crate::transport::Transport;
 use crate::write_queue::WriteQueue;
@@ -249,11 +249,6 @@ impl Client {
             None => Ok(None),
         }
     }
-}
-
-/// A fresh random Nonce.
-pub(crate) fn random_nonce() -> Nonce {
-    Nonce::from(random_u64() as u32)
 }
 
 fn timeout_error(sent: &Interest, after: Duration) -> ClientError {

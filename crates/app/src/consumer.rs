@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use kite_packet::{tlv_type, Data, Interest, LpHeader, NackReason, Name, NetPacket};
 use smallvec::SmallVec;
 
-use crate::client::{random_nonce, satisfies, Client};
+use crate::client::{satisfies, Client};
 use crate::error::ClientError;
+use crate::random::random_nonce;
 
 /// Identifies one expressed Interest within its [`Pipeline`].
 pub type InterestId = u64;

@@ -9,13 +9,13 @@ use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 
 use bytes::Bytes;
-use kite_face::framing::{Framer, FramingError};
+use kite_link::framing::{Framer, FramingError};
 
 use crate::error::ClientError;
 
 /// The largest frame accepted: a largest packet (NFD's `MAX_NDN_PACKET_SIZE`, 8800 octets)
 /// plus room for its NDNLPv2 header, as a forwarder's stream faces accept.
-pub use kite_face::framing::MAX_FRAME_LEN;
+pub use kite_link::framing::MAX_FRAME_LEN;
 
 /// What a [`FrameReader`] reads from: any byte stream, read into room zeroed first, or one
 /// that can read into the frame buffer's uninitialized room itself (a socket by `read(2)`, a
@@ -106,7 +106,7 @@ impl FrameReader {
 
 /// Whether `datagram` is exactly one whole TLV element within the frame bounds.
 pub(crate) fn is_one_element(datagram: &[u8]) -> bool {
-    kite_face::framing::element_len(datagram) == Ok(Some(datagram.len()))
+    kite_link::framing::element_len(datagram) == Ok(Some(datagram.len()))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `kite-app`: Kite's client library, for applications and tools that talk to a forwarder
-//! (Kite or NFD) over its Unix socket, TCP, UDP (with NDNLPv2 fragmentation) or WebSocket.
+//! (Kite or NFD) over its Unix socket, TCP, UDP (with NDNLPv2 fragmentation) or, with the
+//! `websocket` feature, WebSocket.
 //!
 //! [`Client`] connects ([`Client::connect_default`] looks where NFD and Kite listen), frames
 //! the TLV stream, sends one Interest and waits for its Data or Nack ([`Client::express`]), and
@@ -26,6 +27,8 @@ pub mod shm;
 mod transport;
 mod udp;
 pub mod write_queue;
+#[cfg(feature = "websocket")]
+mod ws;
 
 pub use client::Client;
 pub use consumer::{Event, InterestId, Pipeline};

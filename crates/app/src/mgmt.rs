@@ -14,8 +14,9 @@ use kite_packet::{
     ContentType, Data, DigestSha256, Interest, Name, OwnedComponent, SignatureInfo, Signer,
 };
 
-use crate::client::{random_nonce, Client};
+use crate::client::Client;
 use crate::error::ClientError;
+use crate::random::random_nonce;
 use crate::random::random_u64;
 
 /// InterestLifetime of a command Interest (ndn-cxx's `Controller` default).

@@ -6,6 +6,8 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use kite_packet::Nonce;
+
 /// A 64-bit number that differs on every call.
 pub fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -16,6 +18,11 @@ pub fn random_u64() -> u64 {
         .map_or(0, |d| d.as_nanos());
     h.write_u128(now);
     h.finish()
+}
+
+/// A fresh random Nonce.
+pub(crate) fn random_nonce() -> Nonce {
+    Nonce::from(random_u64() as u32)
 }
 
 #[cfg(test)]

@@ -9,11 +9,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_face::framing::Framer;
+use kite_link::framing::Framer;
 use kite_packet::{Interest, NetPacket};
 use kite_shm::{self as shm, ShmReader, ShmWriter, OFFER_NAME};
 
-use crate::client::random_nonce;
+use crate::random::random_nonce;
 
 /// How long the client waits for the forwarder's answer before it gives up on shared
 /// memory (a forwarder that drops the request instead of answering it).

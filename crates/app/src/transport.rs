@@ -1,7 +1,7 @@
 //! The socket a [`crate::Client`] talks through: a Unix or TCP stream of TLV elements, a
 //! connected UDP socket (one packet per datagram, NFD's default port 6363, with NDNLPv2
-//! fragmentation: [`crate::udp`]), or a WebSocket (one packet per binary message, NFD's port
-//! 9696), each seen as a byte stream of whole TLV elements so one
+//! fragmentation: [`crate::udp`]), or, with the `websocket` feature, a WebSocket (one packet per
+//! binary message, NFD's port 9696), each seen as a byte stream of whole TLV elements so one
 //! [`crate::framing::FrameReader`] serves them all.
 
 use std::io::{self, IoSlice, Read, Write};
@@ -11,12 +11,13 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use kite_shm::{ShmReader, ShmWriter};
-use tungstenite::{Message, WebSocket};
 
 use crate::endpoint::Endpoint;
 use crate::framing::{read_zeroed, Source};
 use crate::udp::UdpLink;
-use kite_face::framing::Framer;
+#[cfg(feature = "websocket")]
+use crate::ws::WsStream;
+use kite_link::framing::Framer;
 
 /// The connected socket.
 #[derive(Debug)]
@@ -24,17 +25,10 @@ pub(crate) enum Transport {
     Unix(UnixStream),
     Tcp(TcpStream),
     Udp(Box<UdpLink>),
+    #[cfg(feature = "websocket")]
     Ws(Box<WsStream>),
     /// Shared memory with the forwarder, asked for over its Unix socket.
     Shm(Box<(ShmReader, ShmWriter)>),
-}
-
-/// A WebSocket with the part of the last message a read did not take yet.
-#[derive(Debug)]
-pub(crate) struct WsStream {
-    ws: WebSocket<TcpStream>,
-    pending: Vec<u8>,
-    at: usize,
 }
 
 impl Transport {
@@ -53,20 +47,16 @@ impl Transport {
             }
             Endpoint::Tcp(a) => Transport::Tcp(TcpStream::connect(a.as_str())?),
             Endpoint::Udp(a) => Transport::Udp(Box::new(UdpLink::connect(a)?)),
+            #[cfg(feature = "websocket")]
             Endpoint::Ws { host_port, path } => {
-                let tcp = TcpStream::connect(host_port.as_str())?;
-                let url = format!("ws://{host_port}{path}");
-                let (ws, _) = tungstenite::client(url.as_str(), tcp).map_err(|e| {
-                    io::Error::new(
-                        io::ErrorKind::ConnectionRefused,
-                        format!("WebSocket handshake: {e}"),
-                    )
-                })?;
-                Transport::Ws(Box::new(WsStream {
-                    ws,
-                    pending: Vec::new(),
-                    at: 0,
-                }))
+                Transport::Ws(Box::new(WsStream::connect(host_port, path)?))
+            }
+            #[cfg(not(feature = "websocket"))]
+            Endpoint::Ws { .. } => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "WebSocket endpoints need kite-app's websocket feature",
+                ))
             }
         })
     }
@@ -90,7 +80,8 @@ impl Transport {
             Transport::Unix(s) => s.set_read_timeout(Some(t)),
             Transport::Tcp(s) => s.set_read_timeout(Some(t)),
             Transport::Udp(u) => u.socket().set_read_timeout(Some(t)),
-            Transport::Ws(w) => w.ws.get_ref().set_read_timeout(Some(t)),
+            #[cfg(feature = "websocket")]
+            Transport::Ws(w) => w.set_read_timeout(t),
         }
     }
 }
@@ -103,6 +94,7 @@ impl Read for Transport {
             // One whole element per read: what is not one (garbage, a datagram cut by a short
             // buffer) is dropped so the stream stays in step.
             Transport::Udp(u) => u.recv(buf),
+            #[cfg(feature = "websocket")]
             Transport::Ws(w) => w.read(buf),
             Transport::Shm(s) => s.0.read(buf),
         }
@@ -120,7 +112,9 @@ impl Source for Transport {
                 let room = framer.read_room();
                 s.0.read_buf(framer.buffer(), room)
             }
-            Transport::Udp(_) | Transport::Ws(_) => read_zeroed(self, framer),
+            Transport::Udp(_) => read_zeroed(self, framer),
+            #[cfg(feature = "websocket")]
+            Transport::Ws(_) => read_zeroed(self, framer),
         }
     }
 }
@@ -133,11 +127,8 @@ impl Write for Transport {
             Transport::Unix(s) => s.write(buf),
             Transport::Tcp(s) => s.write(buf),
             Transport::Udp(u) => u.send(buf).map(|()| buf.len()),
-            Transport::Ws(w) => {
-                w.ws.send(Message::binary(buf.to_vec()))
-                    .map_err(ws_io_error)?;
-                Ok(buf.len())
-            }
+            #[cfg(feature = "websocket")]
+            Transport::Ws(w) => w.send(buf).map(|()| buf.len()),
             Transport::Shm(s) => s.1.write(buf),
         }
     }
@@ -164,40 +155,9 @@ impl Write for Transport {
             Transport::Unix(s) => s.flush(),
             Transport::Tcp(s) => s.flush(),
             Transport::Udp(_) | Transport::Shm(_) => Ok(()),
-            Transport::Ws(w) => w.ws.flush().map_err(ws_io_error),
+            #[cfg(feature = "websocket")]
+            Transport::Ws(w) => w.flush(),
         }
-    }
-}
-
-impl WsStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.at == self.pending.len() {
-            match self.ws.read().map_err(ws_io_error)? {
-                Message::Binary(b) => {
-                    self.pending.clear();
-                    self.pending.extend_from_slice(&b);
-                    self.at = 0;
-                }
-                Message::Close(_) => return Ok(0),
-                _ => {}
-            }
-        }
-        let n = buf.len().min(self.pending.len() - self.at);
-        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
-/// A WebSocket error as the I/O error the client reports (timeouts stay timeouts).
-fn ws_io_error(e: tungstenite::Error) -> io::Error {
-    match e {
-        tungstenite::Error::Io(e) => e,
-        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the forwarder closed the WebSocket",
-        ),
-        e => io::Error::other(e.to_string()),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The UDP transport: one NDNLPv2 frame per datagram, as a forwarder's UDP face speaks it.
 //!
 //! A forwarder cuts a packet larger than its face MTU into NDNLPv2 fragments; [`UdpLink`]
-//! reassembles them with kite-face's [`Reassembler`] (bounded: 256 packets, 4 MiB, a partial
+//! reassembles them with kite-link's [`Reassembler`] (bounded: 256 packets, 4 MiB, a partial
 //! packet dropped 500 ms after its last fragment). It cuts a packet larger than [`UDP_MTU`]
 //! the same way before sending. A datagram that is not one whole element, or a fragment the
 //! reassembler refuses, is dropped.
@@ -11,8 +11,8 @@ use std::net::{ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
 use bytes::Bytes;
-use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
-use kite_face::FaceId;
+use kite_link::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use kite_link::FaceId;
 use kite_packet::{tlv_type, Fragments, LpPacket};
 
 use crate::framing::is_one_element;

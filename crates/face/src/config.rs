@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use crate::congestion::MarkingConfig;
-use crate::framing::MAX_NDN_PACKET_SIZE;
 use crate::queue::{DEFAULT_QUEUE_CAPACITY, DEFAULT_WAITING_BYTES};
-use crate::reassembly::ReassemblyLimits;
 use crate::reliability::ReliabilityLimits;
+use kite_link::framing::MAX_NDN_PACKET_SIZE;
+use kite_link::reassembly::ReassemblyLimits;
 
 /// NFD's default MTU of UDP unicast faces.
 pub const DEFAULT_UDP_MTU: usize = 8800;

@@ -11,13 +11,13 @@ use std::os::fd::RawFd;
 use bytes::{Bytes, BytesMut};
 use kite_packet::{LpPacket, NetPacketView};
 
-use crate::counters::FaceCounters;
-use crate::props::FaceId;
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
 use crate::sys::segment::{send_segmented, Segmenter, SEGMENTED_BATCH};
 use crate::sys::{self, BATCH};
 use crate::transport::{FaceError, Flushed};
+use kite_link::reassembly::Endpoint;
+use kite_link::FaceCounters;
+use kite_link::FaceId;
 
 /// A frame a channel received for an existing (or just created) face.
 #[derive(Debug, Clone)]

@@ -15,18 +15,19 @@ use mio::{Interest, Registry, Token};
 
 use crate::config::FaceConfig;
 use crate::congestion::{CongestionMarker, MarkingConfig};
-use crate::counters::FaceCounters;
 use crate::link_service::{LinkService, Received, RxSink};
 use crate::police::NackPolicer;
-use crate::props::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 use crate::queue::OutQueue;
-use crate::reassembly::{Endpoint, Reassembler};
 use crate::reliability::ReliabilityLimits;
 use crate::tenancy::Tenant;
 use crate::transport::{
     Dial, FaceError, Flushed, LinkState, Progress, Redial, RxFrame, Transport, Upgrade,
 };
-use crate::uri::{FaceUri, MacAddr};
+use crate::uri::FaceUri;
+use kite_link::reassembly::{Endpoint, Reassembler};
+use kite_link::FaceCounters;
+use kite_link::MacAddr;
+use kite_link::{FaceId, FaceScope, LinkType, PacketKind, Persistency};
 
 /// Where a face's packets go: through its transport, or nowhere while it dials again.
 #[derive(Debug)]

@@ -3,7 +3,8 @@
 //! A [`Face`] is one peer: a transport (Unix or TCP stream, UDP unicast or multicast,
 //! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link_service) (reassembly,
 //! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
-//! counters. Listeners ([`StreamListener`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
+//! counters (what a face is apart from its socket — ids, properties, counters, framing,
+//! reassembly — is `kite-link`'s). Listeners ([`StreamListener`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
 //! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one
 //! only for a well-formed NDN packet and keeps at most its configured number of them
 //! ([`FaceConfig::udp_on_demand_limit`], [`FaceConfig::ether_on_demand_limit`]), giving up
@@ -17,28 +18,24 @@
 //! "call again, the event will not repeat". Output goes through [`Face::send_parts`] /
 //! [`Face::send`] (enqueue, never block) and [`Face::flush`] once per burst; on
 //! [`Flushed::Blocked`] the thread waits for the writable event. Face ids come from the
-//! caller ([`FaceIds`]) and are never reused.
+//! caller ([`kite_link::FaceIds`]) and are never reused.
 //!
 //! Invariants: no call blocks (an outgoing TCP connection is a [`tcp::Connecting`]); receive and send are one system call
 //! per burst (large `read`, `recvmmsg`, `writev`, `sendmmsg`), never per packet; stream
 //! packets are zero-copy slices of the read buffer; every bad input is dropped and counted
-//! in [`FaceCounters`], and a stream that loses framing closes its face.
+//! in [`kite_link::FaceCounters`], and a stream that loses framing closes its face.
 
 pub mod burst;
 pub mod capture;
 mod config;
 pub mod congestion;
-pub mod counters;
 mod datagram;
 pub mod ether;
 mod face;
-pub mod framing;
 pub mod link_service;
 mod on_demand;
 pub mod police;
-mod props;
 pub mod queue;
-pub mod reassembly;
 pub mod reliability;
 mod shm;
 mod stream;
@@ -58,15 +55,13 @@ pub use config::{
     ON_DEMAND_LIMIT_RANGE,
 };
 pub use congestion::MarkingConfig;
-pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, LinkState};
 pub use face::Face;
 pub use link_service::{Received, RxPacket, RxSink};
-pub use props::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
 pub use stream_listener::{Accepted, ChannelStatus, ListenError, StreamListener};
 pub use sys::raise_fd_limit;
 pub use transport::{FaceError, Flushed, Progress};
 pub use udp::UdpChannel;
-pub use uri::{FaceUri, MacAddr, UriError};
+pub use uri::{FaceUri, UriError};

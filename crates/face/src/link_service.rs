@@ -18,11 +18,11 @@ use kite_packet::{
 };
 use smallvec::SmallVec;
 
-use crate::counters::FaceCounters;
-use crate::props::{FaceId, PacketKind};
 use crate::queue::{OutFrame, OutQueue};
-use crate::reassembly::{Endpoint, Reassembler, ReassemblyError, ReassemblyLimits};
 use crate::reliability::{split_frame, Reliability, ReliabilityLimits};
+use kite_link::reassembly::{Endpoint, Reassembler, ReassemblyError, ReassemblyLimits};
+use kite_link::FaceCounters;
+use kite_link::{FaceId, PacketKind};
 
 /// A network packet received on a face, with the LP fields the forwarder reads.
 #[derive(Debug, Clone)]
@@ -567,7 +567,7 @@ impl Rx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framing::MAX_NDN_PACKET_SIZE;
+    use kite_link::framing::MAX_NDN_PACKET_SIZE;
     use kite_packet::{pool, Data, Interest, Name};
 
     fn interest(name: &str) -> Bytes {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use hashbrown::HashMap;
 
 use crate::datagram::is_ndn_packet;
-use crate::props::{FaceId, FaceIds};
+use kite_link::{FaceId, FaceIds};
 
 /// One peer of a datagram channel: its face, whether that face is on-demand, and when the
 /// channel last read from it.

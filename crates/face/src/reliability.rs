@@ -28,14 +28,15 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use kite_link::rtt::{RttConfig, RttEstimator, Smoothing};
 use kite_packet::encode::{put_header, put_nonneg_tlv, put_u64_tlv, tlv_len};
 use kite_packet::pool::Kept;
 use kite_packet::tlv_type;
 use kite_packet::varnum::read_varnum;
 use smallvec::SmallVec;
 
-use crate::counters::FaceCounters;
 use crate::queue::{OutFrame, OutQueue, INLINE_HEAD};
+use kite_link::FaceCounters;
 
 /// Retransmissions of a frame before its packet is given up (NFD's default).
 pub const MAX_RETX: u8 = 3;
@@ -103,42 +104,15 @@ impl Slot {
     }
 }
 
-/// RFC 6298's retransmission timeout estimator, with NFD's bounds.
-#[derive(Debug, Clone, Copy)]
-struct Rtt {
-    srtt: Duration,
-    rttvar: Duration,
-    rto: Duration,
-    sampled: bool,
-}
-
-impl Rtt {
-    const INITIAL: Duration = Duration::from_secs(1);
-    const MIN: Duration = Duration::from_millis(200);
-    const MAX: Duration = Duration::from_secs(60);
-
-    fn new() -> Self {
-        Rtt {
-            srtt: Duration::ZERO,
-            rttvar: Duration::ZERO,
-            rto: Self::INITIAL,
-            sampled: false,
-        }
-    }
-
-    fn sample(&mut self, r: Duration) {
-        if self.sampled {
-            let diff = self.srtt.abs_diff(r);
-            self.rttvar = (self.rttvar * 3 + diff) / 4;
-            self.srtt = (self.srtt * 7 + r) / 8;
-        } else {
-            self.srtt = r;
-            self.rttvar = r / 2;
-            self.sampled = true;
-        }
-        self.rto = (self.srtt + self.rttvar * 4).clamp(Self::MIN, Self::MAX);
-    }
-}
+/// The retransmission timeout: RFC 6298's, with NFD's bounds (1 s before a sample, within
+/// [200 ms, 60 s]).
+const RTT: RttConfig = RttConfig {
+    initial: Duration::from_secs(1),
+    min: Duration::from_millis(200),
+    max: Duration::from_secs(60),
+    granularity: Duration::ZERO,
+    smoothing: Smoothing::Combined,
+};
 
 /// Which of the last [`SEQ_WINDOW`] Sequence numbers were received.
 #[derive(Debug)]
@@ -213,7 +187,7 @@ pub struct Reliability {
     largest_acked: Option<u64>,
     /// An Ack arrived: look for frames it shows lost.
     check_losses: bool,
-    rtt: Rtt,
+    rtt: RttEstimator,
     next_packet: u64,
     acks: VecDeque<u64>,
     ack_due: Option<Instant>,
@@ -231,7 +205,7 @@ impl Reliability {
             live_octets: 0,
             largest_acked: None,
             check_losses: false,
-            rtt: Rtt::new(),
+            rtt: RttEstimator::new(RTT),
             next_packet: 0,
             acks: VecDeque::new(),
             ack_due: None,
@@ -263,7 +237,7 @@ impl Reliability {
 
     /// The current retransmission timeout.
     pub fn rto(&self) -> Duration {
-        self.rtt.rto
+        self.rtt.rto()
     }
 
     /// When [`Reliability::step`] has work: an Ack to send, a frame's timeout, losses to
@@ -273,7 +247,7 @@ impl Reliability {
         if let (true, Some(sent)) = (self.check_losses, sent) {
             return Some(sent); // in the past: now
         }
-        match (sent.map(|t| t + self.rtt.rto), self.ack_due) {
+        match (sent.map(|t| t + self.rtt.rto()), self.ack_due) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -328,7 +302,7 @@ impl Reliability {
             return;
         }
         if let (0, Some(sent)) = (slot.retx, slot.sent) {
-            self.rtt.sample(now.saturating_duration_since(sent));
+            self.rtt.add_sample(now.saturating_duration_since(sent));
         }
         self.live_octets -= slot.octets();
         *slot = Slot::default();
@@ -526,7 +500,7 @@ impl Reliability {
                 }
             }
         }
-        let rto = self.rtt.rto;
+        let rto = self.rtt.rto();
         while self
             .slots
             .front()
@@ -623,10 +597,10 @@ pub fn split_frame<'a>(head: &'a [u8], body: &'a [u8]) -> Option<(&'a [u8], &'a 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framing::MAX_NDN_PACKET_SIZE;
     use crate::link_service::{LinkService, Received, RxPacket};
-    use crate::props::{FaceId, PacketKind};
-    use crate::reassembly::{Endpoint, ReassemblyLimits};
+    use kite_link::framing::MAX_NDN_PACKET_SIZE;
+    use kite_link::reassembly::{Endpoint, ReassemblyLimits};
+    use kite_link::{FaceId, PacketKind};
     use kite_packet::{Data, LpHeader, LpPacket, Name, PitToken};
 
     fn data(name: &str, size: usize) -> Bytes {

@@ -13,14 +13,14 @@ use bytes::Bytes;
 use kite_shm::{signal, Consumer, Offered, Producer, ShmRead};
 use mio::Interest;
 
-use crate::counters::FaceCounters;
-use crate::framing::{element_len, Framer};
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
 use crate::transport::{FaceError, Flushed, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
+use kite_link::framing::{element_len, Framer};
+use kite_link::reassembly::Endpoint;
+use kite_link::FaceCounters;
 
-/// Ring reads per receive burst (each up to 64 KiB, [`crate::framing::READ_CHUNK`]).
+/// Ring reads per receive burst (each up to 64 KiB, [`kite_link::framing::READ_CHUNK`]).
 const READS_PER_BURST: usize = 4;
 
 /// The forwarder's side of a shared-memory face.

@@ -8,15 +8,15 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
 use bytes::Bytes;
 
-use crate::counters::FaceCounters;
-use crate::framing::Framer;
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
 use crate::shm::ShmIo;
 use crate::transport::{
     FaceError, Flushed, Progress, Replace, RxFrame, Source, Transport, Upgrade,
 };
 use crate::uri::FaceUri;
+use kite_link::framing::Framer;
+use kite_link::reassembly::Endpoint;
+use kite_link::FaceCounters;
 
 /// Reads per receive burst before the face yields to others: 128 KiB, sixteen 8000-octet
 /// Data. Fewer, smaller bursts let the I/O thread forward and write what it read sooner

@@ -14,13 +14,13 @@ use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
 use crate::config::FaceConfig;
-use crate::counters::ChannelCounters;
 use crate::face::{Face, FaceParts};
-use crate::props::{FaceId, FaceIds, LinkType, Persistency};
 use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
 use crate::ws::WsIo;
 use crate::{tcp, unix};
+use kite_link::ChannelCounters;
+use kite_link::{FaceId, FaceIds, LinkType, Persistency};
 
 /// Why a listener could not be opened.
 #[derive(Debug, Error)]

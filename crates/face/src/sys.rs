@@ -1,6 +1,5 @@
-//! The system calls std and mio do not offer: `recvmmsg`, `sendmmsg`, `read` into a
-//! buffer's uninitialized spare capacity, AF_PACKET sockets ([`packet`]) and UDP segmentation
-//! offload ([`segment`]). Every `unsafe` block in the crate lives here.
+//! The system calls std and mio do not offer: `recvmmsg`, `sendmmsg`, AF_PACKET sockets
+//! ([`packet`]) and UDP segmentation offload ([`segment`]). Every `unsafe` block in the crate lives here.
 #![allow(unsafe_code)]
 
 pub mod packet;
@@ -14,28 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
-use bytes::BytesMut;
-
 /// Datagrams read (or written) by one `recvmmsg` (`sendmmsg`) call.
 pub const BATCH: usize = 32;
-
-/// Reads at most `max` octets from `fd` into `buf`'s spare capacity, growing it as needed.
-/// Returns the octets read (0: end of stream).
-pub fn read_into(fd: RawFd, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
-    buf.reserve(max);
-    let spare = buf.spare_capacity_mut();
-    let len = spare.len().min(max);
-    // SAFETY: `spare` is writable memory of at least `len` octets owned by `buf`; `read`
-    // writes at most `len` octets into it and does not keep the pointer.
-    let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), len) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let n = n as usize;
-    // SAFETY: the kernel initialized the first `n` (<= len) octets of the spare capacity.
-    unsafe { buf.set_len(buf.len() + n) };
-    Ok(n)
-}
 
 /// Buffers for receiving one burst of datagrams, allocated once and reused.
 pub struct RecvBatch {
@@ -565,18 +544,6 @@ mod tests {
         assert_eq!(batch.recv_ready(rx.as_raw_fd()).unwrap(), None, "drained");
         tx.send_to(b"again", rx.local_addr().unwrap()).unwrap();
         assert_eq!(batch.recv_ready(rx.as_raw_fd()).unwrap(), Some(1));
-    }
-
-    #[test]
-    fn read_into_appends_after_existing_octets() {
-        let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
-        std::io::Write::write_all(&mut a, b"hello").unwrap();
-        let mut buf = BytesMut::from(&b"> "[..]);
-        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 3).unwrap(), 3);
-        assert_eq!(&buf[..], b"> hel");
-        drop(a);
-        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 2);
-        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 0);
     }
 
     #[test]

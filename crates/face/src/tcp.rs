@@ -10,10 +10,10 @@ use mio::{Interest, Registry, Token};
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
-use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
 use crate::transport::{Dial, Transport};
 use crate::uri::{is_loopback, FaceUri};
+use kite_link::{FaceId, FaceScope, LinkType, Persistency};
 
 pub use crate::config::{DEFAULT_REDIAL_INITIAL, DEFAULT_REDIAL_MAX};
 

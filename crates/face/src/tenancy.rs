@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use crate::props::FaceId;
 use crate::sys::{FdShare, FdSlot};
+use kite_link::FaceId;
 
 /// The accepted stream faces of this process's listeners: at most a quarter of its file
 /// descriptor limit.

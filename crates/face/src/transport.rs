@@ -21,12 +21,12 @@ use bytes::Bytes;
 use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
-use crate::counters::FaceCounters;
-use crate::framing::FramingError;
-use crate::props::{FaceId, Persistency};
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
 use crate::uri::FaceUri;
+use kite_link::framing::FramingError;
+use kite_link::reassembly::Endpoint;
+use kite_link::FaceCounters;
+use kite_link::{FaceId, Persistency};
 
 // A variant that wraps another error says it in its message and does not also report it as
 // its source, or a chain printer (anyhow's `{:#}`) would print it twice.

@@ -8,9 +8,9 @@ use mio::net::UnixStream;
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
-use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::stream::{Conn, StreamIo};
 use crate::uri::FaceUri;
+use kite_link::{FaceId, FaceScope, LinkType, Persistency};
 
 /// The face of a connection accepted on the listener at `path` (NFD: `fd://<n>`, on-demand,
 /// local).

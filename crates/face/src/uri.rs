@@ -11,53 +11,13 @@ use core::str::FromStr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
+use kite_link::{InvalidMac, MacAddr};
 use thiserror::Error;
 
 /// NFD's default UDP and TCP port.
 pub const DEFAULT_PORT: u16 = 6363;
 /// NFD's default WebSocket port.
 pub const DEFAULT_WS_PORT: u16 = 9696;
-
-/// A 48-bit Ethernet address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MacAddr(pub [u8; 6]);
-
-impl MacAddr {
-    /// Whether this is a group (multicast or broadcast) address: the I/G bit of the first
-    /// octet is set.
-    pub fn is_multicast(&self) -> bool {
-        self.0[0] & 1 == 1
-    }
-}
-
-impl fmt::Display for MacAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [a, b, c, d, e, g] = self.0;
-        write!(f, "{a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{g:02x}")
-    }
-}
-
-impl FromStr for MacAddr {
-    type Err = UriError;
-
-    /// Six hex octets separated by `:` or `-` (either case).
-    fn from_str(s: &str) -> Result<Self, UriError> {
-        let sep = if s.contains('-') { '-' } else { ':' };
-        let mut out = [0u8; 6];
-        let mut parts = s.split(sep);
-        for o in &mut out {
-            let p = parts.next().ok_or(UriError::InvalidMac)?;
-            if p.len() != 2 {
-                return Err(UriError::InvalidMac);
-            }
-            *o = u8::from_str_radix(p, 16).map_err(|_| UriError::InvalidMac)?;
-        }
-        if parts.next().is_some() {
-            return Err(UriError::InvalidMac);
-        }
-        Ok(MacAddr(out))
-    }
-}
 
 /// A face's (or channel's) address, by scheme.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -121,6 +81,12 @@ pub enum UriError {
     /// Well-formed, but not in canonical form: the canonical form is given.
     #[error("URI is not canonical (canonical form: {0})")]
     NotCanonical(String),
+}
+
+impl From<InvalidMac> for UriError {
+    fn from(_: InvalidMac) -> Self {
+        UriError::InvalidMac
+    }
 }
 
 /// The IP family a scheme requires.
@@ -236,7 +202,7 @@ fn parse(s: &str, lenient: bool) -> Result<FaceUri, UriError> {
                 .strip_prefix('[')
                 .and_then(|r| r.strip_suffix(']'))
                 .ok_or(UriError::InvalidMac)?;
-            inner.parse().map(FaceUri::Ether)
+            inner.parse().map(FaceUri::Ether).map_err(UriError::from)
         }
         "internal" if rest.is_empty() => Ok(FaceUri::Internal),
         "internal" => Err(UriError::UnexpectedPath),

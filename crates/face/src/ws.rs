@@ -12,12 +12,12 @@ use tungstenite::handshake::{HandshakeError, MidHandshake};
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Error as WsError, Message, WebSocket};
 
-use crate::counters::FaceCounters;
-use crate::framing::MAX_FRAME_LEN;
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
 use crate::transport::{FaceError, Flushed, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
+use kite_link::framing::MAX_FRAME_LEN;
+use kite_link::reassembly::Endpoint;
+use kite_link::FaceCounters;
 
 /// Messages read per receive burst.
 const MESSAGES_PER_BURST: usize = 64;

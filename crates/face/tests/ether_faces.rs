@@ -14,9 +14,10 @@ use bytes::Bytes;
 use common::{data, interest, name_of};
 use kite_face::ether::frame::NDN_MULTICAST;
 use kite_face::{
-    Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceScope, FaceUri, LinkMonitor, LinkState,
-    LinkType, MacAddr, PacketKind, Persistency, Received, RxPacket, DEFAULT_IDLE_TIMEOUT,
+    Datagram, EtherChannel, Face, FaceConfig, FaceUri, LinkMonitor, LinkState, Received, RxPacket,
+    DEFAULT_IDLE_TIMEOUT,
 };
+use kite_link::{FaceIds, FaceScope, LinkType, MacAddr, PacketKind, Persistency};
 
 /// Writes past the harness's capture, so a skip shows in every run.
 fn say(line: &str) {

@@ -7,7 +7,8 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 use common::{interest, name_of};
-use kite_face::{udp, FaceConfig, FaceId, LinkType, PacketKind, Persistency};
+use kite_face::{udp, FaceConfig};
+use kite_link::{FaceId, LinkType, PacketKind, Persistency};
 
 #[test]
 fn multicast_members_hear_each_other() {

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use common::{data, interest, name_of, Driver};
 use kite_face::{
-    tcp, unix, Accepted, FaceConfig, FaceError, FaceId, FaceIds, FaceScope, FaceUri, Flushed,
-    ListenError, PacketKind, Persistency, RxPacket, StreamListener,
+    tcp, unix, Accepted, FaceConfig, FaceError, FaceUri, Flushed, ListenError, RxPacket,
+    StreamListener,
 };
+use kite_link::{FaceId, FaceIds, FaceScope, PacketKind, Persistency};
 use kite_packet::{LpHeader, PitToken};
 
 fn accept_one(ch: &mut StreamListener, ids: &mut FaceIds) -> kite_face::Face {

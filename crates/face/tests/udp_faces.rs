@@ -8,11 +8,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::{data, interest, name_of};
-use kite_face::reassembly::ReassemblyLimits;
-use kite_face::{
-    Datagram, Face, FaceConfig, FaceId, FaceIds, FaceScope, FaceUri, Flushed, PacketKind,
-    Persistency, Received, RxPacket, UdpChannel,
-};
+use kite_face::{Datagram, Face, FaceConfig, FaceUri, Flushed, Received, RxPacket, UdpChannel};
+use kite_link::reassembly::ReassemblyLimits;
+use kite_link::{FaceId, FaceIds, FaceScope, PacketKind, Persistency};
 use kite_packet::{LpHeader, LpPacket};
 
 fn channel(config: FaceConfig) -> UdpChannel {
@@ -319,7 +317,7 @@ fn oversized_datagrams_count_on_the_channel_and_on_a_known_face() {
     let mut ch = channel(FaceConfig::default());
     let mut ids = FaceIds::new();
     let to = ch.local_addr();
-    let too_long = vec![0x06; kite_face::framing::MAX_FRAME_LEN + 100];
+    let too_long = vec![0x06; kite_link::framing::MAX_FRAME_LEN + 100];
 
     let stranger = peer();
     stranger.send_to(&too_long, to).unwrap();

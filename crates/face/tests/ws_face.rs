@@ -7,10 +7,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use common::{data, interest, name_of, Driver};
-use kite_face::{
-    Accepted, FaceConfig, FaceIds, FaceScope, FaceUri, PacketKind, Persistency, Received,
-    StreamListener,
-};
+use kite_face::{Accepted, FaceConfig, FaceUri, Received, StreamListener};
+use kite_link::{FaceIds, FaceScope, PacketKind, Persistency};
 use tungstenite::{Message, WebSocket};
 
 /// A WebSocket listener, `client` run on its own thread against it, and the face of its

@@ -48,7 +48,7 @@ pub struct DaemonArgs {
     #[arg(long, default_value_t = 1)]
     threads: u8,
     /// How long to measure, e.g. 10s, 500ms.
-    #[arg(long, default_value = "5s", value_parser = crate::bench::parse_duration)]
+    #[arg(long, default_value = "5s", value_parser = crate::duration::parse_duration)]
     duration: Duration,
     /// Never park idle threads (busy-poll), for comparison with the default.
     #[arg(long, conflicts_with = "forwarder")]

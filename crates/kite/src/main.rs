@@ -15,6 +15,7 @@ mod bench;
 mod bench_daemon;
 mod ctl;
 mod describe;
+mod duration;
 mod encode;
 mod frames;
 mod input;

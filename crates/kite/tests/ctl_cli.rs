@@ -4,10 +4,11 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use kite_app::fake::FakeForwarder;
+use kite_link::{ChannelCounters, FaceCounters};
 use kite_mgmt_proto::command::parse_command;
 use kite_mgmt_proto::datasets::{
-    ChannelCounters, ChannelStatus, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry,
-    ForwarderStatus, NextHopRecord, RibEntry, Route,
+    ChannelStatus, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord, RibEntry,
+    Route,
 };
 use kite_mgmt_proto::nfd::{FacePersistency, FaceScope, LinkType, RouteOrigin};
 use kite_mgmt_proto::{encode_items, ControlParameters, ControlResponse, Tlv};

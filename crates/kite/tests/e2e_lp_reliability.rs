@@ -108,7 +108,7 @@ fn create_face(socket: &str, port: u16, reliability: bool) -> u64 {
 
 /// Two daemons joined through a lossy relay, a `kite put` of a random object on B and a route
 /// on A; fetches it from A and returns A's and B's faces' counters.
-fn fetch_through_loss(reliability: bool) -> [kite_mgmt_proto::datasets::FaceCounters; 2] {
+fn fetch_through_loss(reliability: bool) -> [kite_link::FaceCounters; 2] {
     let (a_udp, b_udp) = (free_udp_port(), free_udp_port());
     let a = Daemon::loopback(a_udp, free_tcp_port());
     let b = Daemon::loopback(b_udp, free_tcp_port());

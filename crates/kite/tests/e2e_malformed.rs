@@ -16,7 +16,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::{eventually, free_tcp_port, free_udp_port, Daemon};
-use kite_mgmt_proto::datasets::FaceCounters;
+use kite_link::FaceCounters;
 use kite_packet::{Data, LpHeader, LpPacket, NetPacket, NetPacketView};
 use tungstenite::{Message, WebSocket};
 

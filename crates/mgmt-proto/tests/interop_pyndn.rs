@@ -16,9 +16,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use bytes::Bytes;
+use kite_link::FaceCounters;
 use kite_mgmt_proto::datasets::{
-    CsInfo, FaceCounters, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
-    RibEntry, Route, StrategyChoice,
+    CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord, RibEntry, Route,
+    StrategyChoice,
 };
 use kite_mgmt_proto::nfd::{
     self as t, FaceEventKind, FacePersistency, FaceScope, FaceState, LinkType, RouteOrigin,

@@ -2,8 +2,9 @@
 //! only this crate's threads speak it.
 
 use crossbeam_channel::Sender;
-use kite_face::{FaceUri, Persistency};
+use kite_face::FaceUri;
 use kite_fw::face::FaceId;
+use kite_link::Persistency;
 use kite_packet::{DataView, PitToken};
 
 use crate::{CreateReply, FaceCommandError, FaceOptions, FaceStatus, ThreadCounters};

@@ -4,11 +4,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use kite_face::{FaceUri, Persistency};
+use kite_face::FaceUri;
 use kite_fw::face::FaceId;
 use kite_fw::hash::NameHasher;
 use kite_fw::ndt::Ndt;
 use kite_fw::time::{MonotonicClock, Time};
+use kite_link::Persistency;
 use kite_packet::{DataView, PitToken};
 
 use crate::{
@@ -217,7 +218,7 @@ impl RuntimeHandle {
         for c in each {
             match all.iter_mut().find(|a| a.local == c.local) {
                 Some(a) => {
-                    for &t in kite_face::ChannelCounters::TYPES {
+                    for &t in kite_link::ChannelCounters::TYPES {
                         if let (Some(x), Some(y)) = (a.counters.get_mut(t), c.counters.get(t)) {
                             *x += y;
                         }

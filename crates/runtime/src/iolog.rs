@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use hashbrown::HashMap;
-use kite_face::{EtherChannel, Face, FaceCounters, Persistency, UdpChannel, FACE_DROPS};
+use kite_face::{EtherChannel, Face, UdpChannel};
+use kite_link::{FaceCounters, Persistency, FACE_DROPS};
 use tracing::Level;
 
 use super::FaceStatus;

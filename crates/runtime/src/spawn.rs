@@ -165,7 +165,7 @@ impl Runtime {
         let loads: Arc<[std::sync::atomic::AtomicUsize]> = (0..m)
             .map(|_| std::sync::atomic::AtomicUsize::new(0))
             .collect();
-        let ids = kite_face::FaceIds::new();
+        let ids = kite_link::FaceIds::new();
         let mut io_busy = Vec::with_capacity(m);
         let mut io_threads = Vec::with_capacity(m);
         let parts = polls

@@ -4,9 +4,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
-use kite_face::{FaceCounters, FaceUri, MarkingConfig, Persistency};
+use kite_face::{FaceUri, MarkingConfig};
 use kite_fw::face::{FaceId, FaceScope, LinkType};
 use kite_fw::forwarder::Counters;
+use kite_link::{FaceCounters, Persistency};
 use kite_packet::PitToken;
 
 /// Face properties a command may set (NFD `faces/create` and `faces/update`); `None` leaves

@@ -24,7 +24,7 @@ use super::loss::{suppression_wait, LossDetector, Lost};
 use super::naming::{
     ends_in_version, metadata_name, parse_segment_reply, segment_name, METADATA_KEYWORD,
 };
-use super::rto::RttEstimator;
+use super::rto::{self, RttEstimator};
 use crate::consumer::{Event, InterestId, Pipeline};
 use crate::error::{nack_reason_text, ClientError};
 
@@ -315,7 +315,7 @@ pub fn fetch(
         next_report: started,
         discovering: None,
         window: Window::new(opts.cc),
-        rtt: RttEstimator::new(
+        rtt: rto::estimator(
             Duration::from_secs(1),
             opts.min_rto,
             opts.effective_max_rto(),
@@ -605,7 +605,7 @@ impl Fetcher<'_> {
                     self.stats.congestion_marks += 1;
                     self.cut(sent.sent_at, now);
                 }
-                self.window.on_data(now, self.rtt.srtt());
+                self.window.on_data(now, rto::srtt(&self.rtt));
                 self.accept(*data, out)
             }
             Event::Nack { id, reason } => {

@@ -23,7 +23,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::rto::RttEstimator;
+use super::rto::{self, RttEstimator};
 
 /// The forwarders' first retransmission suppression interval (NFD's default).
 pub const RETX_SUPPRESSION_INITIAL: Duration = Duration::from_millis(10);
@@ -102,8 +102,8 @@ impl LossDetector {
         LossScan {
             latest: self.latest,
             last_answer: tail.then_some(self.last_answer).flatten(),
-            bound: rtt.rtt_bound(),
-            srtt: rtt.srtt(),
+            bound: rto::rtt_bound(rtt),
+            srtt: rto::srtt(rtt),
             reo: self.reordering_window(),
         }
     }
@@ -170,7 +170,7 @@ mod tests {
 
     /// An estimator whose SRTT is `srtt`, with no variation.
     fn steady(srtt: Duration) -> RttEstimator {
-        let mut e = RttEstimator::new(Duration::from_secs(1), MS, Duration::from_secs(60));
+        let mut e = rto::estimator(Duration::from_secs(1), MS, Duration::from_secs(60));
         for _ in 0..100 {
             e.add_sample(srtt);
         }
@@ -279,7 +279,7 @@ mod tests {
         let (at, why) = d.scan(false, &e).lost_at(t0, 0).unwrap();
         assert_eq!(why, Lost::Overtaken);
         assert!(at >= t0 + 50 * MS, "lost after {:?}", at - t0);
-        assert_eq!(at, t0 + e.rtt_bound());
+        assert_eq!(at, t0 + rto::rtt_bound(&e));
     }
 
     #[test]

@@ -1,85 +1,32 @@
-//! The retransmission timeout, estimated as RFC 6298 does for TCP: smoothed RTT and RTT
-//! variation from each sample, doubled on each timeout, within [200 ms, 60 s].
+//! The fetch's retransmission timeout: `kite-link`'s RFC 6298 estimator (smoothed RTT and RTT
+//! variation from each sample, doubled on each timeout) with floating-point gains, within the
+//! fetch's bounds ([200 ms, 60 s] by default).
 
 use std::time::Duration;
 
-/// RFC 6298's alpha (gain of the smoothed RTT).
-const ALPHA: f64 = 1.0 / 8.0;
-/// RFC 6298's beta (gain of the RTT variation).
-const BETA: f64 = 1.0 / 4.0;
-/// RFC 6298's K (weight of the variation in the RTO).
-const K: f64 = 4.0;
+pub use kite_link::rtt::RttEstimator;
+use kite_link::rtt::{RttConfig, Smoothing};
 
-/// The RTT estimator and the RTO it gives.
-#[derive(Debug, Clone)]
-pub struct RttEstimator {
-    srtt: Option<Duration>,
-    rttvar: Duration,
-    rto: Duration,
-    min_rto: Duration,
-    max_rto: Duration,
+/// An estimator starting at `initial` RTO (RFC 6298: 1 s), kept within `min`..=`max`.
+pub fn estimator(initial: Duration, min: Duration, max: Duration) -> RttEstimator {
+    RttEstimator::new(RttConfig {
+        initial,
+        min,
+        max,
+        granularity: Duration::ZERO,
+        smoothing: Smoothing::Float,
+    })
 }
 
-impl Default for RttEstimator {
-    fn default() -> Self {
-        Self::new(
-            Duration::from_secs(1),
-            Duration::from_millis(200),
-            Duration::from_secs(60),
-        )
-    }
+/// The smoothed RTT; the RTO until a first sample.
+pub fn srtt(e: &RttEstimator) -> Duration {
+    e.srtt().unwrap_or(e.rto())
 }
 
-impl RttEstimator {
-    /// An estimator starting at `initial` RTO (RFC 6298: 1 s), kept within `min`..=`max`.
-    pub fn new(initial: Duration, min: Duration, max: Duration) -> Self {
-        RttEstimator {
-            srtt: None,
-            rttvar: Duration::ZERO,
-            rto: initial.clamp(min, max),
-            min_rto: min,
-            max_rto: max,
-        }
-    }
-
-    /// Takes one RTT sample (only from Data answering an Interest sent once: Karn's rule).
-    pub fn add_sample(&mut self, rtt: Duration) {
-        let (srtt, rttvar) = match self.srtt {
-            None => (rtt, rtt / 2),
-            Some(srtt) => {
-                let diff = srtt.abs_diff(rtt);
-                (
-                    srtt.mul_f64(1.0 - ALPHA) + rtt.mul_f64(ALPHA),
-                    self.rttvar.mul_f64(1.0 - BETA) + diff.mul_f64(BETA),
-                )
-            }
-        };
-        self.srtt = Some(srtt);
-        self.rttvar = rttvar;
-        self.rto = (srtt + rttvar.mul_f64(K)).clamp(self.min_rto, self.max_rto);
-    }
-
-    /// Doubles the RTO after a timeout (up to the maximum).
-    pub fn backoff(&mut self) {
-        self.rto = (self.rto * 2).min(self.max_rto);
-    }
-
-    /// The current retransmission timeout.
-    pub fn rto(&self) -> Duration {
-        self.rto
-    }
-
-    /// RFC 6298's RTO formula, SRTT + 4 × RTTVAR, before the floor and the backoff: how long
-    /// an answer may take on this path's record (the RTO until a first sample).
-    pub fn rtt_bound(&self) -> Duration {
-        self.srtt
-            .map_or(self.rto, |srtt| srtt + self.rttvar.mul_f64(K))
-    }
-
-    /// The smoothed RTT; the RTO until a first sample.
-    pub fn srtt(&self) -> Duration {
-        self.srtt.unwrap_or(self.rto)
-    }
+/// RFC 6298's RTO formula, SRTT + 4 × RTTVAR, before the floor and the backoff: how long an
+/// answer may take on this path's record (the RTO until a first sample).
+pub fn rtt_bound(e: &RttEstimator) -> Duration {
+    e.rtt_bound().unwrap_or(e.rto())
 }
 
 #[cfg(test)]
@@ -88,25 +35,35 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
+    fn default() -> RttEstimator {
+        estimator(Duration::from_secs(1), 200 * MS, Duration::from_secs(60))
+    }
+
     #[test]
     fn first_sample_then_smoothing_as_rfc_6298() {
-        let mut e = RttEstimator::default();
+        let mut e = default();
         assert_eq!(e.rto(), Duration::from_secs(1));
+        assert_eq!(
+            (srtt(&e), rtt_bound(&e)),
+            (e.rto(), e.rto()),
+            "before a sample"
+        );
         e.add_sample(100 * MS);
         // SRTT = 100, RTTVAR = 50, RTO = 100 + 4 * 50.
-        assert_eq!(e.srtt(), 100 * MS);
+        assert_eq!(srtt(&e), 100 * MS);
         assert_eq!(e.rto(), 300 * MS);
         e.add_sample(200 * MS);
         // RTTVAR = 0.75 * 50 + 0.25 * 100 = 62.5; SRTT = 0.875 * 100 + 0.125 * 200 = 112.5.
-        assert_eq!(e.srtt(), Duration::from_micros(112_500));
+        assert_eq!(srtt(&e), Duration::from_micros(112_500));
         assert_eq!(e.rto(), Duration::from_micros(112_500 + 250_000));
     }
 
     #[test]
     fn clamped_to_min_and_backoff_to_max() {
-        let mut e = RttEstimator::default();
+        let mut e = default();
         e.add_sample(MS);
         assert_eq!(e.rto(), 200 * MS, "never below 200 ms");
+        assert_eq!(rtt_bound(&e), 3 * MS, "the bound is not floored");
         for _ in 0..20 {
             e.backoff();
         }

@@ -6,7 +6,7 @@
 use kite_packet::varnum::read_varnum;
 use thiserror::Error;
 
-use crate::uri::MacAddr;
+use kite_link::MacAddr;
 
 /// NDN's EtherType.
 pub const ETHERTYPE_NDN: u16 = 0x8624;

@@ -34,18 +34,19 @@ use mio::{Interest, Registry, Token};
 use thiserror::Error;
 
 use crate::config::FaceConfig;
-use crate::counters::ChannelCounters;
 use crate::datagram::{Arena, Datagram};
 use crate::face::{Face, FaceParts};
 use crate::on_demand::Peers;
-use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
-use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
 use crate::sys::packet::{interface_index, PacketSocket};
 use crate::sys::{timestamp_arrivals, RecvBatch, BATCH};
 use crate::transport::{FaceError, Progress};
-use crate::uri::{FaceUri, MacAddr};
+use crate::uri::FaceUri;
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
+use kite_link::reassembly::{Endpoint, Reassembler};
+use kite_link::ChannelCounters;
+use kite_link::MacAddr;
+use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use netif::LinkEvents;
 use peer::EtherPeer;
 

@@ -5,12 +5,13 @@ use std::os::fd::RawFd;
 use std::sync::Arc;
 
 use super::frame::{self, HEADER_LEN};
-use crate::counters::FaceCounters;
 use crate::datagram::flush_queue;
 use crate::queue::OutQueue;
 use crate::sys::packet::PacketSocket;
 use crate::transport::{FaceError, Flushed, LinkState, Progress, RxFrame, Source, Transport};
-use crate::uri::{FaceUri, MacAddr};
+use crate::uri::FaceUri;
+use kite_link::FaceCounters;
+use kite_link::MacAddr;
 
 /// An Ethernet face's end: its channel's socket, the remote address (a peer or the group) and
 /// the header every frame to it starts with.

@@ -202,7 +202,7 @@ proptest! {
             match op {
                 0 => {
                     let _ = io.recv_burst(false, 64, |f, _| {
-                        assert!(f.len() <= crate::framing::MAX_FRAME_LEN);
+                        assert!(f.len() <= kite_link::framing::MAX_FRAME_LEN);
                     });
                 }
                 1 => {

@@ -33,18 +33,18 @@ mod peer;
 pub use multicast::{multicast, multicast_interfaces};
 
 use crate::config::FaceConfig;
-use crate::counters::ChannelCounters;
 use crate::datagram::{Arena, Datagram};
 use crate::face::{Face, FaceParts};
-use crate::framing::MAX_FRAME_LEN;
 use crate::on_demand::Peers;
-use crate::props::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
-use crate::reassembly::{Endpoint, Reassembler};
 use crate::stream_listener::ChannelStatus;
 use crate::sys::segment::{enable_gro, Segmenter};
 use crate::sys::{path_mtu, FdShare, RecvBatch, BATCH};
 use crate::transport::{FaceError, Progress};
 use crate::uri::FaceUri;
+use kite_link::framing::MAX_FRAME_LEN;
+use kite_link::reassembly::{Endpoint, Reassembler};
+use kite_link::ChannelCounters;
+use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use peer::{UdpPeer, SOCKET_BUFFER};
 
 /// A UDP listener: one socket shared by the unicast faces of every remote endpoint.

@@ -11,9 +11,9 @@ use super::peer::MulticastIo;
 use crate::config::FaceConfig;
 use crate::datagram::Arena;
 use crate::face::{Face, FaceParts};
-use crate::framing::MAX_FRAME_LEN;
-use crate::props::{FaceId, FaceScope, LinkType, Persistency};
 use crate::sys::RecvBatch;
+use kite_link::framing::MAX_FRAME_LEN;
+use kite_link::{FaceId, FaceScope, LinkType, Persistency};
 
 /// Opens a permanent multi-access face on IPv4 multicast `group` (e.g.
 /// 224.0.23.170:56363) through the interface whose address is `iface`; with `device` (its

@@ -11,15 +11,15 @@ use bytes::Bytes;
 use mio::net::UdpSocket;
 use mio::Interest;
 
-use crate::counters::FaceCounters;
 use crate::datagram::{flush_queue, no_padding, Arena};
-use crate::props::Persistency;
 use crate::queue::OutQueue;
-use crate::reassembly::Endpoint;
 use crate::sys::segment::Segmenter;
 use crate::sys::{FdSlot, RecvBatch, BATCH};
 use crate::transport::{FaceError, Flushed, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
+use kite_link::reassembly::Endpoint;
+use kite_link::FaceCounters;
+use kite_link::Persistency;
 
 /// Socket buffer size asked for on UDP sockets (the kernel caps it at net.core.rmem_max /
 /// wmem_max). One listener socket carries every unicast face of its channel: with the default

@@ -54,7 +54,11 @@ enum Group {
     TimedOut = 2,
 }
 
-/// One tracked face, decoded from the scratch area.
+/// One tracked face, decoded from the scratch area. Its RTT estimate is RFC 6298's, as
+/// `kite_link::rtt::RttEstimator` computes it, but packed: SRTT and RTTVAR in whole
+/// microseconds (u32), the group standing for "a sample came", and the RTO computed when
+/// read, so that a face fits its 14 octets of the strategy's 96-octet FIB scratch area; the
+/// shared estimator (its parameters and three `Duration`s, 120 octets) exceeds the whole area.
 #[derive(Debug, Clone, Copy, Default)]
 struct FaceState {
     srtt_us: u32,

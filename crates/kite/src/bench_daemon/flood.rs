@@ -45,7 +45,7 @@ pub struct FloodArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     rate: u64,
     /// How long to flood, e.g. 10s.
-    #[arg(long, default_value = "10s", value_parser = crate::bench::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = crate::duration::parse_duration)]
     duration: Duration,
     /// Print one JSON object on standard output and nothing else (the human summary goes to
     /// standard error), for scripts.

@@ -18,8 +18,8 @@ use kite_app::WriteQueue;
 use kite_face::burst::{
     enable_gro, send_segmented, Arena, RecvBatch, Segmenter, BATCH, SEGMENTED_BATCH,
 };
-use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
-use kite_face::FaceId;
+use kite_link::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use kite_link::FaceId;
 use kite_packet::{LpHeader, LpPacket};
 use socket2::{Domain, Protocol, Socket, Type};
 

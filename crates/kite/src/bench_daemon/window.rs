@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use kite_link::rtt::{RttConfig, RttEstimator, Smoothing};
 use kite_packet::{Interest, Name, Nonce};
 
 /// InterestLifetime of every Interest, in ms.
@@ -17,6 +18,15 @@ const LIFETIME_MS: u64 = 4000;
 const MIN_TIMEOUT: Duration = Duration::from_millis(20);
 const MAX_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// The loss timeout: RFC 6298's RTO, the longest until an answer came, never backed off.
+const RTT: RttConfig = RttConfig {
+    initial: MAX_TIMEOUT,
+    min: MIN_TIMEOUT,
+    max: MAX_TIMEOUT,
+    granularity: Duration::ZERO,
+    smoothing: Smoothing::PerTerm,
+};
+
 /// Interests in the order sent (so by sequence number), each with when it was sent until it
 /// is answered or given up: finding one by its number is an index, the oldest is the front.
 pub struct Window {
@@ -24,8 +34,8 @@ pub struct Window {
     /// Sequence number of `sent[0]`.
     base: u64,
     sent: VecDeque<Option<Instant>>,
-    /// Smoothed RTT and its mean deviation, once one answer came.
-    rtt: Option<(Duration, Duration)>,
+    /// Smoothed RTT and its mean deviation, from the answers.
+    rtt: RttEstimator,
 }
 
 impl Window {
@@ -35,16 +45,14 @@ impl Window {
             prefix,
             base: 0,
             sent: VecDeque::new(),
-            rtt: None,
+            rtt: RttEstimator::new(RTT),
         }
     }
 
     /// How long an Interest may go unanswered before it counts as lost: the smoothed RTT
     /// plus four deviations, within 20 ms and 1 s (1 s before any answer).
     pub fn timeout(&self) -> Duration {
-        self.rtt.map_or(MAX_TIMEOUT, |(srtt, var)| {
-            (srtt + 4 * var).clamp(MIN_TIMEOUT, MAX_TIMEOUT)
-        })
+        self.rtt.rto()
     }
 
     /// The next Interest's wire encoding, recorded as sent at `now`.
@@ -77,14 +85,7 @@ impl Window {
             return false;
         };
         self.drop_settled();
-        let sample = now.saturating_duration_since(sent);
-        self.rtt = Some(match self.rtt {
-            None => (sample, sample / 2),
-            Some((srtt, var)) => {
-                let dev = srtt.abs_diff(sample);
-                (srtt * 7 / 8 + sample / 8, var * 3 / 4 + dev / 4)
-            }
-        });
+        self.rtt.add_sample(now.saturating_duration_since(sent));
         true
     }
 

@@ -162,8 +162,8 @@ impl Default for FaceSystem {
     fn default() -> Self {
         FaceSystem {
             local_only: false,
-            max_packet_size: kite_face::framing::MAX_NDN_PACKET_SIZE,
-            reassembly_bytes: kite_face::reassembly::DEFAULT_REASSEMBLY_BYTES,
+            max_packet_size: kite_link::framing::MAX_NDN_PACKET_SIZE,
+            reassembly_bytes: kite_link::reassembly::DEFAULT_REASSEMBLY_BYTES,
             output_queue_bytes: kite_face::queue::DEFAULT_WAITING_BYTES,
             lp_reliability_frames: kite_face::reliability::DEFAULT_MAX_FRAMES,
             lp_reliability_bytes: kite_face::reliability::DEFAULT_MAX_BYTES,
@@ -603,7 +603,7 @@ fn face_mtu<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> 
 /// The largest packet sizes `max_packet_size` may name: from what still carries a signed
 /// command Interest up to NFD's MAX_NDN_PACKET_SIZE, the packet every transport's frame
 /// limit (8800 octets plus an LP header) is built for.
-pub const MAX_PACKET_SIZE_RANGE: (usize, usize) = (1024, kite_face::framing::MAX_NDN_PACKET_SIZE);
+pub const MAX_PACKET_SIZE_RANGE: (usize, usize) = (1024, kite_link::framing::MAX_NDN_PACKET_SIZE);
 
 /// The one rule for `max_packet_size` and `kite run --max-packet-size`.
 pub fn check_max_packet_size(v: usize) -> Result<usize, String> {

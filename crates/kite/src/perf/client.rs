@@ -30,10 +30,10 @@ pub struct ClientArgs {
     #[arg(long, default_value_t = 64)]
     window: usize,
     /// How long to measure, e.g. 30s, 500ms, 2m.
-    #[arg(long, default_value = "10s", value_parser = crate::bench::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = crate::duration::parse_duration)]
     duration: Duration,
     /// InterestLifetime; an Interest unanswered this long counts as a timeout.
-    #[arg(long, default_value = "4s", value_parser = crate::bench::parse_duration)]
+    #[arg(long, default_value = "4s", value_parser = crate::duration::parse_duration)]
     lifetime: Duration,
     /// Cycle through this many names instead of asking a new one each time, so the
     /// forwarder's cache or a `--cached` server can answer repeats (at least twice --window).

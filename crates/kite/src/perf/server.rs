@@ -53,7 +53,7 @@ pub struct ServerArgs {
     #[arg(long)]
     cached: bool,
     /// Stop after this long (e.g. 30s); by default run until SIGINT or SIGTERM.
-    #[arg(long, value_parser = crate::bench::parse_duration)]
+    #[arg(long, value_parser = crate::duration::parse_duration)]
     duration: Option<Duration>,
     /// The forwarder's unix socket (default: NDN_CLIENT_TRANSPORT, NFD's socket, then Kite's).
     #[arg(long, value_name = "PATH")]

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kite_app::{nfd_name, Client};
-use kite_face::framing::Framer;
+use kite_link::framing::Framer;
 use kite_mgmt_proto::datasets::{ChannelStatus, CsInfo, FaceStatus, ForwarderStatus};
 use kite_mgmt_proto::{decode_items, ControlParameters, ControlResponse, Tlv};
 use kite_packet::{

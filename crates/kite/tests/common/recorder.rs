@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
-use kite_face::framing::Framer;
+use kite_link::framing::Framer;
 use kite_packet::{Interest, NetPacket};
 
 #[derive(Default)]

@@ -5,9 +5,9 @@ use bytes::Bytes;
 use kite_packet::tlv::Element;
 use kite_packet::Result;
 
-use super::counters::ChannelCounters;
 use crate::nfd;
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict, Tlv};
+use kite_link::ChannelCounters;
 
 /// Field order of ChannelStatus: NFD's LocalUri, then Kite's drop counters.
 const ORDER: [u64; 1 + ChannelCounters::TYPES.len()] = {

@@ -5,9 +5,9 @@ use bytes::Bytes;
 use kite_packet::tlv::Element;
 use kite_packet::Result;
 
-use super::counters::FaceCounters;
 use crate::nfd::{self as t, FacePersistency, FaceScope, FaceState, LinkType};
 use crate::wire::{put_nonneg, put_opt_nonneg, put_str, required, string, walk_strict, Tlv};
+use kite_link::FaceCounters;
 
 /// NFD's FaceStatus fields before its counters, in NFD's order.
 const HEAD: [u64; 10] = [

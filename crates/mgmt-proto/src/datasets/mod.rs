@@ -6,7 +6,6 @@
 //! / [`decode_items`](crate::decode_items)); ForwarderStatus alone has no outer element.
 
 pub mod channel;
-pub mod counters;
 pub mod cs_info;
 pub mod face_status;
 pub mod fib;
@@ -15,7 +14,6 @@ pub mod rib;
 pub mod strategy_choice;
 
 pub use channel::ChannelStatus;
-pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use cs_info::CsInfo;
 pub use face_status::{FaceQueryFilter, FaceStatus};
 pub use fib::{FibEntry, NextHopRecord};

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use kite_face::{FaceUri, Persistency};
+use kite_face::FaceUri;
 use kite_fw::face::FaceId;
+use kite_link::Persistency;
 use kite_runtime::{FaceCommandError, FaceOptions, FaceStatus};
 
 use super::{log, status, unix_ms, Manager};

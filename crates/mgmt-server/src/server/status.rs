@@ -4,10 +4,11 @@ use kite_fw::face::FaceId;
 use kite_runtime::{FaceStatus as RtFace, ThreadCounters};
 
 use super::{unix_ms, Manager};
+use kite_link::FaceCounters;
 use kite_mgmt_proto::dataset::Dataset;
 use kite_mgmt_proto::datasets::{
-    AvailableStrategy, ChannelStatus, CsInfo, FaceCounters, FaceStatus, FibEntry, ForwarderStatus,
-    NextHopRecord, StrategyChoice,
+    AvailableStrategy, ChannelStatus, CsInfo, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    StrategyChoice,
 };
 use kite_mgmt_proto::nfd::{self as t, FacePersistency};
 use kite_mgmt_proto::{encode_items, Tlv};

@@ -4,10 +4,9 @@
 
 use std::time::Instant;
 
-use kite_face::{
-    EtherChannel, Face, FaceUri, MarkingConfig, Persistency, StreamListener, UdpChannel,
-};
+use kite_face::{EtherChannel, Face, FaceUri, MarkingConfig, StreamListener, UdpChannel};
 use kite_fw::face::FaceId;
+use kite_link::Persistency;
 use mio::Token;
 
 use super::connector::Refused;

@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use kite_face::Persistency;
 use kite_fw::face::FaceId;
+use kite_link::Persistency;
 use mio::Token;
 
 use super::commands::status;

@@ -251,7 +251,7 @@ impl IoThread {
 
 /// Counts the partial packets a channel's reassembler dropped on the faces they were for.
 pub(super) fn count_reassembly_drops(
-    r: &mut kite_face::reassembly::Reassembler,
+    r: &mut kite_link::reassembly::Reassembler,
     faces: &mut HashMap<FaceId, Face>,
 ) {
     for (id, n) in r.take_drops() {
@@ -278,7 +278,8 @@ fn kept(created: Vec<Face>, evicted: &mut Vec<FaceId>) -> impl Iterator<Item = F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kite_face::{FaceConfig, Persistency};
+    use kite_face::FaceConfig;
+    use kite_link::Persistency;
 
     fn face(id: u64) -> Face {
         let remote = ([192, 0, 2, 1], id as u16).into();

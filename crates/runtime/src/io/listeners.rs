@@ -4,10 +4,9 @@
 
 use std::time::Instant;
 
-use kite_face::{
-    Accepted, EtherChannel, Face, FaceUri, LinkMonitor, Persistency, StreamListener, UdpChannel,
-};
+use kite_face::{Accepted, EtherChannel, Face, FaceUri, LinkMonitor, StreamListener, UdpChannel};
 use kite_fw::face::FaceId;
+use kite_link::Persistency;
 use mio::Token;
 
 use super::{IoThread, CHANNEL_TOKEN};

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
-use kite_face::{Face, FaceIds};
+use kite_face::Face;
 use kite_fw::face::FaceId;
+use kite_link::FaceIds;
 
 use super::IoThread;
 use crate::IoCommand;
@@ -165,7 +166,8 @@ impl IoThread {
 mod tests {
     use super::*;
     use crossbeam_channel::Receiver;
-    use kite_face::{FaceConfig, Persistency};
+    use kite_face::FaceConfig;
+    use kite_link::Persistency;
 
     /// `m` threads' places over shared loads, with each thread's command receiver (and the
     /// polls their wakers need).

@@ -47,12 +47,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use kite_face::{
-    Datagram, EtherChannel, Face, FaceConfig, FaceIds, LinkMonitor, Received, StreamListener,
-    UdpChannel,
+    Datagram, EtherChannel, Face, FaceConfig, LinkMonitor, Received, StreamListener, UdpChannel,
 };
 use kite_fw::face::FaceId;
 use kite_fw::out::Out;
 use kite_fw::strategy::FaceInfo;
+use kite_link::FaceIds;
 use mio::{Events, Poll, Token};
 use rtrb::Consumer;
 
@@ -510,7 +510,7 @@ impl IoThread {
 mod tests {
     use super::testing::{harness, harness_with};
     use super::*;
-    use kite_face::Persistency;
+    use kite_link::Persistency;
 
     const MS: Duration = Duration::from_millis(1);
 

@@ -3,9 +3,10 @@
 
 use std::time::Instant;
 
-use kite_face::{Flushed, PacketKind};
+use kite_face::Flushed;
 use kite_fw::face::FaceId;
 use kite_fw::out::Out;
+use kite_link::PacketKind;
 use kite_packet::NackReason;
 
 use super::table::FaceTable;
@@ -177,7 +178,7 @@ impl IoThread {
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
-    use kite_face::Persistency;
+    use kite_link::Persistency;
 
     use super::*;
     use crate::io::testing::harness;

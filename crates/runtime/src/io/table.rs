@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hashbrown::HashMap;
-use kite_face::{Face, FaceUri, PacketKind};
+use kite_face::{Face, FaceUri};
 use kite_fw::face::FaceId;
+use kite_link::PacketKind;
 
 use crate::share::DatagramShare;
 
@@ -247,7 +248,8 @@ impl FaceTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kite_face::{FaceConfig, Persistency};
+    use kite_face::FaceConfig;
+    use kite_link::Persistency;
 
     /// A face with no socket: a TCP face that has yet to dial.
     fn face(id: u64) -> Face {

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::Receiver;
-use kite_face::{FaceIds, FaceUri, Persistency};
+use kite_face::FaceUri;
 use kite_fw::face::FaceId;
 use kite_fw::hash::NameHasher;
 use kite_fw::ndt::Ndt;
 use kite_fw::out::Out;
 use kite_fw::time::MonotonicClock;
+use kite_link::{FaceIds, Persistency};
 
 use super::{IoThread, Owned, Place, WAKE_TOKEN};
 use crate::affinity::Affinity;

@@ -5,7 +5,8 @@
 
 use std::fmt::Write;
 
-use kite_mgmt_proto::datasets::{ChannelCounters, FaceStatus};
+use kite_link::ChannelCounters;
+use kite_mgmt_proto::datasets::FaceStatus;
 use kite_mgmt_proto::nfd::cs_flag_bit;
 use kite_mgmt_server::server::Snapshot;
 

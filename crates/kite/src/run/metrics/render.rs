@@ -231,7 +231,7 @@ fn face_metrics(e: &mut Exposition, s: &Snapshot) {
             ("local", f.local_uri.clone()),
         ]
     };
-    type Get = fn(&kite_mgmt_proto::datasets::FaceCounters) -> u64;
+    type Get = fn(&kite_link::FaceCounters) -> u64;
     let counters: [(&str, &str, Get); 8] = [
         (
             "kite_face_in_interests",

@@ -1,5 +1,5 @@
 //! NDNLPv2 reassembly: an 8000-octet packet from six fragments cut at a 1400-octet MTU, as
-//! they arrive from one receive buffer, in order and in reverse. `cargo bench -p kite-face`.
+//! they arrive from one receive buffer, in order and in reverse. `cargo bench -p kite-link`.
 
 // criterion_group! generates a public function without a doc comment.
 #![allow(missing_docs)]
@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use kite_face::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
-use kite_face::FaceId;
+use kite_link::reassembly::{Endpoint, Reassembler, ReassemblyLimits};
+use kite_link::FaceId;
 use kite_packet::{LpHeader, LpPacket};
 
 /// The fragments of one 8000-octet packet, slices of one 64 KiB receive buffer.

@@ -6,7 +6,7 @@
 //! malformed TLV header is a framing error, which closes the face (NFD does the same).
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 use bytes::{Bytes, BytesMut};
 use kite_packet::varnum::read_varnum;
@@ -86,7 +86,7 @@ impl Framer {
     /// to read is `WouldBlock`.
     pub fn read_from(&mut self, fd: BorrowedFd<'_>) -> io::Result<ReadCount> {
         let asked = self.read_room();
-        let read = crate::sys::read_into(fd.as_raw_fd(), &mut self.buf, asked)?;
+        let read = read_into(fd.as_raw_fd(), &mut self.buf, asked)?;
         Ok(ReadCount { read, asked })
     }
 
@@ -129,6 +129,25 @@ pub fn element_len(buf: &[u8]) -> Result<Option<usize>, FramingError> {
         return Err(FramingError::TooLong(total));
     }
     Ok(Some(total as usize))
+}
+
+/// Reads at most `max` octets from `fd` into `buf`'s spare capacity, growing it as needed.
+/// Returns the octets read (0: end of stream).
+#[allow(unsafe_code)]
+fn read_into(fd: RawFd, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
+    buf.reserve(max);
+    let spare = buf.spare_capacity_mut();
+    let len = spare.len().min(max);
+    // SAFETY: `spare` is writable memory of at least `len` octets owned by `buf`; `read`
+    // writes at most `len` octets into it and does not keep the pointer.
+    let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), len) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let n = n as usize;
+    // SAFETY: the kernel initialized the first `n` (<= len) octets of the spare capacity.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -175,6 +194,19 @@ mod tests {
             prop_assert_eq!(got, elements);
             prop_assert_eq!(f.pending(), 0);
         }
+    }
+
+    #[test]
+    fn read_into_appends_after_existing_octets() {
+        use std::os::fd::AsRawFd;
+        let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        std::io::Write::write_all(&mut a, b"hello").unwrap();
+        let mut buf = BytesMut::from(&b"> "[..]);
+        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 3).unwrap(), 3);
+        assert_eq!(&buf[..], b"> hel");
+        drop(a);
+        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 2);
+        assert_eq!(read_into(b.as_raw_fd(), &mut buf, 64).unwrap(), 0);
     }
 
     #[test]

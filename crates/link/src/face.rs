@@ -1,8 +1,7 @@
-//! What a face is, apart from its socket: id, scope, persistency, link type.
+//! What a face is, apart from its socket: id, scope, persistency, link type, and the kinds of
+//! packet it counts.
 
 use core::fmt;
-
-use kite_mgmt_proto::nfd as wire;
 
 /// A face's identifier. The caller assigns ids and never reuses one, so a route naming a
 /// destroyed face can never reach a newer face.
@@ -114,35 +113,37 @@ pub enum LinkType {
     AdHoc = 2,
 }
 
-// NFD's wire numbers for the properties above (kite-mgmt-proto's open enums), converted here and
-// nowhere else: this is the one crate that knows both.
+// NFD's wire numbers for the properties above (nfd-constants.hpp): the discriminants, read
+// back here and nowhere else.
 
-impl From<FaceScope> for wire::FaceScope {
-    fn from(s: FaceScope) -> Self {
-        wire::FaceScope(s as u64)
+impl FaceScope {
+    /// NFD's number for this scope (FACE_SCOPE_*).
+    pub const fn code(self) -> u64 {
+        self as u64
     }
 }
 
-impl From<Persistency> for wire::FacePersistency {
-    fn from(p: Persistency) -> Self {
-        wire::FacePersistency(p as u64)
+impl Persistency {
+    /// NFD's number for this persistency (FACE_PERSISTENCY_*).
+    pub const fn code(self) -> u64 {
+        self as u64
     }
-}
 
-impl From<wire::FacePersistency> for Persistency {
-    /// A value NFD does not define is read as persistent, the default of `faces/create`.
-    fn from(p: wire::FacePersistency) -> Self {
-        match p {
-            wire::FacePersistency::ON_DEMAND => Persistency::OnDemand,
-            wire::FacePersistency::PERMANENT => Persistency::Permanent,
+    /// The persistency NFD's number `code` stands for; a value NFD does not define is read as
+    /// persistent, the default of `faces/create`.
+    pub const fn from_code(code: u64) -> Self {
+        match code {
+            1 => Persistency::OnDemand,
+            2 => Persistency::Permanent,
             _ => Persistency::Persistent,
         }
     }
 }
 
-impl From<LinkType> for wire::LinkType {
-    fn from(l: LinkType) -> Self {
-        wire::LinkType(l as u64)
+impl LinkType {
+    /// NFD's number for this link type (LINK_TYPE_*).
+    pub const fn code(self) -> u64 {
+        self as u64
     }
 }
 
@@ -178,20 +179,19 @@ mod wire_tests {
 
     #[test]
     fn properties_carry_nfds_wire_numbers() {
-        use wire::{FacePersistency as P, FaceScope as S, LinkType as L};
-        for (p, w) in [
-            (Persistency::Persistent, P::PERSISTENT),
-            (Persistency::OnDemand, P::ON_DEMAND),
-            (Persistency::Permanent, P::PERMANENT),
+        for (p, code) in [
+            (Persistency::Persistent, 0),
+            (Persistency::OnDemand, 1),
+            (Persistency::Permanent, 2),
         ] {
-            assert_eq!(P::from(p), w);
-            assert_eq!(Persistency::from(w), p);
+            assert_eq!(p.code(), code);
+            assert_eq!(Persistency::from_code(code), p);
         }
-        assert_eq!(Persistency::from(P(7)), Persistency::Persistent);
-        assert_eq!(S::from(FaceScope::Local), S::LOCAL);
-        assert_eq!(S::from(FaceScope::NonLocal), S::NON_LOCAL);
-        assert_eq!(L::from(LinkType::PointToPoint), L::POINT_TO_POINT);
-        assert_eq!(L::from(LinkType::MultiAccess), L::MULTI_ACCESS);
-        assert_eq!(L::from(LinkType::AdHoc), L::AD_HOC);
+        assert_eq!(Persistency::from_code(7), Persistency::Persistent);
+        assert_eq!(FaceScope::NonLocal.code(), 0);
+        assert_eq!(FaceScope::Local.code(), 1);
+        assert_eq!(LinkType::PointToPoint.code(), 0);
+        assert_eq!(LinkType::MultiAccess.code(), 1);
+        assert_eq!(LinkType::AdHoc.code(), 2);
     }
 }

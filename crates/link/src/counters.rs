@@ -1,11 +1,11 @@
 //! The counters a face and a datagram channel keep, defined once: the faces update these very
-//! structs (`kite_face` re-exports them) and FaceStatus and ChannelStatus carry them, so a new
-//! counter is one line here (with its TLV-TYPE) and nowhere else.
+//! structs and `kite-mgmt-proto`'s FaceStatus and ChannelStatus carry them, so a new counter
+//! is one line here (with its TLV-TYPE in [`crate::tlv`]) and nowhere else.
 //!
 //! Plain integers: a face or channel is owned by one thread, which alone updates them; a
 //! management reader gets a copy from that thread.
 
-use crate::nfd;
+use crate::tlv;
 
 /// Defines a set of `u64` counters: the struct and, from the same list, each counter's
 /// TLV-TYPE in its dataset (in the order the list gives), so that encoding and decoding walk
@@ -51,66 +51,66 @@ counter_set! {
     /// reasons and LpReliability counters (ascending TLV-TYPE; zero when absent, as from NFD).
     pub struct FaceCounters {
         /// Interests received (NFD NInInterests).
-        n_in_interests = nfd::N_IN_INTERESTS,
+        n_in_interests = tlv::N_IN_INTERESTS,
         /// Data received (NInData).
-        n_in_data = nfd::N_IN_DATA,
+        n_in_data = tlv::N_IN_DATA,
         /// Nacks received (NInNacks).
-        n_in_nacks = nfd::N_IN_NACKS,
+        n_in_nacks = tlv::N_IN_NACKS,
         /// Interests sent (NOutInterests).
-        n_out_interests = nfd::N_OUT_INTERESTS,
+        n_out_interests = tlv::N_OUT_INTERESTS,
         /// Data sent (NOutData).
-        n_out_data = nfd::N_OUT_DATA,
+        n_out_data = tlv::N_OUT_DATA,
         /// Nacks sent (NOutNacks).
-        n_out_nacks = nfd::N_OUT_NACKS,
+        n_out_nacks = tlv::N_OUT_NACKS,
         /// Link-layer octets received (NInBytes).
-        n_in_bytes = nfd::N_IN_BYTES,
+        n_in_bytes = tlv::N_IN_BYTES,
         /// Link-layer octets written to the socket (NOutBytes).
-        n_out_bytes = nfd::N_OUT_BYTES,
+        n_out_bytes = tlv::N_OUT_BYTES,
         /// Frames dropped because the LpPacket or the packet in it did not decode.
-        n_in_malformed = nfd::KITE_N_IN_MALFORMED,
+        n_in_malformed = tlv::KITE_N_IN_MALFORMED,
         /// Packets dropped for carrying an LP field they may not (NextHopFaceId without local
         /// fields, NextHopFaceId on Data or Nack, Nack on a Data).
-        n_in_lp_dropped = nfd::KITE_N_IN_LP_DROPPED,
+        n_in_lp_dropped = tlv::KITE_N_IN_LP_DROPPED,
         /// Fragments dropped by reassembly (bounds, duplicates, inconsistent FragCount,
         /// timeout).
-        n_reassembly_dropped = nfd::KITE_N_REASSEMBLY_DROPPED,
+        n_reassembly_dropped = tlv::KITE_N_REASSEMBLY_DROPPED,
         /// Stream elements that broke framing (too long or malformed TLV header): each closes
         /// the face.
-        n_framing_errors = nfd::KITE_N_FRAMING_ERRORS,
+        n_framing_errors = tlv::KITE_N_FRAMING_ERRORS,
         /// Frames dropped because the output queue was full, or the frames waiting in all
         /// output queues held their octet budget.
-        n_out_queue_full = nfd::KITE_N_OUT_QUEUE_FULL,
+        n_out_queue_full = tlv::KITE_N_OUT_QUEUE_FULL,
         /// Frames dropped because they could not be fragmented to the MTU.
-        n_out_too_large = nfd::KITE_N_OUT_TOO_LARGE,
+        n_out_too_large = tlv::KITE_N_OUT_TOO_LARGE,
         /// Packets received whole but dropped because the forwarding thread's input ring was
         /// full (the forwarder is overloaded; counted against the face they came from).
-        n_in_queue_full = nfd::KITE_N_IN_QUEUE_FULL,
+        n_in_queue_full = tlv::KITE_N_IN_QUEUE_FULL,
         /// Frames dropped unsent because the face's link was down (an Ethernet interface that
         /// is down or has no carrier).
-        n_out_link_down = nfd::KITE_N_OUT_LINK_DOWN,
+        n_out_link_down = tlv::KITE_N_OUT_LINK_DOWN,
         /// Packets received whole (in one frame or reassembled) but dropped because they
         /// exceed the largest packet the face accepts (its configured max_packet_size).
-        n_in_too_large = nfd::KITE_N_IN_TOO_LARGE,
+        n_in_too_large = tlv::KITE_N_IN_TOO_LARGE,
         /// Frames sent again because no NDNLPv2 Ack came for them in time (LpReliability).
-        n_lp_retransmitted = nfd::KITE_N_LP_RETRANSMITTED,
+        n_lp_retransmitted = tlv::KITE_N_LP_RETRANSMITTED,
         /// Network packets given up after their frames' retransmissions ran out, or to make
         /// room in the store of unacknowledged frames (LpReliability).
-        n_lp_given_up = nfd::KITE_N_LP_GIVEN_UP,
+        n_lp_given_up = tlv::KITE_N_LP_GIVEN_UP,
         /// Ack fields sent (piggybacked or in LpPackets of Acks alone).
-        n_lp_acks_sent = nfd::KITE_N_LP_ACKS_SENT,
+        n_lp_acks_sent = tlv::KITE_N_LP_ACKS_SENT,
         /// Ack fields received on a face with LpReliability on (junk ones included).
-        n_lp_acks_received = nfd::KITE_N_LP_ACKS_RECEIVED,
+        n_lp_acks_received = tlv::KITE_N_LP_ACKS_RECEIVED,
         /// Frames dropped because their Sequence was already received (a retransmission
         /// whose Ack was lost).
-        n_lp_duplicates = nfd::KITE_N_LP_DUPLICATES,
+        n_lp_duplicates = tlv::KITE_N_LP_DUPLICATES,
         /// Frames dropped because the socket refused them for a reason that may pass (an
         /// nftables or iptables output rule: EPERM; no buffer space: ENOBUFS; an unreachable
         /// destination): the face stays and sends the next frame.
-        n_out_send_failed = nfd::KITE_N_OUT_SEND_FAILED,
+        n_out_send_failed = tlv::KITE_N_OUT_SEND_FAILED,
         /// Nacks not sent because the face had been sent its rate of Nacks already (1,024 at
         /// once, 1,024 a second after that): each is the answer to an Interest the forwarder
         /// refused, and a face that floods refused Interests is not answered each time.
-        n_out_nack_limited = nfd::KITE_N_OUT_NACK_LIMITED,
+        n_out_nack_limited = tlv::KITE_N_OUT_NACK_LIMITED,
     }
 }
 
@@ -213,24 +213,24 @@ counter_set! {
     /// from NFD). A drop it can pin on an existing face is counted on that face too.
     pub struct ChannelCounters {
         /// Datagrams longer than a receive slot (the largest frame, or the interface MTU).
-        n_truncated = nfd::KITE_N_CHANNEL_TRUNCATED,
+        n_truncated = tlv::KITE_N_CHANNEL_TRUNCATED,
         /// Frames that did not parse: a link-layer envelope (a short Ethernet header, a sender
         /// address of an unknown family), or, from a sender with no face, the NDN packet (an
         /// LpPacket, Interest or Data that does not decode makes no face).
-        n_malformed = nfd::KITE_N_CHANNEL_MALFORMED,
+        n_malformed = tlv::KITE_N_CHANNEL_MALFORMED,
         /// Frames for no face here: another host's, another group's, this host's own.
-        n_foreign = nfd::KITE_N_CHANNEL_FOREIGN,
+        n_foreign = tlv::KITE_N_CHANNEL_FOREIGN,
         /// Frames whose face does not exist and is not made on demand (a frame to NDN's group
         /// when the multicast face is gone).
-        n_no_face = nfd::KITE_N_CHANNEL_NO_FACE,
+        n_no_face = tlv::KITE_N_CHANNEL_NO_FACE,
         /// Frames the kernel dropped because the socket's receive buffer was full (Ethernet
         /// channels, from PACKET_STATISTICS; read once a second).
-        n_socket_drops = nfd::KITE_N_CHANNEL_SOCKET_DROPS,
+        n_socket_drops = tlv::KITE_N_CHANNEL_SOCKET_DROPS,
         /// Frames read after waiting at least 5 ms (CoDel's target delay) in the socket's
         /// receive queue (Ethernet channels, from the kernel's receive times): a backlog the
         /// I/O thread did not keep up with, which lengthens every round trip through it. Not
         /// a drop: the frames were read, and their wait counted for CoDel.
-        n_delayed = nfd::KITE_N_CHANNEL_DELAYED,
+        n_delayed = tlv::KITE_N_CHANNEL_DELAYED,
     }
 }
 
@@ -273,7 +273,7 @@ mod tests {
         );
         assert_eq!(c.n_in_interests, 1);
         assert_eq!(c.n_out_nack_limited, FaceCounters::TYPES.len() as u64);
-        assert_eq!(c.get(nfd::FLAGS), None);
+        assert_eq!(c.get(108), None, "FaceStatus Flags is no counter");
     }
 
     #[test]

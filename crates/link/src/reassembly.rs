@@ -30,8 +30,8 @@ use hashbrown::HashMap;
 use kite_packet::{LpHeader, LpPacket};
 use thiserror::Error;
 
-use crate::props::FaceId;
-use crate::uri::MacAddr;
+use crate::face::FaceId;
+use crate::mac::MacAddr;
 
 /// Who sent a fragment: reassembly never mixes fragments of different senders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
