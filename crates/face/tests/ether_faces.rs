@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -17,11 +16,6 @@ use kite_face::{
     Datagram, EtherChannel, Face, FaceConfig, FaceIds, FaceScope, FaceUri, LinkMonitor, LinkState,
     LinkType, MacAddr, PacketKind, Persistency, Received, RxPacket, DEFAULT_IDLE_TIMEOUT,
 };
-
-/// Writes past the harness's capture, so a skip shows in every run.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
 
 fn ip(args: &[&str]) -> bool {
     Command::new("ip")
@@ -53,7 +47,7 @@ impl Veth {
         let pid = std::process::id();
         let (a, b) = (format!("kfa{pid}x{n}"), format!("kfb{pid}x{n}"));
         if !ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]) {
-            say("SKIPPED: cannot create a veth pair (needs root and iproute2)");
+            kite_testkit::skip("cannot create a veth pair (needs root and iproute2)");
             return None;
         }
         let veth = Veth { a, b };
