@@ -332,7 +332,7 @@ fn two_routers(tag: &str, kinds: [Kind; 2]) {
             routers[from].name, routers[to].name
         ));
         let out = files.path().join(format!("fetched-{from}"));
-        get_to_file(routers[to].socket(), &routers[to].name, &name, &out);
+        get_to_file(routers[to].socket(), routers[to].name, &name, &out);
         assert_eq!(sha256_of(&out), sum, "the file arrived changed");
     }
     // What docs/routing.md shows.

@@ -1,6 +1,7 @@
 //! The forwarding-thread harness, as a macro over the path of kite-fw: kite-fw's own unit tests
 //! expand it with `crate` (their types are the crate's, not those of a kite-fw built as a
-//! dependency), [`crate::forwarder`] with `kite_fw` for the other crates' tests.
+//! dependency), the module `forwarder` (feature `forwarder`) with `kite_fw` for the other
+//! crates' tests.
 
 /// Defines, where it is expanded, a forwarding thread with virtual faces and a virtual clock
 /// (`Harness`), its faces (`APP`, `APP2`, `PRODUCER` local; `UP1`, `UP2` non-local; `MCAST`

@@ -1,8 +1,8 @@
 //! What the tests of Kite's crates share, once: skips that `scripts/test.sh` counts
-//! ([`skip`]), where python-ndn and the interop scripts are ([`pyndn`]), encoded packets
-//! ([`packet`]), programs run to the end ([`process`]), network namespaces ([`netns`]) and, with feature `forwarder`, a forwarding
-//! thread with virtual faces and a virtual clock ([`forwarder`], and
-//! [`forwarder_harness!`] for kite-fw's own unit tests).
+//! ([`skip()`]), where python-ndn and the interop scripts are ([`pyndn`]), encoded packets
+//! ([`packet`]), programs run to the end ([`process`]), network namespaces ([`netns`]) and,
+//! with feature `forwarder`, a forwarding thread with virtual faces and a virtual clock (module
+//! `forwarder`, and [`forwarder_harness!`] for kite-fw's own unit tests).
 //!
 //! A dev-dependency only: no crate depends on it to build.
 

@@ -30,7 +30,7 @@ pub fn ip_ok(args: &[&str]) {
 }
 
 /// Adds network namespace `name`; when that is refused (without root) the running test skips
-/// ([`crate::skip`]) and this returns false.
+/// ([`crate::skip()`]) and this returns false.
 pub fn add_or_skip(name: &str) -> bool {
     let made = ip(&["netns", "add", name]);
     if !made.status.success() {

@@ -188,10 +188,10 @@ mod tests {
         skip("printed only");
         assert_eq!(
             lines(&log),
-            [format!(
+            [
                 "SKIPPED kite_testkit::skip::tests::skip_logs_to_the_file_the_variable_names: \
-                 not root"
-            )]
+              not root"
+            ]
         );
     }
 

@@ -1,6 +1,6 @@
 //! Where NDNts is: the node interpreter (`KITE_NODE`, else `node` on the PATH) and the @ndn/*
 //! packages pinned by `tests/interop/ndnts/package-lock.json`, which `scripts/test.sh`
-//! installs with `npm ci`. Without either, a test skips ([`kite_testkit::skip`]).
+//! installs with `npm ci`. Without either, a test skips ([`kite_testkit::skip()`]).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
