@@ -53,31 +53,15 @@ pub fn interest_lifetime(uri: &str, nonce: u32, lifetime_ms: u64) -> Interest {
 
 /// A decoded Interest for `uri` with `nonce` arriving on `face`, without token.
 pub fn in_interest(face: FaceId, uri: &str, nonce: u32) -> InInterest {
-    let view = InterestView::decode(interest(uri, nonce).encode()).unwrap();
-    InInterest {
-        hashes: hasher().prefix_hashes(&view.name),
-        interest: view,
-        face,
-        token: None,
-        next_hop: None,
-        congestion_mark: 0,
-        cs_probe: None,
-    }
+    arriving_interest(face, interest(uri, nonce), None)
 }
 
 /// A decoded Data (without FreshnessPeriod, not to be cached) arriving on `face`, without
 /// token.
 pub fn in_data(face: FaceId, uri: &str) -> InData {
-    let d = Data::new(name(uri), &b"payload"[..]);
     InData {
-        data: DataView::decode(d.sign(&DigestSha256).unwrap()).unwrap(),
-        hashes: None,
-        face,
-        token: None,
-        congestion_mark: 0,
         no_cache: true,
-        own_buffer: 0,
-        rehomed: false,
+        ..arriving_data(face, Data::new(name(uri), &b"payload"[..]), None)
     }
 }
 

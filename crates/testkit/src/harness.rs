@@ -136,16 +136,7 @@ macro_rules! forwarder_harness {
                 token: Option<PitToken>,
                 edit: impl FnOnce(&mut InInterest),
             ) -> Vec<Out> {
-                let view = InterestView::decode(i.encode()).unwrap();
-                let mut pkt = InInterest {
-                    hashes: hasher().prefix_hashes(&view.name),
-                    interest: view,
-                    face,
-                    token,
-                    next_hop: None,
-                    congestion_mark: 0,
-                    cs_probe: None,
-                };
+                let mut pkt = arriving_interest(face, i, token);
                 edit(&mut pkt);
                 let mut out = Vec::new();
                 self.fwd.on_interest(self.now, pkt, &mut out);
@@ -157,18 +148,7 @@ macro_rules! forwarder_harness {
             pub fn interest_burst(&mut self, face: FaceId, interests: Vec<Interest>) -> Vec<Out> {
                 let mut pkts: Vec<InInterest> = interests
                     .into_iter()
-                    .map(|i| {
-                        let view = InterestView::decode(i.encode()).unwrap();
-                        InInterest {
-                            hashes: hasher().prefix_hashes(&view.name),
-                            interest: view,
-                            face,
-                            token: None,
-                            next_hop: None,
-                            congestion_mark: 0,
-                            cs_probe: None,
-                        }
-                    })
+                    .map(|i| arriving_interest(face, i, None))
                     .collect();
                 let mut out = Vec::new();
                 self.fwd
@@ -190,16 +170,7 @@ macro_rules! forwarder_harness {
                 token: Option<PitToken>,
                 edit: impl FnOnce(&mut InData),
             ) -> Vec<Out> {
-                let mut pkt = InData {
-                    data: DataView::decode(d.sign(&DigestSha256).unwrap()).unwrap(),
-                    hashes: None,
-                    face,
-                    token,
-                    congestion_mark: 0,
-                    no_cache: false,
-                    own_buffer: 0,
-                    rehomed: false,
-                };
+                let mut pkt = arriving_data(face, d, token);
                 edit(&mut pkt);
                 let mut out = Vec::new();
                 self.fwd.on_data(self.now, pkt, &mut out);
@@ -226,6 +197,36 @@ macro_rules! forwarder_harness {
                 let mut out = Vec::new();
                 self.fwd.on_nack(self.now, pkt, &mut out);
                 out
+            }
+        }
+
+        /// Interest `i` as the forwarder gets it from `face` with `token`: decoded, its name's
+        /// prefixes hashed.
+        pub fn arriving_interest(face: FaceId, i: Interest, token: Option<PitToken>) -> InInterest {
+            let view = InterestView::decode(i.encode()).unwrap();
+            InInterest {
+                hashes: hasher().prefix_hashes(&view.name),
+                interest: view,
+                face,
+                token,
+                next_hop: None,
+                congestion_mark: 0,
+                cs_probe: None,
+            }
+        }
+
+        /// Data `d` as the forwarder gets it from `face` with `token`: DigestSha256-signed,
+        /// decoded, to be cached.
+        pub fn arriving_data(face: FaceId, d: Data, token: Option<PitToken>) -> InData {
+            InData {
+                data: DataView::decode(d.sign(&DigestSha256).unwrap()).unwrap(),
+                hashes: None,
+                face,
+                token,
+                congestion_mark: 0,
+                no_cache: false,
+                own_buffer: 0,
+                rehomed: false,
             }
         }
 
