@@ -4,15 +4,12 @@
 //! context, running the program and applying its actions. Also the load (verify + JIT) time.
 #![allow(missing_docs)]
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
-use common::*;
 use criterion::{criterion_group, criterion_main, Criterion};
 use kite_bpf::Engine;
 use kite_fw::fib::StrategyId;
 use kite_fw::forwarder::{InData, InInterest};
 use kite_fw::out::Out;
+use kite_testkit::forwarder::*;
 
 /// One exchange from packets decoded beforehand (no encoding or signing in the loop).
 struct Exchange {
@@ -43,7 +40,7 @@ impl Exchange {
 }
 
 fn setup(choose: impl FnOnce(&mut Harness) -> StrategyId) -> Harness {
-    let mut h = Harness::new();
+    let mut h = Harness::with_three_upstreams();
     h.route("/p", UP1, 10);
     h.route("/p", UP2, 20);
     let id = choose(&mut h);

@@ -1,11 +1,9 @@
 //! One behavioural suite, two backends: the native built-ins and the eBPF programs in
 //! `strategies/` must forward, retry, rotate and Nack alike.
 
-mod common;
-
-use common::*;
 use kite_fw::fib::StrategyId;
 use kite_packet::NackReason;
+use kite_testkit::forwarder::*;
 
 /// Native: the built-in with this short name.
 fn native(h: &mut Harness, kind: &str) -> StrategyId {
@@ -28,7 +26,7 @@ macro_rules! suite {
             use super::*;
 
             fn setup(kind: &str) -> Harness {
-                let mut h = Harness::new();
+                let mut h = Harness::with_three_upstreams();
                 let id = super::$backend(&mut h, kind);
                 h.set_strategy("/p", id);
                 h
@@ -39,17 +37,20 @@ macro_rules! suite {
                 let mut h = setup("best-route");
                 h.route("/p", UP2, 20);
                 h.route("/p", UP1, 10);
-                let out = h.interest(APP, "/p/x", 1);
+                let out = h.interest(APP, interest("/p/x", 1), None);
                 assert_eq!(interest_faces(&out), vec![UP1]);
                 h.advance(5);
                 assert!(
-                    interest_faces(&h.interest(APP, "/p/x", 2)).is_empty(),
+                    interest_faces(&h.interest(APP, interest("/p/x", 2), None)).is_empty(),
                     "suppressed"
                 );
                 h.advance(20);
-                assert_eq!(interest_faces(&h.interest(APP, "/p/x", 3)), vec![UP2]);
+                assert_eq!(
+                    interest_faces(&h.interest(APP, interest("/p/x", 3), None)),
+                    vec![UP2]
+                );
                 let token = token_to(&out, UP1);
-                assert_eq!(data_faces(&h.data(UP1, "/p/x", token)), vec![APP]);
+                assert_eq!(data_faces(&h.uncached_data(UP1, "/p/x", token)), vec![APP]);
             }
 
             /// New nonces from the consumer: held back inside each suppression interval
@@ -59,19 +60,23 @@ macro_rules! suite {
                 for kind in ["best-route", "multicast"] {
                     let mut h = setup(kind);
                     h.route("/p", UP1, 10);
-                    assert_eq!(interest_faces(&h.interest(APP, "/p/x", 1)), vec![UP1]);
+                    assert_eq!(
+                        interest_faces(&h.interest(APP, interest("/p/x", 1), None)),
+                        vec![UP1]
+                    );
                     let mut nonce = 1;
                     for interval in [10, 20, 40, 80, 160, 250, 250] {
                         h.advance(interval - 1);
                         nonce += 1;
                         assert!(
-                            interest_faces(&h.interest(APP, "/p/x", nonce)).is_empty(),
+                            interest_faces(&h.interest(APP, interest("/p/x", nonce), None))
+                                .is_empty(),
                             "{kind}: suppressed inside {interval} ms"
                         );
                         h.advance(1);
                         nonce += 1;
                         assert_eq!(
-                            interest_faces(&h.interest(APP, "/p/x", nonce)),
+                            interest_faces(&h.interest(APP, interest("/p/x", nonce), None)),
                             vec![UP1],
                             "{kind}: forwarded after {interval} ms"
                         );
@@ -85,13 +90,18 @@ macro_rules! suite {
             fn best_route_forwards_at_once_when_nothing_is_pending_upstream() {
                 let mut h = setup("best-route");
                 h.route("/p", UP1, 10);
-                let out = h.interest_lifetime(APP, "/p/x", 1, 3);
+                let out = h.interest(APP, interest_lifetime("/p/x", 1, 3), None);
                 assert_eq!(interest_faces(&out), vec![UP1]);
                 h.advance(1);
-                assert!(interest_faces(&h.interest_lifetime(APP2, "/p/x", 2, 4000)).is_empty());
+                assert!(interest_faces(&h.interest(
+                    APP2,
+                    interest_lifetime("/p/x", 2, 4000),
+                    None
+                ))
+                .is_empty());
                 h.advance(4);
                 assert_eq!(
-                    interest_faces(&h.interest_lifetime(APP2, "/p/x", 3, 4000)),
+                    interest_faces(&h.interest(APP2, interest_lifetime("/p/x", 3, 4000), None)),
                     vec![UP1]
                 );
             }
@@ -100,7 +110,7 @@ macro_rules! suite {
             fn best_route_nacks_without_a_route() {
                 let mut h = setup("best-route");
                 h.route("/p", APP, 10);
-                let out = h.interest(APP, "/p/x", 1);
+                let out = h.interest(APP, interest("/p/x", 1), None);
                 assert_eq!(nacks(&out), vec![(APP, NackReason::NO_ROUTE)]);
             }
 
@@ -108,8 +118,11 @@ macro_rules! suite {
             fn best_route_returns_the_nack_once_every_upstream_nacked() {
                 let mut h = setup("best-route");
                 h.route("/p", UP1, 10);
-                assert_eq!(interest_faces(&h.interest(APP, "/p/x", 7)), vec![UP1]);
-                let out = h.nack(UP1, "/p/x", 7, NackReason::CONGESTION);
+                assert_eq!(
+                    interest_faces(&h.interest(APP, interest("/p/x", 7), None)),
+                    vec![UP1]
+                );
+                let out = h.nack(UP1, interest("/p/x", 7), NackReason::CONGESTION, None);
                 assert_eq!(nacks(&out), vec![(APP, NackReason::CONGESTION)]);
             }
 
@@ -119,16 +132,19 @@ macro_rules! suite {
                 for (f, c) in [(UP1, 10), (UP2, 20), (UP3, 30), (APP, 5)] {
                     h.route("/p", f, c);
                 }
-                let mut faces = interest_faces(&h.interest(APP, "/p/x", 1));
+                let mut faces = interest_faces(&h.interest(APP, interest("/p/x", 1), None));
                 faces.sort();
                 assert_eq!(faces, vec![UP1, UP2, UP3]);
                 h.advance(5);
                 assert!(
-                    interest_faces(&h.interest(APP, "/p/x", 2)).is_empty(),
+                    interest_faces(&h.interest(APP, interest("/p/x", 2), None)).is_empty(),
                     "suppressed"
                 );
                 h.advance(20);
-                assert_eq!(interest_faces(&h.interest(APP, "/p/x", 3)).len(), 3);
+                assert_eq!(
+                    interest_faces(&h.interest(APP, interest("/p/x", 3), None)).len(),
+                    3
+                );
             }
 
             #[test]
@@ -136,7 +152,7 @@ macro_rules! suite {
                 let mut h = setup("multicast");
                 h.route("/p", APP, 10);
                 assert_eq!(
-                    nacks(&h.interest(APP, "/p/x", 1)),
+                    nacks(&h.interest(APP, interest("/p/x", 1), None)),
                     vec![(APP, NackReason::NO_ROUTE)]
                 );
             }
@@ -149,7 +165,11 @@ macro_rules! suite {
                 }
                 let mut faces = Vec::new();
                 for n in 0..4 {
-                    faces.extend(interest_faces(&h.interest(APP, &format!("/p/{n}"), n)));
+                    faces.extend(interest_faces(&h.interest(
+                        APP,
+                        interest(&format!("/p/{n}"), n),
+                        None,
+                    )));
                 }
                 let expected = if faces[0] == UP1 {
                     [UP1, UP2, UP1, UP2]
@@ -167,7 +187,7 @@ suite!(ebpf);
 
 #[test]
 fn fastest_prefers_the_lowest_measured_rtt() {
-    let mut h = Harness::new();
+    let mut h = Harness::with_three_upstreams();
     let s = load_object("fastest", "fastest");
     let id = h.strategies.add(s).unwrap();
     h.set_strategy("/p", id);
@@ -177,10 +197,10 @@ fn fastest_prefers_the_lowest_measured_rtt() {
     let mut n = 0;
     let mut exchange = |h: &mut Harness, to: kite_fw::face::FaceId, rtt: u64| {
         n += 1;
-        let out = h.interest(APP, &format!("/p/{n}"), n);
+        let out = h.interest(APP, interest(&format!("/p/{n}"), n), None);
         let token = token_to(&out, to);
         h.advance(rtt);
-        h.data(to, &format!("/p/{n}"), token);
+        h.uncached_data(to, &format!("/p/{n}"), token);
         interest_faces(&out)
     };
     assert_eq!(exchange(&mut h, UP1, 50)[0], UP1);

@@ -2,9 +2,7 @@
 //! asks for too much is switched off and its namespace falls back to best-route, and the
 //! forwarder goes on.
 
-mod common;
-
-use common::*;
+use kite_testkit::forwarder::*;
 use std::sync::Arc;
 
 use kite_bpf::{BpfStrategy, Engine};
@@ -20,7 +18,7 @@ fn load(src: &str, engine: Engine) -> Arc<BpfStrategy> {
 }
 
 fn with(strategy: Arc<BpfStrategy>) -> Harness {
-    let mut h = Harness::new();
+    let mut h = Harness::with_three_upstreams();
     let id = h.strategies.add(strategy).unwrap();
     h.set_strategy("/p", id);
     h.route("/p", UP2, 20);
@@ -44,7 +42,7 @@ fn division_by_a_zero_register_yields_zero_in_both_engines() {
     for engine in [Engine::Jit, Engine::Interpreter] {
         let mut h = with(load(src, engine));
         assert_eq!(
-            interest_faces(&h.interest(APP, "/p/x", 1)),
+            interest_faces(&h.interest(APP, interest("/p/x", 1), None)),
             vec![UP1],
             "{engine:?}"
         );
@@ -58,7 +56,7 @@ fn a_program_asking_too_much_is_switched_off_and_best_route_stands_in() {
     let s = load(&src, Engine::Jit);
     let mut h = with(s.clone());
     assert!(!s.faulted());
-    let out = h.interest(APP, "/p/x", 1);
+    let out = h.interest(APP, interest("/p/x", 1), None);
     assert!(s.faulted());
     assert_eq!(
         interest_faces(&out),
@@ -69,7 +67,10 @@ fn a_program_asking_too_much_is_switched_off_and_best_route_stands_in() {
         nacks(&out).is_empty(),
         "none of the program's actions were applied"
     );
-    assert_eq!(interest_faces(&h.interest(APP, "/p/y", 2)), vec![UP1]);
+    assert_eq!(
+        interest_faces(&h.interest(APP, interest("/p/y", 2), None)),
+        vec![UP1]
+    );
 }
 
 #[test]
@@ -91,7 +92,7 @@ fn forwarding_to_a_face_that_is_not_an_eligible_nexthop_is_refused() {
         exit";
     let mut h = with(load(src, Engine::Jit));
     h.route("/p", APP, 1);
-    let out = h.interest(APP, "/p/x", 1);
+    let out = h.interest(APP, interest("/p/x", 1), None);
     assert!(interest_faces(&out).is_empty());
     assert_eq!(nacks(&out).len(), 1, "both refusals were seen: {out:?}");
 }

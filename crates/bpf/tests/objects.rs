@@ -1,11 +1,9 @@
 //! The programs shipped in `strategies/` load, and match their sources when clang is here.
 
-mod common;
-
 use std::process::Command;
 
-use common::strategies_dir;
 use kite_bpf::{elf::ElfError, Engine, LoadError};
+use kite_testkit::forwarder::strategies_dir;
 
 const PROGRAMS: [&str; 4] = ["best-route", "multicast", "round-robin", "fastest"];
 
@@ -43,8 +41,8 @@ fn only_programs_that_keep_fib_state_or_read_rtts_pay_for_the_fib_area() {
 #[test]
 fn shipped_objects_match_their_sources() {
     if !clang() {
-        eprintln!(
-            "clang not installed: not rebuilding strategies/*.o (scripts/test.sh installs it)"
+        kite_testkit::skip(
+            "clang is not installed: not rebuilding strategies/*.o (scripts/test.sh installs it)",
         );
         return;
     }
@@ -72,7 +70,7 @@ fn shipped_objects_match_their_sources() {
 #[test]
 fn extern_helpers_are_resolved_from_relocations_and_globals_refused() {
     if !clang() {
-        eprintln!("clang not installed: skipping the relocation test");
+        kite_testkit::skip("clang is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -2,8 +2,6 @@
 //! through the real forwarding threads while the eBPF strategy of their prefix is reloaded
 //! again and again (new program, FIB choice moved to it, old one removed).
 
-mod common;
-
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,19 +9,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{load_object, name};
 use kite_app::framing::FrameReader;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::strategy::StrategyTable;
-use kite_packet::{Data, Interest, LpHeader, LpPacket, NetPacketView, Nonce};
+use kite_packet::{Data, LpHeader, LpPacket, NetPacketView};
 use kite_runtime::{Runtime, RuntimeConfig};
+use kite_testkit::forwarder::{load_object, name};
 
+/// Interest number `k`, for `/p/<k>`.
 fn interest(k: u32) -> Bytes {
-    let mut i = Interest::new(name(&format!("/p/{k}")));
-    i.nonce = Some(Nonce::from(k));
-    i.lifetime = Some(4000);
-    i.encode()
+    kite_testkit::packet::interest(&format!("/p/{k}"), k, 4000)
 }
 
 #[test]

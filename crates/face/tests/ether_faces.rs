@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -18,11 +17,6 @@ use kite_face::{
     DEFAULT_IDLE_TIMEOUT,
 };
 use kite_link::{FaceIds, FaceScope, LinkType, MacAddr, PacketKind, Persistency};
-
-/// Writes past the harness's capture, so a skip shows in every run.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
 
 fn ip(args: &[&str]) -> bool {
     Command::new("ip")
@@ -54,7 +48,7 @@ impl Veth {
         let pid = std::process::id();
         let (a, b) = (format!("kfa{pid}x{n}"), format!("kfb{pid}x{n}"));
         if !ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]) {
-            say("SKIPPED: cannot create a veth pair (needs root and iproute2)");
+            kite_testkit::skip("cannot create a veth pair (needs root and iproute2)");
             return None;
         }
         let veth = Veth { a, b };

@@ -1,6 +1,7 @@
 //! The `kite` binary as a user runs it: encode a packet, pipe it to decode, read the fields;
 //! bad input gives a clear message and a failing exit status.
 
+use kite_testkit::process::stdout;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -17,15 +18,6 @@ fn kite(args: &[&str], stdin: Option<&[u8]>) -> Output {
     }
     drop(child.stdin.take());
     child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "kite failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 #[test]

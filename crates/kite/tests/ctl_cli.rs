@@ -12,6 +12,7 @@ use kite_mgmt_proto::datasets::{
 };
 use kite_mgmt_proto::nfd::{FacePersistency, FaceScope, LinkType, RouteOrigin};
 use kite_mgmt_proto::{encode_items, ControlParameters, ControlResponse, Tlv};
+use kite_testkit::process::stdout;
 use serde_json::Value;
 
 /// Runs `kite <args> --socket <fake>`.
@@ -23,15 +24,6 @@ fn kite(fake: &FakeForwarder, args: &[&str]) -> Output {
         .env_remove("NDN_CLIENT_TRANSPORT")
         .output()
         .expect("run kite")
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "kite failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 fn json(o: &Output) -> Value {

@@ -368,7 +368,7 @@ fn a_user_without_xdg_runtime_dir_finds_the_socket_kite_run_fell_back_to() {
             .output()
             .is_ok();
     if !can_switch {
-        common::netns::say("skipped: needs root and setpriv to run kite as another user");
+        kite_testkit::skip("needs root and setpriv to run kite as another user");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -479,7 +479,7 @@ struct Netns(String);
 
 impl Drop for Netns {
     fn drop(&mut self) {
-        let _ = common::netns::ip(&["netns", "del", &self.0]);
+        let _ = kite_testkit::netns::ip(&["netns", "del", &self.0]);
     }
 }
 
@@ -488,16 +488,11 @@ fn dump_in_a_network_namespace_sees_a_pings_interest_and_data() {
     use std::io::{BufRead, Read};
     use std::process::{Command, Stdio};
     let name = format!("kite-dump-{}", std::process::id());
-    let made = common::netns::ip(&["netns", "add", &name]);
-    if !made.status.success() {
-        common::netns::say(&format!(
-            "SKIPPED: cannot create a network namespace (needs root): {}",
-            String::from_utf8_lossy(&made.stderr).trim()
-        ));
+    if !kite_testkit::netns::add_or_skip(&name) {
         return;
     }
     let ns = Netns(name);
-    common::netns::ip_ok(&["-n", &ns.0, "link", "set", "lo", "up"]);
+    kite_testkit::netns::ip_ok(&["-n", &ns.0, "link", "set", "lo", "up"]);
     let launcher = ["ip", "netns", "exec", &ns.0].map(String::from);
     let d = Daemon::start(
         &launcher,

@@ -6,10 +6,11 @@ mod common;
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use common::{free_udp_port, reap, Daemon};
+use common::tools::run_to_exit;
+use common::{free_udp_port, Daemon};
 use kite_app::Client;
 use kite_packet::signature::DigestSha256;
 use kite_packet::{Data, Interest, LpHeader, LpPacket, Name};
@@ -37,23 +38,6 @@ fn write_config(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("kite.toml");
     std::fs::write(&path, text).expect("write the configuration");
     path
-}
-
-/// Runs `kite run ARGS` that must stop by itself, within 20 s.
-fn run_to_exit(args: &[&str]) -> Output {
-    let mut child = kite()
-        .arg("run")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kite run");
-    assert!(
-        reap(&mut child, Duration::from_secs(20)),
-        "kite run {args:?} kept running"
-    );
-    child.wait_with_output().expect("its output")
 }
 
 /// Answers one Interest arriving at `peer` with a Data of the same name, echoing the PIT token.
@@ -191,12 +175,15 @@ fn a_bad_file_stops_the_start_naming_file_line_and_key() {
         "[face_system]\nlocal_only = true\nlocal_onyl = true\n",
     );
     let socket = dir.path().join("nfd.sock");
-    let out = run_to_exit(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--socket",
-        socket.to_str().unwrap(),
-    ]);
+    let out = run_to_exit(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--socket",
+            socket.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -209,7 +196,7 @@ fn a_bad_file_stops_the_start_naming_file_line_and_key() {
     assert!(!socket.exists(), "nothing was started");
 
     let missing = dir.path().join("missing.toml");
-    let out = run_to_exit(&["--config", missing.to_str().unwrap()]);
+    let out = run_to_exit(&["--config", missing.to_str().unwrap()], &[]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -231,12 +218,15 @@ fn a_face_that_cannot_be_created_stops_the_start() {
         ),
     );
     let socket = dir.path().join("nfd.sock");
-    let out = run_to_exit(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--socket",
-        socket.to_str().unwrap(),
-    ]);
+    let out = run_to_exit(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--socket",
+            socket.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -256,15 +246,18 @@ fn print_config_merges_file_and_flags_and_reads_back() {
         dir.path(),
         "[forwarder]\nthreads = 2\n\n[tables.cs]\ncapacity = 100\n\n[[face]]\nuri = \"udp://127.0.0.1:7777\"\n",
     );
-    let out = run_to_exit(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--print-config",
-        "--threads",
-        "3",
-        "--socket",
-        "/tmp/kite-print.sock",
-    ]);
+    let out = run_to_exit(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--print-config",
+            "--threads",
+            "3",
+            "--socket",
+            "/tmp/kite-print.sock",
+        ],
+        &[],
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -289,7 +282,10 @@ fn print_config_merges_file_and_flags_and_reads_back() {
 
     // What it printed is itself a configuration that checks.
     let again = write_config(dir.path(), &text);
-    let out = run_to_exit(&["--config", again.to_str().unwrap(), "--print-config"]);
+    let out = run_to_exit(
+        &["--config", again.to_str().unwrap(), "--print-config"],
+        &[],
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -4,7 +4,7 @@
 mod common;
 
 use common::ctl::{err, json, ok};
-use common::{free_tcp_port, free_udp_port, Daemon};
+use common::{ctl, free_tcp_port, free_udp_port, Daemon};
 
 fn face_ids(socket: &str) -> Vec<u64> {
     json(socket, &["face", "list"])
@@ -27,11 +27,7 @@ fn every_verb_against_a_running_forwarder() {
     // faces: create, a second create names the existing face, destroy
     let peer = format!("udp4://127.0.0.1:{}", free_udp_port());
     let created = ok(s, &["face", "create", &peer]);
-    let id: u64 = created
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("id="))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("face id in {created:?}"));
+    let id = ctl::created_face_id(&created);
     assert!(ok(s, &["face", "create", &peer]).contains(&format!("face-exists id={id}")));
     assert!(face_ids(s).contains(&id));
     let shown = json(s, &["face", "show", &id.to_string()]);
@@ -63,11 +59,8 @@ fn every_verb_against_a_running_forwarder() {
             "10000",
         ],
     );
-    let qid = created
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("id="))
-        .unwrap_or_else(|| panic!("face id in {created:?}"));
-    let shown = json(s, &["face", "show", qid]).to_string();
+    let qid = ctl::created_face_id(&created).to_string();
+    let shown = json(s, &["face", "show", &qid]).to_string();
     assert!(shown.contains("\"congestion_marking\":false"), "{shown}");
     assert!(
         shown.contains("\"base_congestion_marking_interval_ns\":50000000"),

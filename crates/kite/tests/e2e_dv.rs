@@ -23,13 +23,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::netns::{ip_ok, say, Lab};
-use common::tools::{kite, random_file, sha256_of, Put};
+use common::netns::Lab;
+use common::tools::{get_to_file, random_file, sha256_of, Put};
 use common::{ctl, reap, terminate, Daemon};
+use kite_testkit::netns::ip_ok;
+use kite_testkit::say;
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -41,15 +43,6 @@ const ADVERTISE_MS: u64 = 1000;
 const DEAD_MS: u64 = 3000;
 /// The longest routing may take to converge before a test gives up (it takes a few seconds).
 const CONVERGE: Duration = Duration::from_secs(40);
-
-/// NDNd's binary from KITE_NDND, if root may make namespaces too; otherwise why not.
-fn prerequisites() -> Option<PathBuf> {
-    let Some(bin) = std::env::var_os("KITE_NDND").map(PathBuf::from) else {
-        say("SKIPPED: KITE_NDND is not set (scripts/test.sh builds NDNd v1.5.3 and sets it)");
-        return None;
-    };
-    Some(bin)
-}
 
 /// One router: `kite run` and `ndnd dv run` in a namespace.
 struct Node {
@@ -180,24 +173,6 @@ impl Drop for Node {
     }
 }
 
-/// `kite get NAME -o OUT` against `node`; panics unless it succeeds.
-fn fetch(node: &Node, name: &str, out: &Path) {
-    let got = kite(&[
-        "get",
-        "--socket",
-        node.socket(),
-        name,
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(
-        got.status.success(),
-        "kite get {name} on {}: {}",
-        node.name,
-        String::from_utf8_lossy(&got.stderr)
-    );
-}
-
 /// Waits until every node has a route to every other router (the prefix of its prefix-table
 /// sync, which ndn-dv routes once the router is reachable); how long it took. A producer's
 /// prefix published before that waits for ndn-dv's next periodic prefix sync (30 s).
@@ -227,7 +202,7 @@ fn assert_all_learned(nodes: &[Node]) {
 #[test]
 #[ignore = "needs root and NDNd: scripts/test.sh runs it"]
 fn a_file_crosses_a_line_of_kites_over_routes_from_ndn_dv() {
-    let Some(ndnd) = prerequisites() else { return };
+    let Some(ndnd) = common::ndnd() else { return };
     let Some(mut lab) = Lab::new("l", &["a", "b", "c"]) else {
         return;
     };
@@ -263,7 +238,7 @@ fn a_file_crosses_a_line_of_kites_over_routes_from_ndn_dv() {
     assert_all_learned(&nodes);
 
     let out = dir.path().join("fetched");
-    fetch(c, "/app/line", &out);
+    get_to_file(c.socket(), &c.name, "/app/line", &out);
     assert_eq!(sha256_of(&out), sum, "the file arrived changed");
 
     // The producer goes: its route on a goes, Kite withdraws it from ndn-dv, and c's route
@@ -277,7 +252,7 @@ fn a_file_crosses_a_line_of_kites_over_routes_from_ndn_dv() {
 #[test]
 #[ignore = "needs root and NDNd: scripts/test.sh runs it"]
 fn a_ring_of_kites_routes_around_a_link_that_goes_down() {
-    let Some(ndnd) = prerequisites() else { return };
+    let Some(ndnd) = common::ndnd() else { return };
     let Some(mut lab) = Lab::new("r", &["a", "b", "c", "d"]) else {
         return;
     };
@@ -318,7 +293,7 @@ fn a_ring_of_kites_routes_around_a_link_that_goes_down() {
         "ring: /app/ring routed on b {took:?} after kite put"
     ));
     let out = dir.path().join("before");
-    fetch(b, "/app/ring", &out);
+    get_to_file(b.socket(), &b.name, "/app/ring", &out);
     assert_eq!(sha256_of(&out), sum);
 
     // The a–b link goes down (both ends lose their carrier).
@@ -333,7 +308,7 @@ fn a_ring_of_kites_routes_around_a_link_that_goes_down() {
          down (ndn-dv: advertise {ADVERTISE_MS} ms, dead after {DEAD_MS} ms)"
     ));
     let out = dir.path().join("after");
-    fetch(b, "/app/ring", &out);
+    get_to_file(b.socket(), &b.name, "/app/ring", &out);
     assert_eq!(sha256_of(&out), sum, "the file arrived changed");
 
     let got = dir.path().join("second-fetched");

@@ -24,11 +24,11 @@ use std::process::{Command, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::netns::{ip, ip_ok, say};
 use common::{py, py_one, Daemon, Producer};
 use kite_mgmt_proto::nfd::FaceEventKind;
 use kite_mgmt_proto::{FaceEventNotification, Tlv};
 use kite_packet::{Interest, Name};
+use kite_testkit::netns::{add_or_skip, ip, ip_ok};
 use serde_json::Value;
 
 const MAC_A: &str = "02:00:00:00:00:0a";
@@ -46,12 +46,7 @@ impl Link {
     fn new(tag: &str) -> Option<Link> {
         let pid = std::process::id();
         let (a, b) = (format!("kite-{tag}-{pid}-a"), format!("kite-{tag}-{pid}-b"));
-        let made = ip(&["netns", "add", &a]);
-        if !made.status.success() {
-            say(&format!(
-                "SKIPPED: cannot create a network namespace (needs root): {}",
-                String::from_utf8_lossy(&made.stderr).trim()
-            ));
+        if !add_or_skip(&a) {
             return None;
         }
         // From here on, Drop removes whatever was made, even if a step below panics.
@@ -417,19 +412,10 @@ fn event_seen(events: &mpsc::Receiver<FaceEventNotification>, kind: FaceEventKin
     panic!("no {kind:?} event for face {id}");
 }
 
-/// An encoded Interest named `name` whose ApplicationParameters make it `len` octets long.
+/// An encoded Interest named `name` (Nonce 7) whose ApplicationParameters make it `len`
+/// octets long.
 fn interest_of_len(name: &str, len: usize) -> Vec<u8> {
-    let make = |params: usize| {
-        let mut i = Interest::new(name.parse::<Name>().unwrap());
-        i.lifetime = Some(4000);
-        i.nonce = Some(kite_packet::Nonce::from(7));
-        i.app_params = Some(vec![0x5A; params].into());
-        i.encode()
-    };
-    let probe = make(len - 200).len();
-    let wire = make(len - 200 + len - probe);
-    assert_eq!(wire.len(), len);
-    wire.to_vec()
+    kite_testkit::packet::interest_of_len(name, 7u32, len).to_vec()
 }
 
 #[test]

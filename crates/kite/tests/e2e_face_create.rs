@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::netns::{ip, ip_ok, say};
 use common::peer::{self, interest, Conn, Got, Producer};
 use common::{ctl, Daemon};
 use kite_mgmt_proto::nfd::status;
 use kite_mgmt_proto::ControlParameters;
 use kite_packet::NetPacket;
+use kite_testkit::netns::{add_or_skip, ip, ip_ok};
 
 /// Where SYNs go unanswered, inside the namespace.
 const SILENT: &str = "10.9.9.2";
@@ -33,12 +33,7 @@ struct Silent {
 impl Silent {
     fn new() -> Option<Silent> {
         let ns = format!("kite-silent-{}", std::process::id());
-        let made = ip(&["netns", "add", &ns]);
-        if !made.status.success() {
-            say(&format!(
-                "SKIPPED: cannot create a network namespace (needs root): {}",
-                String::from_utf8_lossy(&made.stderr).trim()
-            ));
+        if !add_or_skip(&ns) {
             return None;
         }
         let s = Silent { ns };

@@ -6,34 +6,16 @@
 mod common;
 
 use std::net::UdpSocket;
-use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use common::ctl::ok;
-use common::{eventually, free_tcp_port, free_udp_port, reap, Daemon};
+use common::tools::run_to_exit;
+use common::{ctl, eventually, free_tcp_port, free_udp_port, Daemon};
 use kite_app::mgmt::nfd_name;
 use kite_app::Client;
 use kite_mgmt_proto::nfd::status;
 use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{Interest, Nonce};
-
-/// Runs `kite run ARGS` (with `env`) that must stop by itself, within 20 s.
-fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kite"))
-        .arg("run")
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kite run");
-    assert!(
-        reap(&mut child, Duration::from_secs(20)),
-        "kite run {args:?} kept running"
-    );
-    child.wait_with_output().expect("its output")
-}
 
 /// The log's lines that contain every one of `parts`.
 fn lines_with(log: &str, parts: &[&str]) -> Vec<String> {
@@ -155,11 +137,7 @@ fn faces_commands_and_datasets_are_logged_with_fields() {
     let s = d.socket();
     let peer = format!("udp4://127.0.0.1:{}", free_udp_port());
     let created = ok(s, &["face", "create", &peer]);
-    let id: u64 = created
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("id="))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("face id in {created:?}"));
+    let id = ctl::created_face_id(&created);
     let face = format!("face={id}");
     let remote = format!("remote={peer}");
     let line = wait_for_line(&d, &["face created", &face, &remote]);

@@ -20,9 +20,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::netns::{ip, ip_ok, say};
 use common::tools::{random_file, sha256_of, summary_value, Put};
 use common::{signal, Daemon};
+use kite_testkit::netns::{add_or_skip, ip, ip_ok};
+use kite_testkit::{say, skip};
 
 /// The object's name prefix.
 const PREFIX: &str = "/lossy";
@@ -95,17 +96,12 @@ impl Chain {
     /// (after saying why) when namespaces or nftables cannot be had.
     fn new(tag: &str, link: Link, loss: u32) -> Option<Chain> {
         if Command::new("nft").arg("--version").output().is_err() {
-            say("SKIPPED: nft (Debian's nftables) is not installed");
+            skip("nft (Debian's nftables) is not installed");
             return None;
         }
         let pid = std::process::id();
         let ns = ["a", "b", "c"].map(|n| format!("kite-{tag}-{pid}-{n}"));
-        let made = ip(&["netns", "add", &ns[0]]);
-        if !made.status.success() {
-            say(&format!(
-                "SKIPPED: cannot create a network namespace (needs root): {}",
-                String::from_utf8_lossy(&made.stderr).trim()
-            ));
+        if !add_or_skip(&ns[0]) {
             return None;
         }
         let mut chain = Chain {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::peer::{Conn, Producer};
 use common::{free_tcp_port, python, Daemon};
+use kite_testkit::skip;
 use serde_json::Value;
 
 /// The listener reuses a snapshot for a second: wait longer than that between scrapes.
@@ -293,7 +294,7 @@ fn headless(browser: &str, profile: &Path, extra: &[&str], url: &str) -> std::pr
 #[test]
 fn status_page_renders_in_chromium_and_plots_live_rates() {
     let Some(browser) = chromium() else {
-        eprintln!("SKIPPED: chromium is not installed (scripts/test.sh installs it)");
+        skip("chromium is not installed (scripts/test.sh installs it)");
         return;
     };
     let (d, addr) = metrics_daemon();

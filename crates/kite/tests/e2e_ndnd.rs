@@ -26,25 +26,6 @@ use tempfile::TempDir;
 const NDND_PORT: u16 = 6363;
 const KITE_PORT: u16 = 6365;
 
-/// Writes a line to stderr past the test harness's capture (it captures only the print
-/// macros), so a skip shows in every run's output.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-fn ndnd_binary() -> Option<PathBuf> {
-    match std::env::var_os("KITE_NDND") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            say(
-                "SKIPPED: KITE_NDND is not set (scripts/test.sh builds NDNd v1.5.3 with Go and \
-                 sets it); the Kite-NDNd interop test did not run",
-            );
-            None
-        }
-    }
-}
-
 /// A network namespace (in a user namespace, so no root is needed), held by a sleeping
 /// process; loopback is up.
 struct Netns {
@@ -219,7 +200,7 @@ fn register(socket: &str, prefix: &str, face: u64) {
 #[test]
 #[ignore = "needs python-ndn and NDNd: scripts/test.sh runs it"]
 fn producer_behind_kite_via_ndnd() {
-    let Some(bin) = ndnd_binary() else { return };
+    let Some(bin) = common::ndnd() else { return };
     let pair = Pair::start(&bin);
     let kite = pair.kite.socket();
     let ndnd = pair.ndnd.socket();
@@ -258,7 +239,7 @@ fn producer_behind_kite_via_ndnd() {
 #[test]
 #[ignore = "needs python-ndn and NDNd: scripts/test.sh runs it"]
 fn producer_behind_ndnd_via_kite() {
-    let Some(bin) = ndnd_binary() else { return };
+    let Some(bin) = common::ndnd() else { return };
     let pair = Pair::start(&bin);
     let kite = pair.kite.socket().to_string();
     let mut producer = Producer::start(pair.ndnd.socket(), "/ndnd-side", &[]);
@@ -296,7 +277,7 @@ fn ndnd_tool(bin: &Path, socket: &str, args: &[&str]) -> Command {
 #[test]
 #[ignore = "needs NDNd: scripts/test.sh runs it"]
 fn ndnd_tools_work_against_kite() {
-    let Some(bin) = ndnd_binary() else { return };
+    let Some(bin) = common::ndnd() else { return };
     let kite = Daemon::local(&[]);
     let socket = kite.socket().to_string();
 

@@ -23,17 +23,17 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::ndncxx::{self, router_prefix, Nfd, NlsrConf, Pki, Prefix, Process};
-use common::netns::{say, Lab};
+use common::netns::Lab;
 use common::nlsr_startup::{self, Recorded};
 use common::recorder::Recorder;
-use common::tools::{kite, random_file, sha256_of, Put};
+use common::tools::{get_to_file, random_file, sha256_of, Put};
 use common::{ctl, Daemon};
 use kite_mgmt_proto::command::{parse_command, CommandSignature};
 use kite_mgmt_proto::{ControlResponse, Tlv};
+use kite_testkit::{say, skip};
 use tempfile::TempDir;
 
 /// The longest routing may take: NLSR builds its adjacency LSA 5 s after a neighbour first
@@ -332,7 +332,7 @@ fn two_routers(tag: &str, kinds: [Kind; 2]) {
             routers[from].name, routers[to].name
         ));
         let out = files.path().join(format!("fetched-{from}"));
-        fetch(&routers[to], &name, &out);
+        get_to_file(routers[to].socket(), routers[to].name, &name, &out);
         assert_eq!(sha256_of(&out), sum, "the file arrived changed");
     }
     // What docs/routing.md shows.
@@ -344,24 +344,6 @@ fn two_routers(tag: &str, kinds: [Kind; 2]) {
             r.route_list(&prefix)
         ));
     }
-}
-
-/// `kite get NAME -o OUT` on `router`'s forwarder; panics unless it succeeds.
-fn fetch(router: &Router, name: &str, out: &Path) {
-    let got = kite(&[
-        "get",
-        "--socket",
-        router.socket(),
-        name,
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(
-        got.status.success(),
-        "kite get {name} on {}: {}",
-        router.name,
-        String::from_utf8_lossy(&got.stderr)
-    );
 }
 
 #[test]
@@ -384,7 +366,7 @@ fn kite_and_nfd() {
 #[ignore = "records the fixture: needs root, KITE_NDNCXX_PREFIX and KITE_NLSR_RECORD"]
 fn record_nlsr_startup() {
     let Some(path) = std::env::var_os("KITE_NLSR_RECORD").map(std::path::PathBuf::from) else {
-        say("SKIPPED: KITE_NLSR_RECORD names no file to record NLSR's start-up to");
+        skip("KITE_NLSR_RECORD names no file to record NLSR's start-up to");
         return;
     };
     let Some(prefix) = Prefix::from_env(&["ndnsec", "nlsr", "nfd", "nfdc"]) else {

@@ -19,7 +19,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Producer};
 use common::{eventually, free_tcp_port, free_udp_port, Daemon};
-use kite_packet::{Component, Fragments, Interest, LpHeader, Name, NetPacket};
+use kite_packet::{Component, Fragments, LpHeader, Name, NetPacket};
 use tungstenite::{Message, WebSocket};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -149,21 +149,9 @@ fn data_with_name_value(name_len: usize) -> Bytes {
     peer::data(&name, Bytes::from_static(b"attack"))
 }
 
-/// An Interest named under `prefix` (with its ParametersSha256DigestComponent) whose
-/// ApplicationParameters make it exactly `len` octets long.
+/// An Interest named under `prefix` with a fresh Nonce, exactly `len` octets long.
 fn interest_of_len(prefix: &str, len: usize) -> Bytes {
-    let make = |params: usize| {
-        let mut i = Interest::new(prefix.parse().unwrap());
-        i.nonce = Some(peer::nonce());
-        i.lifetime = Some(4000);
-        i.app_params = Some(Bytes::from(vec![0x5A; params]));
-        i.encode()
-    };
-    // 200 octets short, then the difference: no TLV-LENGTH changes size class in between.
-    let probe = make(len - 200).len();
-    let wire = make(len - 200 + len - probe);
-    assert_eq!(wire.len(), len);
-    wire
+    kite_testkit::packet::interest_of_len(prefix, peer::nonce(), len)
 }
 
 /// The attack: a PIT entry named by an implicit digest, then a token-less Data whose Name

@@ -14,8 +14,10 @@ mod common;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::netns::{ip_ok, say, Lab};
+use common::netns::Lab;
 use common::{eventually, Daemon};
+use kite_testkit::netns::ip_ok;
+use kite_testkit::skip;
 use serde_json::Value;
 
 /// `kite ARGS --socket SOCKET`.
@@ -57,7 +59,7 @@ fn nft(ns: &str, rules: &str) -> bool {
         .stderr(std::process::Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        say("SKIPPED: cannot run ip netns exec nft");
+        skip("cannot run ip netns exec nft");
         return false;
     };
     child
@@ -68,8 +70,8 @@ fn nft(ns: &str, rules: &str) -> bool {
         .expect("write the rules");
     let out = child.wait_with_output().expect("nft exits");
     if !out.status.success() {
-        say(&format!(
-            "SKIPPED: nft (Debian's nftables) failed: {}",
+        skip(format_args!(
+            "nft (Debian's nftables) failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }

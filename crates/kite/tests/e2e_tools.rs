@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::tools::{kite, random_file, sha256_hex, sha256_of, summary_value, Put};
 use common::{free_tcp_port, free_udp_port, reap, terminate, Daemon};
+use kite_testkit::skip;
 
 #[test]
 fn ping_server_answers_every_probe_and_the_summary_counts_them() {
@@ -737,7 +738,7 @@ fn two_producers_registering_at_once_with_the_same_key_both_succeed() {
 #[test]
 fn get_refuses_to_write_content_to_a_terminal() {
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: script (util-linux) is not installed");
+        skip("script (util-linux) is not installed");
         return;
     }
     let line = format!(

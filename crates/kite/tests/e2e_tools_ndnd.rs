@@ -5,29 +5,16 @@
 //! (NDN_CLIENT_TRANSPORT), so no network namespace is needed.
 //!
 //! KITE_NDND names the NDNd binary (scripts/test.sh builds v1.5.3 with Go and sets it); without
-//! it the test says SKIPPED and passes.
+//! it the test skips.
 
 mod common;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use common::tools::{kite, random_file, sha256_of, Put};
 use common::{reap, terminate, Daemon};
-
-fn ndnd_binary() -> Option<PathBuf> {
-    let p = std::env::var_os("KITE_NDND").map(PathBuf::from);
-    if p.is_none() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: KITE_NDND is not set (scripts/test.sh builds NDNd v1.5.3); the tests \
-             against NDNd's tools did not run"
-        );
-    }
-    p
-}
 
 /// `ndnd ARGS` talking to the forwarder at `socket`.
 fn ndnd(bin: &Path, socket: &str, args: &[&str]) -> Command {
@@ -61,7 +48,7 @@ fn retry(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 
 #[test]
 fn kite_ping_and_ndnd_ping_answer_each_other() {
-    let Some(bin) = ndnd_binary() else { return };
+    let Some(bin) = common::ndnd() else { return };
     let d = Daemon::local(&[]);
     let s = d.socket();
 
@@ -114,7 +101,7 @@ fn kite_ping_and_ndnd_ping_answer_each_other() {
 
 #[test]
 fn kite_get_and_ndnd_cat_fetch_each_others_objects() {
-    let Some(bin) = ndnd_binary() else { return };
+    let Some(bin) = common::ndnd() else { return };
     let d = Daemon::local(&[]);
     let s = d.socket();
     let dir = tempfile::tempdir().unwrap();

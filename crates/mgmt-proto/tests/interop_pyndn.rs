@@ -35,13 +35,13 @@ use serde_json::{json, Map, Value};
 
 const PER_KIND: usize = 40;
 
-#[path = "../../../tests/support/pyndn.rs"]
-mod pyndn;
+use kite_testkit::pyndn::{self, python};
 
-use pyndn::python;
+/// The python side, in `tests/interop`.
+const SCRIPT: &str = "pyndn_mgmt.py";
 
 fn script() -> PathBuf {
-    pyndn::interop_script("pyndn_mgmt.py")
+    pyndn::interop_script(SCRIPT)
 }
 
 fn name_hex(n: &Name) -> Value {
@@ -175,23 +175,8 @@ fn kite_fields(kind: &str, wire: &Bytes) -> Result<Value, DecodeError> {
 #[test]
 #[ignore = "needs python-ndn: scripts/test.sh runs it"]
 fn management_elements_encoded_by_python_ndn_decode_in_kite() {
-    let out = std::env::temp_dir().join(format!("kite-pyndn-mgmt-{}.json", std::process::id()));
-    let status = Command::new(python())
-        .arg(script())
-        .args([
-            "gen",
-            "--seed",
-            "20261122",
-            "--count",
-            &PER_KIND.to_string(),
-        ])
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .expect("run python");
-    assert!(status.success(), "python-ndn vector generation failed");
-    let cases: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    std::fs::remove_file(&out).ok();
+    let count = PER_KIND.to_string();
+    let cases = pyndn::cases(SCRIPT, &["gen", "--seed", "20261122", "--count", &count]);
     assert_eq!(cases.len(), PER_KIND * 10);
     let mut failures = Vec::new();
     for (i, case) in cases.iter().enumerate() {
@@ -627,16 +612,7 @@ fn management_elements_encoded_by_kite_decode_in_python_ndn() {
 #[test]
 #[ignore = "needs python-ndn: scripts/test.sh runs it"]
 fn command_interests_made_by_python_ndn_parse_in_both_signature_forms() {
-    let out = std::env::temp_dir().join(format!("kite-pyndn-cmd-{}.json", std::process::id()));
-    let status = Command::new(python())
-        .arg(script())
-        .args(["commands", "--out"])
-        .arg(&out)
-        .status()
-        .expect("run python");
-    assert!(status.success(), "python-ndn command generation failed");
-    let cases: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    std::fs::remove_file(&out).ok();
+    let cases = pyndn::cases(SCRIPT, &["commands"]);
     assert!(cases.len() >= 14);
     for case in &cases {
         let wire = Bytes::from(hex::decode(case["wire"].as_str().unwrap()).unwrap());

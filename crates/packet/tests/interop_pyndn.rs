@@ -23,13 +23,13 @@ use serde_json::{json, Map, Value};
 
 const CASES: usize = 300;
 
-#[path = "../../../tests/support/pyndn.rs"]
-mod pyndn;
+use kite_testkit::pyndn::{self, python};
 
-use pyndn::python;
+/// The python side, in `tests/interop`.
+const SCRIPT: &str = "pyndn_vectors.py";
 
 fn script() -> PathBuf {
-    pyndn::interop_script("pyndn_vectors.py")
+    pyndn::interop_script(SCRIPT)
 }
 
 fn hex_of(b: &[u8]) -> Value {
@@ -237,23 +237,8 @@ fn comparable(kind: &str, mut v: Value) -> Value {
 #[test]
 #[ignore = "needs python-ndn: scripts/test.sh runs it"]
 fn packets_encoded_by_python_ndn_decode_in_kite() {
-    let out = std::env::temp_dir().join(format!("kite-pyndn-{}.json", std::process::id()));
-    let status = Command::new(python())
-        .arg(script())
-        .args([
-            "gen",
-            "--seed",
-            "20261122",
-            "--count",
-            &CASES.to_string(),
-            "--out",
-        ])
-        .arg(&out)
-        .status()
-        .expect("run python");
-    assert!(status.success(), "python-ndn vector generation failed");
-    let cases: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    std::fs::remove_file(&out).ok();
+    let count = CASES.to_string();
+    let cases = pyndn::cases(SCRIPT, &["gen", "--seed", "20261122", "--count", &count]);
     assert!(cases.len() >= CASES, "only {} cases", cases.len());
 
     let (mut compared, mut expected_errors, mut failures) = (0, 0, Vec::new());

@@ -11,7 +11,7 @@ use kite_fw::face::FaceId;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::strategy::StrategyTable;
-use kite_packet::{Data, Interest, LpHeader, LpPacket, Name, NetPacketView, Nonce};
+use kite_packet::{Data, LpHeader, LpPacket, NetPacketView};
 use kite_runtime::{Runtime, RuntimeConfig};
 
 /// Reads one whole top-level TLV element (type and length are single octets or 0xFD forms).
@@ -107,10 +107,7 @@ fn setup(threads: u8, inline: bool) -> Setup {
 }
 
 fn interest(name: &str, nonce: u32) -> Bytes {
-    let mut i = Interest::new(name.parse::<Name>().unwrap());
-    i.nonce = Some(Nonce::from(nonce));
-    i.lifetime = Some(4000);
-    i.encode()
+    kite_testkit::packet::interest(name, nonce, 4000)
 }
 
 /// Sends Interests for `names` from the consumer, answers each at the producer (echoing the

@@ -10,8 +10,7 @@ use kite_packet::Data;
 use kite_security::{key_name, KeySigner, PrivateKey, SignatureKind};
 use serde_json::{json, Value};
 
-#[path = "../../../tests/support/pyndn.rs"]
-mod pyndn;
+use kite_testkit::pyndn;
 
 #[test]
 #[ignore = "needs python-ndn: scripts/test.sh runs it"]

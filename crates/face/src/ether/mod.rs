@@ -556,7 +556,7 @@ mod tests {
         ));
         match EtherChannel::open("lo", config) {
             Err(EtherError::NotEthernet(n)) => assert_eq!(n, "lo"),
-            Err(EtherError::PermissionDenied(_)) => eprintln!("SKIPPED: needs CAP_NET_RAW"),
+            Err(EtherError::PermissionDenied(_)) => kite_testkit::skip("needs CAP_NET_RAW"),
             other => panic!("lo: {other:?}"),
         }
     }

@@ -315,7 +315,7 @@ mod tests {
         match PacketSocket::open(lo, ethertype) {
             Ok(s) => Some((lo, s)),
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-                eprintln!("SKIPPED: AF_PACKET needs CAP_NET_RAW: {e}");
+                kite_testkit::skip(format_args!("AF_PACKET needs CAP_NET_RAW: {e}"));
                 None
             }
             Err(e) => panic!("AF_PACKET socket on lo: {e}"),

@@ -24,6 +24,15 @@ pub fn ok(socket: &str, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The face id `kite face create` printed (`id=N`).
+pub fn created_face_id(created: &str) -> u64 {
+    created
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("id="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("face id in {created:?}"))
+}
+
 /// Its `--json` output.
 pub fn json(socket: &str, args: &[&str]) -> Value {
     let mut all = args.to_vec();

@@ -27,15 +27,14 @@ pub mod netns;
 pub mod nlsr_startup;
 pub mod peer;
 pub mod procnet;
-#[path = "../../../../tests/support/pyndn.rs"]
-mod pyndn;
 pub mod recorder;
 pub mod tools;
 
-pub use pyndn::python;
+pub use kite_testkit::process::reap;
+pub use kite_testkit::pyndn::python;
 
 fn script() -> PathBuf {
-    pyndn::interop_script("pyndn_daemon.py")
+    kite_testkit::pyndn::interop_script("pyndn_daemon.py")
 }
 
 /// The NDN library a test application is written with.
@@ -68,6 +67,16 @@ impl Lib {
     }
 }
 
+/// NDNd's binary, which KITE_NDND names (scripts/test.sh builds NDNd v1.5.3 with Go and sets
+/// it), or `None`: the running test skips.
+pub fn ndnd() -> Option<PathBuf> {
+    let bin = std::env::var_os("KITE_NDND").map(PathBuf::from);
+    if bin.is_none() {
+        kite_testkit::skip("KITE_NDND is not set (scripts/test.sh builds NDNd v1.5.3 and sets it)");
+    }
+    bin
+}
+
 /// A port on 127.0.0.1 that was free a moment ago (`kite run` takes no port 0).
 pub fn free_udp_port() -> u16 {
     let s = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP port");
@@ -90,20 +99,6 @@ pub fn signal(pid: u32, signal: &str) {
 /// Sends SIGTERM to `pid`.
 pub fn terminate(pid: u32) {
     signal(pid, "TERM");
-}
-
-/// Waits up to `limit` for `child` to exit; kills it when it does not.
-pub fn reap(child: &mut Child, limit: Duration) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if let Ok(Some(_)) = child.try_wait() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    false
 }
 
 /// A running `kite run`, stopped (SIGTERM, then SIGKILL) when dropped.

@@ -4,7 +4,7 @@
 //! (network, site, operator, router, NLSR instance), `nlsr.conf` and `nfd.conf` written for a
 //! test, and the daemons run in a network namespace, killed on drop.
 //!
-//! Nothing here builds that stack: a test without the variable prints SKIPPED and passes.
+//! Nothing here builds that stack: a test without the variable skips.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
-use super::netns::say;
 use super::{reap, terminate};
+use kite_testkit::skip;
 
 /// The network every test router belongs to, and its one site (NLSR's `network`, `site`).
 pub const NETWORK: &str = "/ndn";
@@ -31,12 +31,12 @@ pub struct Prefix {
 }
 
 impl Prefix {
-    /// The prefix, or `None` (with SKIPPED and the reason printed) when the variable is unset
+    /// The prefix, or `None` (the test skips, saying why) when the variable is unset
     /// or names no installation with each program in `tools` (under `bin/`).
     pub fn from_env(tools: &[&str]) -> Option<Prefix> {
         let Some(root) = std::env::var_os("KITE_NDNCXX_PREFIX").map(PathBuf::from) else {
-            say(
-                "SKIPPED: KITE_NDNCXX_PREFIX is not set (an install prefix of ndn-cxx 0.9, NFD \
+            skip(
+                "KITE_NDNCXX_PREFIX is not set (an install prefix of ndn-cxx 0.9, NFD \
                  24.07, NLSR 24.08 and ndn-tools, such as /opt/ndn)",
             );
             return None;
@@ -44,8 +44,8 @@ impl Prefix {
         let p = Prefix { root };
         for tool in tools {
             if !p.bin(tool).is_file() {
-                say(&format!(
-                    "SKIPPED: KITE_NDNCXX_PREFIX={} has no bin/{tool}",
+                skip(format_args!(
+                    "KITE_NDNCXX_PREFIX={} has no bin/{tool}",
                     p.root.display()
                 ));
                 return None;

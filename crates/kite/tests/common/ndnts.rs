@@ -1,13 +1,12 @@
 //! Where NDNts is: the node interpreter (`KITE_NODE`, else `node` on the PATH) and the @ndn/*
 //! packages pinned by `tests/interop/ndnts/package-lock.json`, which `scripts/test.sh`
-//! installs with `npm ci`. Without either, a test says SKIPPED (past the harness's capture)
-//! and passes.
+//! installs with `npm ci`. Without either, a test skips ([`kite_testkit::skip()`]).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use super::netns::say;
-use super::pyndn::interop_script;
+use kite_testkit::pyndn::interop_script;
+use kite_testkit::skip;
 
 /// The directory of the NDNts applications and their `node_modules`.
 fn dir() -> PathBuf {
@@ -24,7 +23,7 @@ pub fn script() -> PathBuf {
     dir().join("ndnts_daemon.mjs")
 }
 
-/// Whether node runs and the packages are installed; says SKIPPED and why when not.
+/// Whether node runs and the packages are installed; when not, the test skips, saying why.
 pub fn available() -> bool {
     let runs = Command::new(node())
         .arg("--version")
@@ -33,16 +32,16 @@ pub fn available() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !runs {
-        say(&format!(
-            "SKIPPED: {} does not run (set KITE_NODE or install Node.js; scripts/test.sh does)",
+        skip(format_args!(
+            "{} does not run (set KITE_NODE or install Node.js; scripts/test.sh does)",
             node().display()
         ));
         return false;
     }
     let installed = dir().join("node_modules/@ndn/endpoint/package.json");
     if !installed.exists() {
-        say(&format!(
-            "SKIPPED: NDNts is not installed: no {} (run npm ci in {}; scripts/test.sh does)",
+        skip(format_args!(
+            "NDNts is not installed: no {} (run npm ci in {}; scripts/test.sh does)",
             installed.display(),
             dir().display()
         ));

@@ -1,31 +1,7 @@
-//! What the tests that make network namespaces share: running `ip` (iproute2) and saying why
-//! a test skips, past the harness's capture.
+//! Network namespaces joined by veth pairs, for the tests of routing across several
+//! forwarders (`ip` itself and the skip without root are kite-testkit's).
 
-use std::io::Write;
-use std::process::{Command, Output};
-
-/// Writes past the harness's capture, so a skip shows in every run.
-pub fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-/// `ip ARGS`, whatever its status.
-pub fn ip(args: &[&str]) -> Output {
-    Command::new("ip")
-        .args(args)
-        .output()
-        .expect("run ip (iproute2)")
-}
-
-/// `ip ARGS`, which must succeed.
-pub fn ip_ok(args: &[&str]) {
-    let out = ip(args);
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use kite_testkit::netns::{add_or_skip, ip, ip_ok};
 
 /// Network namespaces joined by veth pairs; deleted on drop.
 pub struct Lab {
@@ -36,7 +12,7 @@ pub struct Lab {
 }
 
 impl Lab {
-    /// `names.len()` namespaces, or `None` (with the reason printed) without the right.
+    /// `names.len()` namespaces, or `None` (the test skips) without the right.
     pub fn new(tag: &str, names: &[&str]) -> Option<Lab> {
         let tag = format!("k{}{tag}", std::process::id() % 100_000);
         let mut lab = Lab {
@@ -45,12 +21,7 @@ impl Lab {
         };
         for n in names {
             let ns = format!("{tag}{n}");
-            let made = ip(&["netns", "add", &ns]);
-            if !made.status.success() {
-                say(&format!(
-                    "SKIPPED: cannot create a network namespace (needs root): {}",
-                    String::from_utf8_lossy(&made.stderr).trim()
-                ));
+            if !add_or_skip(&ns) {
                 return None;
             }
             lab.nodes.push(ns.clone());

@@ -35,10 +35,7 @@ pub fn nonce() -> Nonce {
 
 /// An encoded Interest for `name` with a fresh Nonce and `lifetime_ms`.
 pub fn interest(name: &str, lifetime_ms: u64) -> Bytes {
-    let mut i = Interest::new(name.parse::<Name>().expect("a valid name"));
-    i.nonce = Some(nonce());
-    i.lifetime = Some(lifetime_ms);
-    i.encode()
+    kite_testkit::packet::interest(name, nonce(), lifetime_ms)
 }
 
 /// An encoded Data named `name` carrying `content`, DigestSha256-signed.

@@ -19,6 +19,28 @@ pub fn kite(args: &[&str]) -> Output {
         .expect("run kite")
 }
 
+/// Runs `kite run ARGS` (with `env`) that must stop by itself, within 20 s.
+pub fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> Output {
+    kite_testkit::process::run_to_exit(
+        Command::new(env!("CARGO_BIN_EXE_kite"))
+            .arg("run")
+            .args(args)
+            .envs(env.iter().copied()),
+        std::time::Duration::from_secs(20),
+    )
+}
+
+/// `kite get NAME -o OUT` against the forwarder at `socket` (on `node`); panics unless it
+/// succeeds.
+pub fn get_to_file(socket: &str, node: &str, name: &str, out: &Path) {
+    let got = kite(&["get", "--socket", socket, name, "-o", out.to_str().unwrap()]);
+    assert!(
+        got.status.success(),
+        "kite get {name} on {node}: {}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+}
+
 /// Writes `len` pseudo-random octets (xorshift, seeded) to `path`; their SHA-256, hex.
 pub fn random_file(path: &Path, len: usize, seed: u64) -> String {
     let mut x = seed | 1;
