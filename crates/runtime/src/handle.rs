@@ -12,6 +12,7 @@ use kite_fw::time::{MonotonicClock, Time};
 use kite_link::Persistency;
 use kite_packet::{DataView, PitToken};
 
+use crate::command::CreateRequest;
 use crate::{
     dispatch, io, park, BusyTime, BusyTimes, CreateReply, FaceCommandError, FaceEvent, FaceOptions,
     FaceStatus, FwCommand, InternalInterest, IoCommand, ThreadCounters,
@@ -125,7 +126,13 @@ impl RuntimeHandle {
         tag: u64,
         reply: &CreateReply,
     ) {
-        self.send_create(remote, local, persistency, options, false, tag, reply);
+        let request = CreateRequest {
+            persistency,
+            options,
+            tag,
+            reply: reply.clone(),
+        };
+        self.send_create(remote, local, false, request);
     }
 
     /// Asks for a face and waits for the outcome.
@@ -137,41 +144,38 @@ impl RuntimeHandle {
         options: FaceOptions,
         background: bool,
     ) -> Result<FaceStatus, FaceCommandError> {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        self.send_create(remote, local, persistency, options, background, 0, &tx);
-        // Only the command holds a sender now: a thread that drops it unanswered is stopping.
-        drop(tx);
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        let request = CreateRequest {
+            persistency,
+            options,
+            tag: 0,
+            reply,
+        };
+        self.send_create(remote, local, background, request);
         rx.recv_timeout(COMMAND_TIMEOUT)
             .map(|(_, r)| r)
             .unwrap_or_else(|_| Err(stopping()))
     }
 
-    /// Sends the I/O thread that is to own the face the command to create it, or answers on
-    /// `reply` at once when the face exists or the thread is gone.
-    #[allow(clippy::too_many_arguments)]
+    /// Sends the I/O thread that is to own the face the command to create it, or answers
+    /// `request` at once when the face exists or the thread is gone.
     fn send_create(
         &self,
         remote: FaceUri,
         local: Option<FaceUri>,
-        persistency: Persistency,
-        options: FaceOptions,
         background: bool,
-        tag: u64,
-        reply: &CreateReply,
+        request: CreateRequest,
     ) {
         if let Some(id) = self.existing(&remote) {
-            let _ = reply.send((tag, Err(FaceCommandError::Exists(id))));
-            return;
+            return request.answer(Err(FaceCommandError::Exists(id)));
         }
         let k = self.io_for(&remote, local.as_ref());
+        let (tag, reply) = (request.tag, request.reply.clone());
         let cmd = IoCommand::Create {
             remote,
             local,
-            persistency,
-            options,
             background,
-            tag,
-            reply: reply.clone(),
+            request,
         };
         if !self.io_send(k, cmd) {
             let _ = reply.send((tag, Err(stopping())));
