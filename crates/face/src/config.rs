@@ -64,7 +64,7 @@ pub struct FaceConfig {
     pub queue_capacity: usize,
     /// Octets that frames waiting for blocked sockets, copied out of their bursts, may hold in
     /// the output queues of all faces together ([`crate::queue::WAITING`]); a frame beyond
-    /// it is dropped and counted in [`FaceCounters::n_out_queue_full`](crate::FaceCounters::n_out_queue_full).
+    /// it is dropped and counted in [`FaceCounters::n_out_queue_full`](kite_link::FaceCounters::n_out_queue_full).
     pub output_queue_bytes: usize,
     /// MTU of datagram faces: a multicast face's, and the largest a unicast UDP face takes
     /// from its path.
@@ -96,7 +96,7 @@ pub struct FaceConfig {
     pub marking: MarkingConfig,
     /// Largest network packet accepted, in one frame or reassembled from fragments (at most
     /// [`MAX_NDN_PACKET_SIZE`], which every transport's frame limit is built on); a larger
-    /// one is dropped and counted in [`FaceCounters::n_in_too_large`](crate::FaceCounters::n_in_too_large).
+    /// one is dropped and counted in [`FaceCounters::n_in_too_large`](kite_link::FaceCounters::n_in_too_large).
     pub max_packet_size: usize,
     /// Pause before a permanent TCP face whose connection was lost dials again; it doubles
     /// after each failed dial, up to [`FaceConfig::redial_max`].

@@ -593,6 +593,26 @@ mod tests {
         (out, c)
     }
 
+    /// A link service fragmenting to `mtu`, with the default reassembly limits and largest
+    /// packet.
+    fn link_of(mtu: Option<usize>) -> LinkService {
+        LinkService::new(mtu, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE)
+    }
+
+    /// Receives `frame` from the peer on face 1 through `r`, alone in a buffer of `own`
+    /// octets (0: shared).
+    fn rx_in(
+        link: &mut LinkService,
+        r: &mut Reassembler,
+        frame: Bytes,
+        own: usize,
+        now: Instant,
+        c: &mut FaceCounters,
+        out: &mut Vec<Received>,
+    ) {
+        link.receive_in(FaceId(1), Endpoint::Peer, frame, own, now, Some(r), c, out);
+    }
+
     fn lp(header: LpHeader, packet: Bytes) -> Bytes {
         LpPacket {
             header,
@@ -603,8 +623,7 @@ mod tests {
 
     #[test]
     fn bare_and_lp_packets_carry_their_fields_to_the_forwarder() {
-        let mut link =
-            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
+        let mut link = link_of(None);
         let (out, c) = rx(&mut link, interest("/a"));
         assert!(matches!(out[0].packet, RxPacket::Interest(_)));
         assert_eq!(c.n_in_interests, 1);
@@ -641,8 +660,7 @@ mod tests {
 
     #[test]
     fn next_hop_face_id_needs_local_fields() {
-        let mut link =
-            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
+        let mut link = link_of(None);
         let h = LpHeader {
             next_hop_face_id: Some(400),
             ..LpHeader::default()
@@ -659,11 +677,7 @@ mod tests {
 
     #[test]
     fn garbage_is_counted_not_delivered() {
-        let mut link = LinkService::new(
-            Some(1500),
-            Some(ReassemblyLimits::default()),
-            MAX_NDN_PACKET_SIZE,
-        );
+        let mut link = link_of(Some(1500));
         for bad in [&[0xffu8, 0][..], &[5, 0], &[100, 2, 80, 0], &[8, 1, 0]] {
             let (out, c) = rx(&mut link, Bytes::copy_from_slice(bad));
             assert!(out.is_empty());
@@ -673,8 +687,7 @@ mod tests {
 
     #[test]
     fn incoming_face_id_goes_out_only_with_local_fields() {
-        let mut link =
-            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
+        let mut link = link_of(None);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         let h = LpHeader {
@@ -693,11 +706,7 @@ mod tests {
 
     #[test]
     fn fragments_fit_the_mtu_and_reassemble_in_any_order() {
-        let mut tx = LinkService::new(
-            Some(1500),
-            Some(ReassemblyLimits::default()),
-            MAX_NDN_PACKET_SIZE,
-        );
+        let mut tx = link_of(Some(1500));
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(64);
         let packet = data("/big", 8000);
@@ -710,11 +719,7 @@ mod tests {
         assert_eq!(frames.len(), 6);
         assert!(frames.iter().all(|f| f.len() <= 1500));
         assert_eq!(c.n_out_data, 1);
-        let mut rx_link = LinkService::new(
-            Some(1500),
-            Some(ReassemblyLimits::default()),
-            MAX_NDN_PACKET_SIZE,
-        );
+        let mut rx_link = link_of(Some(1500));
         let mut rc = FaceCounters::default();
         let mut out = Vec::new();
         for i in [3, 5, 0, 4, 1, 2] {
@@ -740,40 +745,18 @@ mod tests {
 
     #[test]
     fn a_packet_says_which_buffer_it_is_alone_in_unless_reassembled() {
-        let mut link = LinkService::new(
-            Some(1500),
-            Some(ReassemblyLimits::default()),
-            MAX_NDN_PACKET_SIZE,
-        );
+        let mut link = link_of(Some(1500));
         let mut r = Reassembler::new(ReassemblyLimits::default());
         let (mut c, mut q, mut out) = (FaceCounters::default(), OutQueue::new(64), Vec::new());
         let now = Instant::now();
         let whole = data("/whole", 1200);
-        link.receive_in(
-            FaceId(1),
-            Endpoint::Peer,
-            whole,
-            2048,
-            now,
-            Some(&mut r),
-            &mut c,
-            &mut out,
-        );
+        rx_in(&mut link, &mut r, whole, 2048, now, &mut c, &mut out);
         let big = data("/big", 3000);
         assert!(link.send_packet(LpHeader::default(), big.clone(), &mut c, &mut q));
         let frames: Vec<Bytes> = q.frames().0.iter().map(OutFrame::to_bytes).collect();
         assert!(frames.len() > 1);
         for f in frames {
-            link.receive_in(
-                FaceId(1),
-                Endpoint::Peer,
-                f,
-                2048,
-                now,
-                Some(&mut r),
-                &mut c,
-                &mut out,
-            );
+            rx_in(&mut link, &mut r, f, 2048, now, &mut c, &mut out);
         }
         let own: Vec<usize> = out.iter().map(|r| r.own_buffer).collect();
         assert_eq!(
@@ -794,16 +777,7 @@ mod tests {
         buf.extend_from_slice(&fragment);
         let (at, held) = (buf.as_ptr(), buf.capacity());
         let frame = buf.freeze();
-        link.receive_in(
-            FaceId(1),
-            Endpoint::Peer,
-            frame,
-            held,
-            now,
-            Some(&mut r),
-            &mut c,
-            &mut out,
-        );
+        rx_in(&mut link, &mut r, frame, held, now, &mut c, &mut out);
         let again = pool::take_reusable(fragment.len()).map(|b| b.as_ptr());
         assert_eq!(again, Some(at), "given back");
     }
@@ -899,11 +873,7 @@ mod tests {
 
     #[test]
     fn fragments_are_queued_all_or_none() {
-        let mut tx = LinkService::new(
-            Some(1500),
-            Some(ReassemblyLimits::default()),
-            MAX_NDN_PACKET_SIZE,
-        );
+        let mut tx = link_of(Some(1500));
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(3);
         assert!(!tx.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));
@@ -914,8 +884,7 @@ mod tests {
 
     #[test]
     fn stream_faces_never_fragment_or_reassemble() {
-        let mut link =
-            LinkService::new(None, Some(ReassemblyLimits::default()), MAX_NDN_PACKET_SIZE);
+        let mut link = link_of(None);
         let mut c = FaceCounters::default();
         let mut q = OutQueue::new(8);
         assert!(link.send(PacketKind::Data, &[], data("/big", 8000), &mut c, &mut q));

@@ -5,6 +5,7 @@
 //! The route it yields has origin prefixann, cost 2048 and CHILD_INHERIT (NFD `rib/route.cpp`).
 
 use bytes::Bytes;
+use kite_packet::signature::days_from_civil;
 use kite_packet::tlv::Reader;
 use kite_packet::{tlv_type, ContentType, Data, DecodeError, Name, ValidityPeriod};
 use thiserror::Error;
@@ -110,17 +111,6 @@ fn unix_ms(ts: &[u8; 15]) -> u64 {
     let secs_of_day = num(9..11) * 3600 + num(11..13) * 60 + num(13..15);
     let days = days_from_civil(y, m, d);
     u64::try_from((days * 86_400 + secs_of_day) * 1000).unwrap_or(0)
-}
-
-/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d`.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

@@ -139,6 +139,19 @@ fn parse_timestamp(v: &[u8]) -> Option<[u8; 15]> {
     shape_ok.then_some(ts)
 }
 
+/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d` (negative before it), to
+/// read a ValidityPeriod timestamp as Unix time (the days-from-civil algorithm of Howard
+/// Hinnant's "chrono-Compatible Low-Level Date Algorithms").
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// SignatureInfo / InterestSignatureInfo.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureInfo {
@@ -316,6 +329,19 @@ mod tests {
         let b = Bytes::from(v);
         let el = read_single(&b)?;
         SignatureInfo::decode(&b, &el)
+    }
+
+    #[test]
+    fn days_count_from_the_unix_epoch() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        // 2000 is a leap year (divisible by 400): 29 February comes before 1 March.
+        assert_eq!(days_from_civil(2000, 2, 29), 11_016);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(
+            days_from_civil(2100, 3, 1) - days_from_civil(2100, 2, 28),
+            1
+        );
     }
 
     #[test]

@@ -9,6 +9,23 @@ use kite_packet::{DataView, PitToken};
 
 use crate::{CreateReply, FaceCommandError, FaceOptions, FaceStatus, ThreadCounters};
 
+/// A `faces/create` waiting for its answer: what the face gets once made, and where the
+/// answer goes.
+#[derive(Debug)]
+pub(crate) struct CreateRequest {
+    pub persistency: Persistency,
+    pub options: FaceOptions,
+    pub tag: u64,
+    pub reply: CreateReply,
+}
+
+impl CreateRequest {
+    /// Sends the outcome, with the request's tag.
+    pub fn answer(self, r: Result<FaceStatus, FaceCommandError>) {
+        let _ = self.reply.send((self.tag, r));
+    }
+}
+
 /// A command for the I/O thread.
 #[derive(Debug)]
 pub(crate) enum IoCommand {
@@ -24,13 +41,10 @@ pub(crate) enum IoCommand {
     Create {
         remote: FaceUri,
         local: Option<FaceUri>,
-        persistency: Persistency,
-        options: FaceOptions,
         /// Made at once, its connection (TCP) dialed in the background and redialed while
         /// the face is permanent: for the configuration file's faces.
         background: bool,
-        tag: u64,
-        reply: CreateReply,
+        request: CreateRequest,
     },
     Update {
         id: FaceId,

@@ -12,6 +12,7 @@ use kite_fw::time::{MonotonicClock, Time};
 use kite_link::Persistency;
 use kite_packet::{DataView, PitToken};
 
+use crate::command::CreateRequest;
 use crate::{
     dispatch, io, park, BusyTime, BusyTimes, CreateReply, FaceCommandError, FaceEvent, FaceOptions,
     FaceStatus, FwCommand, InternalInterest, IoCommand, ThreadCounters,
@@ -96,11 +97,7 @@ impl RuntimeHandle {
         persistency: Persistency,
         options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        self.start_create_face(remote, local, persistency, options, 0, &tx);
-        rx.recv_timeout(COMMAND_TIMEOUT)
-            .map(|(_, r)| r)
-            .unwrap_or_else(|_| Err(FaceCommandError::ConnectFailed("forwarder stopping".into())))
+        self.create_and_wait(remote, local, persistency, options, false)
     }
 
     /// Creates a face as [`RuntimeHandle::create_face`] does, but answers at once: a TCP face
@@ -115,27 +112,7 @@ impl RuntimeHandle {
         persistency: Persistency,
         options: FaceOptions,
     ) -> Result<FaceStatus, FaceCommandError> {
-        if let Some(id) = self.existing(&remote) {
-            return Err(FaceCommandError::Exists(id));
-        }
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let k = self.io_for(&remote, local.as_ref());
-        let cmd = IoCommand::Create {
-            remote,
-            local,
-            persistency,
-            options,
-            background: true,
-            tag: 0,
-            reply: tx,
-        };
-        let stopping = || Err(FaceCommandError::ConnectFailed("forwarder stopping".into()));
-        if !self.io_send(k, cmd) {
-            return stopping();
-        }
-        rx.recv_timeout(COMMAND_TIMEOUT)
-            .map(|(_, r)| r)
-            .unwrap_or_else(|_| stopping())
+        self.create_and_wait(remote, local, persistency, options, true)
     }
 
     /// Asks for a face as [`RuntimeHandle::create_face`] does, without waiting: the outcome
@@ -149,23 +126,59 @@ impl RuntimeHandle {
         tag: u64,
         reply: &CreateReply,
     ) {
-        if let Some(id) = self.existing(&remote) {
-            let _ = reply.send((tag, Err(FaceCommandError::Exists(id))));
-            return;
-        }
-        let k = self.io_for(&remote, local.as_ref());
-        let cmd = IoCommand::Create {
-            remote,
-            local,
+        let request = CreateRequest {
             persistency,
             options,
-            background: false,
             tag,
             reply: reply.clone(),
         };
+        self.send_create(remote, local, false, request);
+    }
+
+    /// Asks for a face and waits for the outcome.
+    fn create_and_wait(
+        &self,
+        remote: FaceUri,
+        local: Option<FaceUri>,
+        persistency: Persistency,
+        options: FaceOptions,
+        background: bool,
+    ) -> Result<FaceStatus, FaceCommandError> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        let request = CreateRequest {
+            persistency,
+            options,
+            tag: 0,
+            reply,
+        };
+        self.send_create(remote, local, background, request);
+        rx.recv_timeout(COMMAND_TIMEOUT)
+            .map(|(_, r)| r)
+            .unwrap_or_else(|_| Err(stopping()))
+    }
+
+    /// Sends the I/O thread that is to own the face the command to create it, or answers
+    /// `request` at once when the face exists or the thread is gone.
+    fn send_create(
+        &self,
+        remote: FaceUri,
+        local: Option<FaceUri>,
+        background: bool,
+        request: CreateRequest,
+    ) {
+        if let Some(id) = self.existing(&remote) {
+            return request.answer(Err(FaceCommandError::Exists(id)));
+        }
+        let k = self.io_for(&remote, local.as_ref());
+        let (tag, reply) = (request.tag, request.reply.clone());
+        let cmd = IoCommand::Create {
+            remote,
+            local,
+            background,
+            request,
+        };
         if !self.io_send(k, cmd) {
-            let stopping = FaceCommandError::ConnectFailed("forwarder stopping".into());
-            let _ = reply.send((tag, Err(stopping)));
+            let _ = reply.send((tag, Err(stopping())));
         }
     }
 
@@ -344,4 +357,9 @@ impl RuntimeHandle {
         use kite_fw::time::Clock;
         self.clock.now()
     }
+}
+
+/// What a face command gets when the thread that was to carry it out is gone.
+fn stopping() -> FaceCommandError {
+    FaceCommandError::ConnectFailed("forwarder stopping".into())
 }

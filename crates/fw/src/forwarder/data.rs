@@ -161,16 +161,7 @@ impl Pipelines {
                 continue;
             }
             given |= 1 << t;
-            let copy = InData {
-                hashes: Some(hashes.clone()),
-                token: None,
-                rehomed: true,
-                ..pkt.clone()
-            };
-            out.push(Out::Shard {
-                shard: t,
-                packet: Box::new(crate::out::ToShard::Data(copy)),
-            });
+            rehome(pkt, hashes.clone(), t, out);
         }
     }
 
@@ -352,16 +343,7 @@ impl Pipelines {
             if home != self.thread {
                 // A copy from another thread is not passed on again.
                 if !pkt.rehomed {
-                    let copy = InData {
-                        hashes: Some(hashes),
-                        token: None,
-                        rehomed: true,
-                        ..pkt.clone()
-                    };
-                    out.push(Out::Shard {
-                        shard: home,
-                        packet: Box::new(crate::out::ToShard::Data(copy)),
-                    });
+                    rehome(pkt, hashes, home, out);
                 }
                 return;
             }
@@ -413,4 +395,20 @@ fn name_match(interest_name: &Name, data_name: &Name, data_wire: &[u8]) -> Optio
         && interest_name.len() == data_name.len() + 1
         && data_name.is_prefix_of(interest_name);
     (digest_named && last.value() == sha2_digest(data_wire)).then_some(NameMatch::Digest)
+}
+
+/// Hands a copy of `pkt` to thread `shard` with its name's hashes, without its PIT token (the
+/// other thread matches by name), marked so that it is not passed on again.
+#[inline]
+fn rehome(pkt: &InData, hashes: NameHashes, shard: u8, out: &mut Vec<Out>) {
+    let copy = InData {
+        hashes: Some(hashes),
+        token: None,
+        rehomed: true,
+        ..pkt.clone()
+    };
+    out.push(Out::Shard {
+        shard,
+        packet: Box::new(crate::out::ToShard::Data(copy)),
+    });
 }

@@ -1,5 +1,6 @@
 //! The Interest pipeline.
 
+use bytes::Bytes;
 use kite_packet::{tlv_type, InterestView, NackReason, Name, Nonce, PitToken};
 
 use super::{Counters, DropReason, InInterest, Invocation, Pipelines};
@@ -284,15 +285,7 @@ impl Pipelines {
         } else if let Some((_, wire)) = probe.best.take() {
             // Every thread seen: the first match of them all answers it.
             self.counters.in_interests += 1;
-            self.counters.cs_hits += 1;
-            out.push(Out::Data {
-                face: pkt.face,
-                wire,
-                token: pkt.token,
-                ingress: FaceId::CONTENT_STORE,
-                congestion_mark: pkt.congestion_mark,
-                from_cs: true,
-            });
+            self.answer_from_cs(&pkt, wire, out);
             return None;
         }
         if next == self.thread {
@@ -329,6 +322,14 @@ impl Pipelines {
             return false;
         };
         self.pcct.cs_touch(target);
+        self.answer_from_cs(pkt, wire, out);
+        true
+    }
+
+    /// Answers `pkt` with the CS's `wire`, counting the hit (a lookup on this thread, or the
+    /// best of a probe through every thread).
+    #[inline]
+    fn answer_from_cs(&mut self, pkt: &InInterest, wire: Bytes, out: &mut Vec<Out>) {
         self.counters.cs_hits += 1;
         out.push(Out::Data {
             face: pkt.face,
@@ -338,7 +339,6 @@ impl Pipelines {
             congestion_mark: pkt.congestion_mark,
             from_cs: true,
         });
-        true
     }
 
     /// A CS hit beyond the Interest's own name: the first Data under it for a CanBePrefix

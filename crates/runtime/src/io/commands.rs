@@ -11,23 +11,9 @@ use mio::Token;
 
 use super::connector::Refused;
 use super::IoThread;
+use crate::command::CreateRequest;
 use crate::iolog::CloseReason;
-use crate::{CreateReply, FaceCommandError, FaceOptions, FaceStatus, IoCommand};
-
-/// A `faces/create` waiting for its answer: what the face gets once made, and where the
-/// answer goes.
-pub(super) struct CreateRequest {
-    persistency: Persistency,
-    options: FaceOptions,
-    tag: u64,
-    reply: CreateReply,
-}
-
-impl CreateRequest {
-    fn answer(self, r: Result<FaceStatus, FaceCommandError>) {
-        let _ = self.reply.send((self.tag, r));
-    }
-}
+use crate::{FaceCommandError, FaceOptions, FaceStatus, IoCommand};
 
 /// An outgoing TCP connection on its way (in [`Connects`](super::connector::Connects)), and
 /// the request it answers.
@@ -73,28 +59,17 @@ impl IoThread {
                 IoCommand::Create {
                     remote,
                     local,
-                    persistency,
-                    options,
                     background,
-                    tag,
-                    reply,
-                } => {
-                    let request = CreateRequest {
-                        persistency,
-                        options,
-                        tag,
-                        reply,
-                    };
-                    match (background, &remote, &local) {
-                        (true, FaceUri::Tcp(addr), None)
-                            if persistency != Persistency::OnDemand =>
-                        {
-                            let addr = *addr;
-                            self.create_unconnected(addr, request, now);
-                        }
-                        _ => self.create(remote, local, request, now),
+                    request,
+                } => match (background, &remote, &local) {
+                    (true, FaceUri::Tcp(addr), None)
+                        if request.persistency != Persistency::OnDemand =>
+                    {
+                        let addr = *addr;
+                        self.create_unconnected(addr, request, now);
                     }
-                }
+                    _ => self.create(remote, local, request, now),
+                },
                 IoCommand::Update {
                     id,
                     persistency,

@@ -16,6 +16,7 @@ use kite_link::{FaceIds, Persistency};
 
 use super::{IoThread, Owned, Place, WAKE_TOKEN};
 use crate::affinity::Affinity;
+use crate::command::CreateRequest;
 use crate::dispatch::Dispatcher;
 use crate::park::{SleepFlag, Waker};
 use crate::{
@@ -112,11 +113,13 @@ impl Harness {
         let cmd = IoCommand::Create {
             remote: FaceUri::Tcp(PEER.parse().unwrap()),
             local: None,
-            persistency,
-            options: FaceOptions::default(),
             background: true,
-            tag: 7,
-            reply,
+            request: CreateRequest {
+                persistency,
+                options: FaceOptions::default(),
+                tag: 7,
+                reply,
+            },
         };
         self.run(cmd, now);
         let (tag, r) = rx.try_recv().expect("answered at once");
