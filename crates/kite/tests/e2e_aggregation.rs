@@ -20,17 +20,18 @@ fn two_consumers_share_one_upstream_interest_and_a_third_hits_the_cs() {
     let mut producer = Conn::unix(s);
     let producer_face = producer.register("/agg");
 
+    // B registers an unrelated prefix only to learn its FaceId, before anything is asked: A's
+    // and B's Interests then go out back to back, within the 10 ms a retransmission from
+    // another downstream is suppressed for (best-route, as NFD's), so B's joins A's pending
+    // entry whatever the machine's load did to a command's round trip.
     let mut a = Conn::unix(s);
-    a.send(&interest("/agg/x", 8000));
-    let (token, first) = producer.recv_interest(WAIT);
-    assert_eq!(first.name.to_string(), "/agg/x");
-
-    // B's Interest (another Nonce, another face) joins the pending entry: wait until Kite
-    // counted it on B's face, then answer once. B registers an unrelated prefix only to learn
-    // its FaceId.
     let mut b = Conn::unix(s);
     let b_face = b.register("/consumer-b");
+    a.send(&interest("/agg/x", 8000));
     b.send(&interest("/agg/x", 8000));
+    let (token, first) = producer.recv_interest(WAIT);
+    assert_eq!(first.name.to_string(), "/agg/x");
+    // Wait until Kite counted B's Interest (another Nonce, another face), then answer once.
     let counted = eventually(WAIT, || {
         let f = peer::face(s, b_face)?;
         (f.counters.n_in_interests == 2).then_some(())
