@@ -391,6 +391,19 @@ mod tests {
         let mut batch = RecvBatch::stamped(2048);
         assert_eq!(batch.waited(), Duration::ZERO, "nothing read yet");
         let frames = [[&header[..], &[0x42u8; 50][..]]; 3];
+        // The kernel turns arrival timestamps on for the whole stack a moment after the first
+        // socket asks (a deferred static key); until then a frame is stamped when it is read.
+        // Wait until a frame that waited 20 ms says so.
+        let live = (0..100).any(|_| {
+            assert_eq!(send_mmsg(tx.raw_fd(), None, &frames[..1]).unwrap(), 1);
+            std::thread::sleep(Duration::from_millis(20));
+            let until = Instant::now() + Duration::from_secs(5);
+            while batch.recv_ready(rx.raw_fd()).unwrap().is_none() {
+                assert!(Instant::now() < until, "the frame never came");
+            }
+            batch.waited() >= Duration::from_millis(20)
+        });
+        assert!(live, "arrival timestamps never came on");
         assert_eq!(send_mmsg(tx.raw_fd(), None, &frames).unwrap(), 3);
         std::thread::sleep(Duration::from_millis(30));
         let before = Instant::now();
