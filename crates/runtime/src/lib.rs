@@ -25,7 +25,8 @@
 //!
 //! Every thread spins briefly on empty polls, then parks (a futex for forwarding threads,
 //! `epoll_wait` for the I/O thread) after announcing it sleeps; producers wake a thread only when
-//! it announced that. See docs/architecture.md for the measurements behind these choices.
+//! it announced that. docs/architecture.md says why; docs/performance.md ("Inline forwarding,
+//! parking and spinning") what it costs.
 
 mod affinity;
 mod busy;

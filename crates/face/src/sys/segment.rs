@@ -2,7 +2,7 @@
 //! datagrams to one destination goes down the network stack as one message and is cut into
 //! datagrams at the bottom (by the NIC, or in software just before delivery on loopback), so
 //! the route lookup, IP output and device queueing are paid once per run instead of once per
-//! datagram. Measured on this machine's loopback with 64-datagram bursts: 1000-octet
+//! datagram. Measured on the loopback of a 2-vCPU x86-64 VM with 64-datagram bursts: 1000-octet
 //! datagrams 237 k/s with `sendmmsg` vs 790 k/s segmented; 8000-octet 154 k/s vs 365 k/s.
 
 use std::io;
