@@ -237,6 +237,17 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
+        // A failing test shows what the daemon said, and whether it was still running.
+        if std::thread::panicking() {
+            let state = match self.child.try_wait() {
+                Ok(Some(status)) => format!("had exited ({status})"),
+                _ => "was running".to_string(),
+            };
+            let log = self.log_text();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(80)..].join("\n");
+            eprintln!("kite run {state}; the end of its log:\n{tail}");
+        }
         if let Ok(None) = self.child.try_wait() {
             terminate(self.child.id());
             reap(&mut self.child, Duration::from_secs(5));
