@@ -178,12 +178,18 @@ impl Conn {
             match self.framer.read_from(self.sock.as_fd()).map(|f| f.read) {
                 Ok(0) => return Got::Closed,
                 Ok(_) => {}
+                // A read with a timeout is not restarted after a signal handler ran.
                 Err(e)
                     if matches!(
                         e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
                     ) => {}
-                Err(_) => return Got::Closed,
+                Err(e) => {
+                    eprintln!("reading from the forwarder failed: {e}");
+                    return Got::Closed;
+                }
             }
         }
     }
