@@ -168,7 +168,20 @@ fn a_host_propagates_its_prefixes_to_its_gateway() {
     assert_eq!(answer("/flood/1"), status::OK, "a refresh");
     assert!(routes(gateway.socket(), "/flood/one-more").is_empty());
 
-    // The application goes: its route on the host goes, and /home leaves the gateway.
+    // The application goes: its route on the host goes, and /home leaves the gateway. This
+    // test's commands and the host's readvertising reach the gateway as one keyless signer
+    // (DigestSha256) on one face: wait until the clock has passed the SignatureTime this
+    // test used last (back-to-back commands are stamped ahead of it), or the host's withdrawal
+    // would carry an older one and be refused as a replay.
+    let last = kite_app::mgmt::next_signature_time();
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        <= last
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     drop(app);
     await_routes(gateway.socket(), "/home", |rs| rs.is_empty());
 
