@@ -656,13 +656,12 @@ impl Face {
         if self.queue.is_empty() {
             return Ok(Flushed::Done);
         }
-        if !self.is_up() {
-            self.drop_queue();
-            return Ok(Flushed::Done);
-        }
         let flushed = match &mut self.state {
-            FaceState::Up(t) => t.flush(&mut self.queue, &mut self.counters),
-            FaceState::Reconnecting { .. } => Ok(Flushed::Done),
+            FaceState::Up(t) if t.is_up() => t.flush(&mut self.queue, &mut self.counters),
+            _ => {
+                self.drop_queue();
+                return Ok(Flushed::Done);
+            }
         };
         // What the socket did not take waits past its burst.
         self.detach_waiting();

@@ -126,7 +126,8 @@ impl IoThread {
             return;
         };
         let udp = face.udp_remote().zip(face.raw_fd());
-        if (face.pushes_back() || udp.is_some()) && self.dispatcher.is_restrained(id) {
+        let pushes_back = face.pushes_back();
+        if (pushes_back || udp.is_some()) && self.dispatcher.is_restrained(id) {
             self.table.park(id, hangup);
             return;
         }
@@ -134,7 +135,7 @@ impl IoThread {
             self.read_udp_face(id, remote, fd, now);
             return;
         }
-        let budget = match face.pushes_back() {
+        let budget = match pushes_back {
             true => STREAM_QUANTUM.min(self.dispatcher.room(id, face.scope() == FaceScope::Local)),
             false => usize::MAX,
         };
