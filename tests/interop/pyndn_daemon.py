@@ -20,7 +20,10 @@ Usage
                    --prefix-suffix when the Interest has CanBePrefix),
                    Content "K URI", FreshnessPeriod MS if given.
                    With --hold N an Interest is answered only once N are
-                   waiting; then all are, in the order they came.
+                   waiting; then all are, in the order they came, 50 ms apart
+                   (each Data in a read of its own at the forwarder, so that
+                   arrival order is the order it applies them in, whichever
+                   forwarding shards they go to).
           object:  with --object-size, a deterministic object of N octets cut
                    into S-octet segments under PREFIX/v=1/seg=I (FinalBlockId
                    on each); an Interest for PREFIX itself gets segment 0.
@@ -186,8 +189,9 @@ def cmd_serve(args):
             content = f"{counter['n']} {uri}".encode()
             held.append(lambda: app.put_data(data_name, content, **kwargs))
             if len(held) >= args.hold:
-                for answer in held:
-                    answer()
+                loop = asyncio.get_running_loop()
+                for i, answer in enumerate(held):
+                    loop.call_later(0.05 * i, answer)
                 held.clear()
 
         for p in args.prefixes:

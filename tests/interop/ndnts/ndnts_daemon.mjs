@@ -14,7 +14,9 @@
 //     when it arrives: Data named the Interest's name (plus /COMP with --append; plus the
 //     components of NAME with --prefix-suffix when the Interest has CanBePrefix), Content
 //     "K URI", FreshnessPeriod MS if given. With --hold N an Interest is answered only once
-//     N are waiting; then all are, in the order they came. Runs until the process is killed.
+//     N are waiting; then all are, in the order they came, 50 ms apart (so that each Data
+//     reaches the forwarder in a read of its own, and arrival order is the order it applies
+//     them in, whichever forwarding shards they go to). Runs until the process is killed.
 //
 //   node ndnts_daemon.mjs get SOCKET STEP...
 //     Consumer. STEP is "FLAGS:NAME" (FLAGS a comma list of fresh, prefix, plain;
@@ -83,12 +85,10 @@ async function serve(argv) {
     if (values.freshness !== undefined) {
       data.freshnessPeriod = Number(values.freshness);
     }
-    // Answered in arrival order once `hold` Interests are waiting.
+    // Answered in arrival order, 50 ms apart, once `hold` Interests are waiting.
     const answered = new Promise((resolve) => held.push(() => resolve(data)));
     if (held.length >= hold) {
-      for (const answer of held.splice(0)) {
-        answer();
-      }
+      held.splice(0).forEach((answer, i) => setTimeout(answer, 50 * i));
     }
     return answered;
   };
