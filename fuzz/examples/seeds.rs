@@ -373,6 +373,20 @@ fn mgmt_seeds() {
             .append_generic(&sig_value),
     );
     m(kind::INTEREST, "command-v02", &v02.encode());
+    // A v0.2 timestamp at the end of the clock's range: its replay must still be refused.
+    let v02_end = Interest::new(
+        name("/localhost/nfd/rib/unregister")
+            .append_generic(&register.encode())
+            .append_generic(&[0xff; 8])
+            .append_generic(&[9, 9, 9, 9, 9, 9, 9, 9])
+            .append_generic(&sig_info)
+            .append_generic(&sig_value),
+    );
+    m(
+        kind::INTEREST,
+        "command-v02-end-of-clock",
+        &v02_end.encode(),
+    );
     let mut announce = Interest::new(name("/localhop/nfd/rib/announce"));
     announce.app_params = Some(pa);
     m(kind::INTEREST, "command-announce", &announce.encode());

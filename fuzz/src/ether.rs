@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hashbrown::HashMap;
-use kite_link::FaceCounters;
 use kite_face::ether::frame::{padding, EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 use kite_face::ether::{demultiplex, Arrival};
 use kite_face::link_service::LinkService;
 use kite_link::reassembly::{Endpoint, ReassemblyLimits};
+use kite_link::FaceCounters;
 use kite_link::{FaceId, MacAddr};
 use kite_packet::{Interest, LpHeader, LpPacket, Name};
 

@@ -20,11 +20,8 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_link::FaceCounters;
 use kite_face::link_service::{LinkService, Received, RxPacket};
 use kite_face::queue::OutQueue;
-use kite_link::reassembly::{Endpoint, ReassemblyLimits};
-use kite_link::{MacAddr, PacketKind};
 use kite_fw::dnl::DnlConfig;
 use kite_fw::face::{FaceId, FaceScope, LinkType};
 use kite_fw::fib::{FibConfig, FibWriter, StrategyId};
@@ -36,6 +33,9 @@ use kite_fw::out::Out;
 use kite_fw::pcct::{PcctConfig, LOCALHOST_PIT_RESERVE};
 use kite_fw::strategy::{FaceInfo, StrategyTable};
 use kite_fw::time::Time;
+use kite_link::reassembly::{Endpoint, ReassemblyLimits};
+use kite_link::FaceCounters;
+use kite_link::{MacAddr, PacketKind};
 use kite_packet::{
     tlv_type, CachePolicy, Data, DataView, DigestSha256, Fragments, Interest, InterestView,
     LpHeader, LpPacket, NackReason, Name, Nonce, OwnedComponent, PitToken,

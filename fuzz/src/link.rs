@@ -12,12 +12,12 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kite_link::FaceCounters;
-use kite_link::framing::MAX_NDN_PACKET_SIZE;
 use kite_face::link_service::{LinkService, Received, RxPacket};
 use kite_face::queue::{OutFrame, OutQueue};
-use kite_link::reassembly::{Endpoint, ReassemblyLimits};
 use kite_face::reliability::ReliabilityLimits;
+use kite_link::framing::MAX_NDN_PACKET_SIZE;
+use kite_link::reassembly::{Endpoint, ReassemblyLimits};
+use kite_link::FaceCounters;
 use kite_link::{FaceId, MacAddr, PacketKind};
 use kite_packet::{CachePolicy, Data, Interest, LpHeader, LpPacket, NackReason, Name, PitToken};
 

@@ -126,8 +126,11 @@ impl ReplayGuard {
     /// Whether `stamp` may be accepted at wall-clock `now_ms`. Forgets expired records, and
     /// records nothing: call [`ReplayGuard::record`] once the command is accepted.
     pub fn check(&mut self, stamp: &Stamp, now_ms: u64) -> Result<(), ReplayError> {
+        // Measured back from now, so that a record refreshed at the end of the clock's range
+        // (a signer's timestamp near u64::MAX, which the grace period lets through when the
+        // clock is there too) is not forgotten at once.
         self.records
-            .retain(|_, r| r.refreshed_at.saturating_add(RECORD_LIFETIME_MS) > now_ms);
+            .retain(|_, r| now_ms.saturating_sub(r.refreshed_at) < RECORD_LIFETIME_MS);
         let ts = stamp.timestamp.ok_or(ReplayError::Missing)?;
         if stamp.v03 && stamp.nonce.is_none() {
             return Err(ReplayError::NoNonce);
@@ -351,6 +354,16 @@ mod tests {
         // Forgotten: nonce 1 (with an in-grace timestamp) is accepted again.
         g.admit(&v03(1, later, 1), later).unwrap();
         assert_eq!(g.len(), 1);
+    }
+
+    #[test]
+    fn a_record_made_at_the_end_of_the_clock_is_kept() {
+        let mut g = ReplayGuard::new();
+        for stamp in [v03(1, u64::MAX, 1), v02(2, u64::MAX, 1)] {
+            g.admit(&stamp, u64::MAX).unwrap();
+            assert_eq!(g.admit(&stamp, u64::MAX), Err(ReplayError::NonceReplayed));
+        }
+        assert_eq!(g.len(), 2);
     }
 
     #[test]
