@@ -30,6 +30,10 @@ pub fn check_mtu(mtu: u64) -> Result<usize, String> {
 /// of fragmented Data overflowed whenever the I/O thread was busy elsewhere.
 pub const DEFAULT_ETHER_SOCKET_BUFFER: usize = 4 << 20;
 
+/// The UMEM of each AF_XDP socket by default: 512 frames of 4096 octets to receive into and
+/// 512 to send from, as many full frames as the AF_PACKET receive buffer holds.
+pub const DEFAULT_XDP_UMEM: usize = 4 << 20;
+
 /// The receive buffer asked for each on-demand UDP face's own socket by default (a face the
 /// operator made gets the listener's 4 MiB). Each face
 /// reads its own socket, so a burst toward one face no longer shares a listener's buffer
@@ -89,6 +93,9 @@ pub struct FaceConfig {
     /// Receive buffer asked for each Ethernet interface's socket, in octets (the kernel's
     /// memory per interface, bounded by this).
     pub ether_socket_buffer: usize,
+    /// Octets of UMEM each AF_XDP socket holds (an Ethernet channel has one socket per
+    /// receive queue of its interface), half for receiving and half for sending.
+    pub xdp_umem: usize,
     /// Reassembly bounds of a datagram channel (all its faces together) or of a face that
     /// has no channel (multicast UDP).
     pub reassembly: ReassemblyLimits,
@@ -136,6 +143,7 @@ impl Default for FaceConfig {
             ws_on_demand_limit: DEFAULT_ON_DEMAND_LIMIT,
             udp_socket_buffer: DEFAULT_UDP_FACE_SOCKET_BUFFER,
             ether_socket_buffer: DEFAULT_ETHER_SOCKET_BUFFER,
+            xdp_umem: DEFAULT_XDP_UMEM,
             reassembly: ReassemblyLimits::default(),
             marking: MarkingConfig::default(),
             max_packet_size: MAX_NDN_PACKET_SIZE,

@@ -48,16 +48,17 @@ pub mod udp;
 pub mod unix;
 pub mod uri;
 mod ws;
+pub mod xdp;
 
 pub use config::{
     check_mtu, FaceConfig, DEFAULT_ETHER_SOCKET_BUFFER, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_FACE_SOCKET_BUFFER, DEFAULT_UDP_MTU, MTU_RANGE,
-    ON_DEMAND_LIMIT_RANGE,
+    DEFAULT_ON_DEMAND_LIMIT, DEFAULT_UDP_FACE_SOCKET_BUFFER, DEFAULT_UDP_MTU, DEFAULT_XDP_UMEM,
+    MTU_RANGE, ON_DEMAND_LIMIT_RANGE,
 };
 pub use congestion::MarkingConfig;
 pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
-pub use ether::{EtherChannel, EtherError, LinkState};
+pub use ether::{EtherChannel, EtherError, IoPath, LinkState};
 pub use face::Face;
 pub use link_service::{Received, RxPacket, RxSink};
 pub use stream_listener::{Accepted, ChannelStatus, ListenError, StreamListener};

@@ -1,5 +1,7 @@
 //! The system calls std and mio do not offer: `recvmmsg`, `sendmmsg`, AF_PACKET sockets
-//! ([`packet`]) and UDP segmentation offload ([`segment`]). Every `unsafe` block in the crate lives here.
+//! ([`packet`]) and UDP segmentation offload ([`segment`]). Every `unsafe` block of the
+//! crate's sockets lives here; the others touch memory the kernel or a peer shares (the
+//! shared-memory faces, the AF_XDP rings and UMEM, the XDP program's maps).
 #![allow(unsafe_code)]
 
 pub mod packet;

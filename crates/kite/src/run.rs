@@ -62,6 +62,18 @@ pub struct RunArgs {
     /// (root, or `setcap cap_net_raw+ep` on kite). None by default.
     #[arg(long, value_name = "IFNAME")]
     ether: Vec<String>,
+    /// Ethernet interface to forward on through Kite's XDP program and AF_XDP sockets (kernel
+    /// bypass) rather than an AF_PACKET socket; repeatable, and implies --ether IFNAME. The
+    /// program hands NDN frames (EtherType 0x8624) to Kite and passes everything else to the
+    /// kernel; it is detached when kite stops, even when killed. Needs root. Where AF_XDP
+    /// cannot be had, the interface keeps AF_PACKET and the log says why (`kite channel list`
+    /// shows each channel's I/O path). None by default.
+    #[arg(long, value_name = "IFNAME")]
+    xdp: Vec<String>,
+    /// UMEM of each AF_XDP socket (one per receive queue), in octets (at least 65536): half
+    /// receives, half sends, in 4096-octet frames. Default: 4194304 (4 MiB).
+    #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
+    xdp_umem: Option<usize>,
     /// On-demand faces each UDP listener keeps at most (1-1048576); a new sender beyond them
     /// takes the place of the idlest. Default: 4096.
     #[arg(long, value_name = "FACES", value_parser = crate::config::parse_on_demand_limit)]

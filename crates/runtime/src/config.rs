@@ -38,6 +38,8 @@ pub struct RuntimeConfig {
     /// Network interfaces with an Ethernet channel (on-demand unicast faces per sender) and a
     /// multicast face on NDN's group.
     pub ether: Vec<String>,
+    /// Those of [`RuntimeConfig::ether`] whose NDN frames go through AF_XDP.
+    pub xdp: Vec<String>,
     /// UDP multicast faces: the group, and each interface's name and IPv4 address (a
     /// permanent multi-access face each, as NFD's `face_system.udp.mcast`).
     pub udp_multicast: Vec<(std::net::SocketAddrV4, String, std::net::Ipv4Addr)>,
@@ -66,6 +68,7 @@ impl Default for RuntimeConfig {
             tcp: Vec::new(),
             ws: Vec::new(),
             ether: Vec::new(),
+            xdp: Vec::new(),
             udp_multicast: Vec::new(),
             spin_when_idle: false,
             inline_forwarding: false,

@@ -22,6 +22,9 @@
 pub mod frame;
 pub mod netif;
 mod peer;
+mod xdp_path;
+
+pub use xdp_path::IoPath;
 
 pub use crate::transport::LinkState;
 
@@ -31,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
+use smallvec::SmallVec;
 use thiserror::Error;
 
 use crate::config::FaceConfig;
@@ -48,7 +52,8 @@ use kite_link::ChannelCounters;
 use kite_link::MacAddr;
 use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use netif::LinkEvents;
-use peer::EtherPeer;
+use peer::{EtherOut, EtherPeer};
+use xdp_path::XdpPath;
 
 /// The wait in the socket's receive queue from which a frame counts as delayed
 /// ([`ChannelCounters::n_delayed`]): CoDel's target delay (RFC 8289; NDN-DPDK's too).
@@ -145,6 +150,9 @@ pub struct EtherChannel {
     recv_buffer: usize,
     /// How long the newest frame of the last burst waited in the socket's receive queue.
     waited: Duration,
+    /// The AF_XDP path, when the channel has one.
+    xdp: Option<Box<XdpPath>>,
+    io_path: IoPath,
 }
 
 impl std::fmt::Debug for EtherChannel {
@@ -209,7 +217,40 @@ impl EtherChannel {
             config,
             counters: ChannelCounters::default(),
             waited: Duration::ZERO,
+            xdp: None,
+            io_path: IoPath::Packet { fallback: None },
         })
+    }
+
+    /// Opens interface `iface` as [`EtherChannel::open`] does, then moves its NDN frames to
+    /// AF_XDP ([`IoPath::Xdp`], each receive queue's socket with [`FaceConfig::xdp_umem`]).
+    /// When AF_XDP cannot be had the channel keeps its AF_PACKET socket, and
+    /// [`EtherChannel::io_path`] says why.
+    pub fn open_xdp(iface: &str, config: FaceConfig) -> Result<Self, EtherError> {
+        let mut ch = Self::open(iface, config)?;
+        match XdpPath::open(iface, ch.index, ch.link.mtu, config.xdp_umem) {
+            Ok(path) => {
+                ch.io_path = path.io_path();
+                ch.xdp = Some(Box::new(path));
+            }
+            Err(why) => {
+                ch.io_path = IoPath::Packet {
+                    fallback: Some(why),
+                }
+            }
+        }
+        Ok(ch)
+    }
+
+    /// How the channel reads and writes its interface.
+    pub fn io_path(&self) -> &IoPath {
+        &self.io_path
+    }
+
+    /// What Kite's XDP program did with the interface's frames (NDN frames handed to Kite,
+    /// others passed to the kernel, runts); `None` without the AF_XDP path.
+    pub fn xdp_counts(&self) -> Option<crate::xdp::program::XdpCounts> {
+        self.xdp.as_ref().and_then(|x| x.counts().ok())
     }
 
     /// The channel's URI, `dev://ifname` (NFD ChannelStatus LocalUri, and every face's
@@ -307,7 +348,15 @@ impl EtherChannel {
             &mut SourceFd(&self.socket.raw_fd()),
             token,
             Interest::READABLE | Interest::WRITABLE,
-        )
+        )?;
+        for rx in self.xdp.iter().flat_map(|x| &x.rx) {
+            registry.register(
+                &mut SourceFd(&rx.raw_fd()),
+                token,
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+        }
+        Ok(())
     }
 
     /// The face of `remote` (a unicast peer, or [`NDN_MULTICAST`]), if one exists.
@@ -358,7 +407,8 @@ impl EtherChannel {
         self.peers.set_on_demand(&remote, face, on_demand);
     }
 
-    /// Reads one burst (one `recvmmsg`) at `now`. Frames for known faces go to `datagrams`;
+    /// Reads one burst at `now`: a burst of each AF_XDP socket's RX ring, if any, and one
+    /// `recvmmsg`. Frames for known faces go to `datagrams`;
     /// a new unicast sender whose frame is a well-formed NDN packet gets an on-demand face
     /// (id from `ids`) pushed to `created`, and its frames go to `datagrams` as well; any
     /// other frame from a new sender is counted as malformed on the channel. When the channel
@@ -375,78 +425,51 @@ impl EtherChannel {
         created: &mut Vec<Face>,
         evicted: &mut Vec<FaceId>,
     ) -> io::Result<Progress> {
-        let n = match self.batch.recv_ready(self.socket.raw_fd()) {
-            Ok(Some(n)) => n,
-            Ok(None) => return Ok(Progress::Drained),
-            // The error the kernel left when the link went down, read once: go on reading.
-            Err(e) if is_link_down(&e) => return Ok(Progress::More),
-            Err(e) => return Err(e),
+        let mut new_peers = SmallVec::<[(FaceId, MacAddr); 4]>::new();
+        let mut inbound = Inbound {
+            mac: self.mac,
+            now,
+            peers: &mut self.peers,
+            arena: &mut self.arena,
+            counters: &mut self.counters,
+            ids,
+            datagrams,
+            evicted,
+            new_peers: &mut new_peers,
         };
-        self.waited = self.batch.waited();
-        if self.waited >= DELAYED {
-            // The newest frame of the burst waited that long, so did every older one.
-            self.counters.n_delayed += n as u64;
-        }
-        for i in 0..n {
-            let (remote, from, frame) = match demultiplex(self.batch.head(i), self.mac) {
-                Arrival::Malformed => {
-                    self.counters.n_malformed += 1;
-                    continue;
-                }
-                Arrival::Foreign => {
-                    self.counters.n_foreign += 1;
-                    continue;
-                }
-                Arrival::Face {
-                    remote,
-                    from,
-                    frame,
-                } => (remote, from, frame),
-            };
-            let known = match from {
-                Endpoint::Peer => self.peers.touch(&remote, now),
-                _ => self.peers.get(&remote),
-            };
-            if self.batch.truncated(i) {
-                self.counters.n_truncated += 1;
-                if let Some(face) = known {
-                    datagrams.push(Datagram::cut(face, from));
-                }
-                continue;
+        let mut progress = Progress::Drained;
+        let longest = HEADER_LEN + self.link.mtu;
+        for rx in self.xdp.iter_mut().flat_map(|x| x.rx.iter_mut()) {
+            let n = rx.recv(BATCH as u32, |f| inbound.take(f, f.len() > longest));
+            if n == BATCH as u32 {
+                progress = Progress::More;
             }
-            let (frame, own_buffer) = self.arena.receive(frame);
-            let face = match known {
-                Some(id) => id,
-                None if from == Endpoint::Peer => {
-                    match self.peers.admit(remote, &frame, ids, now, evicted) {
-                        Some(id) => {
-                            let p2p = LinkType::PointToPoint;
-                            created.push(self.face(id, remote, Persistency::OnDemand, p2p));
-                            id
-                        }
-                        None => {
-                            self.counters.n_malformed += 1;
-                            continue;
-                        }
-                    }
-                }
-                None => {
-                    self.counters.n_no_face += 1;
-                    continue;
-                }
-            };
-            datagrams.push(Datagram {
-                face,
-                from,
-                frame,
-                own_buffer,
-            });
+            rx.wake_if_needed()?;
         }
-        Ok(if n == BATCH {
-            Progress::More
-        } else {
-            Progress::Drained
-        })
+        match self.batch.recv_ready(self.socket.raw_fd()) {
+            Ok(Some(n)) => {
+                self.waited = self.batch.waited();
+                if self.waited >= DELAYED {
+                    // The newest frame of the burst waited that long, so did every older one.
+                    inbound.counters.n_delayed += n as u64;
+                }
+                for i in 0..n {
+                    inbound.take(self.batch.head(i), self.batch.truncated(i));
+                }
+                if n == BATCH {
+                    progress = Progress::More;
+                }
+            }
+            Ok(None) => {}
+            // The error the kernel left when the link went down, read once: go on reading.
+            Err(e) if is_link_down(&e) => progress = Progress::More,
+            Err(e) => return Err(e),
+        }
+        for (id, remote) in new_peers {
+            let p2p = LinkType::PointToPoint;
+            created.push(self.face(id, remote, Persistency::OnDemand, p2p));
+        }
+        Ok(progress)
     }
 
     fn new_face(
@@ -469,8 +492,12 @@ impl EtherChannel {
         persistency: Persistency,
         link_type: LinkType,
     ) -> Face {
+        let out = match &self.xdp {
+            Some(x) => EtherOut::Xdp(Arc::clone(&x.tx)),
+            None => EtherOut::Packet(Arc::clone(&self.socket)),
+        };
         let transport = EtherPeer {
-            socket: Arc::clone(&self.socket),
+            out,
             remote,
             local: self.local.clone(),
             header: EtherHeader::ndn(remote, self.mac).encode(),
@@ -483,6 +510,79 @@ impl EtherChannel {
             redial: None,
         };
         Face::new(id, parts, Box::new(transport), &self.config)
+    }
+}
+
+/// One receive burst's view of a channel: what it needs to hand a frame to its face.
+struct Inbound<'a> {
+    mac: MacAddr,
+    now: Instant,
+    peers: &'a mut Peers<MacAddr>,
+    arena: &'a mut Arena,
+    counters: &'a mut ChannelCounters,
+    ids: &'a mut FaceIds,
+    datagrams: &'a mut Vec<Datagram>,
+    evicted: &'a mut Vec<FaceId>,
+    /// Unicast senders given an on-demand face, for the channel to make it after the burst.
+    new_peers: &'a mut SmallVec<[(FaceId, MacAddr); 4]>,
+}
+
+impl Inbound<'_> {
+    /// Hands one received frame (`truncated`: longer than the MTU) to its face, giving a new
+    /// unicast sender an on-demand face, or counts it on the channel. Padding is cut off.
+    fn take(&mut self, frame: &[u8], truncated: bool) {
+        let (remote, from, frame) = match demultiplex(frame, self.mac) {
+            Arrival::Malformed => {
+                self.counters.n_malformed += 1;
+                return;
+            }
+            Arrival::Foreign => {
+                self.counters.n_foreign += 1;
+                return;
+            }
+            Arrival::Face {
+                remote,
+                from,
+                frame,
+            } => (remote, from, frame),
+        };
+        let known = match from {
+            Endpoint::Peer => self.peers.touch(&remote, self.now),
+            _ => self.peers.get(&remote),
+        };
+        if truncated {
+            self.counters.n_truncated += 1;
+            if let Some(face) = known {
+                self.datagrams.push(Datagram::cut(face, from));
+            }
+            return;
+        }
+        let (frame, own_buffer) = self.arena.receive(frame);
+        let face = match known {
+            Some(id) => id,
+            None if from == Endpoint::Peer => {
+                match (self.peers).admit(remote, &frame, self.ids, self.now, self.evicted) {
+                    Some(id) => {
+                        self.new_peers.push((id, remote));
+                        id
+                    }
+                    None => {
+                        self.counters.n_malformed += 1;
+                        return;
+                    }
+                }
+            }
+            None => {
+                self.counters.n_no_face += 1;
+                return;
+            }
+        };
+        self.datagrams.push(Datagram {
+            face,
+            from,
+            frame,
+            own_buffer,
+        });
     }
 }
 

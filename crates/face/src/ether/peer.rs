@@ -1,8 +1,8 @@
-//! The Ethernet transport: a face's end on its channel's AF_PACKET socket, toward a peer or
-//! NDN's group, written with `sendmmsg` (header, frame, padding); its channel reads for it.
+//! The Ethernet transport: a face's end on its channel's socket, toward a peer or NDN's
+//! group, written with `sendmmsg` on AF_PACKET or into the TX ring of the channel's AF_XDP
+//! socket (header, frame, padding); its channel reads for it.
 
-use std::os::fd::RawFd;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::frame::{self, HEADER_LEN};
 use crate::datagram::flush_queue;
@@ -10,14 +10,25 @@ use crate::queue::OutQueue;
 use crate::sys::packet::PacketSocket;
 use crate::transport::{FaceError, Flushed, LinkState, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
+use crate::xdp::socket::XskTx;
 use kite_link::FaceCounters;
 use kite_link::MacAddr;
+
+/// The socket an Ethernet face writes to, its channel's.
+#[derive(Debug)]
+pub(crate) enum EtherOut {
+    /// The channel's AF_PACKET socket.
+    Packet(Arc<PacketSocket>),
+    /// The TX half of the channel's first AF_XDP socket. Every face of a channel lives on
+    /// the channel's I/O thread, so the lock, taken once per flush, is never contended.
+    Xdp(Arc<Mutex<XskTx>>),
+}
 
 /// An Ethernet face's end: its channel's socket, the remote address (a peer or the group) and
 /// the header every frame to it starts with.
 #[derive(Debug)]
 pub(crate) struct EtherPeer {
-    pub socket: Arc<PacketSocket>,
+    pub out: EtherOut,
     pub remote: MacAddr,
     /// The channel's URI, `dev://ifname`.
     pub local: FaceUri,
@@ -26,25 +37,57 @@ pub(crate) struct EtherPeer {
 }
 
 impl EtherPeer {
-    pub fn raw_fd(&self) -> RawFd {
-        self.socket.raw_fd()
-    }
-
-    /// Writes the queue with `sendmmsg` (header, frame, padding) until it is empty or the
-    /// socket is full. A frame refused because the link is down (before the link monitor
-    /// told the face) or for a reason that may pass is dropped and counted, and the flush
-    /// goes on ([`flush_queue`]); another send error drops the frame that caused it and is
-    /// returned.
+    /// Writes the queue (header, frame, padding) until it is empty or the socket is full.
+    /// On AF_PACKET, with `sendmmsg`: a frame refused because the link is down (before the
+    /// link monitor told the face) or for a reason that may pass is dropped and counted, and
+    /// the flush goes on ([`flush_queue`]); another send error drops the frame that caused
+    /// it and is returned. On AF_XDP, frames go into the TX ring, published and kicked once.
     pub fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
-        flush_queue(
-            self.raw_fd(),
-            None,
-            &self.header,
-            frame::padding,
-            None,
-            q,
-            c,
-        )
+        let tx = match &self.out {
+            EtherOut::Packet(socket) => {
+                return flush_queue(
+                    socket.raw_fd(),
+                    None,
+                    &self.header,
+                    frame::padding,
+                    None,
+                    q,
+                    c,
+                )
+            }
+            EtherOut::Xdp(tx) => tx,
+        };
+        if !self.link.up {
+            c.n_out_link_down += q.len() as u64;
+            q.clear();
+            return Ok(Flushed::Done);
+        }
+        let mut tx = tx.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pushed = 0;
+        let mut too_long = 0;
+        {
+            let (front, back) = q.frames();
+            for f in front.iter().chain(back) {
+                let [head, body] = f.parts_from(0);
+                let parts = [&self.header[..], head, body, frame::padding(f.len())];
+                if HEADER_LEN + f.len() > super::super::xdp::socket::MAX_FRAME {
+                    // Longer than a UMEM frame (the face's MTU is the interface's, so only a
+                    // frame past the link service's fragmentation): dropped, counted.
+                    too_long += 1;
+                } else if !tx.push(&parts) {
+                    break;
+                }
+                pushed += 1;
+            }
+        }
+        c.n_out_bytes += q.pop_frames(pushed) as u64;
+        c.n_out_send_failed += too_long;
+        tx.commit()?;
+        Ok(if q.is_empty() {
+            Flushed::Done
+        } else {
+            Flushed::Blocked
+        })
     }
 }
 

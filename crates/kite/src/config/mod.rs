@@ -382,6 +382,15 @@ pub struct Ether {
     /// least [`MIN_BUDGET_BYTES`]).
     #[serde(deserialize_with = "budget_bytes")]
     pub socket_buffer: usize,
+    /// `xdp`: interfaces whose NDN frames go through Kite's XDP program and AF_XDP sockets
+    /// (kernel bypass) instead of an AF_PACKET socket; each is forwarded on as if it were in
+    /// `interfaces` too. Needs root (CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW); an interface where
+    /// AF_XDP cannot be had keeps AF_PACKET and the log says why. None by default.
+    pub xdp: Vec<String>,
+    /// `xdp_umem`: octets of UMEM each AF_XDP socket (one per receive queue) holds, half for
+    /// receiving and half for sending (at least [`MIN_BUDGET_BYTES`]).
+    #[serde(deserialize_with = "budget_bytes")]
+    pub xdp_umem: usize,
 }
 
 impl Default for Ether {
@@ -390,6 +399,8 @@ impl Default for Ether {
             interfaces: Vec::new(),
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
             socket_buffer: kite_face::DEFAULT_ETHER_SOCKET_BUFFER,
+            xdp: Vec::new(),
+            xdp_umem: kite_face::DEFAULT_XDP_UMEM,
         }
     }
 }

@@ -74,6 +74,8 @@ fn every_key() -> Config {
                 interfaces: vec!["eth1".into()],
                 on_demand_limit: 200,
                 socket_buffer: 8 << 20,
+                xdp: vec!["eth2".into()],
+                xdp_umem: 1 << 20,
             },
         },
         metrics: Metrics {

@@ -36,6 +36,12 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if !args.ether.is_empty() {
         faces.ether.interfaces = args.ether.clone();
     }
+    if !args.xdp.is_empty() {
+        faces.ether.xdp = args.xdp.clone();
+    }
+    if let Some(n) = args.xdp_umem {
+        faces.ether.xdp_umem = n;
+    }
     faces.local_only |= args.local_only;
     faces.max_packet_size = args.max_packet_size.unwrap_or(faces.max_packet_size);
     faces.unix.shm = args.shm.unwrap_or(faces.unix.shm);
@@ -157,7 +163,8 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
         },
         unix_socket: fs.unix.path.clone(),
         ws: fs.websocket.listen.clone(),
-        ether: fs.ether.interfaces.clone(),
+        ether: ether_interfaces(&fs.ether),
+        xdp: fs.ether.xdp.clone(),
         ..RuntimeConfig::default()
     };
     if !fs.local_only {
@@ -190,6 +197,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     r.face.redial_initial = Duration::from_secs(fs.tcp.reconnect_initial);
     r.face.redial_max = Duration::from_secs(fs.tcp.reconnect_max);
     r.face.ether_socket_buffer = fs.ether.socket_buffer;
+    r.face.xdp_umem = fs.ether.xdp_umem;
     let cs = &c.tables.cs;
     let f = &mut r.forwarder;
     f.pcct.cs_capacity = cs.capacity.div_ceil(usize::from(threads));
@@ -213,6 +221,17 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
 }
 
 /// Where the unix socket goes: the requested path, NFD's, or a per-user fallback.
+/// The interfaces with an Ethernet channel: those listed, then the AF_XDP ones not listed.
+fn ether_interfaces(ether: &crate::config::Ether) -> Vec<String> {
+    let mut all = ether.interfaces.clone();
+    for x in &ether.xdp {
+        if !all.contains(x) {
+            all.push(x.clone());
+        }
+    }
+    all
+}
+
 fn socket_path(requested: Option<PathBuf>) -> PathBuf {
     if let Some(p) = requested {
         return p;

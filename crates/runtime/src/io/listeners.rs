@@ -91,7 +91,21 @@ pub(crate) fn open_listeners(
         }
     }
     for (i, iface) in config.ether.iter().enumerate() {
-        let ch = EtherChannel::open(iface, config.face)?;
+        let ch = if config.xdp.contains(iface) {
+            let ch = EtherChannel::open_xdp(iface, config.face)?;
+            match ch.io_path() {
+                kite_face::IoPath::Packet {
+                    fallback: Some(why),
+                } => tracing::warn!(
+                    interface = iface.as_str(),
+                    "AF_XDP not available, Ethernet frames go through AF_PACKET: {why}"
+                ),
+                path => tracing::info!(interface = iface.as_str(), "Ethernet channel on {path}"),
+            }
+            ch
+        } else {
+            EtherChannel::open(iface, config.face)?
+        };
         // The kernel reports twice what it granted.
         if ch.recv_buffer() / 2 < config.face.ether_socket_buffer {
             tracing::warn!(

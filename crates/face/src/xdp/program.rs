@@ -1,0 +1,827 @@
+//! Kite's XDP program (`xdp/kite_xdp.c`) on one interface: loaded from the object embedded in
+//! the binary, it hands NDN frames to the AF_XDP socket of the receive queue they arrived on
+//! ([`XdpProgram::set_socket`]), passes every other frame to the kernel, and counts its
+//! verdicts ([`XdpProgram::counts`]).
+//!
+//! The program is attached through a bpf_link, which lasts as long as its descriptor: dropping
+//! the [`XdpProgram`], or the process ending however it ends (SIGKILL included), detaches it and
+//! leaves the interface as it was. Kernels before 5.9 have no XDP links; there aya attaches
+//! through netlink instead, and only a drop detaches.
+
+use std::error::Error;
+use std::fmt;
+use std::io;
+use std::os::fd::AsRawFd;
+
+use aya::maps::{MapData, PerCpuArray, XskMap};
+use aya::programs::xdp::XdpLink;
+use aya::programs::{ProgramError, Xdp};
+use aya::Ebpf;
+use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_REQUEST};
+use netlink_packet_route::link::{LinkAttribute, LinkMessage, LinkXdp};
+use netlink_packet_route::RouteNetlinkMessage;
+use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
+
+use super::filter::Verdict;
+
+/// The object `make -C xdp` builds, aligned for the ELF parser.
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../xdp/kite_xdp.o");
+
+/// The receive queues the socket map has room for (`MAX_QUEUES` in `xdp/kite_xdp.c`): NDN
+/// frames of a queue past them always go to the kernel.
+pub const MAX_QUEUES: u32 = 64;
+
+/// The program's function.
+const PROGRAM: &str = "kite_xdp";
+/// The map of AF_XDP sockets, by receive queue.
+const SOCKETS: &str = "kite_xsks";
+/// The per-CPU map of verdict counts, by [`Verdict::index`].
+const COUNTS: &str = "kite_counts";
+
+/// Where on the receive path the program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum XdpMode {
+    /// Native: the driver runs it before the kernel builds a socket buffer. The fast one,
+    /// and the one zero-copy AF_XDP needs; not every driver has it.
+    Driver,
+    /// Generic (SKB): the kernel runs it after the driver, on a socket buffer. Slower, and
+    /// AF_XDP copies, but every interface has it.
+    Generic,
+}
+
+impl XdpMode {
+    fn aya(self) -> aya::programs::XdpMode {
+        match self {
+            XdpMode::Driver => aya::programs::XdpMode::Driver,
+            XdpMode::Generic => aya::programs::XdpMode::Skb,
+        }
+    }
+}
+
+impl fmt::Display for XdpMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            XdpMode::Driver => "driver",
+            XdpMode::Generic => "generic",
+        })
+    }
+}
+
+/// How many frames the program has given each verdict since it was loaded, over all CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct XdpCounts {
+    /// NDN frames, redirected to a socket (or passed, when their queue has none).
+    pub ndn: u64,
+    /// Other frames, passed to the kernel.
+    pub passed: u64,
+    /// Frames shorter than an Ethernet header, passed to the kernel.
+    pub runt: u64,
+}
+
+/// Why the program could not be loaded, attached or given a socket. Each message says what an
+/// operator can do, and ends with what the kernel said.
+#[derive(Debug, thiserror::Error)]
+pub enum XdpError {
+    /// The process lacks the privilege (EPERM).
+    #[error(
+        "XDP needs CAP_NET_ADMIN and CAP_BPF, or root (kernels before 5.11 also count the \
+         program against RLIMIT_MEMLOCK): {0}"
+    )]
+    Permission(String),
+    /// The kernel's verifier refused the program; the message holds its log.
+    #[error("the kernel refused Kite's XDP program: {0}")]
+    Refused(String),
+    /// No interface has that index in the calling thread's network namespace.
+    #[error("no interface with index {0} in this network namespace")]
+    NoInterface(u32),
+    /// The interface already has an XDP program (EBUSY, EEXIST).
+    #[error(
+        "interface {ifindex} already has an XDP program attached (`ip -d link show` names \
+         it): detach it, or stop the process that attached it: {detail}"
+    )]
+    Busy {
+        /// The interface.
+        ifindex: u32,
+        /// What the kernel said.
+        detail: String,
+    },
+    /// The interface cannot run XDP in that mode (EOPNOTSUPP: its driver has no native XDP).
+    #[error(
+        "interface {ifindex} cannot run XDP in {mode} mode (generic mode runs on any): {detail}"
+    )]
+    Unsupported {
+        /// The interface.
+        ifindex: u32,
+        /// The mode asked for.
+        mode: XdpMode,
+        /// What the kernel said.
+        detail: String,
+    },
+    /// The socket could not go into the map: not an AF_XDP socket, or a queue past the map's
+    /// 64.
+    #[error("cannot hand queue {queue}'s frames to that socket: {detail}")]
+    Socket {
+        /// The receive queue.
+        queue: u32,
+        /// What the kernel (or aya) said.
+        detail: String,
+    },
+    /// Anything else.
+    #[error("XDP: {0}")]
+    Other(String),
+}
+
+/// Kite's XDP program, loaded and attached to one interface; dropping it detaches the program
+/// and unloads it with its maps.
+#[derive(Debug)]
+pub struct XdpProgram {
+    /// The attachment. Dropping an aya link detaches it (closing a bpf_link's descriptor, or
+    /// clearing a netlink attachment); declared first, so that happens before the program
+    /// unloads.
+    _link: XdpLink,
+    ebpf: Ebpf,
+    ifindex: u32,
+    mode: XdpMode,
+}
+
+impl XdpProgram {
+    /// Loads the program and attaches it to interface `ifindex` of the calling thread's
+    /// network namespace, in `mode`; with `None`, in driver mode where the driver has it and
+    /// generic mode otherwise ([`XdpProgram::mode`] says which).
+    pub fn attach(ifindex: u32, mode: Option<XdpMode>) -> Result<XdpProgram, XdpError> {
+        let mut ebpf = load()?;
+        let program = xdp(&mut ebpf)?;
+        let (link, mode) = match mode {
+            Some(mode) => (attach_in(program, ifindex, mode)?, mode),
+            None => match attach_in(program, ifindex, XdpMode::Driver) {
+                Ok(link) => (link, XdpMode::Driver),
+                // Generic mode would fail the same way.
+                Err(
+                    e
+                    @ (XdpError::Permission(_) | XdpError::NoInterface(_) | XdpError::Busy { .. }),
+                ) => return Err(e),
+                Err(_) => (
+                    attach_in(program, ifindex, XdpMode::Generic)?,
+                    XdpMode::Generic,
+                ),
+            },
+        };
+        Ok(XdpProgram {
+            _link: link,
+            ebpf,
+            ifindex,
+            mode,
+        })
+    }
+
+    /// The interface the program is attached to.
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
+    }
+
+    /// The mode the program runs in.
+    pub fn mode(&self) -> XdpMode {
+        self.mode
+    }
+
+    /// Hands the NDN frames of receive queue `queue` (below [`MAX_QUEUES`]) to AF_XDP socket
+    /// `socket`, replacing the one there. The map holds the socket until
+    /// [`XdpProgram::unset_socket`] or until the socket is closed.
+    pub fn set_socket(&mut self, queue: u32, socket: impl AsRawFd) -> Result<(), XdpError> {
+        sockets(&mut self.ebpf)?
+            .set(queue, socket, 0)
+            .map_err(|e| XdpError::Socket {
+                queue,
+                detail: describe(&e),
+            })
+    }
+
+    /// Takes queue `queue`'s socket out of the map: its NDN frames go to the kernel again. A
+    /// queue without one (past the map's end included) is left as it is, so this cannot fail.
+    pub fn unset_socket(&mut self, queue: u32) {
+        if let Ok(mut map) = sockets(&mut self.ebpf) {
+            // The kernel refuses only a queue past the map's end, which holds no socket.
+            let _ = map.unset(queue);
+        }
+    }
+
+    /// The program's verdicts so far.
+    pub fn counts(&self) -> Result<XdpCounts, XdpError> {
+        counts(&self.ebpf)
+    }
+}
+
+/// The id of the XDP program attached to interface `ifindex` of the calling thread's network
+/// namespace, as the kernel reports it to `ip link` (IFLA_XDP); `None` when there is none.
+pub fn attached_program(ifindex: u32) -> io::Result<Option<u32>> {
+    let mut socket = Socket::new(NETLINK_ROUTE)?;
+    socket.bind_auto()?;
+    socket.connect(&SocketAddr::new(0, 0))?;
+    let mut link = LinkMessage::default();
+    link.header.index = ifindex;
+    let mut header = NetlinkHeader::default();
+    header.flags = NLM_F_REQUEST;
+    let mut request = NetlinkMessage::new(
+        header,
+        NetlinkPayload::from(RouteNetlinkMessage::GetLink(link)),
+    );
+    request.finalize();
+    let mut buf = vec![0; request.buffer_len()];
+    request.serialize(&mut buf);
+    socket.send(&buf, 0)?;
+
+    // One link's message; well under this unless it lists many virtual functions, which a
+    // plain request does not ask for.
+    let mut reply = Vec::with_capacity(64 * 1024);
+    socket.recv(&mut reply, 0)?;
+    let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&reply)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let link = match reply.payload {
+        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(link)) => link,
+        NetlinkPayload::Error(e) => return Err(e.to_io()),
+        other => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unexpected reply to RTM_GETLINK: {other:?}"),
+            ))
+        }
+    };
+    let xdp = link.attributes.iter().find_map(|a| match a {
+        LinkAttribute::Xdp(xdp) => Some(xdp),
+        _ => None,
+    });
+    // IFLA_XDP_PROG_ID names the program when one mode has one; with several (driver and
+    // offloaded), each mode's id comes on its own.
+    Ok(xdp.and_then(|xdp| {
+        xdp.iter()
+            .filter_map(|a| match a {
+                LinkXdp::ProgId(id)
+                | LinkXdp::DrvProgId(id)
+                | LinkXdp::SkbProgId(id)
+                | LinkXdp::HwProgId(id) => Some(*id),
+                _ => None,
+            })
+            .find(|&id| id != 0)
+    }))
+}
+
+/// Loads the embedded object: its maps created, its program verified, nothing attached.
+fn load() -> Result<Ebpf, XdpError> {
+    let mut ebpf = Ebpf::load(OBJECT).map_err(|e| match errno(&e) {
+        Some(libc::EPERM) => XdpError::Permission(describe(&e)),
+        _ => XdpError::Other(format!("loading the embedded object: {}", describe(&e))),
+    })?;
+    xdp(&mut ebpf)?.load().map_err(|e| match (&e, errno(&e)) {
+        (_, Some(libc::EPERM)) => XdpError::Permission(describe(&e)),
+        (ProgramError::LoadError { .. }, _) => XdpError::Refused(describe(&e)),
+        _ => XdpError::Other(format!("loading {PROGRAM}: {}", describe(&e))),
+    })?;
+    Ok(ebpf)
+}
+
+/// The object's program.
+fn xdp(ebpf: &mut Ebpf) -> Result<&mut Xdp, XdpError> {
+    ebpf.program_mut(PROGRAM)
+        .ok_or_else(|| XdpError::Other(format!("the embedded object has no program {PROGRAM}")))?
+        .try_into()
+        .map_err(|e: ProgramError| XdpError::Other(format!("{PROGRAM}: {}", describe(&e))))
+}
+
+/// Attaches `program` to interface `ifindex` in `mode`: the link, which detaches when dropped.
+fn attach_in(program: &mut Xdp, ifindex: u32, mode: XdpMode) -> Result<XdpLink, XdpError> {
+    let id = program
+        .attach_to_if_index(ifindex, mode.aya())
+        .map_err(|e| {
+            let detail = describe(&e);
+            match errno(&e) {
+                Some(libc::EPERM) => XdpError::Permission(detail),
+                Some(libc::EBUSY | libc::EEXIST) => XdpError::Busy { ifindex, detail },
+                Some(libc::ENODEV) => XdpError::NoInterface(ifindex),
+                Some(libc::EOPNOTSUPP) => XdpError::Unsupported {
+                    ifindex,
+                    mode,
+                    detail,
+                },
+                _ => XdpError::Other(format!(
+                    "attaching to interface {ifindex} in {mode} mode: {detail}"
+                )),
+            }
+        })?;
+    program
+        .take_link(id)
+        .map_err(|e| XdpError::Other(describe(&e)))
+}
+
+/// The object's socket map.
+fn sockets(ebpf: &mut Ebpf) -> Result<XskMap<&mut MapData>, XdpError> {
+    let map = ebpf
+        .map_mut(SOCKETS)
+        .ok_or_else(|| XdpError::Other(format!("the embedded object has no map {SOCKETS}")))?;
+    XskMap::try_from(map).map_err(|e| XdpError::Other(format!("{SOCKETS}: {}", describe(&e))))
+}
+
+/// The object's counts, summed over CPUs.
+fn counts(ebpf: &Ebpf) -> Result<XdpCounts, XdpError> {
+    let map = ebpf
+        .map(COUNTS)
+        .ok_or_else(|| XdpError::Other(format!("the embedded object has no map {COUNTS}")))?;
+    let map = PerCpuArray::<_, u64>::try_from(map)
+        .map_err(|e| XdpError::Other(format!("{COUNTS}: {}", describe(&e))))?;
+    let count = |v: Verdict| {
+        map.get(&v.index(), 0)
+            .map(|per_cpu| per_cpu.iter().sum())
+            .map_err(|e| XdpError::Other(format!("reading {COUNTS}: {}", describe(&e))))
+    };
+    Ok(XdpCounts {
+        ndn: count(Verdict::Ndn)?,
+        passed: count(Verdict::Passed)?,
+        runt: count(Verdict::Runt)?,
+    })
+}
+
+/// The OS error code deepest in `e`'s chain of sources: the system call's own.
+fn errno(e: &(dyn Error + 'static)) -> Option<i32> {
+    let mut code = None;
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(c) = e
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::raw_os_error)
+        {
+            code = Some(c);
+        }
+        next = e.source();
+    }
+    code
+}
+
+/// `e` and its sources, each left out when an outer message already says it (aya's often do).
+fn describe(e: &(dyn Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(source) = next {
+        let part = source.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        next = source.source();
+    }
+    text
+}
+
+#[cfg(test)]
+#[allow(unsafe_code)]
+mod tests {
+    use super::*;
+    use crate::ether::frame::HEADER_LEN;
+    use crate::xdp::filter;
+    use kite_testkit::netns;
+    use proptest::prelude::*;
+    use std::fs::File;
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::fd::{AsFd, AsRawFd};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// bpf(2)'s command that runs a loaded program once on given input.
+    const BPF_PROG_TEST_RUN: libc::c_long = 10;
+    const XDP_PASS: u32 = 2;
+    const XDP_REDIRECT: u32 = 4;
+
+    /// `bpf_attr` as BPF_PROG_TEST_RUN reads it (`test` in the kernel's union).
+    #[repr(C)]
+    #[derive(Default)]
+    struct TestRunAttr {
+        prog_fd: u32,
+        retval: u32,
+        data_size_in: u32,
+        data_size_out: u32,
+        data_in: u64,
+        data_out: u64,
+        repeat: u32,
+        duration: u32,
+        ctx_size_in: u32,
+        ctx_size_out: u32,
+        ctx_in: u64,
+        ctx_out: u64,
+        flags: u32,
+        cpu: u32,
+        batch_size: u32,
+        /// Written as zero: the kernel refuses an attribute with anything set past the fields
+        /// it knows.
+        pad: u32,
+    }
+
+    /// Runs `program` once on `frame` in the kernel, as if it arrived on queue 0: the XDP
+    /// action it returned.
+    fn test_run(program: &Xdp, frame: &[u8]) -> io::Result<u32> {
+        let fd = program.fd().expect("a loaded program").as_fd().as_raw_fd();
+        let mut attr = TestRunAttr {
+            prog_fd: fd as u32,
+            data_size_in: frame.len() as u32,
+            data_in: frame.as_ptr() as u64,
+            repeat: 1,
+            ..TestRunAttr::default()
+        };
+        // SAFETY: `attr` has the layout of the kernel's test-run attribute and lives through
+        // the call; the kernel reads `data_size_in` octets at `data_in`, which `frame` holds,
+        // and with `data_out` and `ctx_out` null writes only into `attr` itself.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_bpf,
+                BPF_PROG_TEST_RUN,
+                &mut attr as *mut TestRunAttr,
+                std::mem::size_of::<TestRunAttr>(),
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(attr.retval)
+    }
+
+    /// The program loaded (not attached); `None` after a skip, when the process may not.
+    fn load_or_skip() -> Option<Ebpf> {
+        match load() {
+            Ok(ebpf) => Some(ebpf),
+            Err(e @ XdpError::Permission(_)) => {
+                kite_testkit::skip(e);
+                None
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn program(ebpf: &Ebpf) -> &Xdp {
+        ebpf.program(PROGRAM).unwrap().try_into().unwrap()
+    }
+
+    fn id(ebpf: &Ebpf) -> u32 {
+        ebpf.program(PROGRAM).unwrap().info().unwrap().id()
+    }
+
+    fn count(c: &XdpCounts, v: filter::Verdict) -> u64 {
+        match v {
+            filter::Verdict::Ndn => c.ndn,
+            filter::Verdict::Passed => c.passed,
+            filter::Verdict::Runt => c.runt,
+        }
+    }
+
+    /// Random frames (most of them passed), NDN frames, frames one octet off NDN's EtherType,
+    /// and frames about a header long.
+    fn frames() -> impl Strategy<Value = Vec<u8>> {
+        let with_type = |ethertype: BoxedStrategy<(u8, u8)>| {
+            (
+                proptest::collection::vec(any::<u8>(), HEADER_LEN..200),
+                ethertype,
+            )
+                .prop_map(|(mut f, (hi, lo))| {
+                    f[12] = hi;
+                    f[13] = lo;
+                    f
+                })
+        };
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..200),
+            with_type(Just((0x86, 0x24)).boxed()),
+            with_type(prop_oneof![(Just(0x86), any::<u8>()), (any::<u8>(), Just(0x24))].boxed()),
+            proptest::collection::vec(any::<u8>(), 0..=20),
+        ]
+    }
+
+    /// The object is what `make -C xdp` builds from the source beside it, with the clang it
+    /// was built with (Debian's clang 14); other versions compile differently.
+    #[test]
+    fn the_shipped_object_is_built_from_its_source() {
+        let version = Command::new("clang").arg("--version").output();
+        let Ok(version) = version else {
+            return kite_testkit::skip("no clang");
+        };
+        if !String::from_utf8_lossy(&version.stdout).contains("version 14.") {
+            return kite_testkit::skip("the object is built with clang 14, and clang is not 14");
+        }
+        let out = tempfile::tempdir().unwrap();
+        let made = Command::new("make")
+            .arg("-C")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../xdp"))
+            .arg(format!("OUT={}", out.path().display()))
+            .output()
+            .expect("run make");
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let built = std::fs::read(out.path().join("kite_xdp.o")).unwrap();
+        assert!(built == OBJECT, "xdp/kite_xdp.o is stale: run make -C xdp");
+    }
+
+    /// The maps are as the constants here say.
+    #[test]
+    fn the_socket_map_has_a_place_for_each_queue() {
+        let Some(mut ebpf) = load_or_skip() else {
+            return;
+        };
+        assert_eq!(sockets(&mut ebpf).unwrap().len(), MAX_QUEUES);
+        assert_eq!(counts(&ebpf).unwrap(), XdpCounts::default());
+    }
+
+    /// The kernel running the shipped program gives every frame the verdict its user-space
+    /// twin gives: the counter that grows is the one `filter::verdict` names, and the frame
+    /// goes to the kernel (no socket is in the map). The kernel does not run a program on a
+    /// frame shorter than an Ethernet header (EINVAL), so runts are checked in the twin only
+    /// (`filter`'s tests); here the refusal itself is checked, and that nothing is counted.
+    #[test]
+    fn the_kernel_gives_the_verdicts_of_the_twin() {
+        let Some(ebpf) = load_or_skip() else {
+            return;
+        };
+        match test_run(program(&ebpf), &[0; 60]) {
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                return kite_testkit::skip(format_args!("BPF_PROG_TEST_RUN: {e}"))
+            }
+            Err(e) => panic!("BPF_PROG_TEST_RUN: {e}"),
+            Ok(action) => assert_eq!(action, XDP_PASS),
+        }
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+            cases: 1000,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        });
+        runner
+            .run(&frames(), |frame| {
+                let before = counts(&ebpf).unwrap();
+                let run = test_run(program(&ebpf), &frame);
+                let after = counts(&ebpf).unwrap();
+                let verdict = filter::verdict(&frame);
+                if frame.len() < HEADER_LEN {
+                    prop_assert_eq!(verdict, filter::Verdict::Runt);
+                    prop_assert_eq!(run.map_err(|e| e.raw_os_error()), Err(Some(libc::EINVAL)));
+                    prop_assert_eq!(after, before);
+                    return Ok(());
+                }
+                prop_assert_eq!(run.map_err(|e| e.to_string()), Ok(XDP_PASS));
+                for v in [
+                    filter::Verdict::Ndn,
+                    filter::Verdict::Passed,
+                    filter::Verdict::Runt,
+                ] {
+                    let grew = u64::from(v == verdict);
+                    prop_assert_eq!(count(&after, v), count(&before, v) + grew, "{:?}", v);
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// With a socket at queue 0, the program redirects NDN frames of that queue (all that a
+    /// test run sees) and still passes the rest; taken out, NDN frames go to the kernel again.
+    /// Only AF_XDP sockets go into the map, and only below [`MAX_QUEUES`].
+    #[test]
+    fn ndn_frames_go_to_the_socket_of_their_queue() {
+        let Some(mut ebpf) = load_or_skip() else {
+            return;
+        };
+        let mut ndn = vec![0; 60];
+        ndn[12..HEADER_LEN].copy_from_slice(&[0x86, 0x24]);
+        let ip = vec![0x08; 60];
+
+        // An AF_XDP socket goes into the map before it is bound.
+        let xsk = socket2::Socket::new(
+            socket2::Domain::from(libc::AF_XDP),
+            socket2::Type::RAW,
+            None,
+        )
+        .expect("an AF_XDP socket");
+        sockets(&mut ebpf).unwrap().set(0, xsk.as_fd(), 0).unwrap();
+        assert_eq!(test_run(program(&ebpf), &ndn).unwrap(), XDP_REDIRECT);
+        assert_eq!(test_run(program(&ebpf), &ip).unwrap(), XDP_PASS);
+        sockets(&mut ebpf).unwrap().unset(0).unwrap();
+        assert_eq!(test_run(program(&ebpf), &ndn).unwrap(), XDP_PASS);
+        assert_eq!(
+            counts(&ebpf).unwrap(),
+            XdpCounts {
+                ndn: 2,
+                passed: 1,
+                runt: 0
+            }
+        );
+
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let e = sockets(&mut ebpf)
+            .unwrap()
+            .set(1, udp.as_fd(), 0)
+            .unwrap_err();
+        assert_eq!(errno(&e), Some(libc::EOPNOTSUPP), "{e}");
+        assert!(sockets(&mut ebpf)
+            .unwrap()
+            .set(MAX_QUEUES, xsk.as_fd(), 0)
+            .is_err());
+    }
+
+    /// A network namespace of the test's own with a veth pair (k0, k1) in it, deleted when
+    /// dropped, the test failing or not.
+    struct Netns {
+        name: String,
+    }
+
+    impl Netns {
+        /// `None` after a skip, when namespaces cannot be made here.
+        fn new(test: &str) -> Option<Netns> {
+            let name = format!("kite-xdp-{test}-{}", std::process::id());
+            if !netns::add_or_skip(&name) {
+                return None;
+            }
+            let ns = Netns { name };
+            ns.ip(&["link", "add", "k0", "type", "veth", "peer", "name", "k1"]);
+            Some(ns)
+        }
+
+        fn ip(&self, args: &[&str]) -> String {
+            let mut all = vec!["-n", self.name.as_str()];
+            all.extend_from_slice(args);
+            let out = netns::ip(&all);
+            assert!(
+                out.status.success(),
+                "ip {all:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        }
+
+        /// Interface `dev`'s index in the namespace.
+        fn ifindex(&self, dev: &str) -> u32 {
+            let line = self.ip(&["-o", "link", "show", "dev", dev]);
+            let (index, _) = line.split_once(':').unwrap();
+            index.parse().unwrap()
+        }
+
+        /// Runs `f` on a thread in the namespace.
+        fn run<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let ns = File::open(format!("/run/netns/{}", self.name)).unwrap();
+                    // SAFETY: setns reads a descriptor `ns` keeps open through the call, and
+                    // moves only the calling thread, which ends with `f`.
+                    let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+                    assert_eq!(r, 0, "setns: {}", io::Error::last_os_error());
+                    f()
+                })
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+        }
+    }
+
+    impl Drop for Netns {
+        fn drop(&mut self) {
+            let _ = netns::ip(&["netns", "del", &self.name]);
+        }
+    }
+
+    /// Attached in a namespace, the program shows on the interface, to netlink and to `ip`;
+    /// a second one is refused; dropped, it leaves nothing. Veth has native XDP and loopback
+    /// does not: the default takes driver mode on one and generic on the other.
+    #[test]
+    fn a_dropped_program_leaves_nothing_attached() {
+        let Some(ns) = Netns::new("drop") else {
+            return;
+        };
+        let (k0, lo) = (ns.ifindex("k0"), ns.ifindex("lo"));
+        let attached = ns.run(|| {
+            assert_eq!(attached_program(k0).unwrap(), None);
+            let p = match XdpProgram::attach(k0, None) {
+                Ok(p) => p,
+                Err(e @ XdpError::Permission(_)) => return Err(e),
+                Err(e) => panic!("{e}"),
+            };
+            assert_eq!(p.ifindex(), k0);
+            assert_eq!(attached_program(k0).unwrap(), Some(id(&p.ebpf)));
+            let again = XdpProgram::attach(k0, None).unwrap_err();
+            assert!(matches!(again, XdpError::Busy { .. }), "{again}");
+            Ok(p)
+        });
+        let p = match attached {
+            Ok(p) => p,
+            Err(e) => return kite_testkit::skip(e),
+        };
+        assert_eq!(p.mode(), XdpMode::Driver);
+        let shown = ns.ip(&["-d", "link", "show", "dev", "k0"]);
+        assert!(
+            shown.contains(&format!("prog/xdp id {} ", id(&p.ebpf))),
+            "{shown}"
+        );
+        ns.run(|| drop(p));
+        assert_eq!(ns.run(|| attached_program(k0).unwrap()), None);
+        assert!(!ns
+            .ip(&["-d", "link", "show", "dev", "k0"])
+            .contains("prog/xdp"));
+
+        ns.run(|| {
+            let e = XdpProgram::attach(lo, Some(XdpMode::Driver)).unwrap_err();
+            assert!(matches!(e, XdpError::Unsupported { .. }), "{e}");
+            let p = XdpProgram::attach(lo, None).unwrap();
+            assert_eq!(p.mode(), XdpMode::Generic);
+            assert_eq!(attached_program(lo).unwrap(), Some(id(&p.ebpf)));
+            drop(p);
+            assert_eq!(attached_program(lo).unwrap(), None);
+
+            let e = XdpProgram::attach(0x7fff_0000, None).unwrap_err();
+            assert!(matches!(e, XdpError::NoInterface(_)), "{e}");
+        });
+    }
+
+    /// The variable that makes [`attached_until_killed`] attach, to the index it holds.
+    const CHILD_VAR: &str = "KITE_XDP_TEST_ATTACH";
+
+    /// What [`attached_until_killed`] says before `attached ID` or `refused WHY`.
+    const CHILD_SAYS: &str = "xdp-child: ";
+
+    /// Kills the process when dropped, should the test fail before it does.
+    struct Killed(Child);
+
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// A process killed with SIGKILL, which runs no destructor, leaves no program on the
+    /// interface: the kernel closes its link's descriptor, and that detaches it.
+    #[test]
+    fn a_killed_process_leaves_nothing_attached() {
+        let Some(ns) = Netns::new("kill") else {
+            return;
+        };
+        let k0 = ns.ifindex("k0");
+        let child = Command::new("ip")
+            .args(["netns", "exec", &ns.name])
+            .arg(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "xdp::program::tests::attached_until_killed",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_VAR, k0.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run the test binary in the namespace");
+        let mut child = Killed(child);
+        // The harness prints the test's name first, on the same line.
+        let said = BufReader::new(child.0.stdout.take().unwrap())
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|l| {
+                let (_, said) = l.split_once(CHILD_SAYS)?;
+                said.split_once(' ')
+                    .map(|(what, rest)| (what == "attached", rest.to_owned()))
+            });
+        let id = match said {
+            Some((true, id)) => id.parse::<u32>().unwrap(),
+            Some((false, why)) => return kite_testkit::skip(why),
+            None => panic!("the child ended without attaching"),
+        };
+        assert_eq!(ns.run(|| attached_program(k0).unwrap()), Some(id));
+
+        child.0.kill().unwrap();
+        let status = child.0.wait().unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        let until = Instant::now() + Duration::from_secs(5);
+        while ns.run(|| attached_program(k0).unwrap()).is_some() {
+            assert!(Instant::now() < until, "program {id} outlived its process");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!ns
+            .ip(&["-d", "link", "show", "dev", "k0"])
+            .contains("prog/xdp"));
+    }
+
+    /// The process [`a_killed_process_leaves_nothing_attached`] kills: run in the namespace
+    /// with [`CHILD_VAR`] set, it attaches, says the program's id, and waits (a minute at
+    /// most). Without the variable it does nothing.
+    #[test]
+    #[ignore = "run by a_killed_process_leaves_nothing_attached"]
+    fn attached_until_killed() {
+        let Some(ifindex) = std::env::var(CHILD_VAR).ok().and_then(|v| v.parse().ok()) else {
+            return;
+        };
+        let mut out = io::stdout();
+        match XdpProgram::attach(ifindex, None) {
+            Ok(p) => {
+                writeln!(out, "{CHILD_SAYS}attached {}", id(&p.ebpf)).unwrap();
+                out.flush().unwrap();
+                std::thread::sleep(Duration::from_secs(60));
+                drop(p);
+            }
+            Err(e @ XdpError::Permission(_)) => writeln!(out, "{CHILD_SAYS}refused {e}").unwrap(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}

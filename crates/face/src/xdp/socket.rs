@@ -1,0 +1,573 @@
+//! An AF_XDP socket bound to one receive queue of one interface: its UMEM (frames in ordinary
+//! memory, no hugepages) and its four rings, as the kernel's AF_XDP documentation describes
+//! them ("AF_XDP", Documentation/networking/af_xdp.rst).
+//!
+//! The UMEM is split in two halves that never trade frames: the receive half cycles between
+//! the fill ring and the RX ring, the transmit half between the TX ring and the completion
+//! ring. So [`XskRx`] (owned by the channel that reads) and [`XskTx`] (shared by the faces that
+//! write) each own their rings and frames outright, and neither waits on the other.
+//!
+//! The rings are written by hand over `libc`'s `if_xdp.h` definitions rather than through a
+//! crate: the crates that do it in pure Rust either keep one free list for both directions
+//! or hide the rings' need-wakeup flag, and the kernel ABI is small and fixed.
+//!
+//! Every ring is single-producer, single-consumer between Kite and the kernel: the producer
+//! writes descriptors and then publishes its index with a release store; the consumer reads
+//! the index with an acquire load and then the descriptors.
+
+// The kernel shares the rings and the UMEM as raw memory; this module is where Kite touches
+// them, each access argued where it is made.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Octets of one UMEM frame (a page: AF_XDP's largest aligned chunk).
+pub const FRAME_SIZE: usize = 4096;
+/// Octets the kernel keeps in front of each received frame (XDP_PACKET_HEADROOM).
+pub const HEADROOM: usize = 256;
+/// The longest Ethernet frame (header included) a UMEM frame holds.
+pub const MAX_FRAME: usize = FRAME_SIZE - HEADROOM;
+/// The smallest UMEM: 16 frames for each direction.
+pub const MIN_UMEM: usize = 32 * FRAME_SIZE;
+
+/// Which copy mode the socket was bound in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyMode {
+    /// The driver writes into the UMEM directly.
+    ZeroCopy,
+    /// The kernel copies each frame between its buffers and the UMEM (any driver).
+    Copy,
+}
+
+/// A memory mapping, unmapped when dropped.
+#[derive(Debug)]
+struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Mapping {
+    /// An anonymous private mapping of `len` octets (the UMEM).
+    fn anonymous(len: usize) -> io::Result<Self> {
+        // SAFETY: a fresh anonymous mapping aliases nothing; the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        Self::checked(p, len)
+    }
+
+    /// The ring of `fd` at page offset `offset`, `len` octets.
+    fn ring(fd: RawFd, len: usize, offset: u64) -> io::Result<Self> {
+        // SAFETY: maps a ring the kernel made for this socket; the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        Self::checked(p, len)
+    }
+
+    fn checked(p: *mut libc::c_void, len: usize) -> io::Result<Self> {
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap gave null"))?;
+        Ok(Mapping { ptr, len })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the mapping is this value's and nothing points into it once it drops
+        // (rings and frames are reached only through the values that own the mappings).
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// One ring: a power-of-two array of `T` with a producer and a consumer index.
+#[derive(Debug)]
+struct Ring<T> {
+    producer: NonNull<AtomicU32>,
+    consumer: NonNull<AtomicU32>,
+    flags: NonNull<AtomicU32>,
+    descs: NonNull<T>,
+    mask: u32,
+    /// This side's copy of its own index, and of the other side's as last read.
+    head: u32,
+    other: u32,
+    _map: Mapping,
+}
+
+impl<T: Copy> Ring<T> {
+    fn map(fd: RawFd, size: u32, off: &libc::xdp_ring_offset, pgoff: u64) -> io::Result<Self> {
+        let len = off.desc as usize + size as usize * std::mem::size_of::<T>();
+        let map = Mapping::ring(fd, len, pgoff)?;
+        let at = |o: u64| {
+            // SAFETY: the kernel's offsets lie inside the mapping it sized.
+            unsafe { NonNull::new_unchecked(map.ptr.as_ptr().add(o as usize)) }
+        };
+        Ok(Ring {
+            producer: at(off.producer).cast(),
+            consumer: at(off.consumer).cast(),
+            flags: at(off.flags).cast(),
+            descs: at(off.desc).cast(),
+            mask: size - 1,
+            head: 0,
+            other: 0,
+            _map: map,
+        })
+    }
+
+    fn index(&self, p: NonNull<AtomicU32>) -> &AtomicU32 {
+        // SAFETY: the index words live in the mapping this ring owns, aligned by the kernel.
+        unsafe { p.as_ref() }
+    }
+
+    fn slot(&self, i: u32) -> *mut T {
+        // SAFETY: `i & mask` is below the ring's size, inside the mapping.
+        unsafe { self.descs.as_ptr().add((i & self.mask) as usize) }
+    }
+
+    /// Whether the kernel asked to be woken (XDP_RING_NEED_WAKEUP) to process this ring.
+    fn needs_wakeup(&self) -> bool {
+        self.index(self.flags).load(Ordering::Relaxed) & libc::XDP_RING_NEED_WAKEUP != 0
+    }
+
+    // Producer side (fill, TX): `head` is our producer index, `other` the kernel's consumer.
+
+    /// Free slots, re-reading the kernel's index when fewer than `want` seemed free.
+    fn free(&mut self, want: u32) -> u32 {
+        let size = self.mask + 1;
+        let mut free = size - self.head.wrapping_sub(self.other);
+        if free < want {
+            self.other = self.index(self.consumer).load(Ordering::Acquire);
+            free = size - self.head.wrapping_sub(self.other);
+        }
+        free
+    }
+
+    /// Writes `v` at the next slot; the caller checked [`Ring::free`].
+    fn put(&mut self, v: T) {
+        // SAFETY: the slot is free (the kernel consumed it), so only we touch it.
+        unsafe { self.slot(self.head).write(v) };
+        self.head = self.head.wrapping_add(1);
+    }
+
+    /// Publishes what [`Ring::put`] wrote.
+    fn publish(&self) {
+        self.index(self.producer)
+            .store(self.head, Ordering::Release);
+    }
+
+    // Consumer side (RX, completion): `head` is our consumer index, `other` the kernel's
+    // producer.
+
+    /// Entries ready, re-reading the kernel's index when none seemed ready.
+    fn ready(&mut self) -> u32 {
+        let mut n = self.other.wrapping_sub(self.head);
+        if n == 0 {
+            self.other = self.index(self.producer).load(Ordering::Acquire);
+            n = self.other.wrapping_sub(self.head);
+        }
+        n
+    }
+
+    /// The `i`-th ready entry; the caller checked [`Ring::ready`].
+    fn peek(&self, i: u32) -> T {
+        // SAFETY: the kernel produced this slot and will not touch it until we release it.
+        unsafe { self.slot(self.head.wrapping_add(i)).read() }
+    }
+
+    /// Gives `n` read entries back to the kernel.
+    fn release(&mut self, n: u32) {
+        self.head = self.head.wrapping_add(n);
+        self.index(self.consumer)
+            .store(self.head, Ordering::Release);
+    }
+}
+
+/// What both halves share: the socket and the UMEM. Dropped last, the socket first.
+#[derive(Debug)]
+struct Shared {
+    fd: OwnedFd,
+    umem: Mapping,
+}
+
+impl Shared {
+    /// The octets of UMEM frame `addr` (a frame's start plus an offset), `len` long.
+    fn frame(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        let end = (addr as usize).checked_add(len)?;
+        (end <= self.umem.len).then(|| {
+            // SAFETY: inside the UMEM; the frame is ours (received, not yet given back).
+            unsafe { std::slice::from_raw_parts(self.umem.ptr.as_ptr().add(addr as usize), len) }
+        })
+    }
+}
+
+/// Sizes of an AF_XDP socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct XskConfig {
+    /// Octets of UMEM, half for receiving and half for sending; rounded down to a power of
+    /// two frames per half, at least [`MIN_UMEM`].
+    pub umem_octets: usize,
+}
+
+/// The receive half: the fill and RX rings and the receive frames.
+#[derive(Debug)]
+pub struct XskRx {
+    fill: Ring<u64>,
+    rx: Ring<libc::xdp_desc>,
+    shared: Arc<Shared>,
+}
+
+/// The transmit half: the TX and completion rings and the transmit frames not in flight.
+#[derive(Debug)]
+pub struct XskTx {
+    tx: Ring<libc::xdp_desc>,
+    completion: Ring<u64>,
+    /// Addresses of the transmit frames Kite holds (not given to the kernel).
+    free: Vec<u64>,
+    shared: Arc<Shared>,
+}
+
+// SAFETY: each half owns its rings' mappings and frames, and reaches them only through
+// `&mut self`; the shared part is the socket and the UMEM mapping, whose two halves are
+// disjoint (each half touches only its own frames).
+unsafe impl Send for XskRx {}
+// SAFETY: as for `XskRx`.
+unsafe impl Send for XskTx {}
+// SAFETY: `Shared` only hands out slices of frames that the caller owns through one half.
+unsafe impl Send for Shared {}
+// SAFETY: as above; the UMEM base and length never change.
+unsafe impl Sync for Shared {}
+
+fn setsockopt<T>(fd: RawFd, opt: libc::c_int, v: &T) -> io::Result<()> {
+    // SAFETY: passes a pointer to a live `T` and its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_XDP,
+            opt,
+            (v as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Frames per half for `umem_octets`: a power of two, at least 16.
+fn frames_per_half(umem_octets: usize) -> u32 {
+    let half = (umem_octets.max(MIN_UMEM) / FRAME_SIZE / 2).min(1 << 20);
+    1 << (usize::BITS - 1 - half.leading_zeros())
+}
+
+/// Opens an AF_XDP socket on queue `queue` of interface `ifindex`: zero-copy when the
+/// driver takes it, else copy mode; the rings ask for need-wakeup, so an idle socket costs
+/// no CPU. Every receive frame starts in the fill ring.
+pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, XskTx, CopyMode)> {
+    let half = frames_per_half(config.umem_octets);
+    // SAFETY: a plain socket(2) call; the result is checked.
+    let raw = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a descriptor we just opened and own.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let umem = Mapping::anonymous(2 * half as usize * FRAME_SIZE)?;
+    let reg = libc::xdp_umem_reg {
+        addr: umem.ptr.as_ptr() as u64,
+        len: umem.len as u64,
+        chunk_size: FRAME_SIZE as u32,
+        headroom: 0,
+        flags: 0,
+        tx_metadata_len: 0,
+    };
+    let s = fd.as_raw_fd();
+    setsockopt(s, libc::XDP_UMEM_REG, &reg)?;
+    for opt in [
+        libc::XDP_UMEM_FILL_RING,
+        libc::XDP_UMEM_COMPLETION_RING,
+        libc::XDP_RX_RING,
+        libc::XDP_TX_RING,
+    ] {
+        setsockopt(s, opt, &half)?;
+    }
+    // SAFETY: zeroed plain-old-data, filled by getsockopt below.
+    let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of_val(&off) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` octets into `off`.
+    let r = unsafe {
+        libc::getsockopt(
+            s,
+            libc::SOL_XDP,
+            libc::XDP_MMAP_OFFSETS,
+            (&mut off as *mut libc::xdp_mmap_offsets).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut fill = Ring::map(s, half, &off.fr, libc::XDP_UMEM_PGOFF_FILL_RING)?;
+    let completion = Ring::map(s, half, &off.cr, libc::XDP_UMEM_PGOFF_COMPLETION_RING)?;
+    let rx = Ring::map(s, half, &off.rx, libc::XDP_PGOFF_RX_RING as u64)?;
+    let tx = Ring::map(s, half, &off.tx, libc::XDP_PGOFF_TX_RING as u64)?;
+    // The receive half is the UMEM's first half: all of it starts in the fill ring.
+    for i in 0..half {
+        fill.put(u64::from(i) * FRAME_SIZE as u64);
+    }
+    fill.publish();
+    let mode = bind(s, ifindex, queue)?;
+    let free = (half..2 * half)
+        .map(|i| u64::from(i) * FRAME_SIZE as u64)
+        .collect();
+    let shared = Arc::new(Shared { fd, umem });
+    Ok((
+        XskRx {
+            fill,
+            rx,
+            shared: Arc::clone(&shared),
+        },
+        XskTx {
+            tx,
+            completion,
+            free,
+            shared,
+        },
+        mode,
+    ))
+}
+
+/// Binds zero-copy, or in copy mode when the driver refuses zero-copy.
+fn bind(fd: RawFd, ifindex: u32, queue: u32) -> io::Result<CopyMode> {
+    let try_bind = |flags: u16| {
+        let sa = libc::sockaddr_xdp {
+            sxdp_family: libc::AF_XDP as u16,
+            sxdp_flags: flags | libc::XDP_USE_NEED_WAKEUP,
+            sxdp_ifindex: ifindex,
+            sxdp_queue_id: queue,
+            sxdp_shared_umem_fd: 0,
+        };
+        // SAFETY: passes a live sockaddr_xdp and its size.
+        let r = unsafe {
+            libc::bind(
+                fd,
+                (&sa as *const libc::sockaddr_xdp).cast(),
+                std::mem::size_of_val(&sa) as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    };
+    match try_bind(libc::XDP_ZEROCOPY) {
+        Ok(()) => Ok(CopyMode::ZeroCopy),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL)) => {
+            try_bind(libc::XDP_COPY).map(|()| CopyMode::Copy)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Wakes the kernel for the socket with an empty non-blocking `sendto` (TX) or `recvfrom`
+/// (fill ring). A full or busy ring (EAGAIN, EBUSY, ENOBUFS) is no error: the kernel goes
+/// on with what it has.
+fn wake(fd: RawFd, tx: bool) -> io::Result<()> {
+    // SAFETY: zero-length calls with null buffers, which the AF_XDP socket takes as a kick.
+    let r = unsafe {
+        if tx {
+            libc::sendto(
+                fd,
+                std::ptr::null(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null(),
+                0,
+            )
+        } else {
+            libc::recvfrom(
+                fd,
+                std::ptr::null_mut(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        }
+    };
+    if r >= 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN | libc::EBUSY | libc::ENOBUFS | libc::EINTR | libc::ENETDOWN) => Ok(()),
+        _ => Err(e),
+    }
+}
+
+impl XskRx {
+    /// The socket, for a poll to watch for readable frames.
+    pub fn raw_fd(&self) -> RawFd {
+        self.shared.fd.as_raw_fd()
+    }
+
+    /// The socket, for the XDP program's socket map.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.shared.fd.as_fd()
+    }
+
+    /// Reads at most `max` received frames, calling `f` with each frame's octets (which it
+    /// must copy to keep), then gives their UMEM frames back to the fill ring. How many.
+    pub fn recv(&mut self, max: u32, mut f: impl FnMut(&[u8])) -> u32 {
+        let n = self.rx.ready().min(max);
+        for i in 0..n {
+            let d = self.rx.peek(i);
+            if let Some(frame) = self.shared.frame(d.addr, d.len as usize) {
+                f(frame);
+            }
+            // The fill ring holds every receive frame, so there is room.
+            self.fill.put(d.addr & !(FRAME_SIZE as u64 - 1));
+        }
+        if n > 0 {
+            self.rx.release(n);
+            self.fill.publish();
+        }
+        n
+    }
+
+    /// Kicks the kernel when it asked to be told that the fill ring has frames again.
+    pub fn wake_if_needed(&self) -> io::Result<()> {
+        if self.fill.needs_wakeup() {
+            wake(self.raw_fd(), false)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The kernel's drop counters for this socket (XDP_STATISTICS).
+    pub fn statistics(&self) -> io::Result<libc::xdp_statistics> {
+        // SAFETY: zeroed plain-old-data, filled by getsockopt below.
+        let mut st: libc::xdp_statistics = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
+        // SAFETY: the kernel writes at most `len` octets into `st`.
+        let r = unsafe {
+            libc::getsockopt(
+                self.raw_fd(),
+                libc::SOL_XDP,
+                libc::XDP_STATISTICS,
+                (&mut st as *mut libc::xdp_statistics).cast(),
+                &mut len,
+            )
+        };
+        if r == 0 {
+            Ok(st)
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+}
+
+impl XskTx {
+    /// Takes back the transmit frames the kernel sent.
+    fn reap(&mut self) {
+        let n = self.completion.ready();
+        for i in 0..n {
+            let addr = self.completion.peek(i);
+            self.free.push(addr & !(FRAME_SIZE as u64 - 1));
+        }
+        if n > 0 {
+            self.completion.release(n);
+        }
+    }
+
+    /// Writes one frame, the concatenation of `parts`, into a free transmit frame and the TX
+    /// ring; false when none is free or the ring is full (after taking back what was sent),
+    /// or when the frame is longer than [`MAX_FRAME`]. Call [`XskTx::commit`] after a burst.
+    pub fn push(&mut self, parts: &[&[u8]]) -> bool {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > MAX_FRAME {
+            return false;
+        }
+        if self.free.is_empty() || self.tx.free(1) == 0 {
+            self.reap();
+            if self.free.is_empty() || self.tx.free(1) == 0 {
+                return false;
+            }
+        }
+        let Some(addr) = self.free.pop() else {
+            return false;
+        };
+        let mut at = addr as usize;
+        for p in parts {
+            // SAFETY: the frame is free (ours), `at + p.len()` stays within it since the
+            // whole frame is at most MAX_FRAME < FRAME_SIZE, and UMEM frames never overlap
+            // `p` (which comes from Kite's own buffers).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    p.as_ptr(),
+                    self.shared.umem.ptr.as_ptr().add(at),
+                    p.len(),
+                );
+            }
+            at += p.len();
+        }
+        self.tx.put(libc::xdp_desc {
+            addr,
+            len: len as u32,
+            options: 0,
+        });
+        true
+    }
+
+    /// Publishes the frames [`XskTx::push`] wrote and kicks the kernel when it asked to be
+    /// (copy mode always does): one system call per burst.
+    pub fn commit(&mut self) -> io::Result<()> {
+        self.tx.publish();
+        if self.tx.needs_wakeup() {
+            wake(self.shared.fd.as_raw_fd(), true)?;
+        }
+        self.reap();
+        Ok(())
+    }
+
+    /// Transmit frames Kite holds (for tests and status).
+    pub fn frames_free(&self) -> usize {
+        self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn umem_halves_are_powers_of_two_from_sixteen_frames() {
+        assert_eq!(frames_per_half(0), 16);
+        assert_eq!(frames_per_half(MIN_UMEM), 16);
+        assert_eq!(frames_per_half(4 << 20), 512);
+        assert_eq!(frames_per_half((4 << 20) + 3 * FRAME_SIZE), 512);
+        assert_eq!(frames_per_half(usize::MAX), 1 << 20);
+    }
+}
