@@ -133,6 +133,13 @@ KITE_TEST_IO_THREADS=2 cargo test --no-fail-fast -p kite \
   -- --include-ignored --skip a_full_listener_gives_up_its_idlest_on_demand_face 2>&1 | tee -a "$log" \
   || status=1
 
+step "Ethernet end-to-end tests again through AF_XDP (KITE_TEST_ETHER=xdp: kite run --xdp)"
+# Every Ethernet behaviour over Kite's XDP program and AF_XDP sockets. Left out: the lossy
+# LpReliability test, whose loss is made at the netdev ingress hook, which XDP runs before.
+KITE_TEST_ETHER=xdp cargo test --no-fail-fast -p kite --test e2e_ether \
+  -- --include-ignored --skip lp_reliability_repairs_a_lossy_unicast_ethernet_link 2>&1 | tee -a "$log" \
+  || status=1
+
 if (( fuzz_seconds > 0 )); then
   step "fuzzing every target (decoders, link service, Ethernet, management, configuration, trust schemas, forwarder) for ${fuzz_seconds}s from the seed corpus"
   scripts/fuzz.sh "$fuzz_seconds" || status=1

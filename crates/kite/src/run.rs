@@ -71,7 +71,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "IFNAME")]
     xdp: Vec<String>,
     /// UMEM of each AF_XDP socket (one per receive queue), in octets (at least 65536): half
-    /// receives, half sends, in 4096-octet frames. Default: 4194304 (4 MiB).
+    /// receives, half sends, in 2048-octet frames (4096 for MTUs above 1778). Default: 8388608
+    /// (8 MiB).
     #[arg(long, value_name = "OCTETS", value_parser = parse_budget)]
     xdp_umem: Option<usize>,
     /// On-demand faces each UDP listener keeps at most (1-1048576); a new sender beyond them

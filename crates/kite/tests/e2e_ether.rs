@@ -80,10 +80,15 @@ impl Link {
         Self::daemon_with(ns, dev, &[])
     }
 
-    /// [`Link::daemon`] with more flags.
+    /// [`Link::daemon`] with more flags. With `KITE_TEST_ETHER=xdp` (scripts/test.sh runs
+    /// these tests again so) the interface goes through AF_XDP (`--xdp DEV`).
     fn daemon_with(ns: &str, dev: &str, extra: &[&str]) -> Daemon {
         let launcher = ["ip", "netns", "exec", ns].map(String::from);
-        let mut args = vec!["--local-only", "--ether", dev];
+        let flag = match std::env::var("KITE_TEST_ETHER").as_deref() {
+            Ok("xdp") => "--xdp",
+            _ => "--ether",
+        };
+        let mut args = vec!["--local-only", flag, dev];
         args.extend_from_slice(extra);
         Daemon::start(
             &launcher,

@@ -439,6 +439,14 @@ impl EtherChannel {
         };
         let mut progress = Progress::Drained;
         let longest = HEADER_LEN + self.link.mtu;
+        if let Some(x) = &self.xdp {
+            // Frames a kick left in the TX ring (the device's queue was full) go now, whether
+            // or not a face has more to send.
+            let mut tx = x.tx.lock().unwrap_or_else(|e| e.into_inner());
+            if tx.has_pending() {
+                tx.commit()?;
+            }
+        }
         for rx in self.xdp.iter_mut().flat_map(|x| x.rx.iter_mut()) {
             let n = rx.recv(BATCH as u32, |f| inbound.take(f, f.len() > longest));
             if n == BATCH as u32 {

@@ -70,7 +70,7 @@ impl EtherPeer {
             for f in front.iter().chain(back) {
                 let [head, body] = f.parts_from(0);
                 let parts = [&self.header[..], head, body, frame::padding(f.len())];
-                if HEADER_LEN + f.len() > super::super::xdp::socket::MAX_FRAME {
+                if HEADER_LEN + f.len() > tx.longest() {
                     // Longer than a UMEM frame (the face's MTU is the interface's, so only a
                     // frame past the link service's fragmentation): dropped, counted.
                     too_long += 1;

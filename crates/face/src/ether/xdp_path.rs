@@ -101,7 +101,10 @@ impl XdpPath {
             ));
         }
         let mut program = XdpProgram::attach(ifindex, None).map_err(|e| e.to_string())?;
-        let config = XskConfig { umem_octets };
+        let config = XskConfig {
+            umem_octets,
+            longest_frame: super::frame::HEADER_LEN + mtu,
+        };
         let mut rx = Vec::new();
         let mut tx = None;
         let mut copy = CopyMode::ZeroCopy;

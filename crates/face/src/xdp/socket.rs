@@ -25,13 +25,15 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-/// Octets of one UMEM frame (a page: AF_XDP's largest aligned chunk).
+/// Octets of the largest UMEM frame (a page: AF_XDP's largest aligned chunk).
 pub const FRAME_SIZE: usize = 4096;
+/// Octets of the UMEM frame used when frames fit it: twice the frames for the same memory.
+pub const SMALL_FRAME_SIZE: usize = 2048;
 /// Octets the kernel keeps in front of each received frame (XDP_PACKET_HEADROOM).
 pub const HEADROOM: usize = 256;
 /// The longest Ethernet frame (header included) a UMEM frame holds.
 pub const MAX_FRAME: usize = FRAME_SIZE - HEADROOM;
-/// The smallest UMEM: 16 frames for each direction.
+/// The smallest UMEM: 16 of the largest frames for each direction.
 pub const MIN_UMEM: usize = 32 * FRAME_SIZE;
 
 /// Which copy mode the socket was bound in.
@@ -175,6 +177,12 @@ impl<T: Copy> Ring<T> {
             .store(self.head, Ordering::Release);
     }
 
+    /// Entries published and not yet taken by the kernel.
+    fn pending(&mut self) -> u32 {
+        self.other = self.index(self.consumer).load(Ordering::Acquire);
+        self.head.wrapping_sub(self.other)
+    }
+
     // Consumer side (RX, completion): `head` is our consumer index, `other` the kernel's
     // producer.
 
@@ -207,6 +215,15 @@ impl<T: Copy> Ring<T> {
 struct Shared {
     fd: OwnedFd,
     umem: Mapping,
+    /// Octets of each UMEM frame: [`FRAME_SIZE`] or [`SMALL_FRAME_SIZE`].
+    frame_size: usize,
+}
+
+impl Shared {
+    /// The start of the UMEM frame `addr` lies in.
+    fn frame_start(&self, addr: u64) -> u64 {
+        addr & !(self.frame_size as u64 - 1)
+    }
 }
 
 impl Shared {
@@ -226,6 +243,20 @@ pub struct XskConfig {
     /// Octets of UMEM, half for receiving and half for sending; rounded down to a power of
     /// two frames per half, at least [`MIN_UMEM`].
     pub umem_octets: usize,
+    /// The longest frame (Ethernet header included) the socket carries, at most
+    /// [`MAX_FRAME`]: frames of [`SMALL_FRAME_SIZE`] when it fits one, else [`FRAME_SIZE`].
+    pub longest_frame: usize,
+}
+
+impl XskConfig {
+    /// Octets of each UMEM frame.
+    pub fn frame_size(&self) -> usize {
+        if self.longest_frame + HEADROOM <= SMALL_FRAME_SIZE {
+            SMALL_FRAME_SIZE
+        } else {
+            FRAME_SIZE
+        }
+    }
 }
 
 /// The receive half: the fill and RX rings and the receive frames.
@@ -275,9 +306,9 @@ fn setsockopt<T>(fd: RawFd, opt: libc::c_int, v: &T) -> io::Result<()> {
     }
 }
 
-/// Frames per half for `umem_octets`: a power of two, at least 16.
-fn frames_per_half(umem_octets: usize) -> u32 {
-    let half = (umem_octets.max(MIN_UMEM) / FRAME_SIZE / 2).min(1 << 20);
+/// Frames of `frame_size` octets per half for `umem_octets`: a power of two, at least 16.
+fn frames_per_half(umem_octets: usize, frame_size: usize) -> u32 {
+    let half = (umem_octets.max(MIN_UMEM) / frame_size / 2).clamp(16, 1 << 20);
     1 << (usize::BITS - 1 - half.leading_zeros())
 }
 
@@ -285,7 +316,17 @@ fn frames_per_half(umem_octets: usize) -> u32 {
 /// driver takes it, else copy mode; the rings ask for need-wakeup, so an idle socket costs
 /// no CPU. Every receive frame starts in the fill ring.
 pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, XskTx, CopyMode)> {
-    let half = frames_per_half(config.umem_octets);
+    if config.longest_frame > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "frames of {} octets do not fit a UMEM frame",
+                config.longest_frame
+            ),
+        ));
+    }
+    let frame_size = config.frame_size();
+    let half = frames_per_half(config.umem_octets, frame_size);
     // SAFETY: a plain socket(2) call; the result is checked.
     let raw = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
     if raw < 0 {
@@ -293,11 +334,11 @@ pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, X
     }
     // SAFETY: `raw` is a descriptor we just opened and own.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let umem = Mapping::anonymous(2 * half as usize * FRAME_SIZE)?;
+    let umem = Mapping::anonymous(2 * half as usize * frame_size)?;
     let reg = libc::xdp_umem_reg {
         addr: umem.ptr.as_ptr() as u64,
         len: umem.len as u64,
-        chunk_size: FRAME_SIZE as u32,
+        chunk_size: frame_size as u32,
         headroom: 0,
         flags: 0,
         tx_metadata_len: 0,
@@ -334,14 +375,18 @@ pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, X
     let tx = Ring::map(s, half, &off.tx, libc::XDP_PGOFF_TX_RING as u64)?;
     // The receive half is the UMEM's first half: all of it starts in the fill ring.
     for i in 0..half {
-        fill.put(u64::from(i) * FRAME_SIZE as u64);
+        fill.put(u64::from(i) * frame_size as u64);
     }
     fill.publish();
     let mode = bind(s, ifindex, queue)?;
     let free = (half..2 * half)
-        .map(|i| u64::from(i) * FRAME_SIZE as u64)
+        .map(|i| u64::from(i) * frame_size as u64)
         .collect();
-    let shared = Arc::new(Shared { fd, umem });
+    let shared = Arc::new(Shared {
+        fd,
+        umem,
+        frame_size,
+    });
     Ok((
         XskRx {
             fill,
@@ -448,7 +493,7 @@ impl XskRx {
                 f(frame);
             }
             // The fill ring holds every receive frame, so there is room.
-            self.fill.put(d.addr & !(FRAME_SIZE as u64 - 1));
+            self.fill.put(self.shared.frame_start(d.addr));
         }
         if n > 0 {
             self.rx.release(n);
@@ -495,7 +540,7 @@ impl XskTx {
         let n = self.completion.ready();
         for i in 0..n {
             let addr = self.completion.peek(i);
-            self.free.push(addr & !(FRAME_SIZE as u64 - 1));
+            self.free.push(self.shared.frame_start(addr));
         }
         if n > 0 {
             self.completion.release(n);
@@ -504,10 +549,11 @@ impl XskTx {
 
     /// Writes one frame, the concatenation of `parts`, into a free transmit frame and the TX
     /// ring; false when none is free or the ring is full (after taking back what was sent),
-    /// or when the frame is longer than [`MAX_FRAME`]. Call [`XskTx::commit`] after a burst.
+    /// or when the frame is longer than [`XskTx::longest`]. Call [`XskTx::commit`] after a
+    /// burst.
     pub fn push(&mut self, parts: &[&[u8]]) -> bool {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        if len > MAX_FRAME {
+        if len > self.longest() {
             return false;
         }
         if self.free.is_empty() || self.tx.free(1) == 0 {
@@ -522,7 +568,7 @@ impl XskTx {
         let mut at = addr as usize;
         for p in parts {
             // SAFETY: the frame is free (ours), `at + p.len()` stays within it since the
-            // whole frame is at most MAX_FRAME < FRAME_SIZE, and UMEM frames never overlap
+            // whole frame is at most `longest()` < the frame size, and UMEM frames never overlap
             // `p` (which comes from Kite's own buffers).
             unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -542,14 +588,35 @@ impl XskTx {
     }
 
     /// Publishes the frames [`XskTx::push`] wrote and kicks the kernel when it asked to be
-    /// (copy mode always does): one system call per burst.
+    /// (copy mode always does). In copy mode a kick sends at most a small batch (32 frames in
+    /// Linux's generic transmit path), so it kicks again while the kernel takes frames and
+    /// some are left: one system call per 32 frames at most, none with zero-copy drivers that
+    /// need no kick.
     pub fn commit(&mut self) -> io::Result<()> {
         self.tx.publish();
-        if self.tx.needs_wakeup() {
+        let mut left = self.tx.pending();
+        while left > 0 && self.tx.needs_wakeup() {
             wake(self.shared.fd.as_raw_fd(), true)?;
+            let now = self.tx.pending();
+            if now == left {
+                // The kernel took none (its queue is full): the rest goes with the next kick.
+                break;
+            }
+            left = now;
         }
         self.reap();
         Ok(())
+    }
+
+    /// Whether frames published to the TX ring wait for the kernel to take them (a kick
+    /// that found the device's queue full).
+    pub fn has_pending(&mut self) -> bool {
+        self.tx.pending() > 0
+    }
+
+    /// The longest frame [`XskTx::push`] takes.
+    pub fn longest(&self) -> usize {
+        self.shared.frame_size - HEADROOM
     }
 
     /// Transmit frames Kite holds (for tests and status).
@@ -564,10 +631,26 @@ mod tests {
 
     #[test]
     fn umem_halves_are_powers_of_two_from_sixteen_frames() {
-        assert_eq!(frames_per_half(0), 16);
-        assert_eq!(frames_per_half(MIN_UMEM), 16);
-        assert_eq!(frames_per_half(4 << 20), 512);
-        assert_eq!(frames_per_half((4 << 20) + 3 * FRAME_SIZE), 512);
-        assert_eq!(frames_per_half(usize::MAX), 1 << 20);
+        assert_eq!(frames_per_half(0, FRAME_SIZE), 16);
+        assert_eq!(frames_per_half(MIN_UMEM, FRAME_SIZE), 16);
+        assert_eq!(frames_per_half(4 << 20, FRAME_SIZE), 512);
+        assert_eq!(frames_per_half((4 << 20) + 3 * FRAME_SIZE, FRAME_SIZE), 512);
+        assert_eq!(frames_per_half(4 << 20, SMALL_FRAME_SIZE), 1024);
+        assert_eq!(frames_per_half(usize::MAX, FRAME_SIZE), 1 << 20);
+    }
+
+    #[test]
+    fn frames_that_fit_half_a_page_get_half_a_page() {
+        let c = |longest_frame| XskConfig {
+            umem_octets: 0,
+            longest_frame,
+        };
+        assert_eq!(c(1514).frame_size(), SMALL_FRAME_SIZE);
+        assert_eq!(
+            c(SMALL_FRAME_SIZE - HEADROOM).frame_size(),
+            SMALL_FRAME_SIZE
+        );
+        assert_eq!(c(SMALL_FRAME_SIZE - HEADROOM + 1).frame_size(), FRAME_SIZE);
+        assert_eq!(c(MAX_FRAME).frame_size(), FRAME_SIZE);
     }
 }
