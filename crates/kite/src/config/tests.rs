@@ -193,10 +193,10 @@ fn the_example_parses_and_shows_every_key() {
     assert_eq!(c.routes.len(), 2);
     assert_eq!(c.forwarder.threads, Some(2));
     assert_eq!(c.tables.cs.unsolicited_policy, Unsolicited::AdmitLocal);
-    // Only Ethernet faces (not built yet) use a local URI: the example has none.
+    // Only Ethernet faces use a local URI, and the example's faces are UDP ones.
     let mut wanted = key_set(&every_key().to_toml());
     wanted.remove("face.local_uri");
-    // Trust schemas are files of their own: the example names one in a comment.
+    // Trust schemas are files of their own: the example names each in a comment.
     for k in [
         "rib.localhost_security",
         "rib.localhop_security",
