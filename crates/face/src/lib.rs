@@ -43,6 +43,8 @@ mod stream_listener;
 mod sys;
 pub mod tcp;
 pub mod tenancy;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod transport;
 pub mod udp;
 pub mod unix;
