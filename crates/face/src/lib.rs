@@ -37,6 +37,8 @@ mod on_demand;
 pub mod police;
 pub mod queue;
 pub mod reliability;
+#[cfg(test)]
+mod reliable_link_tests;
 mod shm;
 mod stream;
 mod stream_listener;
