@@ -37,12 +37,16 @@ mod on_demand;
 pub mod police;
 pub mod queue;
 pub mod reliability;
+#[cfg(test)]
+mod reliable_link_tests;
 mod shm;
 mod stream;
 mod stream_listener;
 mod sys;
 pub mod tcp;
 pub mod tenancy;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod transport;
 pub mod udp;
 pub mod unix;

@@ -1,24 +1,10 @@
 //! The `kite` binary as a user runs it: encode a packet, pipe it to decode, read the fields;
 //! bad input gives a clear message and a failing exit status.
 
-use kite_testkit::process::stdout;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn kite(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kite"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kite");
-    if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input).unwrap();
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
-}
+use common::tools::kite_with_input as kite;
+use kite_testkit::process::stdout;
 
 #[test]
 fn encoded_interest_decodes_from_stdin() {

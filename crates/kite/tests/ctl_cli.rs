@@ -1,8 +1,11 @@
 //! The `kite` control commands, run as the real binary against an in-process fake forwarder.
 
+mod common;
+
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use common::ctl;
 use kite_app::fake::FakeForwarder;
 use kite_link::{ChannelCounters, FaceCounters};
 use kite_mgmt_proto::command::parse_command;
@@ -17,17 +20,12 @@ use serde_json::Value;
 
 /// Runs `kite <args> --socket <fake>`.
 fn kite(fake: &FakeForwarder, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kite"))
-        .args(args)
-        .arg("--socket")
-        .arg(fake.socket_path())
-        .env_remove("NDN_CLIENT_TRANSPORT")
-        .output()
-        .expect("run kite")
+    ctl::kite_at(fake.socket_path().to_str().unwrap(), args)
 }
 
-fn json(o: &Output) -> Value {
-    serde_json::from_str(&stdout(o)).expect("stdout is one JSON value")
+/// The JSON `kite <args> --json --socket <fake>` prints; it must succeed.
+fn json(fake: &FakeForwarder, args: &[&str]) -> Value {
+    ctl::json(fake.socket_path().to_str().unwrap(), args)
 }
 
 fn status() -> ForwarderStatus {
@@ -105,7 +103,7 @@ fn status_prints_a_table_and_json() {
     let line = text.lines().find(|l| l.starts_with("nCsEntries")).unwrap();
     assert!(line.ends_with(" 42"), "{line}");
 
-    let j = json(&kite(&fake, &["status", "--json"]));
+    let j = json(&fake, &["status"]);
     assert_eq!(j["version"], "kite-test 1.2.3");
     assert_eq!(j["uptime_ms"], 93_784_000);
     assert_eq!(j["n_pit_entries"], 4);
@@ -137,7 +135,7 @@ fn face_list_shows_every_face() {
         );
     }
 
-    let j = json(&kite(&fake, &["face", "--json"]));
+    let j = json(&fake, &["face"]);
     assert_eq!(j.as_array().unwrap().len(), 2);
     assert_eq!(j[1]["face_id"], 271);
     assert_eq!(j[1]["counters"]["in_bytes"], 734);
@@ -179,7 +177,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
         "{text}"
     );
 
-    let j = json(&kite(&fake, &["channel", "--json"]));
+    let j = json(&fake, &["channel"]);
     assert_eq!(j[0]["local_uri"], "udp4://0.0.0.0:6363");
     assert_eq!(j[0]["drops"]["truncated"], 4);
     assert_eq!(j[0]["drops"]["no_face"], 2);
@@ -281,7 +279,7 @@ fn route_list_tells_static_routes_from_learned_ones() {
             ["303", "200", "other"],
         ]
     );
-    let j = json(&kite(&fake, &["route", "list", "--json"]));
+    let j = json(&fake, &["route", "list"]);
     assert_eq!(j[0]["routes"][1]["origin_name"], "nlsr");
     assert_eq!(j[0]["routes"][1]["source"], "learned");
     assert_eq!(j[1]["routes"][0]["source"], "static");
@@ -365,7 +363,7 @@ fn cs_erase_repeats_while_batches_are_full() {
             ControlResponse::success(&r)
         })
         .start();
-    let j = json(&kite(&fake, &["cs", "erase", "/bench", "--json"]));
+    let j = json(&fake, &["cs", "erase", "/bench"]);
     assert_eq!(j["count"], 259);
     assert_eq!(fake.received().len(), 2);
 }

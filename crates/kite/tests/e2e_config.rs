@@ -6,33 +6,14 @@ mod common;
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
+use common::ctl::{json, kite};
 use common::tools::run_to_exit;
 use common::{free_udp_port, Daemon};
 use kite_app::Client;
 use kite_packet::signature::DigestSha256;
 use kite_packet::{Data, Interest, LpHeader, LpPacket, Name};
-use serde_json::Value;
-
-fn kite() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kite"))
-}
-
-fn json(socket: &str, args: &[&str]) -> Value {
-    let out = kite()
-        .args(args)
-        .args(["--socket", socket, "--json"])
-        .output()
-        .expect("kite runs");
-    assert!(
-        out.status.success(),
-        "kite {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
-}
 
 fn write_config(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("kite.toml");

@@ -13,12 +13,12 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Got, Producer};
-use common::Daemon;
+use common::{one_flood_at_a_time, Daemon};
 use kite_app::nfd_name;
 use kite_packet::{NackReason, NetPacket};
 
@@ -139,15 +139,6 @@ fn one_shard(inline: bool) -> Daemon {
         "--inline",
         if inline { "true" } else { "false" },
     ])
-}
-
-/// Held by each flooding test: floods run one at a time, since two on two cores would
-/// overload each other's forwarder and change what is measured (whether CoDel marks before
-/// the PIT fills, whether management answers in time).
-static ONE_FLOOD: Mutex<()> = Mutex::new(());
-
-fn one_flood_at_a_time() -> MutexGuard<'static, ()> {
-    ONE_FLOOD.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[test]

@@ -18,8 +18,9 @@
 //!   lifetime is over (a new PIT entry each time), goes to the producer that has the name.
 //!   The time routing took is printed (docs/routing.md), not asserted.
 //!
-//! Needs root (`ip netns add`) and KITE_NDND (scripts/test.sh builds NDNd v1.5.3 and sets
-//! it); without either the tests print why and pass. Ignored by a plain `cargo test`.
+//! Needs root (`ip netns add`) and KITE_NDND (scripts/test.sh builds NDNd v1.5.3 and sets it);
+//! without either the tests skip (each says why through `kite_testkit::skip`, and `scripts/test.sh`
+//! counts them skipped, not passed). Ignored by a plain `cargo test`.
 
 mod common;
 

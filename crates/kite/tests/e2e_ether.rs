@@ -15,16 +15,17 @@
 //! Unicast faces with NDNLPv2 LpReliability on both ends carry a segmented object intact
 //! across a link that drops 5 % of the frames each way, resending what was lost.
 //!
-//! Needs root (`ip netns add`); without netns permission the tests print why and pass. Those
-//! that also need python-ndn are ignored by a plain `cargo test`; `scripts/test.sh` runs them.
+//! Needs root (`ip netns add`); without netns permission the tests skip (each says why through
+//! `kite_testkit::skip`, and `scripts/test.sh` counts them skipped, not passed). Those that also
+//! need python-ndn are ignored by a plain `cargo test`; `scripts/test.sh` runs them.
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{py, py_one, Daemon, Producer};
+use common::{ctl, py, py_one, Daemon, Producer};
 use kite_mgmt_proto::nfd::FaceEventKind;
 use kite_mgmt_proto::{FaceEventNotification, Tlv};
 use kite_packet::{Interest, Name};
@@ -123,38 +124,6 @@ impl Drop for Link {
     }
 }
 
-/// Runs `kite ARGS --socket SOCKET --json`; its JSON output. Panics with stderr on failure.
-fn kite_json(socket: &str, args: &[&str]) -> Value {
-    let out = kite(socket, args, true);
-    assert!(
-        out.status.success(),
-        "kite {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
-}
-
-fn kite(socket: &str, args: &[&str], json: bool) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kite"));
-    cmd.args(args).args(["--socket", socket]);
-    if json {
-        cmd.arg("--json");
-    }
-    cmd.output().expect("kite runs")
-}
-
-/// The face whose remote URI is `uri` in `kite face list`.
-fn face(socket: &str, uri: &str) -> Value {
-    let faces = kite_json(socket, &["face", "list"]);
-    faces
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["uri"] == uri)
-        .cloned()
-        .unwrap_or_else(|| panic!("no face {uri} in {faces}"))
-}
-
 fn face_id(f: &Value) -> String {
     f["face_id"].as_u64().expect("face_id").to_string()
 }
@@ -202,19 +171,19 @@ fn fetch_over_the_multicast_face_and_survive_random_frames() {
     let b = Link::daemon(&link.b, "veth1");
     let mut producer = Producer::start(b.socket(), "/ether", &[]);
 
-    let mcast = face(a.socket(), GROUP);
+    let mcast = ctl::face(a.socket(), GROUP);
     assert_eq!(mcast["local_uri"], "dev://veth0", "{mcast}");
     assert_eq!(mcast["persistency"], "permanent", "{mcast}");
     assert_eq!(mcast["link_type"], "multi-access", "{mcast}");
     assert_eq!(mcast["scope"], "non-local", "{mcast}");
     assert_eq!(mcast["mtu"], 1500, "{mcast}");
 
-    kite_json(a.socket(), &["route", "add", "/ether", &face_id(&mcast)]);
+    ctl::json(a.socket(), &["route", "add", "/ether", &face_id(&mcast)]);
     let got = py(&["get", a.socket(), "plain:/ether/x", "fresh:/ether/y"]);
     assert_eq!(got[0]["content"], "1 /ether/x", "{got:?}");
     assert_eq!(got[1]["content"], "2 /ether/y", "{got:?}");
     assert_eq!(producer.interests().len(), 2);
-    let b_mcast = face(b.socket(), GROUP);
+    let b_mcast = ctl::face(b.socket(), GROUP);
     assert_eq!(counter(&b_mcast, "in_interests"), 2, "{b_mcast}");
     assert_eq!(counter(&b_mcast, "out_data"), 2, "{b_mcast}");
 
@@ -229,10 +198,10 @@ fn fetch_over_the_multicast_face_and_survive_random_frames() {
             _ => frame(MAC_A, stranger, p),
         })
         .collect();
-    let before = face(a.socket(), GROUP);
+    let before = ctl::face(a.socket(), GROUP);
     Link::inject(&link.b, "veth1", &frames);
     let after = common::eventually(Duration::from_secs(5), || {
-        let f = face(a.socket(), GROUP);
+        let f = ctl::face(a.socket(), GROUP);
         (counter(&f, "in_bytes") > counter(&before, "in_bytes")).then_some(f)
     })
     .expect("the multicast face counted the random frames' octets");
@@ -240,13 +209,13 @@ fn fetch_over_the_multicast_face_and_survive_random_frames() {
         assert_eq!(counter(&after, c), counter(&before, c), "{c}: {after}");
     }
     // Junk from a host with no face makes none: the channel counts it as malformed.
-    let faces = kite_json(a.socket(), &["face", "list"]);
+    let faces = ctl::json(a.socket(), &["face", "list"]);
     let odd = format!("ether://[{stranger}]");
     assert!(
         !faces.as_array().unwrap().iter().any(|f| f["uri"] == odd),
         "{faces}"
     );
-    let channels = kite_json(a.socket(), &["channel", "list"]);
+    let channels = ctl::json(a.socket(), &["channel", "list"]);
     let veth = channels
         .as_array()
         .unwrap()
@@ -289,13 +258,13 @@ fn a_full_interface_gives_up_its_idlest_on_demand_face_for_a_new_sender() {
     };
     let want = [senders[1], senders[2]].map(|m| format!("ether://[{m}]"));
     let got = common::eventually(Duration::from_secs(5), || {
-        let got = uris(&kite_json(a.socket(), &["face", "list"]));
+        let got = uris(&ctl::json(a.socket(), &["face", "list"]));
         (got == want).then_some(got)
     });
     assert!(
         got.is_some(),
         "the two newest senders keep their faces: {:?}",
-        uris(&kite_json(a.socket(), &["face", "list"]))
+        uris(&ctl::json(a.socket(), &["face", "list"]))
     );
 }
 
@@ -317,7 +286,7 @@ fn fetch_over_a_unicast_face_with_fragmentation() {
     // What NFD refuses, Kite refuses with the same status.
     let uri = format!("ether://[{MAC_B}]");
     let refused = |args: &[&str], status: &str| {
-        let out = kite(a.socket(), args, false);
+        let out = ctl::kite_at(a.socket(), args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             !out.status.success() && err.contains(status),
@@ -328,7 +297,7 @@ fn fetch_over_a_unicast_face_with_fragmentation() {
     refused(&["face", "create", GROUP, "--local", "dev://veth0"], "406");
     refused(&["face", "create", &uri, "--local", "dev://eth9"], "504");
 
-    let created = kite_json(
+    let created = ctl::json(
         a.socket(),
         &["face", "create", &uri, "--local", "dev://veth0"],
     );
@@ -336,40 +305,40 @@ fn fetch_over_a_unicast_face_with_fragmentation() {
     assert_eq!(created["local_uri"], "dev://veth0", "{created}");
     assert_eq!(created["persistency"], "persistent", "{created}");
     let id = created["face_id"].as_u64().unwrap().to_string();
-    let again = kite_json(
+    let again = ctl::json(
         a.socket(),
         &["face", "create", &uri, "--local", "dev://veth0"],
     );
     assert_eq!(again["result"], "face-exists", "{again}");
     assert_eq!(again["face_id"].as_u64().unwrap().to_string(), id);
 
-    kite_json(a.socket(), &["route", "add", "/ether", &id]);
+    ctl::json(a.socket(), &["route", "add", "/ether", &id]);
     let fetched = py_one(&["fetch", a.socket(), "/ether/obj", "--window", "4"]);
     assert_eq!(fetched["sha256"], object.ready["sha256"], "{fetched}");
     assert_eq!(fetched["segments"], 5);
-    let out = face(a.socket(), &uri);
+    let out = ctl::face(a.socket(), &uri);
     assert_eq!(counter(&out, "in_data"), 5, "{out}");
     assert!(counter(&out, "in_bytes") > 20000, "{out}");
-    assert_eq!(counter(&face(a.socket(), GROUP), "out_interests"), 0);
+    assert_eq!(counter(&ctl::face(a.socket(), GROUP), "out_interests"), 0);
 
     // B answered through the face its channel made for A's address.
-    let back = face(b.socket(), &format!("ether://[{MAC_A}]"));
+    let back = ctl::face(b.socket(), &format!("ether://[{MAC_A}]"));
     assert_eq!(back["local_uri"], "dev://veth1", "{back}");
     assert_eq!(back["persistency"], "on-demand", "{back}");
     assert_eq!(back["link_type"], "point-to-point", "{back}");
     assert_eq!(counter(&back, "out_data"), 5, "{back}");
 
     // Destroyed, the face is gone (and its route with it); created again, it works.
-    kite_json(a.socket(), &["face", "destroy", &id]);
-    let faces = kite_json(a.socket(), &["face", "list"]).to_string();
+    ctl::json(a.socket(), &["face", "destroy", &id]);
+    let faces = ctl::json(a.socket(), &["face", "list"]).to_string();
     assert!(!faces.contains(&uri), "{faces}");
-    let created = kite_json(
+    let created = ctl::json(
         a.socket(),
         &["face", "create", &uri, "--local", "dev://veth0"],
     );
     assert_eq!(created["result"], "face-created", "{created}");
     let id = created["face_id"].as_u64().unwrap().to_string();
-    kite_json(a.socket(), &["route", "add", "/ether", &id]);
+    ctl::json(a.socket(), &["route", "add", "/ether", &id]);
     let got = py(&["get", a.socket(), "plain:/ether/plain/after"]);
     assert_eq!(got[0]["content"], "1 /ether/plain/after", "{got:?}");
     assert_eq!(plain.interests().len(), 1);
@@ -440,13 +409,13 @@ fn a_reassembled_packet_over_the_largest_is_dropped_and_counted() {
     Link::inject(&link.b, "veth1", &frames);
     let uri = format!("ether://[{MAC_B}]");
     let f = common::eventually(Duration::from_secs(5), || {
-        let f = face(a.socket(), &uri);
+        let f = ctl::face(a.socket(), &uri);
         (counter(&f, "in_interests") > 0).then_some(f)
     })
     .expect("the ordinary Interest arrived");
     assert_eq!(counter(&f, "in_interests"), 1, "only the ordinary one: {f}");
     assert_eq!(f["drops"]["in_too_large"], 1, "{f}");
-    kite_json(a.socket(), &["status"]);
+    ctl::json(a.socket(), &["status"]);
 }
 
 #[test]
@@ -460,7 +429,7 @@ fn ethernet_faces_follow_their_interface() {
         all.extend_from_slice(args);
         ip_ok(&all);
     };
-    let mcast = face(a.socket(), GROUP);
+    let mcast = ctl::face(a.socket(), GROUP);
     let id = mcast["face_id"].as_u64().unwrap();
     assert_eq!(
         (mcast["mtu"].as_u64(), mcast["state"].as_str()),
@@ -468,15 +437,15 @@ fn ethernet_faces_follow_their_interface() {
     );
     let until = |what: &str, ok: &dyn Fn(&Value) -> bool| {
         common::eventually(Duration::from_secs(10), || {
-            let f = face(a.socket(), GROUP);
+            let f = ctl::face(a.socket(), GROUP);
             ok(&f).then_some(f)
         })
-        .unwrap_or_else(|| panic!("{what}: {}", face(a.socket(), GROUP)))
+        .unwrap_or_else(|| panic!("{what}: {}", ctl::face(a.socket(), GROUP)))
     };
 
     ip_a(&["mtu", "1400"]);
     until("faces/list shows the new MTU", &|f| f["mtu"] == 1400);
-    let show = kite(a.socket(), &["face", "show", &id.to_string()], false);
+    let show = ctl::kite_at(a.socket(), &["face", "show", &id.to_string()]);
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(text.contains("1400") && text.contains("up"), "{text}");
 
@@ -488,7 +457,7 @@ fn ethernet_faces_follow_their_interface() {
     until("faces/list shows the face down", &|f| f["state"] == "down");
 
     // Sent while down: dropped and counted, the face stays.
-    kite_json(a.socket(), &["route", "add", "/down", &id.to_string()]);
+    ctl::json(a.socket(), &["route", "add", "/down", &id.to_string()]);
     let mut consumer = kite_app::Client::connect_unix(a.socket()).unwrap();
     let mut i = Interest::new("/down/x".parse::<Name>().unwrap());
     i.lifetime = Some(300);
@@ -535,7 +504,7 @@ fn lp_reliability_repairs_a_lossy_unicast_ethernet_link() {
     lossy_ingress(&link.a, "veth0", 5);
     lossy_ingress(&link.b, "veth1", 5);
     // The multicast face cannot have it: faces/update answers 406.
-    let group: u64 = face_id(&face(a.socket(), GROUP)).parse().unwrap();
+    let group: u64 = face_id(&ctl::face(a.socket(), GROUP)).parse().unwrap();
     let mut p = kite_mgmt_proto::ControlParameters {
         face_id: Some(group),
         ..Default::default()
@@ -551,7 +520,7 @@ fn lp_reliability_repairs_a_lossy_unicast_ethernet_link() {
     let reliable = |socket: &str, mac: &str, dev: &str| {
         let uri = format!("ether://[{mac}]");
         let local = format!("dev://{dev}");
-        let created = kite_json(
+        let created = ctl::json(
             socket,
             &[
                 "face",
@@ -568,7 +537,7 @@ fn lp_reliability_repairs_a_lossy_unicast_ethernet_link() {
     };
     let to_b = reliable(a.socket(), MAC_B, "veth0");
     reliable(b.socket(), MAC_A, "veth1");
-    kite_json(a.socket(), &["route", "add", "/ether", &to_b]);
+    ctl::json(a.socket(), &["route", "add", "/ether", &to_b]);
 
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
@@ -591,7 +560,7 @@ fn lp_reliability_repairs_a_lossy_unicast_ethernet_link() {
         String::from_utf8_lossy(&got.stderr)
     );
     assert_eq!(common::tools::sha256_of(&output), want);
-    let back = face(b.socket(), &format!("ether://[{MAC_A}]"));
+    let back = ctl::face(b.socket(), &format!("ether://[{MAC_A}]"));
     let lp = &back["lp_reliability_counters"];
     assert!(lp["retransmitted"].as_u64().unwrap() > 0, "{back}");
     assert!(lp["acks_received"].as_u64().unwrap() > 0, "{back}");

@@ -14,13 +14,13 @@ mod common;
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::peer::{self, interest, Conn, Got, Producer};
-use common::{free_tcp_port, free_udp_port, Daemon};
+use common::{free_tcp_port, free_udp_port, one_flood_at_a_time, Daemon};
 use kite_face::police::{NACK_BURST, NACK_RATE};
 use kite_packet::{NackReason, NetPacket};
 
@@ -30,13 +30,6 @@ const FOREVER: u64 = u64::MAX;
 const GUARD: Duration = Duration::from_secs(120);
 /// Interests per write (stream) or per round of datagrams (UDP).
 const BATCH: usize = 256;
-
-/// Floods run one at a time: two on two cores would starve each other's forwarder.
-static ONE_FLOOD: Mutex<()> = Mutex::new(());
-
-fn one_flood_at_a_time() -> MutexGuard<'static, ()> {
-    ONE_FLOOD.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// A daemon with unix, UDP and TCP listeners, the flood's prefix `/flood` routed to a
 /// producer that never answers, and `/ok` to one that answers everything.

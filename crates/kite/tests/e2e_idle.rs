@@ -9,15 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{free_tcp_port, free_udp_port, Daemon, Producer};
-
-/// utime + stime of `pid` (all its threads), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read /proc stat");
-    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
+use kite_testkit::process::cpu_ticks;
 
 fn ticks_per_second() -> u64 {
     let out = Command::new("getconf").arg("CLK_TCK").output();

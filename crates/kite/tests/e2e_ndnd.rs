@@ -4,7 +4,8 @@
 //! their unix sockets, which the namespace does not hide.
 //!
 //! KITE_NDND names the NDNd binary (scripts/test.sh builds v1.5.3 and sets it); without it the
-//! tests print why and pass. Ignored by a plain `cargo test`; `scripts/test.sh` runs them.
+//! tests skip (each says why through `kite_testkit::skip`, and `scripts/test.sh` counts them
+//! skipped, not passed). Ignored by a plain `cargo test`; `scripts/test.sh` runs them.
 //!
 //! NDNd v1.5.3 echoes a downstream's PIT token on Data but aborts ("Outgoing PIT token length
 //! must be 6 bytes") unless it is 6 octets long; this test found that, and Kite's tokens are

@@ -6,9 +6,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use common::ctl::kite;
 use common::Daemon;
 use serde_json::Value;
 
@@ -23,10 +24,6 @@ const KINDS: [&str; 9] = [
     "ed25519",
     "null",
 ];
-
-fn kite() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kite"))
-}
 
 /// A `kite perf server`, stopped with SIGTERM when dropped.
 struct Server {

@@ -6,49 +6,19 @@
 //! to the face are refused, the face survives and counts them, and once the rule is gone the
 //! face carries traffic again.
 //!
-//! Needs root (`ip netns add`) and `nft` (Debian's nftables); without either the tests print
-//! why and pass.
+//! Needs root (`ip netns add`) and `nft` (Debian's nftables); without either the tests skip (each
+//! says why through `kite_testkit::skip`, and `scripts/test.sh` counts them skipped, not passed).
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use common::netns::Lab;
-use common::{eventually, Daemon};
+use common::{ctl, eventually, Daemon};
 use kite_testkit::netns::ip_ok;
 use kite_testkit::skip;
 use serde_json::Value;
-
-/// `kite ARGS --socket SOCKET`.
-fn kite(socket: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kite"))
-        .args(args)
-        .args(["--socket", socket])
-        .output()
-        .expect("kite runs")
-}
-
-/// `kite ARGS --socket SOCKET --json`, which must succeed; its JSON output.
-fn kite_json(socket: &str, args: &[&str]) -> Value {
-    let out = kite(socket, &[args, &["--json"]].concat());
-    assert!(
-        out.status.success(),
-        "kite {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
-}
-
-/// The face with id `id` in `kite face list`, if it is still there.
-fn face(socket: &str, id: u64) -> Option<Value> {
-    kite_json(socket, &["face", "list"])
-        .as_array()
-        .expect("a list")
-        .iter()
-        .find(|f| f["face_id"] == id)
-        .cloned()
-}
 
 /// Loads `rules` with `nft -f -` in namespace `ns`; false (after saying why) without nft.
 fn nft(ns: &str, rules: &str) -> bool {
@@ -88,24 +58,24 @@ fn face_outlives_refused_sends(ns: &str, d: &Daemon, uri: &str, local: Option<&s
     if let Some(l) = local {
         create.extend(["--local", l]);
     }
-    let made = kite_json(socket, &create);
+    let made = ctl::json(socket, &create);
     let id = made["face_id"].as_u64().expect("face_id");
-    kite_json(socket, &["route", "add", "/refused", &id.to_string()]);
+    ctl::json(socket, &["route", "add", "/refused", &id.to_string()]);
     let out_bytes = |f: &Value| f["counters"]["out_bytes"].as_u64().unwrap_or(0);
-    let before = out_bytes(&face(socket, id).expect("the new face"));
+    let before = out_bytes(&ctl::face_by_id(socket, id).expect("the new face"));
     for i in 0..5 {
         let name = format!("/refused/{i}");
         // No Data comes back: the peek times out; what matters is what its Interest did.
-        kite(socket, &["peek", &name, "--lifetime", "100"]);
+        ctl::kite_at(socket, &["peek", &name, "--lifetime", "100"]);
     }
     let f = eventually(Duration::from_secs(5), || {
-        let f = face(socket, id)?;
+        let f = ctl::face_by_id(socket, id)?;
         (f["drops"]["out_send_failed"].as_u64() >= Some(5)).then_some(f)
     })
     .unwrap_or_else(|| {
         panic!(
             "face {id} closed or counted no refused send: {:?}\n{}",
-            face(socket, id),
+            ctl::face_by_id(socket, id),
             d.log_text()
         )
     });
@@ -113,8 +83,8 @@ fn face_outlives_refused_sends(ns: &str, d: &Daemon, uri: &str, local: Option<&s
     assert_eq!(out_bytes(&f), before, "nothing left while refused: {f}");
 
     assert!(nft(ns, "flush ruleset\n"), "lifting the rules");
-    kite(socket, &["peek", "/refused/after", "--lifetime", "100"]);
-    let f = face(socket, id).expect("the face is still there");
+    ctl::kite_at(socket, &["peek", "/refused/after", "--lifetime", "100"]);
+    let f = ctl::face_by_id(socket, id).expect("the face is still there");
     assert!(out_bytes(&f) > before, "the face sends again: {f}");
 }
 

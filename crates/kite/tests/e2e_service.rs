@@ -9,7 +9,7 @@ use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::ctl::{json, kite_at, ok};
+use common::ctl::{self, json, kite_at, ok};
 use common::peer::{Conn, Producer};
 use common::{eventually, free_tcp_port, signal, Daemon};
 
@@ -136,23 +136,13 @@ fn routes(socket: &str) -> Vec<(String, u64, u64)> {
 
 /// The id of the face whose remote URI is `uri`.
 fn face_id(socket: &str, uri: &str) -> Option<u64> {
-    json(socket, &["face", "list"])
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["uri"] == uri)
-        .map(|f| f["face_id"].as_u64().unwrap())
+    ctl::find_face(socket, uri).map(|f| f["face_id"].as_u64().unwrap())
 }
 
 /// The state `kite face list --json` shows for face `id`.
 fn face_state(socket: &str, id: u64) -> String {
-    json(socket, &["face", "list"])
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["face_id"] == id)
-        .map(|f| f["state"].as_str().unwrap_or("-").to_string())
-        .unwrap_or_else(|| panic!("face {id} is gone"))
+    let f = ctl::face_by_id(socket, id).unwrap_or_else(|| panic!("face {id} is gone"));
+    f["state"].as_str().unwrap_or("-").to_string()
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::tools::{random_file, sha256_of, Put};
 use common::{eventually, Daemon};
+use kite_testkit::process::cpu_ticks;
 
 const SWITCHED: &str = "switched to shared memory";
 
@@ -182,14 +183,6 @@ fn a_shared_memory_face_ends_when_its_application_closes_the_socket() {
         d.log_text().contains(&destroyed).then_some(())
     });
     assert!(gone.is_some(), "face {id} still up:\n{}", d.log_text());
-}
-
-/// utime + stime of `pid` (all its threads), in clock ticks (100 per second on Linux).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read /proc stat");
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
 #[test]

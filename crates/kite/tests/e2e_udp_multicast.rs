@@ -4,7 +4,8 @@
 //! face on one reaches a producer on the other, and its Data comes back the same way. The
 //! blacklist keeps an interface without one.
 //!
-//! Needs root (`ip netns add`); without it the test prints why and passes.
+//! Needs root (`ip netns add`); without it the test skips (it says why through
+//! `kite_testkit::skip`, and `scripts/test.sh` counts it skipped, not passed).
 
 mod common;
 

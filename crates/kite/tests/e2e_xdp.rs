@@ -8,7 +8,8 @@
 //! kernel); once B stops, or is killed with SIGKILL, no XDP program is left on its
 //! interfaces.
 //!
-//! Needs root, nftables and a kernel with AF_XDP; without them the tests print why and pass.
+//! Needs root, nftables and a kernel with AF_XDP; without them the tests skip (each says why
+//! through `kite_testkit::skip`, and `scripts/test.sh` counts them skipped, not passed).
 
 mod common;
 
@@ -30,7 +31,7 @@ fn has_xdp(ns: &str, dev: &str) -> bool {
 }
 
 /// Whether B's log says both its channels went through AF_XDP in its `starts`-th start; when
-/// not (no AF_XDP here), says why and the test passes.
+/// not (no AF_XDP here), the test skips ([`kite_testkit::skip`]).
 fn b_on_xdp(chain: &Chain, starts: usize) -> bool {
     // The unix socket accepts before the I/O thread has opened the interfaces.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -1,6 +1,6 @@
 //! What the tests of Kite's crates share, once: skips that `scripts/test.sh` counts
 //! ([`skip()`]), where python-ndn and the interop scripts are ([`pyndn`]), encoded packets
-//! ([`packet`]), programs run to the end ([`process`]), network namespaces ([`netns`]) and,
+//! ([`packet`]), programs run to the end and their processor time ([`process`]), network namespaces ([`netns`]) and,
 //! with feature `forwarder`, a forwarding thread with virtual faces and a virtual clock (module
 //! `forwarder`, and [`forwarder_harness!`] for kite-fw's own unit tests).
 //!

@@ -1,4 +1,4 @@
-//! Programs a test runs to the end.
+//! Programs a test runs to the end, and the processor time a process used.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -47,9 +47,36 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
+/// The processor time process `pid` used so far (user and system), in clock ticks
+/// (`getconf CLK_TCK` a second), from `/proc/PID/stat`.
+///
+/// # Panics
+///
+/// When the process is gone or its stat line is not Linux's.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read /proc stat");
+    stat_ticks(&stat)
+}
+
+/// utime + stime of a `/proc/PID/stat` line: fields 14 and 15, counted after the command
+/// name, which is in parentheses and may hold spaces and parentheses itself.
+fn stat_ticks(stat: &str) -> u64 {
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_ticks_add_user_and_system_time_past_any_command_name() {
+        let stat = "4242 (kite (io) 1) S 1 4242 4242 0 -1 4194560 900 0 0 0 17 5 0 0 20 0 3";
+        assert_eq!(stat_ticks(stat), 22);
+        let me = cpu_ticks(std::process::id());
+        assert!(cpu_ticks(std::process::id()) >= me);
+    }
 
     #[test]
     fn a_program_that_stops_gives_its_output() {

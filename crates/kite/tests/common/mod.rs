@@ -34,6 +34,19 @@ pub mod tools;
 pub use kite_testkit::process::reap;
 pub use kite_testkit::pyndn::python;
 
+/// Held by each flooding test: the floods of one test binary run one at a time, since two on
+/// two cores would overload each other's forwarder and change what is measured (whether CoDel
+/// marks before the PIT fills, whether management answers in time).
+static ONE_FLOOD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Waits for the floods of this test binary that run to end; the next starts when the guard
+/// is dropped.
+pub fn one_flood_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_FLOOD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn script() -> PathBuf {
     kite_testkit::pyndn::interop_script("pyndn_daemon.py")
 }

@@ -19,6 +19,22 @@ pub fn kite(args: &[&str]) -> Output {
         .expect("run kite")
 }
 
+/// Runs `kite args...` to the end, with `input` (if any) on its standard input.
+pub fn kite_with_input(args: &[&str], input: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kite"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kite");
+    if let Some(input) = input {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
 /// Runs `kite run ARGS` (with `env`) that must stop by itself, within 20 s.
 pub fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> Output {
     kite_testkit::process::run_to_exit(

@@ -146,11 +146,24 @@ impl IoThread {
         }
         let id = self.ids.next_id();
         let face = kite_face::tcp::unconnected_face(id, addr, request.persistency, &self.config);
-        let r = self.finish_create(face, request.options, now);
+        let r = self.add_unconnected(face, request.options, now);
+        request.answer(r);
+    }
+
+    /// Configures and adds a face that has yet to connect, and dials its peer now (then as
+    /// the [`Redials`](super::connector::Redials) schedule).
+    pub(super) fn add_unconnected(
+        &mut self,
+        face: Face,
+        options: FaceOptions,
+        now: Instant,
+    ) -> Result<FaceStatus, FaceCommandError> {
+        let id = face.id();
+        let r = self.finish_create(face, options, now);
         if r.is_ok() {
             self.redials.schedule(id, now);
         }
-        request.answer(r);
+        r
     }
 
     /// Configures a face `faces/create` made and adds it.

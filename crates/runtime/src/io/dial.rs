@@ -109,3 +109,101 @@ impl IoThread {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kite_face::tcp::CONNECT_TIMEOUT;
+    use kite_face::testing::DialOutcome;
+
+    use super::*;
+    use crate::io::testing::{harness, harness_with, interest, stream};
+    use crate::RuntimeConfig;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn a_permanent_face_whose_dials_fail_backs_off_doubling_until_one_connects() {
+        let mut config = RuntimeConfig::default();
+        (config.face.redial_initial, config.face.redial_max) = (S, 4 * S);
+        let mut h = harness_with(config);
+        let t0 = Instant::now();
+        let t = stream(7000).persistency(Persistency::Permanent);
+        let (id, peer) = h.unconnected(t, t0);
+        for outcome in [
+            DialOutcome::Unreachable,
+            DialOutcome::Refused,
+            DialOutcome::NoAnswer,
+            DialOutcome::Connects,
+        ] {
+            peer.answer_dial(outcome);
+        }
+        let next = |h: &crate::io::testing::Harness| h.thread.redials.next_deadline();
+        assert_eq!(next(&h), Some(t0), "its first dial is due at once");
+        // Unreachable at once: the first pause.
+        h.thread.run_redials(t0);
+        assert_eq!((peer.dials(), next(&h)), (1, Some(t0 + S)));
+        let t1 = t0 + S;
+        h.thread.run_redials(t1 - Duration::from_millis(1));
+        assert_eq!(peer.dials(), 1, "not before its pause is over");
+        // Refused once the poll reports the dial: twice the pause.
+        h.thread.run_redials(t1);
+        assert!(h.thread.table.get(id).unwrap().is_redialing());
+        assert_eq!(
+            next(&h),
+            Some(t1 + CONNECT_TIMEOUT),
+            "given up unless it connects"
+        );
+        h.poll_and_read(t1);
+        assert!(!h.thread.table.get(id).unwrap().is_redialing());
+        assert_eq!(next(&h), Some(t1 + 2 * S));
+        // No answer: given up at the connect timeout, then four times the pause (the most).
+        let t2 = t1 + 2 * S;
+        h.thread.run_redials(t2);
+        h.poll_and_read(t2);
+        assert!(
+            h.thread.table.get(id).unwrap().is_redialing(),
+            "still dialing"
+        );
+        let t3 = t2 + CONNECT_TIMEOUT;
+        h.thread.run_redials(t3);
+        assert_eq!(next(&h), Some(t3 + 4 * S));
+        // Connected: up again, announced, and read.
+        let t4 = t3 + 4 * S;
+        h.thread.run_redials(t4);
+        let _ = h.take_events();
+        h.poll_and_read(t4);
+        assert!(matches!(&h.take_events()[..], [FaceEvent::Up(e)] if e.id == id && e.up));
+        assert!(h.thread.redials.is_empty());
+        assert_eq!((peer.dials(), peer.connections()), (4, 1));
+        peer.arrive(interest("/a"));
+        h.readable(id, t4);
+        assert_eq!(h.dispatched_interests(), ["/a"]);
+        assert_eq!(h.list(t4), [id], "the same face all along");
+    }
+
+    #[test]
+    fn a_face_that_is_not_permanent_is_given_up_when_its_dial_fails() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (refused, peer) = h.unconnected(stream(7000), t0);
+        peer.answer_dial(DialOutcome::Refused);
+        let (unreachable, peer) = h.unconnected(stream(7001), t0);
+        peer.answer_dial(DialOutcome::Unreachable);
+        let _ = h.take_events();
+        h.thread.run_redials(t0);
+        h.poll_and_read(t0);
+        let mut destroyed: Vec<FaceId> = (h.take_events().into_iter())
+            .map(|e| match e {
+                FaceEvent::Destroyed(s) => s.id,
+                other => panic!("only destroyed, not {other:?}"),
+            })
+            .collect();
+        destroyed.sort();
+        assert_eq!(destroyed, [refused, unreachable]);
+        assert!(h.list(t0).is_empty());
+        assert!(h.thread.redials.is_empty());
+        assert_eq!(h.load(), 0);
+    }
+}

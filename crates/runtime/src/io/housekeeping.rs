@@ -69,3 +69,71 @@ impl IoThread {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kite_link::Persistency;
+
+    use crate::io::testing::{datagram, harness, interest, stream};
+    use crate::io::HOUSEKEEPING;
+    use crate::FaceEvent;
+
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn an_on_demand_datagram_face_closes_once_idle_for_its_timeout() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let idle = h.thread.config.idle_timeout;
+        let (on_demand, peer) = h.memory(datagram(7000).persistency(Persistency::OnDemand), t0);
+        let (kept, _) = h.memory(datagram(7001).persistency(Persistency::Persistent), t0);
+        // What it receives starts its idle time over.
+        let t1 = t0 + idle / 2;
+        peer.arrive(interest("/a"));
+        h.readable(on_demand, t1);
+        h.thread.housekeeping(t1 + idle - MS);
+        assert_eq!(h.list(t1), [on_demand, kept], "not idle for long enough");
+        let _ = h.take_events();
+        h.thread.housekeeping(t1 + idle);
+        assert!(matches!(&h.take_events()[..], [FaceEvent::Destroyed(e)] if e.id == on_demand));
+        assert_eq!(
+            h.list(t1 + idle),
+            [kept],
+            "only on-demand faces close when idle"
+        );
+        assert_eq!(h.load(), 1);
+    }
+
+    #[test]
+    fn a_stream_face_is_never_closed_for_idleness() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let idle = h.thread.config.idle_timeout;
+        let (id, _) = h.memory(stream(7000).persistency(Persistency::OnDemand), t0);
+        h.thread.housekeeping(t0 + 10 * idle);
+        assert_eq!(h.list(t0), [id], "a stream closes when its peer does");
+    }
+
+    #[test]
+    fn an_idle_face_waits_for_the_next_tick_to_close() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let idle = h.thread.config.idle_timeout;
+        let (id, peer) = h.memory(datagram(7000).persistency(Persistency::OnDemand), t0);
+        let t1 = t0 + idle;
+        peer.arrive(interest("/a"));
+        h.readable(id, t1);
+        // The tick last ran half a second before the face's idle time is over.
+        h.thread.last_housekeeping = t1 + idle - 500 * MS;
+        h.thread.timers(t1 + idle);
+        assert_eq!(h.list(t1), [id], "idle, but the tick is not due");
+        let next = h.thread.next_timeout(t1 + idle, t1, false);
+        assert_eq!(next, 500 * MS, "the poll wakes for the tick");
+        h.thread.timers(t1 + idle - 500 * MS + HOUSEKEEPING);
+        assert!(h.list(t1).is_empty(), "closed at the tick");
+    }
+}

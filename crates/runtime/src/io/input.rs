@@ -279,6 +279,8 @@ fn kept(created: Vec<Face>, evicted: &mut Vec<FaceId>) -> impl Iterator<Item = F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::testing::{datagram, harness, interest, stream};
+    use crate::{FaceEvent, FwCommand};
     use kite_face::FaceConfig;
     use kite_link::Persistency;
 
@@ -299,5 +301,105 @@ mod tests {
             [FaceId(250)],
             "only the older face is left to close"
         );
+    }
+
+    #[test]
+    fn a_burst_that_arrives_reaches_the_forwarding_thread_in_order() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(stream(7000), t0);
+        for n in 0..3 {
+            peer.arrive(interest(&format!("/a/{n}")));
+        }
+        h.readable(id, t0);
+        assert_eq!(h.dispatched_interests(), ["/a/0", "/a/1", "/a/2"]);
+        assert_eq!(peer.unread(), 0);
+        let face = h.thread.table.get(id).unwrap();
+        assert_eq!(face.counters().n_in_interests, 3);
+        assert!(
+            !h.thread.table.has_unread(),
+            "drained: nothing to read again"
+        );
+    }
+
+    #[test]
+    fn a_stream_face_hands_over_a_quantum_per_turn_and_the_rest_on_the_next() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(stream(7000), t0);
+        for _ in 0..100 {
+            peer.arrive(interest("/a"));
+        }
+        h.readable(id, t0);
+        assert_eq!(h.dispatched_interests().len(), STREAM_QUANTUM);
+        assert_eq!(peer.unread(), 100 - STREAM_QUANTUM, "left in its socket");
+        assert!(h.thread.table.has_unread());
+        // The next turn reads it again without an event.
+        h.thread.read(t0);
+        assert_eq!(h.dispatched_interests().len(), 100 - STREAM_QUANTUM);
+        assert!(!h.thread.table.has_unread());
+    }
+
+    #[test]
+    fn a_restrained_stream_face_is_parked_unread() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(stream(7000), t0);
+        h.thread.dispatcher.restrain(id);
+        peer.arrive(interest("/a"));
+        h.readable(id, t0);
+        assert_eq!((peer.bursts(), peer.unread()), (0, 1));
+        assert!(h.thread.table.has_parked());
+        assert!(h.dispatched_interests().is_empty());
+    }
+
+    #[test]
+    fn what_arrived_before_the_peer_closed_is_forwarded_then_a_persistent_face_is_destroyed() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(stream(7000), t0);
+        peer.arrive(interest("/a/0"));
+        peer.arrive(interest("/a/1"));
+        peer.close();
+        h.readable(id, t0);
+        assert_eq!(h.dispatched_interests(), ["/a/0", "/a/1"]);
+        let events = h.take_events();
+        assert!(
+            matches!(&events[..], [FaceEvent::Created(_), FaceEvent::Destroyed(e)] if e.id == id)
+        );
+        let fwd: Vec<_> = h.fwd.try_iter().collect();
+        assert!(matches!(fwd[..], [FwCommand::AddFace(..), FwCommand::RemoveFace(f)] if f == id));
+        assert!(h.list(t0).is_empty());
+        assert_eq!(h.load(), 0);
+    }
+
+    #[test]
+    fn a_permanent_face_whose_connection_resets_goes_down_and_dials_again() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let t = stream(7000).persistency(Persistency::Permanent).redialing();
+        let (id, peer) = h.memory(t, t0);
+        peer.reset();
+        h.readable(id, t0);
+        let events = h.take_events();
+        assert!(matches!(&events[..], [FaceEvent::Created(_), FaceEvent::Down(e)] if e.id == id));
+        assert_eq!(h.list(t0), [id], "kept, with its id and routes");
+        let face = h.thread.table.get(id).unwrap();
+        assert!(face.is_lost() && !face.is_up());
+        let initial = h.thread.config.redial_initial;
+        assert_eq!(h.thread.redials.next_deadline(), Some(t0 + initial));
+    }
+
+    #[test]
+    fn a_permanent_face_that_cannot_dial_again_stays_as_it_is() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(datagram(7000).persistency(Persistency::Permanent), t0);
+        peer.close();
+        h.readable(id, t0);
+        assert_eq!(h.take_events().len(), 1, "created, and nothing since");
+        assert_eq!(h.list(t0), [id]);
+        assert!(h.thread.table.get(id).unwrap().is_up());
+        assert!(h.thread.redials.is_empty());
     }
 }

@@ -371,8 +371,8 @@ impl IoThread {
 
     /// How long the next poll may wait, at `now`: not at all while busy (the thread spins for
     /// [`SPIN_TIME`] after work, and while reads are left over), otherwise until the earliest
-    /// deadline its parts report, unless work slipped in after the thread announced its
-    /// sleep.
+    /// deadline its parts report (the housekeeping tick's a second after it last ran),
+    /// unless work slipped in after the thread announced its sleep.
     fn next_timeout(&mut self, now: Instant, spin_until: Instant, worked: bool) -> Duration {
         let unread = self.table.has_unread() || !self.unread_channels.is_empty();
         let busy = self.spin_when_idle || now < spin_until || unread;
@@ -385,6 +385,7 @@ impl IoThread {
             return Duration::ZERO;
         }
         let mut deadlines = Deadlines::new(now, HOUSEKEEPING);
+        deadlines.at(Some(self.last_housekeeping + HOUSEKEEPING));
         for w in &self.shards {
             deadlines.within(w.timer_due_in());
         }
@@ -507,56 +508,4 @@ impl IoThread {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::testing::{harness, harness_with};
-    use super::*;
-    use kite_link::Persistency;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    #[test]
-    fn an_idle_thread_sleeps_until_the_housekeeping_tick() {
-        let mut h = harness();
-        let t0 = Instant::now();
-        assert_eq!(h.thread.next_timeout(t0, t0, false), HOUSEKEEPING);
-    }
-
-    #[test]
-    fn a_thread_that_just_worked_polls_without_sleeping() {
-        let mut h = harness();
-        let t0 = Instant::now();
-        assert_eq!(
-            h.thread.next_timeout(t0, t0 + SPIN_TIME, true),
-            Duration::ZERO
-        );
-    }
-
-    #[test]
-    fn a_lost_permanent_face_is_kept_and_the_poll_wakes_for_its_redial() {
-        let mut config = RuntimeConfig::default();
-        config.face.redial_initial = 250 * MS;
-        let mut h = harness_with(config);
-        let t0 = Instant::now();
-        let s = h.create(Persistency::Permanent, t0).unwrap();
-        h.thread.redials.connected(s.id);
-        let _ = h.events.try_recv();
-        h.thread.transport_failed(s.id, CloseReason::PeerClosed, t0);
-        assert!(matches!(h.events.try_recv(), Ok(FaceEvent::Down(e)) if e.id == s.id));
-        assert_eq!(h.list(t0), [s.id], "kept, with its id and routes");
-        assert_eq!(h.thread.redials.next_deadline(), Some(t0 + 250 * MS));
-        assert_eq!(h.thread.next_timeout(t0 + 50 * MS, t0, false), 200 * MS);
-    }
-
-    #[test]
-    fn a_lost_face_that_is_not_permanent_is_closed() {
-        let mut h = harness();
-        let t0 = Instant::now();
-        let s = h.create(Persistency::Persistent, t0).unwrap();
-        let _ = h.events.try_recv();
-        h.thread.transport_failed(s.id, CloseReason::PeerClosed, t0);
-        assert!(matches!(h.events.try_recv(), Ok(FaceEvent::Destroyed(e)) if e.id == s.id));
-        assert!(h.list(t0).is_empty());
-        assert!(h.thread.redials.is_empty(), "its redial went with it");
-        assert_eq!(h.load(), 0);
-    }
-}
+mod tests;

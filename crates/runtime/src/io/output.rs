@@ -181,7 +181,9 @@ mod tests {
     use kite_link::Persistency;
 
     use super::*;
-    use crate::io::testing::harness;
+    use crate::io::testing::{harness, stream};
+    use crate::FaceEvent;
+    use kite_face::testing::Failure;
 
     fn data(face: FaceId) -> Out {
         Out::Data {
@@ -228,5 +230,90 @@ mod tests {
             h.thread.commands.try_recv().is_err(),
             "output for a face never here is dropped"
         );
+    }
+
+    #[test]
+    fn every_face_written_to_in_a_drain_is_written_once_with_all_its_frames() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (a, a_peer) = h.memory(stream(7000), t0);
+        let (b, b_peer) = h.memory(stream(7001), t0);
+        for face in [a, b, a, b] {
+            h.output.push(data(face)).unwrap();
+        }
+        assert!(h.thread.drain_output());
+        assert_eq!((a_peer.sent().len(), b_peer.sent().len()), (2, 2));
+        assert_eq!((a_peer.flushes(), b_peer.flushes()), (1, 1));
+        assert!(
+            h.thread.table.take_dirty().is_empty(),
+            "the dirty list was emptied"
+        );
+    }
+
+    #[test]
+    fn a_face_that_pushes_back_keeps_its_queue_and_resumes_when_writable() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(stream(7000), t0);
+        peer.stop_reading();
+        for _ in 0..3 {
+            h.output.push(data(id)).unwrap();
+        }
+        h.thread.drain_output();
+        assert!(peer.sent().is_empty());
+        let face = h.thread.table.get(id).unwrap();
+        assert_eq!(face.pending_output(), 3, "kept for the next writable event");
+        assert!(face.output_blocked());
+        assert_eq!(
+            face.counters().n_out_link_down + face.counters().n_out_queue_full,
+            0
+        );
+        peer.make_room(2);
+        h.writable(id, t0);
+        assert_eq!(peer.sent().len(), 2);
+        assert_eq!(h.thread.table.get(id).unwrap().pending_output(), 1);
+        // Output for a face already blocked waits behind what it holds.
+        h.output.push(data(id)).unwrap();
+        h.thread.drain_output();
+        assert_eq!(h.thread.table.get(id).unwrap().pending_output(), 2);
+        peer.read_all();
+        h.writable(id, t0);
+        assert_eq!(peer.sent().len(), 2);
+        let face = h.thread.table.get(id).unwrap();
+        assert_eq!(face.pending_output(), 0);
+        assert_eq!(face.counters().n_out_bytes, 4 * 5);
+    }
+
+    #[test]
+    fn a_face_whose_link_is_down_drops_its_output_and_sends_again_once_up() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(stream(7000), t0);
+        peer.set_up(false);
+        h.output.push(data(id)).unwrap();
+        h.output.push(data(id)).unwrap();
+        h.thread.drain_output();
+        assert!(peer.sent().is_empty());
+        let face = h.thread.table.get(id).unwrap();
+        assert_eq!(
+            (face.pending_output(), face.counters().n_out_link_down),
+            (0, 2)
+        );
+        peer.set_up(true);
+        h.output.push(data(id)).unwrap();
+        h.thread.drain_output();
+        assert_eq!(peer.sent().len(), 1);
+    }
+
+    #[test]
+    fn a_face_whose_write_fails_is_closed() {
+        let mut h = harness();
+        let t0 = Instant::now();
+        let (id, peer) = h.memory(stream(7000), t0);
+        peer.fail_next_send(Failure::Reset);
+        h.output.push(data(id)).unwrap();
+        h.thread.drain_output();
+        assert!(matches!(h.take_events().last(), Some(FaceEvent::Destroyed(e)) if e.id == id));
+        assert!(h.list(t0).is_empty());
     }
 }
