@@ -323,6 +323,11 @@ impl Authorizer {
         now_ms: u64,
     ) -> Decision {
         match step {
+            // The log names the command's signer; say when the announcement's signature is
+            // the one refused (its KeyLocator is in `why`).
+            Step::Reject(why) if which == Which::Announcement => {
+                Decision::Reject(format!("prefix announcement unauthorized: {why}"))
+            }
             Step::Reject(why) => Decision::Reject(format!("unauthorized: {why}")),
             Step::Fetch(pending) => Decision::Fetch(Box::new(Waiting {
                 which,

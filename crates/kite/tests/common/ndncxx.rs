@@ -4,7 +4,8 @@
 //! (network, site, operator, router, NLSR instance), `nlsr.conf` and `nfd.conf` written for a
 //! test, and the daemons run in a network namespace, killed on drop.
 //!
-//! Nothing here builds that stack: a test without the variable skips.
+//! Nothing here builds that stack (docs/routing.md says which versions were built, from what,
+//! and why CI does not): a test without the variable skips.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

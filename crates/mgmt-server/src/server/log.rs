@@ -113,7 +113,12 @@ pub(super) fn refused(
         return;
     };
     let command = format!("{}/{}", cmd.verb.module(), cmd.verb.verb());
-    let params = parameters(&cmd.params);
+    let mut params = parameters(&cmd.params);
+    if let Some(a) = &cmd.announcement {
+        // rib/announce names its prefix in the announcement, not in ControlParameters.
+        let sep = if params.is_empty() { "" } else { " " };
+        let _ = write!(params, "{sep}announced={}", a.announced_name);
+    }
     let signer = signer(&cmd.signature);
     tracing::warn!(
         %command,

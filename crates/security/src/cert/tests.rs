@@ -161,3 +161,105 @@ fn python_ndn_file_tpm_keys_are_read() {
     );
     assert!(read_tpm_file_key(dir.path(), &"/py/KEY/%03".parse().unwrap()).is_err());
 }
+
+/// The files ndnsec 0.9.0 wrote (testdata/README.md has the command lines).
+fn ndnsec_file(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/cert/testdata")
+        .join(name)
+}
+
+/// `ndnsec cert-dump -p`'s reading: each heading's indented lines.
+fn ndnsec_pretty(heading: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(ndnsec_file("ndnsec-alice.pretty.txt")).unwrap();
+    text.lines()
+        .skip_while(|l| *l != format!("{heading}:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn certificates_ndnsec_dumped_read_as_ndnsec_reads_them() {
+    let root = Certificate::read(&ndnsec_file("ndnsec-root.ndncert")).unwrap();
+    let alice = Certificate::read(&ndnsec_file("ndnsec-alice.ndncert")).unwrap();
+    let name = &ndnsec_pretty("Certificate Name")[0];
+    assert_eq!(&alice.name().to_string(), name);
+    assert_eq!(alice.identity().to_string(), "/kite/testdata/alice");
+    assert_eq!(
+        alice.key_name().to_string(),
+        name.split("/kite-root/").next().unwrap()
+    );
+    assert!(is_certificate_name(alice.name()));
+
+    let key = &ndnsec_pretty("Public Key");
+    assert_eq!(key[0], "Key Type: 256-bit EC");
+    assert_eq!(alice.kind(), SignatureKind::EcdsaP256);
+    let spki = base64::engine::general_purpose::STANDARD.encode(alice.public_key());
+    assert_eq!(spki, key[1..].concat());
+
+    let validity = ndnsec_pretty("Validity");
+    assert_eq!(
+        validity,
+        [
+            "Not Before: 2026-01-01T00:00:00",
+            "Not After: 2045-12-31T23:59:59"
+        ]
+    );
+    let v = alice.data().sig_info.validity.unwrap();
+    assert_eq!(&v.not_before, b"20260101T000000");
+    assert_eq!(&v.not_after, b"20451231T235959");
+    assert!(alice.is_valid_at(1_767_225_600), "from its first second");
+    assert!(alice.is_valid_at(JUNE_2026));
+    assert!(!alice.is_valid_at(1_767_225_599), "not before 2026");
+    assert!(!alice.is_valid_at(2_398_377_600), "not from 2046");
+
+    // Issued by the root, whose certificate ndnsec names in the KeyLocator, with RSA.
+    let sig = ndnsec_pretty("Signature Information");
+    assert_eq!(sig[0], "Signature Type: SignatureSha256WithRsa");
+    assert_eq!(sig[1], format!("Key Locator: Name={}", root.name()));
+    assert_eq!(alice.signer(), Some(root.name()));
+    assert_eq!(root.kind(), SignatureKind::Rsa2048);
+    assert_eq!(root.identity().to_string(), "/kite/testdata/root");
+    root.verifier().unwrap().verify(alice.data()).unwrap();
+    root.verifier().unwrap().verify(root.data()).unwrap();
+    assert!(alice.verifier().unwrap().verify(root.data()).is_err());
+}
+
+#[test]
+fn an_ndnsec_safe_bag_gives_back_the_key_its_certificate_verifies() {
+    let bag = SafeBag::read(&ndnsec_file("ndnsec-alice.safebag")).unwrap();
+    let alice = Certificate::read(&ndnsec_file("ndnsec-alice.ndncert")).unwrap();
+    assert_eq!(bag.certificate.wire(), alice.wire());
+    assert!(matches!(
+        bag.private_key(b"not-the-password"),
+        Err(CertError::Decrypt(_))
+    ));
+    let key = bag.private_key(b"kite-test").unwrap();
+    assert_eq!(key.kind(), SignatureKind::EcdsaP256);
+
+    // What the key signs verifies with the certificate's public key, and nothing else does.
+    let signer = KeySigner::new(key, Some(alice.key_name()));
+    let wire = Data::new("/kite/testdata/alice/hello".parse().unwrap(), &b"hello"[..])
+        .sign(&signer)
+        .unwrap();
+    let signed = Data::decode(wire).unwrap();
+    assert_eq!(
+        signed.sig_info.key_locator,
+        Some(KeyLocator::Name(alice.key_name()))
+    );
+    let verifier = alice.verifier().unwrap();
+    verifier.verify(&signed).unwrap();
+    // Another Data's signature on this one: refused.
+    let other = Data::new("/kite/testdata/alice/hello".parse().unwrap(), &b"hellO"[..])
+        .sign(&signer)
+        .unwrap();
+    let mut forged = Data::decode(other).unwrap();
+    verifier.verify(&forged).unwrap();
+    forged.sig_value = signed.sig_value.clone();
+    assert!(verifier.verify(&forged).is_err());
+    // A key of another kind cannot pass for the certificate's.
+    let (_, rsa) = self_signed(SignatureKind::Rsa2048, "/kite/testdata/alice");
+    assert!(rsa.verifier().unwrap().verify(&signed).is_err());
+}
