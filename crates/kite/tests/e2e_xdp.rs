@@ -503,3 +503,235 @@ fn a_foreign_program_makes_kite_fall_back_to_af_packet() {
     );
     assert!(!has_xdp(&ns, "bc"));
 }
+
+/// Sends each frame (hex) out of `dev` in namespace `ns` through an AF_PACKET socket of the
+/// system python (the tests hold no unsafe code); the errno of each send, 0 when sent.
+fn inject(ns: &str, dev: &str, frames: &[String]) -> Vec<i64> {
+    let script = "import json, socket, sys\n\
+                  s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n\
+                  s.bind((sys.argv[1], 0))\n\
+                  r = []\n\
+                  for f in sys.argv[2:]:\n\
+                  \x20   try:\n\
+                  \x20       s.send(bytes.fromhex(f))\n\
+                  \x20       r.append(0)\n\
+                  \x20   except OSError as e:\n\
+                  \x20       r.append(e.errno)\n\
+                  print(json.dumps(r))\n";
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "python3", "-c", script, dev])
+        .args(frames)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "injecting frames: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a list of errnos")
+}
+
+/// A frame from `src` to `dst` (colon-separated MACs) of EtherType `ethertype` carrying
+/// `payload`, as hex.
+fn frame(dst: &str, src: &str, ethertype: u16, payload: &[u8]) -> String {
+    format!(
+        "{}{}{ethertype:04x}{}",
+        dst.replace(':', ""),
+        src.replace(':', ""),
+        hex::encode(payload)
+    )
+}
+
+/// `n` pseudo-random octets from `seed` (xorshift, so a failure repeats).
+fn junk(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Never an LpPacket, Interest or Data TLV-TYPE first: junk stays junk.
+            (x >> 24) as u8
+        })
+        .map(|b| {
+            if matches!(b, 0x05 | 0x06 | 0x64) {
+                0xff
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// A host Kite never met, on A's side of the A — B link.
+const STRANGER: &str = "02:00:00:00:00:99";
+
+/// B's interface ba with a 1778-octet MTU: its frames (1792 octets) fill a 2048-octet UMEM
+/// frame, less the kernel's 256 of headroom, to the octet.
+const BA_MTU: usize = 1778;
+
+/// Hostile frames at an AF_XDP interface are counted and break nothing: from A's side of the
+/// link (MTU 9000, so frames beyond B's MTU can be sent), runts, frames of a bare header and a
+/// few octets more, other EtherTypes, a truncated LpPacket, random octets under NDN's
+/// EtherType, a VLAN-tagged NDN frame, and frames at, just past and far past B's MTU. The
+/// program's counts, B's channel counters and its face toward A move as each frame's fate
+/// says, and a fetch across B still works.
+#[test]
+fn hostile_frames_at_an_xdp_interface_are_counted() {
+    let _one = one_chain();
+    let Some(chain) = Chain::new_with("xh", Link::XdpMiddle, 0, ["", "", ""], |c| {
+        for (ns, dev, mtu) in [(&c.ns[0], "ab", 9000), (&c.ns[1], "ba", BA_MTU)] {
+            // No IPv6 neighbour discovery: the program's "passed" count is the test's alone.
+            let sysctl = format!("net.ipv6.conf.{dev}.disable_ipv6=1");
+            let out = Command::new("ip")
+                .args(["netns", "exec", ns, "sysctl", "-qw", &sysctl])
+                .output()
+                .expect("run sysctl");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let out = ip(&["-n", ns, "link", "set", "dev", dev, "mtu", &mtu.to_string()]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }) else {
+        return;
+    };
+    if !b_on_xdp(&chain, 1) {
+        return;
+    }
+    let b = chain.daemons[1].socket().to_owned();
+    // A first fetch gives B an on-demand face toward A.
+    fetch(&chain, 30_000, 1000);
+    let to_a = format!("ether://[{AB_MAC}]");
+    let face_before = kite_json(&b, &["face", "show", &to_a]);
+    let before = channel(&b, "dev://ba");
+
+    // Shorter than an Ethernet header: Linux sends none (its Ethernet devices' minimum header
+    // length), so no software peer can make the program's runt count move.
+    let runts: Vec<String> = (0..14usize)
+        .map(|n| frame(BA_MAC, STRANGER, 0x8624, &[])[..2 * n].to_owned())
+        .collect();
+    assert_eq!(
+        inject(&chain.ns[0], "ab", &runts),
+        vec![EINVAL; 14],
+        "runts refused"
+    );
+
+    // From the stranger: a bare header and one or two octets more (the last an LpPacket
+    // header whose length runs past the frame) under NDN's EtherType and IPv4's, another
+    // EtherType, an LpPacket 4096 octets long in 44, random octets, a VLAN-tagged NDN frame.
+    let mut frames = Vec::new();
+    for payload in [&[][..], &[0x64][..], &[0x64, 0x05][..]] {
+        frames.push(frame(BA_MAC, STRANGER, 0x8624, payload));
+        frames.push(frame(BA_MAC, STRANGER, 0x0800, payload));
+    }
+    frames.push(frame(BA_MAC, STRANGER, 0x88b5, &junk(1, 86)));
+    let mut truncated_lp = vec![0x64, 0xfd, 0x10, 0x00];
+    truncated_lp.extend_from_slice(&junk(2, 40));
+    frames.push(frame(BA_MAC, STRANGER, 0x8624, &truncated_lp));
+    for i in 0..10 {
+        frames.push(frame(
+            BA_MAC,
+            STRANGER,
+            0x8624,
+            &junk(10 + i, 46 + 15 * i as usize),
+        ));
+    }
+    let mut tagged = vec![0x00, 0x05, 0x86, 0x24];
+    tagged.extend_from_slice(&junk(3, 60));
+    frames.push(frame(BA_MAC, STRANGER, 0x8100, &tagged));
+    assert_eq!(inject(&chain.ns[0], "ab", &frames), vec![0; frames.len()]);
+    // The program took the 14 NDN frames and passed the 3 short IPv4 ones, the other
+    // EtherType and the tagged frame. Every NDN frame is malformed and from a host with no
+    // face, so it is counted on the channel and makes none; so is the tagged frame, which
+    // the kernel untags and hands to the channel's AF_PACKET socket.
+    let mid = settled(&b, &before, 14, 5, |c| drops(c, "malformed") >= 15);
+    assert_eq!(drops(&mid, "malformed"), 15, "{mid}");
+
+    // At B's MTU, then 1 to 5 octets past it, then far past it. The first is read (and is
+    // malformed); the next four reach the program (a veth takes a frame up to its MTU plus a
+    // VLAN tag) and are longer than a UMEM frame holds, so the socket drops them, and the
+    // channel counts them with its socket drops; the veth itself drops the rest (telling
+    // the sender ENOBUFS), before the program runs: the interface's own statistics count
+    // them (`ip -s link`).
+    let big: Vec<String> = [0, 1, 2, 3, 4, 5, 4000 - 14 - BA_MTU, 9000 - BA_MTU]
+        .iter()
+        .map(|extra| {
+            let len = BA_MTU + extra;
+            frame(BA_MAC, STRANGER, 0x8624, &junk(len as u64, len))
+        })
+        .collect();
+    let sent = inject(&chain.ns[0], "ab", &big);
+    assert_eq!(&sent[..5], &[0; 5], "{sent:?}");
+    // From A, whose face B has: a truncated LpPacket and random octets, malformed on it.
+    let mut known = vec![frame(BA_MAC, AB_MAC, 0x8624, &truncated_lp)];
+    for i in 0..5 {
+        known.push(frame(BA_MAC, AB_MAC, 0x8624, &junk(40 + i, 60)));
+    }
+    assert_eq!(inject(&chain.ns[0], "ab", &known), vec![0; 6]);
+    // Socket drops are read once a second.
+    let after = settled(&b, &mid, 11, 0, |c| {
+        drops(c, "socket") >= 4 && drops(c, "malformed") >= 16
+    });
+    assert_eq!(drops(&after, "malformed"), 16, "{after}");
+    assert_eq!(drops(&after, "socket"), 4, "{after}");
+    assert_eq!(drops(&after, "truncated"), 0, "{after}");
+    assert_eq!(xdp(&after, "runt"), 0, "{after}");
+    let face_after = common::eventually(Duration::from_secs(5), || {
+        let f = kite_json(&b, &["face", "show", &to_a]);
+        (f["drops"]["in_malformed"].as_u64()? >= 6).then_some(f)
+    })
+    .expect("B's face toward A counted the malformed frames");
+    let malformed = |f: &Value| f["drops"]["in_malformed"].as_u64().unwrap();
+    assert_eq!(
+        malformed(&face_after) - malformed(&face_before),
+        6,
+        "{face_after}"
+    );
+    let faces = kite_json(&b, &["face", "list"]);
+    let odd = format!("ether://[{STRANGER}]");
+    assert!(
+        !faces.as_array().unwrap().iter().any(|f| f["uri"] == odd),
+        "{faces}"
+    );
+
+    // Forwarding goes on across B: 30 more Interests from A reach it.
+    let interests = |f: &Value| f["counters"]["in_interests"].as_u64().unwrap();
+    fetch(&chain, 30_000, 1000);
+    let face_end = kite_json(&b, &["face", "show", &to_a]);
+    assert!(
+        interests(&face_end) >= interests(&face_after) + 30,
+        "{face_after} then {face_end}"
+    );
+}
+
+/// EINVAL, as Linux numbers it.
+const EINVAL: i64 = 22;
+
+/// B's channel dev://ba once `done` holds of it (5 s at most), after the program's ndn and
+/// passed counts grew from `from`'s by exactly `ndn` and `passed`.
+fn settled(b: &str, from: &Value, ndn: u64, passed: u64, done: impl Fn(&Value) -> bool) -> Value {
+    let c = common::eventually(Duration::from_secs(5), || {
+        let c = channel(b, "dev://ba");
+        done(&c).then_some(c)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the channel never counted the frames: {}",
+            channel(b, "dev://ba")
+        )
+    });
+    assert_eq!(xdp(&c, "ndn") - xdp(from, "ndn"), ndn, "{from} then {c}");
+    assert_eq!(
+        xdp(&c, "passed") - xdp(from, "passed"),
+        passed,
+        "{from} then {c}"
+    );
+    c
+}
