@@ -29,14 +29,11 @@ struct xdp_md {
   __u32 egress_ifindex;
 };
 
-// A map as the legacy "maps" section declares it.
-struct bpf_map_def {
-  __u32 type;
-  __u32 key_size;
-  __u32 value_size;
-  __u32 max_entries;
-  __u32 map_flags;
-};
+// Maps as BTF declares them (the ".maps" section, built with -g): the form libbpf 1.0 and
+// later read, so `ip link set dev IF xdp obj kite_xdp.o sec xdp` and bpftool load the object
+// as Kite does. A member's type carries each attribute: `int (*type)[N]` says N.
+#define __uint(name, val) int (*name)[val]
+#define __type(name, val) typeof(val) *name
 
 enum { XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT };
 enum { BPF_MAP_TYPE_PERCPU_ARRAY = 6, BPF_MAP_TYPE_XSKMAP = 17 };
@@ -55,19 +52,19 @@ static long (*bpf_redirect_map)(void *map, __u64 key, __u64 flags) = (void *)51;
 #define COUNT_RUNT 2
 #define COUNTS 3
 
-struct bpf_map_def SEC("maps") kite_xsks = {
-    .type = BPF_MAP_TYPE_XSKMAP,
-    .key_size = sizeof(__u32),
-    .value_size = sizeof(__u32),
-    .max_entries = MAX_QUEUES,
-};
+struct {
+  __uint(type, BPF_MAP_TYPE_XSKMAP);
+  __uint(max_entries, MAX_QUEUES);
+  __type(key, __u32);
+  __type(value, __u32);
+} kite_xsks SEC(".maps");
 
-struct bpf_map_def SEC("maps") kite_counts = {
-    .type = BPF_MAP_TYPE_PERCPU_ARRAY,
-    .key_size = sizeof(__u32),
-    .value_size = sizeof(__u64),
-    .max_entries = COUNTS,
-};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, COUNTS);
+  __type(key, __u32);
+  __type(value, __u64);
+} kite_counts SEC(".maps");
 
 static inline void count(__u32 what) {
   __u64 *n = bpf_map_lookup_elem(&kite_counts, &what);

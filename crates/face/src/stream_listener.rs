@@ -58,7 +58,7 @@ pub enum ListenError {
 }
 
 /// What management learns about a channel: NFD's ChannelStatus (its local URI) and Kite's
-/// drop counters.
+/// drop counters; for an Ethernet channel, its I/O path and its XDP program's verdicts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelStatus {
     /// The channel's URI (NFD LocalUri).
@@ -66,6 +66,11 @@ pub struct ChannelStatus {
     /// What it read but handed to no face (always zero for stream listeners, which read
     /// nothing before a face exists).
     pub counters: ChannelCounters,
+    /// How an Ethernet channel reads its interface ([`crate::IoPath`] as text); `None` for
+    /// socket channels.
+    pub io_path: Option<String>,
+    /// What Kite's XDP program did with the interface's frames, on the AF_XDP path.
+    pub xdp: Option<crate::xdp::program::XdpCounts>,
 }
 
 #[derive(Debug)]
@@ -156,6 +161,8 @@ impl StreamListener {
         ChannelStatus {
             local: self.local.clone(),
             counters: ChannelCounters::default(),
+            io_path: None,
+            xdp: None,
         }
     }
 

@@ -11,7 +11,7 @@ use kite_link::{ChannelCounters, FaceCounters};
 use kite_mgmt_proto::command::parse_command;
 use kite_mgmt_proto::datasets::{
     ChannelStatus, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord, RibEntry,
-    Route,
+    Route, XdpVerdicts,
 };
 use kite_mgmt_proto::nfd::{FacePersistency, FaceScope, LinkType, RouteOrigin};
 use kite_mgmt_proto::{encode_items, ControlParameters, ControlResponse, Tlv};
@@ -157,9 +157,20 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
                 n_delayed: 5,
                 ..Default::default()
             },
+            ..Default::default()
         },
         ChannelStatus {
             local_uri: "dev://eth0".into(),
+            ..Default::default()
+        },
+        ChannelStatus {
+            local_uri: "dev://eth1".into(),
+            io_path: Some("af_xdp (driver mode, copy, 2 queues)".into()),
+            xdp: Some(XdpVerdicts {
+                ndn: 40,
+                passed: 3,
+                runt: 1,
+            }),
             ..Default::default()
         },
     ];
@@ -168,12 +179,30 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
         .start();
     let text = stdout(&kite(&fake, &["channel", "list"]));
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines.len(), 4, "{text}");
     assert!(lines[0].starts_with("LOCAL") && lines[0].contains("TRUNCATED"));
+    assert!(lines[0].trim_end().ends_with("IO"), "{text}");
     let cells: Vec<&str> = lines[1].split_whitespace().collect();
     assert_eq!(
         cells,
-        ["udp4://0.0.0.0:6363", "4", "0", "0", "2", "9", "5"],
+        [
+            "udp4://0.0.0.0:6363",
+            "4",
+            "0",
+            "0",
+            "2",
+            "9",
+            "5",
+            "-",
+            "-"
+        ],
+        "{text}"
+    );
+    assert!(
+        lines[3].contains(" 40/3/1 ")
+            && lines[3]
+                .trim_end()
+                .ends_with("af_xdp (driver mode, copy, 2 queues)"),
         "{text}"
     );
 
@@ -185,6 +214,12 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
     assert_eq!(j[0]["delayed"], 5);
     assert_eq!(j[1]["drops"]["foreign"], 0);
     assert_eq!(j[1]["delayed"], 0);
+    assert_eq!(j[0]["io_path"], Value::Null);
+    assert_eq!(j[0]["xdp"], Value::Null);
+    assert_eq!(j[2]["io_path"], "af_xdp (driver mode, copy, 2 queues)");
+    assert_eq!(j[2]["xdp"]["ndn"], 40);
+    assert_eq!(j[2]["xdp"]["passed"], 3);
+    assert_eq!(j[2]["xdp"]["runt"], 1);
 }
 
 #[test]

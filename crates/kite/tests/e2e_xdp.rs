@@ -18,7 +18,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::chain::{fetch_intact, one_chain, Chain, Link};
+use common::tools::sha256_of;
 use kite_testkit::netns::ip;
+use serde_json::Value;
 
 /// A 30 MB object.
 const OBJECT: usize = 30 << 20;
@@ -175,4 +177,562 @@ fn no_program_is_left_after_stop_or_sigkill() {
         !has_xdp(&ns, "ba") && !has_xdp(&ns, "bc"),
         "left after a stop"
     );
+}
+
+/// B's metrics listener, inside its namespace.
+const B_METRICS: &str = "[metrics]\nlisten = \"127.0.0.1:9464\"\n";
+
+/// `kite ARGS --json --socket SOCKET`, parsed.
+fn kite_json(socket: &str, args: &[&str]) -> Value {
+    let out = kite(socket, args, true);
+    assert!(
+        out.status.success(),
+        "kite {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+/// `kite ARGS --socket SOCKET` (and `--json`); its output, which must be a success.
+fn kite(socket: &str, args: &[&str], json: bool) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kite"));
+    cmd.args(args).args(["--socket", socket]);
+    if json {
+        cmd.arg("--json");
+    }
+    cmd.output().expect("kite runs")
+}
+
+/// The channel `local` in `kite channel list --json` of the daemon at `socket`.
+fn channel(socket: &str, local: &str) -> Value {
+    let all = kite_json(socket, &["channel", "list"]);
+    all.as_array()
+        .expect("a list")
+        .iter()
+        .find(|c| c["local_uri"] == local)
+        .cloned()
+        .unwrap_or_else(|| panic!("no channel {local} in {all}"))
+}
+
+/// The line of `kite channel list` (the table) that starts with `local`.
+fn channel_line(socket: &str, local: &str) -> String {
+    let out = kite(socket, &["channel", "list"], false);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find(|l| l.starts_with(local))
+        .unwrap_or_else(|| panic!("no {local} in {text}"))
+        .trim_end()
+        .to_owned()
+}
+
+/// An XDP verdict count of a channel's JSON.
+fn xdp(c: &Value, verdict: &str) -> u64 {
+    c["xdp"][verdict]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no XDP count {verdict} in {c}"))
+}
+
+/// A drop counter of a channel's JSON.
+fn drops(c: &Value, reason: &str) -> u64 {
+    c["drops"][reason].as_u64().expect("a drop counter")
+}
+
+/// `/metrics` of B, fetched inside its namespace.
+fn b_metrics(chain: &Chain) -> String {
+    let out = Command::new("ip")
+        .args(["netns", "exec", &chain.ns[1], "python3", "-c"])
+        .arg(
+            "import sys, urllib.request\n\
+             print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())\n",
+        )
+        .arg("http://127.0.0.1:9464/metrics")
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "scraping B: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The value of the sample `series` (name and labels, as printed) in `metrics`.
+fn sample(metrics: &str, series: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+        .parse()
+        .expect("an integer sample")
+}
+
+/// Fetches `len` octets in chunks of `chunk` from C to A; panics unless the copy is whole.
+fn fetch(chain: &Chain, len: usize, chunk: usize) {
+    let (mut put, sum) = chain.put(len, &["--chunk-size", &chunk.to_string()]);
+    let (out, _) = chain.get(&[], Duration::from_secs(30));
+    assert!(
+        out.status.success(),
+        "kite get: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sha256_of(&chain.output()), sum, "the copy differs");
+    put.stop();
+}
+
+/// The MACs of A's and B's ends of the A — B link.
+const AB_MAC: &str = "02:00:00:00:01:0a";
+const BA_MAC: &str = "02:00:00:00:01:0b";
+
+/// An operator sees each channel's I/O path and the XDP program's verdicts: `kite channel
+/// list` (table and JSON) names af_xdp for B's interfaces and af_packet for A's, the counts
+/// rise with a fetch, `kite face show` gives a face its channel's path, and B's metrics carry
+/// `kite_channel_info` and `kite_channel_xdp_frames_total`.
+#[test]
+fn channel_list_face_show_and_metrics_name_the_io_path() {
+    let _one = one_chain();
+    let Some(chain) = Chain::new_with("xs", Link::XdpMiddle, 0, ["", B_METRICS, ""], |_| {}) else {
+        return;
+    };
+    if !b_on_xdp(&chain, 1) {
+        return;
+    }
+    let (a, b) = (chain.daemons[0].socket(), chain.daemons[1].socket());
+    let before = [channel(b, "dev://ba"), channel(b, "dev://bc")];
+    for c in &before {
+        let path = c["io_path"].as_str().expect("an I/O path");
+        assert!(path.starts_with("af_xdp ("), "{c}");
+        assert!(
+            path.contains(" mode, ") && path.ends_with(" queues)"),
+            "{c}"
+        );
+    }
+    let ab = channel(a, "dev://ab");
+    assert_eq!(ab["io_path"], "af_packet", "{ab}");
+    assert_eq!(ab["xdp"], Value::Null, "{ab}");
+    assert!(channel_line(b, "dev://ba").ends_with(before[0]["io_path"].as_str().unwrap()));
+    assert!(channel_line(a, "dev://ab").ends_with("  af_packet"));
+
+    // 200 chunks of 1000 octets: at least 200 Interests reach B from A, and 200 Data from C.
+    fetch(&chain, 200_000, 1000);
+    let after = [channel(b, "dev://ba"), channel(b, "dev://bc")];
+    for (x, y) in before.iter().zip(&after) {
+        assert!(xdp(y, "ndn") >= xdp(x, "ndn") + 200, "{x} then {y}");
+        assert_eq!(xdp(y, "runt"), 0, "{y}");
+        assert_eq!(drops(y, "socket"), 0, "{y}");
+    }
+    let line = channel_line(b, "dev://ba");
+    let cell: Vec<u64> = line
+        .split_whitespace()
+        .find(|c| c.matches('/').count() == 2 && !c.contains(':'))
+        .unwrap_or_else(|| panic!("no XDP counts in {line}"))
+        .split('/')
+        .map(|n| n.parse().expect("a count"))
+        .collect();
+    assert!(cell[0] >= xdp(&after[0], "ndn") && cell[2] == 0, "{line}");
+
+    // B's face toward A (made on demand) is on B's AF_XDP channel; A's toward B on AF_PACKET.
+    let to_a = format!("ether://[{AB_MAC}]");
+    let shown = kite(b, &["face", "show", &to_a], false);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    let io = text
+        .lines()
+        .find_map(|l| l.strip_prefix("io "))
+        .unwrap_or_else(|| panic!("no io line in {text}"));
+    assert_eq!(io.trim(), after[0]["io_path"].as_str().unwrap(), "{text}");
+    let j = kite_json(b, &["face", "show", &to_a]);
+    assert_eq!(j["io_path"], after[0]["io_path"], "{j}");
+    let j = kite_json(a, &["face", "show", &format!("ether://[{BA_MAC}]")]);
+    assert_eq!(j["io_path"], "af_packet", "{j}");
+    let listed = kite_json(a, &["face", "list"]);
+    let internal = &listed.as_array().unwrap()[0];
+    assert_eq!(internal["io_path"], Value::Null, "{internal}");
+
+    let m = b_metrics(&chain);
+    for dev in ["ba", "bc"] {
+        let info =
+            format!("kite_channel_info{{channel=\"dev://{dev}\",io_path=\"af_xdp\",detail=\"");
+        assert!(m.contains(&info), "no {info} in {m}");
+        let ndn = sample(
+            &m,
+            &format!("kite_channel_xdp_frames_total{{channel=\"dev://{dev}\",verdict=\"ndn\"}}"),
+        );
+        assert!(ndn >= 200, "{dev}: {ndn}");
+        sample(
+            &m,
+            &format!("kite_channel_xdp_frames_total{{channel=\"dev://{dev}\",verdict=\"runt\"}}"),
+        );
+    }
+}
+
+/// An object built by `make -C xdp`.
+fn object(name: &str) -> String {
+    format!("{}/../../xdp/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Attaches XDP object `name` to `dev` in namespace `ns` in generic mode through netlink, as
+/// `ip` does (no link: it stays until detached).
+fn attach_by_netlink(ns: &str, dev: &str, name: &str) {
+    let out = ip(&[
+        "-n",
+        ns,
+        "link",
+        "set",
+        "dev",
+        dev,
+        "xdpgeneric",
+        "obj",
+        &object(name),
+        "sec",
+        "xdp",
+    ]);
+    assert!(
+        out.status.success(),
+        "ip link set {dev} xdpgeneric obj {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The name of the XDP program on `dev` in `ns`, as `ip -d link show` prints it.
+fn xdp_name(ns: &str, dev: &str) -> Option<String> {
+    let out = ip(&["-n", ns, "-d", "link", "show", "dev", dev]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    let (_, rest) = s.split_once("prog/xdp ")?;
+    let (_, name) = rest.split_once(" name ")?;
+    name.split_whitespace().next().map(str::to_owned)
+}
+
+/// A Kite program left on an interface by netlink (an older Kite on a kernel without XDP
+/// links, or `ip link set … xdpgeneric obj kite_xdp.o`) does not keep Kite off it: B replaces
+/// it at start and says so, 30 Data cross, and once B stops no program is left.
+#[test]
+fn a_stale_kite_program_is_replaced_at_start() {
+    let _one = one_chain();
+    let Some(mut chain) = Chain::new_with("xr", Link::XdpMiddle, 0, ["", "", ""], |c| {
+        attach_by_netlink(&c.ns[1], "ba", "kite_xdp.o");
+        assert_eq!(xdp_name(&c.ns[1], "ba").as_deref(), Some("kite_xdp"));
+    }) else {
+        return;
+    };
+    if !b_on_xdp(&chain, 1) {
+        return;
+    }
+    let log = chain.daemons[1].log_text();
+    let replaced: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("replaced a stale Kite XDP program"))
+        .collect();
+    assert_eq!(replaced.len(), 1, "{log}");
+    assert!(
+        replaced[0].contains("ba") && replaced[0].contains("generic mode"),
+        "{log}"
+    );
+    fetch(&chain, 30_000, 1000);
+    let to_a = kite_json(
+        chain.daemons[1].socket(),
+        &["face", "show", &format!("ether://[{AB_MAC}]")],
+    );
+    assert!(
+        to_a["counters"]["in_interests"].as_u64().unwrap() >= 30,
+        "{to_a}"
+    );
+    assert!(
+        to_a["counters"]["out_data"].as_u64().unwrap() >= 30,
+        "{to_a}"
+    );
+    let ns = chain.ns[1].clone();
+    chain.daemons[1]
+        .stop("TERM", Duration::from_secs(10))
+        .expect("B exits on SIGTERM");
+    assert!(
+        !has_xdp(&ns, "ba") && !has_xdp(&ns, "bc"),
+        "left after a stop"
+    );
+}
+
+/// Another program on an interface is not Kite's to replace: B keeps AF_PACKET there, says
+/// why in its log and in `kite channel list`, still forwards, and leaves the program alone.
+#[test]
+fn a_foreign_program_makes_kite_fall_back_to_af_packet() {
+    let _one = one_chain();
+    let Some(mut chain) = Chain::new_with("xf", Link::XdpMiddle, 0, ["", "", ""], |c| {
+        attach_by_netlink(&c.ns[1], "ba", "xdp_pass.o");
+    }) else {
+        return;
+    };
+    let b = chain.daemons[1].socket().to_owned();
+    let log = common::eventually(Duration::from_secs(10), || {
+        let log = chain.daemons[1].log_text();
+        (log.contains("AF_XDP not available") && log.contains("Ethernet channel on")).then_some(log)
+    });
+    let Some(log) = log else {
+        let log = chain.daemons[1].log_text();
+        if log.matches("AF_XDP not available").count() == 2 {
+            return kite_testkit::skip("AF_XDP not available here");
+        }
+        panic!("B never opened its interfaces: {log}");
+    };
+    let refused = log
+        .lines()
+        .find(|l| l.contains("AF_XDP not available"))
+        .unwrap();
+    assert!(
+        refused.contains("ba") && refused.contains("already has an XDP program"),
+        "{log}"
+    );
+    let ba = channel(&b, "dev://ba");
+    let path = ba["io_path"].as_str().unwrap();
+    assert!(
+        path.starts_with("af_packet (AF_XDP refused: ")
+            && path.contains("already has an XDP program"),
+        "{ba}"
+    );
+    assert_eq!(ba["xdp"], Value::Null, "{ba}");
+    assert!(channel_line(&b, "dev://ba").contains("af_packet (AF_XDP refused: "));
+    assert!(channel(&b, "dev://bc")["io_path"]
+        .as_str()
+        .unwrap()
+        .starts_with("af_xdp ("));
+    fetch(&chain, 30_000, 1000);
+    let ns = chain.ns[1].clone();
+    chain.daemons[1]
+        .stop("TERM", Duration::from_secs(10))
+        .expect("B exits on SIGTERM");
+    assert_eq!(
+        xdp_name(&ns, "ba").as_deref(),
+        Some("xdp_pass"),
+        "left as it was"
+    );
+    assert!(!has_xdp(&ns, "bc"));
+}
+
+/// Sends each frame (hex) out of `dev` in namespace `ns` through an AF_PACKET socket of the
+/// system python (the tests hold no unsafe code); the errno of each send, 0 when sent.
+fn inject(ns: &str, dev: &str, frames: &[String]) -> Vec<i64> {
+    let script = "import json, socket, sys\n\
+                  s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n\
+                  s.bind((sys.argv[1], 0))\n\
+                  r = []\n\
+                  for f in sys.argv[2:]:\n\
+                  \x20   try:\n\
+                  \x20       s.send(bytes.fromhex(f))\n\
+                  \x20       r.append(0)\n\
+                  \x20   except OSError as e:\n\
+                  \x20       r.append(e.errno)\n\
+                  print(json.dumps(r))\n";
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "python3", "-c", script, dev])
+        .args(frames)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "injecting frames: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a list of errnos")
+}
+
+/// A frame from `src` to `dst` (colon-separated MACs) of EtherType `ethertype` carrying
+/// `payload`, as hex.
+fn frame(dst: &str, src: &str, ethertype: u16, payload: &[u8]) -> String {
+    format!(
+        "{}{}{ethertype:04x}{}",
+        dst.replace(':', ""),
+        src.replace(':', ""),
+        hex::encode(payload)
+    )
+}
+
+/// `n` pseudo-random octets from `seed` (xorshift, so a failure repeats).
+fn junk(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Never an LpPacket, Interest or Data TLV-TYPE first: junk stays junk.
+            (x >> 24) as u8
+        })
+        .map(|b| {
+            if matches!(b, 0x05 | 0x06 | 0x64) {
+                0xff
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// A host Kite never met, on A's side of the A — B link.
+const STRANGER: &str = "02:00:00:00:00:99";
+
+/// B's interface ba with a 1778-octet MTU: its frames (1792 octets) fill a 2048-octet UMEM
+/// frame, less the kernel's 256 of headroom, to the octet.
+const BA_MTU: usize = 1778;
+
+/// Hostile frames at an AF_XDP interface are counted and break nothing: from A's side of the
+/// link (MTU 9000, so frames beyond B's MTU can be sent), runts, frames of a bare header and a
+/// few octets more, other EtherTypes, a truncated LpPacket, random octets under NDN's
+/// EtherType, a VLAN-tagged NDN frame, and frames at, just past and far past B's MTU. The
+/// program's counts, B's channel counters and its face toward A move as each frame's fate
+/// says, and a fetch across B still works.
+#[test]
+fn hostile_frames_at_an_xdp_interface_are_counted() {
+    let _one = one_chain();
+    let Some(chain) = Chain::new_with("xh", Link::XdpMiddle, 0, ["", "", ""], |c| {
+        for (ns, dev, mtu) in [(&c.ns[0], "ab", 9000), (&c.ns[1], "ba", BA_MTU)] {
+            // No IPv6 neighbour discovery: the program's "passed" count is the test's alone.
+            let sysctl = format!("net.ipv6.conf.{dev}.disable_ipv6=1");
+            let out = Command::new("ip")
+                .args(["netns", "exec", ns, "sysctl", "-qw", &sysctl])
+                .output()
+                .expect("run sysctl");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let out = ip(&["-n", ns, "link", "set", "dev", dev, "mtu", &mtu.to_string()]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }) else {
+        return;
+    };
+    if !b_on_xdp(&chain, 1) {
+        return;
+    }
+    let b = chain.daemons[1].socket().to_owned();
+    // A first fetch gives B an on-demand face toward A.
+    fetch(&chain, 30_000, 1000);
+    let to_a = format!("ether://[{AB_MAC}]");
+    let face_before = kite_json(&b, &["face", "show", &to_a]);
+    let before = channel(&b, "dev://ba");
+
+    // Shorter than an Ethernet header: Linux sends none (its Ethernet devices' minimum header
+    // length), so no software peer can make the program's runt count move.
+    let runts: Vec<String> = (0..14usize)
+        .map(|n| frame(BA_MAC, STRANGER, 0x8624, &[])[..2 * n].to_owned())
+        .collect();
+    assert_eq!(
+        inject(&chain.ns[0], "ab", &runts),
+        vec![EINVAL; 14],
+        "runts refused"
+    );
+
+    // From the stranger: a bare header and one or two octets more (the last an LpPacket
+    // header whose length runs past the frame) under NDN's EtherType and IPv4's, another
+    // EtherType, an LpPacket 4096 octets long in 44, random octets, a VLAN-tagged NDN frame.
+    let mut frames = Vec::new();
+    for payload in [&[][..], &[0x64][..], &[0x64, 0x05][..]] {
+        frames.push(frame(BA_MAC, STRANGER, 0x8624, payload));
+        frames.push(frame(BA_MAC, STRANGER, 0x0800, payload));
+    }
+    frames.push(frame(BA_MAC, STRANGER, 0x88b5, &junk(1, 86)));
+    let mut truncated_lp = vec![0x64, 0xfd, 0x10, 0x00];
+    truncated_lp.extend_from_slice(&junk(2, 40));
+    frames.push(frame(BA_MAC, STRANGER, 0x8624, &truncated_lp));
+    for i in 0..10 {
+        frames.push(frame(
+            BA_MAC,
+            STRANGER,
+            0x8624,
+            &junk(10 + i, 46 + 15 * i as usize),
+        ));
+    }
+    let mut tagged = vec![0x00, 0x05, 0x86, 0x24];
+    tagged.extend_from_slice(&junk(3, 60));
+    frames.push(frame(BA_MAC, STRANGER, 0x8100, &tagged));
+    assert_eq!(inject(&chain.ns[0], "ab", &frames), vec![0; frames.len()]);
+    // The program took the 14 NDN frames and passed the 3 short IPv4 ones, the other
+    // EtherType and the tagged frame. Every NDN frame is malformed and from a host with no
+    // face, so it is counted on the channel and makes none; so is the tagged frame, which
+    // the kernel untags and hands to the channel's AF_PACKET socket.
+    let mid = settled(&b, &before, 14, 5, |c| drops(c, "malformed") >= 15);
+    assert_eq!(drops(&mid, "malformed"), 15, "{mid}");
+
+    // At B's MTU, then 1 to 5 octets past it, then far past it. The first is read (and is
+    // malformed); the next four reach the program (a veth takes a frame up to its MTU plus a
+    // VLAN tag) and are longer than a UMEM frame holds, so the socket drops them, and the
+    // channel counts them with its socket drops; the veth itself drops the rest (telling
+    // the sender ENOBUFS), before the program runs: the interface's own statistics count
+    // them (`ip -s link`).
+    let big: Vec<String> = [0, 1, 2, 3, 4, 5, 4000 - 14 - BA_MTU, 9000 - BA_MTU]
+        .iter()
+        .map(|extra| {
+            let len = BA_MTU + extra;
+            frame(BA_MAC, STRANGER, 0x8624, &junk(len as u64, len))
+        })
+        .collect();
+    let sent = inject(&chain.ns[0], "ab", &big);
+    assert_eq!(&sent[..5], &[0; 5], "{sent:?}");
+    // From A, whose face B has: a truncated LpPacket and random octets, malformed on it.
+    let mut known = vec![frame(BA_MAC, AB_MAC, 0x8624, &truncated_lp)];
+    for i in 0..5 {
+        known.push(frame(BA_MAC, AB_MAC, 0x8624, &junk(40 + i, 60)));
+    }
+    assert_eq!(inject(&chain.ns[0], "ab", &known), vec![0; 6]);
+    // Socket drops are read once a second.
+    let after = settled(&b, &mid, 11, 0, |c| {
+        drops(c, "socket") >= 4 && drops(c, "malformed") >= 16
+    });
+    assert_eq!(drops(&after, "malformed"), 16, "{after}");
+    assert_eq!(drops(&after, "socket"), 4, "{after}");
+    assert_eq!(drops(&after, "truncated"), 0, "{after}");
+    assert_eq!(xdp(&after, "runt"), 0, "{after}");
+    let face_after = common::eventually(Duration::from_secs(5), || {
+        let f = kite_json(&b, &["face", "show", &to_a]);
+        (f["drops"]["in_malformed"].as_u64()? >= 6).then_some(f)
+    })
+    .expect("B's face toward A counted the malformed frames");
+    let malformed = |f: &Value| f["drops"]["in_malformed"].as_u64().unwrap();
+    assert_eq!(
+        malformed(&face_after) - malformed(&face_before),
+        6,
+        "{face_after}"
+    );
+    let faces = kite_json(&b, &["face", "list"]);
+    let odd = format!("ether://[{STRANGER}]");
+    assert!(
+        !faces.as_array().unwrap().iter().any(|f| f["uri"] == odd),
+        "{faces}"
+    );
+
+    // Forwarding goes on across B: 30 more Interests from A reach it.
+    let interests = |f: &Value| f["counters"]["in_interests"].as_u64().unwrap();
+    fetch(&chain, 30_000, 1000);
+    let face_end = kite_json(&b, &["face", "show", &to_a]);
+    assert!(
+        interests(&face_end) >= interests(&face_after) + 30,
+        "{face_after} then {face_end}"
+    );
+}
+
+/// EINVAL, as Linux numbers it.
+const EINVAL: i64 = 22;
+
+/// B's channel dev://ba once `done` holds of it (5 s at most), after the program's ndn and
+/// passed counts grew from `from`'s by exactly `ndn` and `passed`.
+fn settled(b: &str, from: &Value, ndn: u64, passed: u64, done: impl Fn(&Value) -> bool) -> Value {
+    let c = common::eventually(Duration::from_secs(5), || {
+        let c = channel(b, "dev://ba");
+        done(&c).then_some(c)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the channel never counted the frames: {}",
+            channel(b, "dev://ba")
+        )
+    });
+    assert_eq!(xdp(&c, "ndn") - xdp(from, "ndn"), ndn, "{from} then {c}");
+    assert_eq!(
+        xdp(&c, "passed") - xdp(from, "passed"),
+        passed,
+        "{from} then {c}"
+    );
+    c
 }

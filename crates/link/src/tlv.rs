@@ -79,3 +79,14 @@ pub const KITE_N_CHANNEL_NO_FACE: u64 = 0x4B18;
 pub const KITE_N_CHANNEL_SOCKET_DROPS: u64 = 0x4B1A;
 /// Frames read after waiting at least CoDel's target in the socket's receive queue.
 pub const KITE_N_CHANNEL_DELAYED: u64 = 0x4B1C;
+
+// ---- Kite's channel I/O path (after the channel counters) ----
+
+/// How an Ethernet channel reads its interface, as text (`af_packet`, `af_xdp (…)`).
+pub const KITE_CHANNEL_IO_PATH: u64 = 0x4B30;
+/// Frames Kite's XDP program took as NDN's (redirected to an AF_XDP socket).
+pub const KITE_N_XDP_NDN: u64 = 0x4B32;
+/// Frames Kite's XDP program passed to the kernel (another EtherType).
+pub const KITE_N_XDP_PASSED: u64 = 0x4B34;
+/// Frames Kite's XDP program passed to the kernel as shorter than an Ethernet header.
+pub const KITE_N_XDP_RUNT: u64 = 0x4B36;

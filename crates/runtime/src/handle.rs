@@ -236,6 +236,11 @@ impl RuntimeHandle {
                             *x += y;
                         }
                     }
+                    if let (Some(x), Some(y)) = (&mut a.xdp, c.xdp) {
+                        x.ndn += y.ndn;
+                        x.passed += y.passed;
+                        x.runt += y.runt;
+                    }
                 }
                 None => all.push(c),
             }

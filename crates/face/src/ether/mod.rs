@@ -280,12 +280,24 @@ impl EtherChannel {
         self.recv_buffer
     }
 
-    /// Adds the frames the kernel dropped for a full receive buffer since the last call to
-    /// the channel's counters; how many. One system call: call it on a timer, not per frame.
+    /// Adds the frames the kernel dropped since the last call to the channel's counters; how
+    /// many. On AF_PACKET, those its receive buffer had no room for (PACKET_STATISTICS); on
+    /// AF_XDP, also those the program redirected and the sockets could not take
+    /// ([`XdpPath::take_drops`]), so each lost frame counts once. A system call per socket:
+    /// call it on a timer, not per frame.
     pub fn take_socket_drops(&mut self) -> u64 {
-        let n = self.socket.take_drops().unwrap_or(0);
+        let mut n = self.socket.take_drops().unwrap_or(0);
+        if let Some(x) = &mut self.xdp {
+            n += x.take_drops();
+        }
         self.counters.n_socket_drops += n;
         n
+    }
+
+    /// The stale Kite XDP program [`EtherChannel::open_xdp`] replaced on the interface (one
+    /// attached by netlink whose process is gone), for the caller to log.
+    pub fn xdp_replaced(&self) -> Option<crate::xdp::program::StaleProgram> {
+        self.xdp.as_ref().and_then(|x| x.replaced())
     }
 
     /// How long the newest frame of the last burst waited in the kernel's receive queue
@@ -300,11 +312,14 @@ impl EtherChannel {
         &self.counters
     }
 
-    /// The channel's URI and counters (an NFD ChannelStatus with Kite's drop counters).
+    /// The channel's URI and counters (an NFD ChannelStatus with Kite's drop counters), its
+    /// I/O path, and the XDP program's verdicts when it has one.
     pub fn status(&self) -> ChannelStatus {
         ChannelStatus {
             local: self.local.clone(),
             counters: self.counters,
+            io_path: Some(self.io_path.to_string()),
+            xdp: self.xdp_counts(),
         }
     }
 

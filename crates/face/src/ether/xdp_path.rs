@@ -13,7 +13,7 @@ use std::fmt;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use crate::xdp::program::{XdpCounts, XdpMode, XdpProgram};
+use crate::xdp::program::{StaleProgram, XdpCounts, XdpMode, XdpProgram};
 use crate::xdp::socket::{self, CopyMode, XskConfig, XskRx, XskTx, MAX_FRAME};
 
 /// How an Ethernet channel reads and writes its interface.
@@ -64,6 +64,8 @@ pub(crate) struct XdpPath {
     pub tx: Arc<Mutex<XskTx>>,
     program: XdpProgram,
     copy: CopyMode,
+    /// Each socket's kernel drops (see [`XdpPath::take_drops`]) as last read.
+    drops_seen: Vec<u64>,
 }
 
 impl fmt::Debug for XdpPath {
@@ -122,11 +124,34 @@ impl XdpPath {
         }
         let tx = tx.ok_or("the interface has no receive queue")?;
         Ok(XdpPath {
+            drops_seen: vec![0; rx.len()],
             rx,
             tx: Arc::new(Mutex::new(tx)),
             program,
             copy,
         })
+    }
+
+    /// The stale Kite program the attach replaced, if it found one.
+    pub fn replaced(&self) -> Option<StaleProgram> {
+        self.program.replaced()
+    }
+
+    /// Frames the kernel could not hand to the sockets since the last call: the program
+    /// redirected them, and the socket dropped them (XDP_STATISTICS rx_dropped: no free UMEM
+    /// frame in the fill ring, or a frame longer than a UMEM frame; rx_ring_full: no room in
+    /// the RX ring). Not rx_fill_ring_empty_descs, which in copy mode counts the frames that
+    /// rx_dropped counts too. One system call per socket: call it on a timer.
+    pub fn take_drops(&mut self) -> u64 {
+        let mut new = 0;
+        for (rx, seen) in self.rx.iter().zip(&mut self.drops_seen) {
+            if let Ok(st) = rx.statistics() {
+                let now = st.rx_dropped + st.rx_ring_full;
+                new += now.saturating_sub(*seen);
+                *seen = now;
+            }
+        }
+        new
     }
 
     /// What the channel reports.

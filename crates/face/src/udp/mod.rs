@@ -161,6 +161,8 @@ impl UdpChannel {
         ChannelStatus {
             local: self.local_uri(),
             counters: self.counters,
+            io_path: None,
+            xdp: None,
         }
     }
 

@@ -6,19 +6,23 @@
 //! The program is attached through a bpf_link, which lasts as long as its descriptor: dropping
 //! the [`XdpProgram`], or the process ending however it ends (SIGKILL included), detaches it and
 //! leaves the interface as it was. Kernels before 5.9 have no XDP links; there aya attaches
-//! through netlink instead, and only a drop detaches.
+//! through netlink instead, and only a drop detaches. A Kite program attached by netlink and
+//! left behind (by such a kernel, or by `ip link set dev IF xdp obj kite_xdp.o`) is replaced
+//! at attach ([`XdpProgram::replaced`]); any other program on the interface is refused.
 
 use std::error::Error;
 use std::fmt;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 
 use aya::maps::{MapData, PerCpuArray, XskMap};
 use aya::programs::xdp::XdpLink;
 use aya::programs::{ProgramError, Xdp};
 use aya::Ebpf;
-use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_REQUEST};
-use netlink_packet_route::link::{LinkAttribute, LinkMessage, LinkXdp};
+use netlink_packet_core::{
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_REQUEST,
+};
+use netlink_packet_route::link::{LinkAttribute, LinkMessage, LinkXdp, XdpAttached};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
@@ -37,6 +41,12 @@ const PROGRAM: &str = "kite_xdp";
 const SOCKETS: &str = "kite_xsks";
 /// The per-CPU map of verdict counts, by [`Verdict::index`].
 const COUNTS: &str = "kite_counts";
+
+/// IFLA_XDP_FLAGS bits (linux/if_link.h): the mode a netlink attachment is in, and "only if
+/// the program there is still the expected one".
+const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
+const XDP_FLAGS_REPLACE: u32 = 1 << 4;
 
 /// Where on the receive path the program runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,6 +75,16 @@ impl fmt::Display for XdpMode {
             XdpMode::Generic => "generic",
         })
     }
+}
+
+/// A Kite program that [`XdpProgram::attach`] found attached by netlink (no process holds it
+/// through a link) and detached before attaching its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StaleProgram {
+    /// The kernel's id of the program (`ip -d link show` prints it).
+    pub id: u32,
+    /// The mode it ran in.
+    pub mode: XdpMode,
 }
 
 /// How many frames the program has given each verdict since it was loaded, over all CPUs.
@@ -142,14 +162,18 @@ pub struct XdpProgram {
     ebpf: Ebpf,
     ifindex: u32,
     mode: XdpMode,
+    replaced: Option<StaleProgram>,
 }
 
 impl XdpProgram {
     /// Loads the program and attaches it to interface `ifindex` of the calling thread's
     /// network namespace, in `mode`; with `None`, in driver mode where the driver has it and
-    /// generic mode otherwise ([`XdpProgram::mode`] says which).
+    /// generic mode otherwise ([`XdpProgram::mode`] says which). A Kite program left there by
+    /// netlink is detached first ([`XdpProgram::replaced`]); another program, or a Kite
+    /// program that a running process holds through its link, is [`XdpError::Busy`].
     pub fn attach(ifindex: u32, mode: Option<XdpMode>) -> Result<XdpProgram, XdpError> {
         let mut ebpf = load()?;
+        let replaced = replace_stale(ifindex)?;
         let program = xdp(&mut ebpf)?;
         let (link, mode) = match mode {
             Some(mode) => (attach_in(program, ifindex, mode)?, mode),
@@ -171,7 +195,13 @@ impl XdpProgram {
             ebpf,
             ifindex,
             mode,
+            replaced,
         })
+    }
+
+    /// The stale Kite program detached from the interface before this one was attached.
+    pub fn replaced(&self) -> Option<StaleProgram> {
+        self.replaced
     }
 
     /// The interface the program is attached to.
@@ -214,17 +244,65 @@ impl XdpProgram {
 /// The id of the XDP program attached to interface `ifindex` of the calling thread's network
 /// namespace, as the kernel reports it to `ip link` (IFLA_XDP); `None` when there is none.
 pub fn attached_program(ifindex: u32) -> io::Result<Option<u32>> {
+    Ok(attachments(ifindex)?.first().map(|&(id, _)| id))
+}
+
+/// Each XDP program attached to interface `ifindex`, with its mode (`None`: offloaded to the
+/// device). One mode at a time, unless the device also runs an offloaded one.
+fn attachments(ifindex: u32) -> io::Result<Vec<(u32, Option<XdpMode>)>> {
+    let mut link = LinkMessage::default();
+    link.header.index = ifindex;
+    let link = match route_request(RouteNetlinkMessage::GetLink(link), NLM_F_REQUEST)? {
+        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(link)) => link,
+        NetlinkPayload::Error(e) => return Err(e.to_io()),
+        other => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unexpected reply to RTM_GETLINK: {other:?}"),
+            ))
+        }
+    };
+    let Some(xdp) = link.attributes.iter().find_map(|a| match a {
+        LinkAttribute::Xdp(xdp) => Some(xdp),
+        _ => None,
+    }) else {
+        return Ok(Vec::new());
+    };
+    // One mode: IFLA_XDP_ATTACHED says which, IFLA_XDP_PROG_ID names the program. Several
+    // (driver or generic, and offloaded): each mode's id comes on its own.
+    let attached = xdp.iter().find_map(|a| match a {
+        LinkXdp::Attached(m) => Some(*m),
+        _ => None,
+    });
+    let mut found = Vec::new();
+    for a in xdp {
+        let (id, mode) = match (a, attached) {
+            (LinkXdp::ProgId(id), Some(XdpAttached::Driver)) => (*id, Some(XdpMode::Driver)),
+            (LinkXdp::ProgId(id), Some(XdpAttached::SocketBuffer)) => (*id, Some(XdpMode::Generic)),
+            (LinkXdp::ProgId(id), Some(XdpAttached::Hardware)) => (*id, None),
+            (LinkXdp::DrvProgId(id), _) => (*id, Some(XdpMode::Driver)),
+            (LinkXdp::SkbProgId(id), _) => (*id, Some(XdpMode::Generic)),
+            (LinkXdp::HwProgId(id), _) => (*id, None),
+            _ => continue,
+        };
+        if id != 0 && !found.iter().any(|&(f, _)| f == id) {
+            found.push((id, mode));
+        }
+    }
+    Ok(found)
+}
+
+/// Sends one rtnetlink request with `flags` and returns the kernel's one reply.
+fn route_request(
+    message: RouteNetlinkMessage,
+    flags: u16,
+) -> io::Result<NetlinkPayload<RouteNetlinkMessage>> {
     let mut socket = Socket::new(NETLINK_ROUTE)?;
     socket.bind_auto()?;
     socket.connect(&SocketAddr::new(0, 0))?;
-    let mut link = LinkMessage::default();
-    link.header.index = ifindex;
     let mut header = NetlinkHeader::default();
-    header.flags = NLM_F_REQUEST;
-    let mut request = NetlinkMessage::new(
-        header,
-        NetlinkPayload::from(RouteNetlinkMessage::GetLink(link)),
-    );
+    header.flags = flags;
+    let mut request = NetlinkMessage::new(header, NetlinkPayload::from(message));
     request.finalize();
     let mut buf = vec![0; request.buffer_len()];
     request.serialize(&mut buf);
@@ -236,33 +314,81 @@ pub fn attached_program(ifindex: u32) -> io::Result<Option<u32>> {
     socket.recv(&mut reply, 0)?;
     let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&reply)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    let link = match reply.payload {
-        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(link)) => link,
-        NetlinkPayload::Error(e) => return Err(e.to_io()),
-        other => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("unexpected reply to RTM_GETLINK: {other:?}"),
-            ))
+    Ok(reply.payload)
+}
+
+/// Detaches a Kite program that netlink left on interface `ifindex` (the one of a process
+/// that is gone: nothing holds it); what it detached. A program of another name is left for
+/// the attach to refuse; a Kite program held by a link (a running Kite) cannot be detached by
+/// netlink, and is refused here.
+fn replace_stale(ifindex: u32) -> Result<Option<StaleProgram>, XdpError> {
+    let found = attachments(ifindex).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENODEV) => XdpError::NoInterface(ifindex),
+        _ => XdpError::Other(format!("reading interface {ifindex}'s XDP programs: {e}")),
+    })?;
+    let mut replaced = None;
+    for (id, mode) in found {
+        let Some(mode) = mode else { continue };
+        // Reading other programs' names needs the privilege loading does; without it (or
+        // should the program go meanwhile) it is not known to be Kite's.
+        let Some(info) = aya::programs::loaded_programs()
+            .filter_map(Result::ok)
+            .find(|p| p.id() == id)
+        else {
+            continue;
+        };
+        if info.name_as_str() != Some(PROGRAM) {
+            continue;
         }
+        let expected = info
+            .fd()
+            .map_err(|e| XdpError::Other(format!("program {id}: {}", describe(&e))))?;
+        detach(ifindex, mode, expected.as_fd().as_raw_fd()).map_err(|e| {
+            match e.raw_os_error() {
+                // The kernel refuses to detach a link's program by netlink.
+                Some(libc::EBUSY) => XdpError::Busy {
+                    ifindex,
+                    detail: format!(
+                        "Kite's program {id} is held there by a running process (another kite?)"
+                    ),
+                },
+                Some(libc::EPERM) => XdpError::Permission(e.to_string()),
+                _ => XdpError::Other(format!(
+                    "detaching the stale Kite program {id} from interface {ifindex}: {e}"
+                )),
+            }
+        })?;
+        replaced = Some(StaleProgram { id, mode });
+    }
+    Ok(replaced)
+}
+
+/// Detaches by netlink the program attached to interface `ifindex` in `mode`, provided it is
+/// still the one `expected` refers to (XDP_FLAGS_REPLACE with IFLA_XDP_EXPECTED_FD), so a
+/// program attached meanwhile is never taken off.
+fn detach(ifindex: u32, mode: XdpMode, expected: i32) -> io::Result<()> {
+    let mode_flag = match mode {
+        XdpMode::Driver => XDP_FLAGS_DRV_MODE,
+        XdpMode::Generic => XDP_FLAGS_SKB_MODE,
     };
-    let xdp = link.attributes.iter().find_map(|a| match a {
-        LinkAttribute::Xdp(xdp) => Some(xdp),
-        _ => None,
-    });
-    // IFLA_XDP_PROG_ID names the program when one mode has one; with several (driver and
-    // offloaded), each mode's id comes on its own.
-    Ok(xdp.and_then(|xdp| {
-        xdp.iter()
-            .filter_map(|a| match a {
-                LinkXdp::ProgId(id)
-                | LinkXdp::DrvProgId(id)
-                | LinkXdp::SkbProgId(id)
-                | LinkXdp::HwProgId(id) => Some(*id),
-                _ => None,
-            })
-            .find(|&id| id != 0)
-    }))
+    let mut link = LinkMessage::default();
+    link.header.index = ifindex;
+    link.attributes.push(LinkAttribute::Xdp(vec![
+        LinkXdp::Fd(-1),
+        LinkXdp::ExpectedFd(expected as u32),
+        LinkXdp::Flags(mode_flag | XDP_FLAGS_REPLACE),
+    ]));
+    match route_request(
+        RouteNetlinkMessage::SetLink(link),
+        NLM_F_REQUEST | NLM_F_ACK,
+    )? {
+        NetlinkPayload::Error(e) if e.code.is_some() => Err(e.to_io()),
+        NetlinkPayload::Error(_) => Ok(()),
+        other => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("unexpected reply to RTM_SETLINK: {other:?}"),
+        )),
+    }
 }
 
 /// Loads the embedded object: its maps created, its program verified, nothing attached.
@@ -492,8 +618,8 @@ mod tests {
         ]
     }
 
-    /// The object is what `make -C xdp` builds from the source beside it, with the clang it
-    /// was built with (Debian's clang 14); other versions compile differently.
+    /// The objects are what `make -C xdp` builds from the sources beside them, with the clang
+    /// they were built with (Debian's clang 14); other versions compile differently.
     #[test]
     fn the_shipped_object_is_built_from_its_source() {
         let version = Command::new("clang").arg("--version").output();
@@ -517,6 +643,12 @@ mod tests {
         );
         let built = std::fs::read(out.path().join("kite_xdp.o")).unwrap();
         assert!(built == OBJECT, "xdp/kite_xdp.o is stale: run make -C xdp");
+        let fixture = std::fs::read(out.path().join("xdp_pass.o")).unwrap();
+        let shipped = std::fs::read(object_path("xdp_pass.o")).unwrap();
+        assert!(
+            fixture == shipped,
+            "xdp/xdp_pass.o is stale: run make -C xdp"
+        );
     }
 
     /// The maps are as the constants here say.
@@ -732,6 +864,72 @@ mod tests {
             let e = XdpProgram::attach(0x7fff_0000, None).unwrap_err();
             assert!(matches!(e, XdpError::NoInterface(_)), "{e}");
         });
+    }
+
+    /// The objects `make -C xdp` builds, by file name.
+    fn object_path(name: &str) -> String {
+        format!("{}/../../xdp/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// A Kite program attached by netlink (`ip link set … xdpgeneric obj kite_xdp.o`, as an
+    /// older Kite on a kernel without XDP links would leave it) is detached and replaced, in
+    /// the default mode; another program attached the same way is refused, and stays.
+    #[test]
+    fn a_stale_kite_program_is_replaced_and_a_foreign_one_refused() {
+        let Some(ns) = Netns::new("stale") else {
+            return;
+        };
+        let k0 = ns.ifindex("k0");
+        let kite = object_path("kite_xdp.o");
+        ns.ip(&[
+            "link",
+            "set",
+            "dev",
+            "k0",
+            "xdpgeneric",
+            "obj",
+            &kite,
+            "sec",
+            "xdp",
+        ]);
+        let stale = ns
+            .run(|| attached_program(k0).unwrap())
+            .expect("ip attached it");
+        let p = match ns.run(|| XdpProgram::attach(k0, None)) {
+            Ok(p) => p,
+            Err(e @ XdpError::Permission(_)) => return kite_testkit::skip(e),
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(
+            p.replaced(),
+            Some(StaleProgram {
+                id: stale,
+                mode: XdpMode::Generic
+            })
+        );
+        assert_eq!(p.mode(), XdpMode::Driver);
+        assert_eq!(ns.run(|| attached_program(k0).unwrap()), Some(id(&p.ebpf)));
+        ns.run(|| drop(p));
+        assert_eq!(ns.run(|| attached_program(k0).unwrap()), None);
+
+        let pass = object_path("xdp_pass.o");
+        ns.ip(&[
+            "link",
+            "set",
+            "dev",
+            "k0",
+            "xdpgeneric",
+            "obj",
+            &pass,
+            "sec",
+            "xdp",
+        ]);
+        let foreign = ns
+            .run(|| attached_program(k0).unwrap())
+            .expect("ip attached it");
+        let e = ns.run(|| XdpProgram::attach(k0, None)).unwrap_err();
+        assert!(matches!(e, XdpError::Busy { .. }), "{e}");
+        assert_eq!(ns.run(|| attached_program(k0).unwrap()), Some(foreign));
     }
 
     /// The variable that makes [`attached_until_killed`] attach, to the index it holds.

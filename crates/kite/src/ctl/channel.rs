@@ -1,5 +1,7 @@
 //! `kite channel`: the listening channels (`faces/channels`), with Kite's counters of what a
-//! datagram channel read but handed to no face, and of the frames that waited in its socket.
+//! datagram channel read but handed to no face, and of the frames that waited in its socket;
+//! for an Ethernet channel, its I/O path (AF_PACKET, or AF_XDP and how) and what Kite's XDP
+//! program did with the interface's frames.
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -21,7 +23,8 @@ pub struct ChannelArgs {
 /// `kite channel` subcommands (`list` when none is given).
 #[derive(Subcommand, Debug)]
 enum ChannelCommand {
-    /// List every channel with its drop counters and its delayed frames.
+    /// List every channel with its drop counters, its delayed frames and, for an Ethernet
+    /// channel, its I/O path (IO: af_packet, or af_xdp with its mode) and XDP verdicts.
     List,
 }
 
@@ -50,6 +53,8 @@ fn channel_json(c: &ChannelStatus) -> Value {
             "socket": d.n_socket_drops,
         },
         "delayed": d.n_delayed,
+        "io_path": c.io_path,
+        "xdp": c.xdp.map(|x| json!({"ndn": x.ndn, "passed": x.passed, "runt": x.runt})),
     })
 }
 
@@ -62,6 +67,8 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
         "NO-FACE",
         "SOCKET",
         "DELAYED",
+        "XDP-NDN/PASSED/RUNT",
+        "IO",
     ]);
     for c in channels {
         let d = &c.counters;
@@ -73,6 +80,12 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
             d.n_no_face.to_string(),
             d.n_socket_drops.to_string(),
             d.n_delayed.to_string(),
+            c.xdp.map_or_else(
+                || "-".into(),
+                |x| format!("{}/{}/{}", x.ndn, x.passed, x.runt),
+            ),
+            // Last: a fallback's reason is long.
+            c.io_path.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
     t.render()

@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use kite_app::{nfd_name, Client};
 use kite_face::FaceUri;
-use kite_mgmt_proto::datasets::{FaceQueryFilter, FaceStatus};
+use kite_mgmt_proto::datasets::{ChannelStatus, FaceQueryFilter, FaceStatus};
 use kite_mgmt_proto::nfd::{face_flag_bit, status, FacePersistency};
 use kite_mgmt_proto::{decode_items, ControlParameters, Tlv};
 use serde_json::{json, Value};
@@ -27,9 +27,9 @@ pub struct FaceArgs {
 /// `kite face` subcommands (`list` when none is given).
 #[derive(Subcommand, Debug)]
 enum FaceCommand {
-    /// List every face with its counters.
+    /// List every face with its counters (with --json, an Ethernet face's I/O path too).
     List,
-    /// Show one face in detail.
+    /// Show one face in detail, with an Ethernet face's I/O path (its channel's).
     Show {
         /// The FaceId or the remote FaceUri.
         face: String,
@@ -86,12 +86,18 @@ pub fn run(args: FaceArgs) -> Result<String> {
     match args.command.unwrap_or(FaceCommand::List) {
         FaceCommand::List => {
             let faces: Vec<FaceStatus> = fetch_items(&mut client, "faces", "list")?;
-            let json = Value::Array(faces.iter().map(face_json).collect());
-            Ok(common.output(json, || face_table(&faces)))
+            let paths = io_paths(&mut client, &faces);
+            let json = faces
+                .iter()
+                .map(|f| face_json(f, io_path(&paths, f)))
+                .collect();
+            Ok(common.output(Value::Array(json), || face_table(&faces)))
         }
         FaceCommand::Show { face } => {
             let face = find(&mut client, &face)?;
-            Ok(common.output(face_json(&face), || face_details(&face)))
+            let paths = io_paths(&mut client, std::slice::from_ref(&face));
+            let io = io_path(&paths, &face);
+            Ok(common.output(face_json(&face, io), || face_details(&face, io)))
         }
         FaceCommand::Create(c) => create(&mut client, common, c),
         FaceCommand::Destroy { face } => {
@@ -102,7 +108,7 @@ pub fn run(args: FaceArgs) -> Result<String> {
                 ..Default::default()
             };
             command_ok(&mut client, "faces", "destroy", &params)?;
-            Ok(common.output(face_json(&face), || {
+            Ok(common.output(face_json(&face, None), || {
                 format!(
                     "face-destroyed id={id} local={} remote={}\n",
                     face.local_uri, face.uri
@@ -110,6 +116,27 @@ pub fn run(args: FaceArgs) -> Result<String> {
             }))
         }
     }
+}
+
+/// The Ethernet channels (`faces/channels`) with their I/O path, when any of `faces` is on
+/// one (local URI `dev://…`); none otherwise, or when the forwarder does not tell (NFD).
+fn io_paths(client: &mut Client, faces: &[FaceStatus]) -> Vec<ChannelStatus> {
+    if !faces.iter().any(|f| f.local_uri.starts_with("dev://")) {
+        return Vec::new();
+    }
+    let channels: Vec<ChannelStatus> = fetch_items(client, "faces", "channels").unwrap_or_default();
+    channels
+        .into_iter()
+        .filter(|c| c.io_path.is_some())
+        .collect()
+}
+
+/// The I/O path of face `f`: its channel's, the one with its local URI.
+fn io_path<'a>(channels: &'a [ChannelStatus], f: &FaceStatus) -> Option<&'a str> {
+    channels
+        .iter()
+        .find(|c| c.local_uri == f.local_uri)
+        .and_then(|c| c.io_path.as_deref())
 }
 
 /// The face named by a FaceId or a remote FaceUri (canonized first), by `faces/query`; an
@@ -230,12 +257,14 @@ fn create(client: &mut Client, common: &Common, c: CreateArgs) -> Result<String>
     }))
 }
 
-fn face_json(f: &FaceStatus) -> Value {
+/// A face as `--json` prints it; `io`, an Ethernet face's I/O path.
+fn face_json(f: &FaceStatus, io: Option<&str>) -> Value {
     let c = &f.counters;
     json!({
         "face_id": f.face_id,
         "uri": f.uri,
         "local_uri": f.local_uri,
+        "io_path": io,
         "expiration_period_ms": f.expiration_period,
         "scope": format::scope(f.face_scope),
         "persistency": format::persistency(f.face_persistency),
@@ -315,12 +344,14 @@ fn face_table(faces: &[FaceStatus]) -> String {
     t.render()
 }
 
-fn face_details(f: &FaceStatus) -> String {
+/// A face as `kite face show` prints it; `io`, an Ethernet face's I/O path.
+fn face_details(f: &FaceStatus, io: Option<&str>) -> String {
     let c = &f.counters;
     key_values(&[
         ("faceid", f.face_id.to_string()),
         ("remote", f.uri.clone()),
         ("local", f.local_uri.clone()),
+        ("io", io.unwrap_or("-").to_string()),
         (
             "expires",
             f.expiration_period

@@ -13,7 +13,7 @@ pub mod forwarder_status;
 pub mod rib;
 pub mod strategy_choice;
 
-pub use channel::ChannelStatus;
+pub use channel::{ChannelStatus, XdpVerdicts};
 pub use cs_info::CsInfo;
 pub use face_status::{FaceQueryFilter, FaceStatus};
 pub use fib::{FibEntry, NextHopRecord};

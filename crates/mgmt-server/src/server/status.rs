@@ -8,7 +8,7 @@ use kite_link::FaceCounters;
 use kite_mgmt_proto::dataset::Dataset;
 use kite_mgmt_proto::datasets::{
     AvailableStrategy, ChannelStatus, CsInfo, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
-    StrategyChoice,
+    StrategyChoice, XdpVerdicts,
 };
 use kite_mgmt_proto::nfd::{self as t, FacePersistency};
 use kite_mgmt_proto::{encode_items, Tlv};
@@ -129,6 +129,12 @@ impl Manager {
             .map(|c| ChannelStatus {
                 local_uri: c.local.to_string(),
                 counters: c.counters,
+                io_path: c.io_path.clone(),
+                xdp: c.xdp.map(|x| XdpVerdicts {
+                    ndn: x.ndn,
+                    passed: x.passed,
+                    runt: x.runt,
+                }),
             })
             .collect()
     }

@@ -24,14 +24,26 @@ impl IoThread {
         for ch in &mut self.ether {
             let dropped = ch.take_socket_drops();
             if dropped > 0 {
+                let total = ch.counters().n_socket_drops;
                 // At most once a second per interface (the housekeeping tick).
-                tracing::warn!(
-                    interface = ch.name(),
-                    dropped,
-                    total = ch.counters().n_socket_drops,
-                    "the kernel dropped frames for a full receive buffer (raise \
-                     face_system.ether.socket_buffer)"
-                );
+                if matches!(ch.io_path(), kite_face::IoPath::Xdp { .. }) {
+                    tracing::warn!(
+                        interface = ch.name(),
+                        dropped,
+                        total,
+                        "the kernel dropped frames Kite's sockets could not take: a full \
+                         ring or UMEM (raise face_system.ether.xdp_umem) or a frame longer \
+                         than a UMEM frame"
+                    );
+                } else {
+                    tracing::warn!(
+                        interface = ch.name(),
+                        dropped,
+                        total,
+                        "the kernel dropped frames for a full receive buffer (raise \
+                         face_system.ether.socket_buffer)"
+                    );
+                }
             }
         }
         for u in &self.udp {

@@ -93,6 +93,15 @@ pub(crate) fn open_listeners(
     for (i, iface) in config.ether.iter().enumerate() {
         let ch = if config.xdp.contains(iface) {
             let ch = EtherChannel::open_xdp(iface, config.face)?;
+            if let Some(stale) = ch.xdp_replaced() {
+                tracing::warn!(
+                    interface = iface.as_str(),
+                    program = stale.id,
+                    "replaced a stale Kite XDP program ({} mode) that netlink had left attached \
+                     after its process ended",
+                    stale.mode
+                );
+            }
             match ch.io_path() {
                 kite_face::IoPath::Packet {
                     fallback: Some(why),

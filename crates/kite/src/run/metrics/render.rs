@@ -209,12 +209,57 @@ pub fn metrics(s: &Snapshot, openmetrics: bool) -> String {
         );
     }
 
+    channel_io_metrics(&mut e, s);
+
     shard_metrics(&mut e, s);
 
     if openmetrics {
         e.out.push_str("# EOF\n");
     }
     e.out
+}
+
+/// Each Ethernet channel's I/O path, and its XDP program's verdicts on AF_XDP.
+fn channel_io_metrics(e: &mut Exposition, s: &Snapshot) {
+    e.family(
+        "kite_channel_info",
+        Kind::Gauge,
+        "An Ethernet channel's I/O path (always 1): io_path is af_packet or af_xdp, detail \
+         how (the XDP mode, copy mode and queues) or why AF_XDP was refused.",
+    );
+    for c in &s.channels {
+        let Some(path) = &c.io_path else { continue };
+        let (name, detail) = match path.split_once(" (") {
+            Some((name, rest)) => (name, rest.strip_suffix(')').unwrap_or(rest)),
+            None => (path.as_str(), ""),
+        };
+        e.sample(
+            "kite_channel_info",
+            &[
+                ("channel", &c.local_uri),
+                ("io_path", name),
+                ("detail", detail),
+            ],
+            1,
+        );
+    }
+    e.family(
+        "kite_channel_xdp_frames",
+        Kind::Counter,
+        "Frames Kite's XDP program saw on an AF_XDP channel's interface, by verdict: ndn \
+         (handed to Kite's sockets), passed (another EtherType, to the kernel), runt (shorter \
+         than an Ethernet header, to the kernel).",
+    );
+    for c in &s.channels {
+        let Some(x) = c.xdp else { continue };
+        for (verdict, n) in [("ndn", x.ndn), ("passed", x.passed), ("runt", x.runt)] {
+            e.sample(
+                "kite_channel_xdp_frames_total",
+                &[("channel", &c.local_uri), ("verdict", verdict)],
+                n,
+            );
+        }
+    }
 }
 
 fn face_metrics(e: &mut Exposition, s: &Snapshot) {
