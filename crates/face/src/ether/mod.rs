@@ -801,6 +801,53 @@ mod tests {
     }
 
     #[test]
+    fn wildcard_listeners_serve_each_address_of_their_family_and_others_their_own() {
+        let addrs: Vec<IpAddr> = ["10.0.0.1", "10.0.1.1", "2001:db8::1", "fe80::1"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        let locals: Vec<SocketAddr> = [
+            "0.0.0.0:6363",
+            "[::]:6363",
+            "192.0.2.7:7000",
+            "10.0.0.1:6363",
+        ]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+        let got = udp_destinations(&locals, &addrs);
+        let want: Vec<SocketAddr> = [
+            "10.0.0.1:6363",
+            "10.0.1.1:6363",
+            "[2001:db8::1]:6363",
+            "[fe80::1]:6363",
+            "192.0.2.7:7000",
+        ]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+        assert_eq!(got, want, "each once");
+        assert!(udp_destinations(&[], &addrs).is_empty());
+    }
+
+    #[test]
+    fn a_datagram_goes_to_the_channel_bound_to_its_address_before_the_wildcard() {
+        let bind = |a: &str| {
+            UdpChannel::bind_reuse_port(a.parse().unwrap(), FaceConfig::default()).unwrap()
+        };
+        let wild = bind("0.0.0.0:0");
+        let port = wild.local_addr().port();
+        let channels = [wild, bind(&format!("127.0.0.1:{port}")), bind("[::]:0")];
+        let v6 = channels[2].local_addr().port();
+        let at = |a: String| channel_for(&channels, a.parse().unwrap());
+        assert_eq!(at(format!("127.0.0.1:{port}")), Some(1));
+        assert_eq!(at(format!("10.9.9.9:{port}")), Some(0));
+        assert_eq!(at(format!("[::1]:{v6}")), Some(2));
+        assert_eq!(at(format!("[::1]:{port}")), None, "another family's port");
+        assert_eq!(at(format!("127.0.0.1:{v6}")), None);
+    }
+
+    #[test]
     fn missing_and_non_ethernet_interfaces_are_told_apart() {
         let config = FaceConfig::default();
         assert!(matches!(

@@ -330,3 +330,25 @@ impl IoThread {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn udp_listeners_join_the_xdp_interfaces_on_one_thread() {
+        let mut config = RuntimeConfig {
+            ether: vec!["e0".into(), "e1".into(), "e2".into()],
+            ..RuntimeConfig::default()
+        };
+        // Without AF_XDP, interfaces by position and a listener per thread on each address.
+        assert_eq!(placement(&config, 2), (vec![0, 1, 0], None));
+        // AF_XDP without UDP listeners changes nothing.
+        config.xdp = vec!["e1".into()];
+        assert_eq!(placement(&config, 2), (vec![0, 1, 0], None));
+        // With them, the AF_XDP interface and the UDP listeners share thread 0.
+        config.udp = vec!["0.0.0.0:6363".parse().unwrap()];
+        assert_eq!(placement(&config, 2), (vec![0, 0, 0], Some(0)));
+        assert_eq!(placement(&config, 3), (vec![0, 0, 2], Some(0)));
+    }
+}
