@@ -430,6 +430,10 @@ fn a_bad_udp_checksum_is_counted_and_dropped() {
         );
         assert_eq!(malformed(x, channel), before + 1, "{bad} on {channel}");
     }
+    let warned = eventually(Duration::from_secs(5), || {
+        (x.log_text()).contains("with a bad checksum").then_some(())
+    });
+    assert!(warned.is_some(), "no warning: {}", x.log_text());
     // IPv4 without a checksum: taken.
     let before = malformed(x, "udp4://0.0.0.0:6363");
     pair.python(1, SEND_RAW, &[P4, X4, "40003", "zero"]);

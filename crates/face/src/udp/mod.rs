@@ -64,6 +64,8 @@ pub struct UdpChannel {
     coalescing: bool,
     /// Faces made without a socket of their own since [`UdpChannel::take_shared`].
     shared: Cell<u64>,
+    /// Datagrams dropped for a bad checksum since [`UdpChannel::take_bad_checksums`].
+    bad_checksums: Cell<u64>,
 }
 
 impl std::fmt::Debug for UdpChannel {
@@ -132,6 +134,7 @@ impl UdpChannel {
             counters: ChannelCounters::default(),
             coalescing,
             shared: Cell::new(0),
+            bad_checksums: Cell::new(0),
         })
     }
 
@@ -289,6 +292,14 @@ impl UdpChannel {
     /// checksum wrong (read past the socket, where the kernel did not check it).
     pub fn count_bad_checksum(&mut self) {
         self.counters.n_malformed += 1;
+        self.bad_checksums.set(self.bad_checksums.get() + 1);
+    }
+
+    /// How many datagrams were dropped for a bad checksum since the last call, for the
+    /// caller to log (a sender on a virtual device that leaves checksums to the receiver
+    /// sends nothing else).
+    pub fn take_bad_checksums(&self) -> u64 {
+        self.bad_checksums.replace(0)
     }
 
     /// Whether datagrams to `dst` are this channel's: its address, or on a wildcard
