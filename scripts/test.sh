@@ -54,6 +54,8 @@ command -v strip >/dev/null || need_apt binutils
 command -v chromium >/dev/null || need_apt chromium
 # The lossy-chain tests drop frames with nftables inside their namespaces.
 command -v nft >/dev/null || need_apt nftables
+# The AF_XDP tests ping across an interface the XDP program is attached to.
+command -v ping >/dev/null || need_apt iputils-ping
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
 
 step "python-ndn and prometheus-client (PyPI) in .venv, for the cross-implementation and metrics tests"

@@ -10,3 +10,4 @@ pub mod link;
 pub mod mgmt;
 pub mod names;
 pub mod trust;
+pub mod xdp_udp;

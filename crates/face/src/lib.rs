@@ -62,7 +62,7 @@ pub use config::{
 pub use congestion::MarkingConfig;
 pub use datagram::Datagram;
 pub use ether::netif::{LinkEvents, LinkMonitor};
-pub use ether::{EtherChannel, EtherError, IoPath, LinkState};
+pub use ether::{EtherChannel, EtherError, IoPath, LinkState, UdpChannels};
 pub use face::Face;
 pub use link_service::{Received, RxPacket, RxSink};
 pub use stream_listener::{Accepted, ChannelStatus, ListenError, StreamListener};

@@ -14,7 +14,7 @@ use common::{data, interest, name_of};
 use kite_face::ether::frame::NDN_MULTICAST;
 use kite_face::{
     Datagram, EtherChannel, Face, FaceConfig, FaceUri, LinkMonitor, LinkState, Received, RxPacket,
-    DEFAULT_IDLE_TIMEOUT,
+    UdpChannels, DEFAULT_IDLE_TIMEOUT,
 };
 use kite_link::{FaceIds, FaceScope, LinkType, MacAddr, PacketKind, Persistency};
 
@@ -112,6 +112,10 @@ impl End {
                     &mut dgrams,
                     &mut created,
                     &mut Vec::new(),
+                    &mut UdpChannels {
+                        channels: &mut [],
+                        datagrams: &mut Vec::new(),
+                    },
                 )
                 .unwrap();
             for f in created {

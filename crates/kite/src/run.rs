@@ -64,8 +64,9 @@ pub struct RunArgs {
     ether: Vec<String>,
     /// Ethernet interface to forward on through Kite's XDP program and AF_XDP sockets (kernel
     /// bypass) rather than an AF_PACKET socket; repeatable, and implies --ether IFNAME. The
-    /// program hands NDN frames (EtherType 0x8624) to Kite and passes everything else to the
-    /// kernel; it is detached when kite stops, even when killed. Needs root. Where AF_XDP
+    /// program hands NDN frames (EtherType 0x8624) and UDP datagrams to Kite's UDP listeners
+    /// to Kite and passes everything else to the kernel; it is detached when kite stops, even
+    /// when killed. UDP faces still send through the kernel's sockets. Needs root. Where AF_XDP
     /// cannot be had, the interface keeps AF_PACKET and the log says why (`kite channel list`
     /// shows each channel's I/O path). None by default.
     #[arg(long, value_name = "IFNAME")]

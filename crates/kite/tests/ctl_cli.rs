@@ -170,6 +170,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
                 ndn: 40,
                 passed: 3,
                 runt: 1,
+                udp: 6,
             }),
             ..Default::default()
         },
@@ -199,7 +200,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
         "{text}"
     );
     assert!(
-        lines[3].contains(" 40/3/1 ")
+        lines[3].contains(" 40/6/3/1 ")
             && lines[3]
                 .trim_end()
                 .ends_with("af_xdp (driver mode, copy, 2 queues)"),
@@ -220,6 +221,7 @@ fn channel_list_shows_kites_drop_counters_and_nfds_bare_channels() {
     assert_eq!(j[2]["xdp"]["ndn"], 40);
     assert_eq!(j[2]["xdp"]["passed"], 3);
     assert_eq!(j[2]["xdp"]["runt"], 1);
+    assert_eq!(j[2]["xdp"]["udp"], 6);
 }
 
 #[test]

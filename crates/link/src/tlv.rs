@@ -90,3 +90,5 @@ pub const KITE_N_XDP_NDN: u64 = 0x4B32;
 pub const KITE_N_XDP_PASSED: u64 = 0x4B34;
 /// Frames Kite's XDP program passed to the kernel as shorter than an Ethernet header.
 pub const KITE_N_XDP_RUNT: u64 = 0x4B36;
+/// UDP datagrams to Kite's listeners that Kite's XDP program redirected to an AF_XDP socket.
+pub const KITE_N_XDP_UDP: u64 = 0x4B38;

@@ -25,8 +25,10 @@ pub struct RuntimeHandle {
     pub(crate) io: Vec<(Sender<IoCommand>, Arc<mio::Waker>)>,
     /// Faces each I/O thread owns (management creates a face on the least loaded one).
     pub(crate) loads: Arc<[std::sync::atomic::AtomicUsize]>,
-    /// The Ethernet interfaces, in configuration order (interface i is I/O thread i mod N's).
-    pub(crate) ether: Vec<String>,
+    /// The Ethernet interfaces, in configuration order, each with its I/O thread.
+    pub(crate) ether: Vec<(String, usize)>,
+    /// The I/O thread that holds every UDP listener, when one does (with AF_XDP).
+    pub(crate) udp_thread: Option<usize>,
     pub(crate) fwd: Vec<(Sender<FwCommand>, park::Waker)>,
     pub(crate) internal_rx: Receiver<InternalInterest>,
     pub(crate) events: Receiver<FaceEvent>,
@@ -61,16 +63,20 @@ impl RuntimeHandle {
     }
 
     /// The I/O thread a new face to `remote` (from `local`) goes to: an Ethernet face to
-    /// the thread of its interface, any other to the thread with the fewest faces.
+    /// the thread of its interface, a UDP face to the thread of the UDP listeners when one
+    /// holds them all, any other to the thread with the fewest faces.
     fn io_for(&self, remote: &FaceUri, local: Option<&FaceUri>) -> usize {
         let m = self.io.len();
         if m == 1 {
             return 0;
         }
         if let (FaceUri::Ether(_), Some(FaceUri::Dev(iface))) = (remote, local) {
-            if let Some(i) = self.ether.iter().position(|e| e == iface) {
-                return i % m;
+            if let Some((_, k)) = self.ether.iter().find(|(e, _)| e == iface) {
+                return *k;
             }
+        }
+        if let (FaceUri::Udp(_), Some(k)) = (remote, self.udp_thread) {
+            return k;
         }
         io::least_loaded(&self.loads)
     }
@@ -240,6 +246,7 @@ impl RuntimeHandle {
                         x.ndn += y.ndn;
                         x.passed += y.passed;
                         x.runt += y.runt;
+                        x.udp += y.udp;
                     }
                 }
                 None => all.push(c),

@@ -62,6 +62,7 @@ impl Runtime {
         let (event_tx, event_rx) = crossbeam_channel::unbounded();
         // Listeners first: a port in use fails the start before any thread runs.
         let mut owned = io::open_listeners(&config, m)?;
+        let (ether_threads, udp_thread) = io::placement(&config, m);
 
         // Per I/O thread: its poll, waker, sleep flag and commands.
         let mut polls = Vec::with_capacity(m);
@@ -221,7 +222,8 @@ impl Runtime {
             handle: RuntimeHandle {
                 io,
                 loads,
-                ether: config.ether.clone(),
+                ether: config.ether.iter().cloned().zip(ether_threads).collect(),
+                udp_thread,
                 fwd,
                 internal_rx,
                 events: event_rx,

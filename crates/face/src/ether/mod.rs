@@ -29,6 +29,7 @@ pub use xdp_path::IoPath;
 pub use crate::transport::LinkState;
 
 use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -45,7 +46,10 @@ use crate::stream_listener::ChannelStatus;
 use crate::sys::packet::{interface_index, PacketSocket};
 use crate::sys::{timestamp_arrivals, RecvBatch, BATCH};
 use crate::transport::{FaceError, Progress};
+use crate::udp::UdpChannel;
 use crate::uri::FaceUri;
+use crate::xdp::filter::UdpDst;
+use crate::xdp::udp::Checksum;
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 use kite_link::reassembly::{Endpoint, Reassembler};
 use kite_link::ChannelCounters;
@@ -153,6 +157,20 @@ pub struct EtherChannel {
     /// The AF_XDP path, when the channel has one.
     xdp: Option<Box<XdpPath>>,
     io_path: IoPath,
+    /// The UDP listeners' addresses whose datagrams the AF_XDP path takes
+    /// ([`EtherChannel::serve_udp`]).
+    udp_locals: Vec<SocketAddr>,
+}
+
+/// The UDP channels an Ethernet channel's AF_XDP path hands datagrams to (those of the I/O
+/// thread that owns it), and where the datagrams go: each with the index of its channel in
+/// `channels`, for the caller to give each channel's to its faces with that channel's
+/// reassembler.
+pub struct UdpChannels<'a> {
+    /// The I/O thread's UDP channels.
+    pub channels: &'a mut [UdpChannel],
+    /// The datagrams read for them, each with its channel's index.
+    pub datagrams: &'a mut Vec<(usize, Datagram)>,
 }
 
 impl std::fmt::Debug for EtherChannel {
@@ -219,6 +237,7 @@ impl EtherChannel {
             waited: Duration::ZERO,
             xdp: None,
             io_path: IoPath::Packet { fallback: None },
+            udp_locals: Vec::new(),
         })
     }
 
@@ -240,6 +259,43 @@ impl EtherChannel {
             }
         }
         Ok(ch)
+    }
+
+    /// Takes the UDP datagrams to the listeners bound to `locals` (each a wildcard address,
+    /// for every address of its family on the interface, or one address) through the AF_XDP
+    /// path: the XDP program's map of UDP destinations becomes those (address, port) pairs,
+    /// and [`EtherChannel::recv_burst`] hands their datagrams to the UDP channels. Without
+    /// the AF_XDP path this does nothing. The interface's addresses are read again when a
+    /// notification names it ([`EtherChannel::addresses_changed`]). The destinations the
+    /// program now takes, or why none: the datagrams then reach the listeners' sockets
+    /// through the kernel, as without AF_XDP.
+    pub fn serve_udp(&mut self, locals: &[SocketAddr]) -> Result<Vec<SocketAddr>, String> {
+        self.udp_locals = locals.to_vec();
+        self.fill_udp_dsts()
+    }
+
+    /// Reads the interface's addresses again when `events` concern it and the AF_XDP path
+    /// takes UDP datagrams: the destinations it now takes, when it reread them.
+    pub fn addresses_changed(
+        &mut self,
+        events: &LinkEvents,
+    ) -> Option<Result<Vec<SocketAddr>, String>> {
+        if self.udp_locals.is_empty() || self.xdp.is_none() || !events.concerns(self.index) {
+            return None;
+        }
+        Some(self.fill_udp_dsts())
+    }
+
+    fn fill_udp_dsts(&mut self) -> Result<Vec<SocketAddr>, String> {
+        let Some(x) = &mut self.xdp else {
+            return Ok(Vec::new());
+        };
+        let addrs = netif::interface_addresses(self.index)
+            .map_err(|e| format!("cannot read the addresses of {}: {e}", self.name))?;
+        let dsts = udp_destinations(&self.udp_locals, &addrs);
+        let keys: Vec<UdpDst> = dsts.iter().map(|&d| UdpDst::of(d)).collect();
+        x.set_udp_dsts(&keys)?;
+        Ok(dsts)
     }
 
     /// How the channel reads and writes its interface.
@@ -432,6 +488,14 @@ impl EtherChannel {
     /// off here. A frame longer than the MTU is counted on the channel and makes no face; for
     /// a known face it also goes to that face as an empty frame, which the face counts as
     /// malformed.
+    ///
+    /// A UDP datagram the AF_XDP path read ([`EtherChannel::serve_udp`]) goes to the channel
+    /// of `udp` serving its destination ([`UdpChannel::receive_from`]: the same
+    /// demultiplexing by sender and admission as a datagram its socket read), into
+    /// `udp.datagrams`, once its IP and UDP headers are checked ([`crate::xdp::udp::parse`]).
+    /// A frame not to this interface's address is counted as foreign on this channel, a
+    /// malformed header as malformed; a datagram whose UDP checksum is wrong is counted on its
+    /// UDP channel ([`UdpChannel::count_bad_checksum`]) and dropped.
     pub fn recv_burst(
         &mut self,
         now: Instant,
@@ -439,16 +503,19 @@ impl EtherChannel {
         datagrams: &mut Vec<Datagram>,
         created: &mut Vec<Face>,
         evicted: &mut Vec<FaceId>,
+        udp: &mut UdpChannels<'_>,
     ) -> io::Result<Progress> {
         let mut new_peers = SmallVec::<[(FaceId, MacAddr); 4]>::new();
         let mut inbound = Inbound {
             mac: self.mac,
+            index: self.index,
             now,
             peers: &mut self.peers,
             arena: &mut self.arena,
             counters: &mut self.counters,
             ids,
             datagrams,
+            created,
             evicted,
             new_peers: &mut new_peers,
         };
@@ -463,7 +530,10 @@ impl EtherChannel {
             }
         }
         for rx in self.xdp.iter_mut().flat_map(|x| x.rx.iter_mut()) {
-            let n = rx.recv(BATCH as u32, |f| inbound.take(f, f.len() > longest));
+            let n = rx.recv(BATCH as u32, |f| match f.get(12..HEADER_LEN) {
+                Some(&[0x86, 0x24]) | None => inbound.take(f, f.len() > longest),
+                Some(_) => inbound.take_udp(f, udp),
+            });
             if n == BATCH as u32 {
                 progress = Progress::More;
             }
@@ -539,12 +609,16 @@ impl EtherChannel {
 /// One receive burst's view of a channel: what it needs to hand a frame to its face.
 struct Inbound<'a> {
     mac: MacAddr,
+    /// The interface's index, the scope of IPv6 link-local senders.
+    index: u32,
     now: Instant,
     peers: &'a mut Peers<MacAddr>,
     arena: &'a mut Arena,
     counters: &'a mut ChannelCounters,
     ids: &'a mut FaceIds,
     datagrams: &'a mut Vec<Datagram>,
+    /// On-demand UDP faces made during the burst.
+    created: &'a mut Vec<Face>,
     evicted: &'a mut Vec<FaceId>,
     /// Unicast senders given an on-demand face, for the channel to make it after the burst.
     new_peers: &'a mut SmallVec<[(FaceId, MacAddr); 4]>,
@@ -609,6 +683,77 @@ impl Inbound<'_> {
     }
 }
 
+impl Inbound<'_> {
+    /// Hands the UDP datagram in `frame` (one the XDP program took: IPv4 or IPv6) to the
+    /// channel of `udp` that serves its destination, or counts it (see
+    /// [`EtherChannel::recv_burst`]).
+    fn take_udp(&mut self, frame: &[u8], udp: &mut UdpChannels<'_>) {
+        // A unicast frame for another host (promiscuous mode), or to a group: the kernel
+        // would not have taken it either.
+        if frame.get(..6) != Some(&self.mac.0[..]) {
+            self.counters.n_foreign += 1;
+            return;
+        }
+        let d = match crate::xdp::udp::parse(frame, self.index) {
+            Ok(d) => d,
+            Err(_) => {
+                self.counters.n_malformed += 1;
+                return;
+            }
+        };
+        let Some(u) = channel_for(udp.channels, d.dst) else {
+            self.counters.n_foreign += 1;
+            return;
+        };
+        let channel = &mut udp.channels[u];
+        if d.checksum == Checksum::Bad {
+            channel.count_bad_checksum();
+            return;
+        }
+        let (ids, created, evicted) = (&mut *self.ids, &mut *self.created, &mut *self.evicted);
+        if let Some(dg) = channel.receive_from(d.src, d.payload, self.now, ids, created, evicted) {
+            udp.datagrams.push((u, dg));
+        }
+    }
+}
+
+/// The UDP channel datagrams to `dst` go to: the one bound to that address and port, else a
+/// wildcard one of its family on that port, as the kernel chooses a socket.
+fn channel_for(channels: &[UdpChannel], dst: SocketAddr) -> Option<usize> {
+    let exact =
+        |c: &UdpChannel| c.local_addr().ip() == dst.ip() && c.local_addr().port() == dst.port();
+    channels
+        .iter()
+        .position(exact)
+        .or_else(|| channels.iter().position(|c| c.serves(dst)))
+}
+
+/// The (address, port) pairs the UDP listeners bound to `locals` serve on an interface whose
+/// addresses are `addrs`: a wildcard listener each address of its family, any other its own
+/// address (the kernel delivers a datagram to any of the host's addresses, whichever
+/// interface it came in on). At most [`crate::xdp::program::MAX_UDP_DSTS`].
+fn udp_destinations(locals: &[SocketAddr], addrs: &[IpAddr]) -> Vec<SocketAddr> {
+    let mut dsts: Vec<SocketAddr> = Vec::new();
+    for l in locals {
+        let served = match l.ip().is_unspecified() {
+            true => addrs
+                .iter()
+                .filter(|a| a.is_ipv4() == l.is_ipv4())
+                .copied()
+                .collect(),
+            false => vec![l.ip()],
+        };
+        for a in served {
+            let d = SocketAddr::new(a, l.port());
+            if !dsts.contains(&d) {
+                dsts.push(d);
+            }
+        }
+    }
+    dsts.truncate(crate::xdp::program::MAX_UDP_DSTS);
+    dsts
+}
+
 /// Whether a socket error says the interface is down.
 fn is_link_down(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::ENETDOWN)
@@ -668,6 +813,53 @@ mod tests {
         let mut ipv4 = EtherHeader::ndn(LOCAL, PEER).encode();
         ipv4[12..].copy_from_slice(&[0x08, 0x00]);
         assert_eq!(demultiplex(&ipv4, LOCAL), Arrival::Malformed);
+    }
+
+    #[test]
+    fn wildcard_listeners_serve_each_address_of_their_family_and_others_their_own() {
+        let addrs: Vec<IpAddr> = ["10.0.0.1", "10.0.1.1", "2001:db8::1", "fe80::1"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        let locals: Vec<SocketAddr> = [
+            "0.0.0.0:6363",
+            "[::]:6363",
+            "192.0.2.7:7000",
+            "10.0.0.1:6363",
+        ]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+        let got = udp_destinations(&locals, &addrs);
+        let want: Vec<SocketAddr> = [
+            "10.0.0.1:6363",
+            "10.0.1.1:6363",
+            "[2001:db8::1]:6363",
+            "[fe80::1]:6363",
+            "192.0.2.7:7000",
+        ]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+        assert_eq!(got, want, "each once");
+        assert!(udp_destinations(&[], &addrs).is_empty());
+    }
+
+    #[test]
+    fn a_datagram_goes_to_the_channel_bound_to_its_address_before_the_wildcard() {
+        let bind = |a: &str| {
+            UdpChannel::bind_reuse_port(a.parse().unwrap(), FaceConfig::default()).unwrap()
+        };
+        let wild = bind("0.0.0.0:0");
+        let port = wild.local_addr().port();
+        let channels = [wild, bind(&format!("127.0.0.1:{port}")), bind("[::]:0")];
+        let v6 = channels[2].local_addr().port();
+        let at = |a: String| channel_for(&channels, a.parse().unwrap());
+        assert_eq!(at(format!("127.0.0.1:{port}")), Some(1));
+        assert_eq!(at(format!("10.9.9.9:{port}")), Some(0));
+        assert_eq!(at(format!("[::1]:{v6}")), Some(2));
+        assert_eq!(at(format!("[::1]:{port}")), None, "another family's port");
+        assert_eq!(at(format!("127.0.0.1:{v6}")), None);
     }
 
     #[test]

@@ -1,20 +1,26 @@
 //! Interface notifications from the kernel: an rtnetlink socket subscribed to link changes
-//! (RTM_NEWLINK, RTM_DELLINK), read when the I/O thread's poll reports it readable. They only
-//! say which interfaces changed; each Ethernet channel then asks the kernel for its
-//! interface's state and MTU ([`EtherChannel::link_changed`](super::EtherChannel::link_changed)),
-//! so a lost notification (the socket's buffer overflowed) costs a re-read, never a wrong
-//! state. Nothing here runs per packet, and nothing polls.
+//! (RTM_NEWLINK, RTM_DELLINK) and address changes (RTM_NEWADDR, RTM_DELADDR), read when the
+//! I/O thread's poll reports it readable. They only say which interfaces changed; each
+//! Ethernet channel then asks the kernel for its interface's state and MTU
+//! ([`EtherChannel::link_changed`](super::EtherChannel::link_changed)) and, on the AF_XDP
+//! path, its addresses ([`interface_addresses`]), so a lost notification (the socket's buffer
+//! overflowed) costs a re-read, never a wrong state. Nothing here runs per packet, and
+//! nothing polls.
 //!
 //! Built on `netlink-sys` (a plain non-blocking socket, registered with mio by descriptor)
 //! and `netlink-packet-route` (the message parser): `rtnetlink` itself needs an async
 //! runtime, which the I/O thread does not have.
 
 use std::io;
+use std::net::IpAddr;
 use std::os::fd::AsRawFd;
 
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
-use netlink_packet_core::{NetlinkMessage, NetlinkPayload};
+use netlink_packet_core::{
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_REQUEST,
+};
+use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
@@ -46,13 +52,17 @@ impl LinkEvents {
             let Ok(msg) = NetlinkMessage::<RouteNetlinkMessage>::deserialize(buf) else {
                 return;
             };
-            if let NetlinkPayload::InnerMessage(
-                RouteNetlinkMessage::NewLink(l) | RouteNetlinkMessage::DelLink(l),
-            ) = &msg.payload
-            {
-                if !self.indexes.contains(&l.header.index) {
-                    self.indexes.push(l.header.index);
-                }
+            let index = match &msg.payload {
+                NetlinkPayload::InnerMessage(
+                    RouteNetlinkMessage::NewLink(l) | RouteNetlinkMessage::DelLink(l),
+                ) => Some(l.header.index),
+                NetlinkPayload::InnerMessage(
+                    RouteNetlinkMessage::NewAddress(a) | RouteNetlinkMessage::DelAddress(a),
+                ) => Some(a.header.index),
+                _ => None,
+            };
+            if let Some(index) = index.filter(|i| !self.indexes.contains(i)) {
+                self.indexes.push(index);
             }
             // Messages are aligned to 4 octets.
             let len = (msg.header.length as usize + 3) & !3;
@@ -72,10 +82,11 @@ pub struct LinkMonitor {
 }
 
 impl LinkMonitor {
-    /// Opens a non-blocking socket subscribed to link notifications.
+    /// Opens a non-blocking socket subscribed to link and address notifications.
     pub fn open() -> io::Result<Self> {
         let mut socket = Socket::new(NETLINK_ROUTE)?;
-        socket.bind(&SocketAddr::new(0, libc::RTMGRP_LINK as u32))?;
+        let groups = libc::RTMGRP_LINK | libc::RTMGRP_IPV4_IFADDR | libc::RTMGRP_IPV6_IFADDR;
+        socket.bind(&SocketAddr::new(0, groups as u32))?;
         socket.set_non_blocking(true)?;
         Ok(LinkMonitor {
             socket,
@@ -109,10 +120,68 @@ impl LinkMonitor {
     }
 }
 
+/// The addresses of interface `index` in the calling thread's network namespace (IPv4 and
+/// IPv6, tentative ones included), from one RTM_GETADDR dump. Called when a channel opens
+/// and when a notification names its interface, never per packet.
+pub fn interface_addresses(index: u32) -> io::Result<Vec<IpAddr>> {
+    let mut socket = Socket::new(NETLINK_ROUTE)?;
+    socket.bind_auto()?;
+    socket.connect(&SocketAddr::new(0, 0))?;
+    let mut header = NetlinkHeader::default();
+    header.flags = NLM_F_REQUEST | NLM_F_DUMP;
+    let mut request = NetlinkMessage::new(
+        header,
+        NetlinkPayload::from(RouteNetlinkMessage::GetAddress(AddressMessage::default())),
+    );
+    request.finalize();
+    let mut buf = vec![0; request.buffer_len()];
+    request.serialize(&mut buf);
+    socket.send(&buf, 0)?;
+
+    let mut addrs = Vec::new();
+    let mut reply = Vec::with_capacity(READ_LEN);
+    loop {
+        reply.clear();
+        socket.recv(&mut reply, 0)?;
+        let mut rest = &reply[..];
+        while !rest.is_empty() {
+            let msg = NetlinkMessage::<RouteNetlinkMessage>::deserialize(rest)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            match &msg.payload {
+                NetlinkPayload::Done(_) => return Ok(addrs),
+                NetlinkPayload::Error(e) => return Err(e.to_io()),
+                NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewAddress(a))
+                    if a.header.index == index =>
+                {
+                    // IFA_LOCAL is the interface's own address where it differs from
+                    // IFA_ADDRESS (the peer's, on a point-to-point link); IPv6 sends only
+                    // IFA_ADDRESS.
+                    let local = a.attributes.iter().find_map(|a| match a {
+                        AddressAttribute::Local(ip) => Some(*ip),
+                        _ => None,
+                    });
+                    let address = a.attributes.iter().find_map(|a| match a {
+                        AddressAttribute::Address(ip) => Some(*ip),
+                        _ => None,
+                    });
+                    if let Some(ip) = local.or(address).filter(|ip| !addrs.contains(ip)) {
+                        addrs.push(ip);
+                    }
+                }
+                _ => {}
+            }
+            let len = (msg.header.length as usize + 3) & !3;
+            if len == 0 || len >= rest.len() {
+                break;
+            }
+            rest = &rest[len..];
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use netlink_packet_core::NetlinkHeader;
     use netlink_packet_route::link::LinkMessage;
 
     fn wire(msgs: Vec<RouteNetlinkMessage>) -> Vec<u8> {
@@ -146,6 +215,27 @@ mod tests {
         e.add_messages(&buf);
         assert_eq!(e.indexes, vec![7, 9]);
         assert!(e.concerns(7) && e.concerns(9) && !e.concerns(8));
+    }
+
+    #[test]
+    fn address_changes_name_their_interfaces() {
+        let mut a = AddressMessage::default();
+        a.header.index = 4;
+        let buf = wire(vec![
+            RouteNetlinkMessage::NewAddress(a.clone()),
+            RouteNetlinkMessage::DelAddress(a),
+        ]);
+        let mut e = LinkEvents::default();
+        e.add_messages(&buf);
+        assert_eq!(e.indexes, vec![4]);
+    }
+
+    #[test]
+    fn loopback_has_its_addresses() {
+        let lo = crate::sys::packet::interface_index("lo").unwrap().unwrap();
+        let addrs = interface_addresses(lo).unwrap();
+        assert!(addrs.contains(&IpAddr::from([127, 0, 0, 1])), "{addrs:?}");
+        assert!(interface_addresses(0x7fff_0000).unwrap().is_empty());
     }
 
     #[test]

@@ -163,6 +163,11 @@ impl XdpPath {
         }
     }
 
+    /// Makes `dsts` the UDP destinations the program takes.
+    pub fn set_udp_dsts(&mut self, dsts: &[crate::xdp::filter::UdpDst]) -> Result<(), String> {
+        self.program.set_udp_dsts(dsts).map_err(|e| e.to_string())
+    }
+
     /// The program's verdict counts.
     pub fn counts(&self) -> io::Result<XdpCounts> {
         self.program

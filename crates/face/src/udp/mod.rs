@@ -64,6 +64,8 @@ pub struct UdpChannel {
     coalescing: bool,
     /// Faces made without a socket of their own since [`UdpChannel::take_shared`].
     shared: Cell<u64>,
+    /// Datagrams dropped for a bad checksum since [`UdpChannel::take_bad_checksums`].
+    bad_checksums: Cell<u64>,
 }
 
 impl std::fmt::Debug for UdpChannel {
@@ -132,6 +134,7 @@ impl UdpChannel {
             counters: ChannelCounters::default(),
             coalescing,
             shared: Cell::new(0),
+            bad_checksums: Cell::new(0),
         })
     }
 
@@ -242,6 +245,72 @@ impl UdpChannel {
         } else {
             Progress::Drained
         })
+    }
+
+    /// Hands datagram `d` from `from`, which reached this channel's address past its socket
+    /// (through an interface's AF_XDP sockets), to its face as [`UdpChannel::recv_burst`]
+    /// does a datagram its socket read: a known remote's goes to its face, a new remote
+    /// whose datagram is a well-formed NDN packet gets an on-demand face (pushed to
+    /// `created`, the idlest given up for it pushed to `evicted`), anything else from a new
+    /// remote is counted as malformed.
+    pub fn receive_from(
+        &mut self,
+        from: SocketAddr,
+        d: &[u8],
+        now: Instant,
+        ids: &mut FaceIds,
+        created: &mut Vec<Face>,
+        evicted: &mut Vec<FaceId>,
+    ) -> Option<Datagram> {
+        if d.len() > MAX_FRAME_LEN {
+            self.counters.n_truncated += 1;
+            let face = self.peers.get(&from)?;
+            return Some(Datagram::cut(face, Endpoint::Peer));
+        }
+        let known = self.peers.touch(&from, now);
+        let (frame, own_buffer) = self.arena.receive(d);
+        let face = match known {
+            Some(id) => id,
+            None => match self.peers.admit(from, &frame, ids, now, evicted) {
+                Some(id) => {
+                    created.push(self.new_face(id, from, Persistency::OnDemand));
+                    id
+                }
+                None => {
+                    self.counters.n_malformed += 1;
+                    return None;
+                }
+            },
+        };
+        Some(Datagram {
+            face,
+            from: Endpoint::Peer,
+            frame,
+            own_buffer,
+        })
+    }
+
+    /// Counts a datagram for this channel that was dropped before any face saw it, its UDP
+    /// checksum wrong (read past the socket, where the kernel did not check it).
+    pub fn count_bad_checksum(&mut self) {
+        self.counters.n_malformed += 1;
+        self.bad_checksums.set(self.bad_checksums.get() + 1);
+    }
+
+    /// How many datagrams were dropped for a bad checksum since the last call, for the
+    /// caller to log (a sender on a virtual device that leaves checksums to the receiver
+    /// sends nothing else).
+    pub fn take_bad_checksums(&self) -> u64 {
+        self.bad_checksums.replace(0)
+    }
+
+    /// Whether datagrams to `dst` are this channel's: its address, or on a wildcard
+    /// channel any address of its family, and its port.
+    pub fn serves(&self, dst: SocketAddr) -> bool {
+        let local = self.local;
+        local.port() == dst.port()
+            && (local.ip() == dst.ip()
+                || (local.ip().is_unspecified() && local.is_ipv4() == dst.is_ipv4()))
     }
 
     /// Creates the face of `remote` (`faces/create udp4://…`); fails with

@@ -15,7 +15,7 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 
-use aya::maps::{MapData, PerCpuArray, XskMap};
+use aya::maps::{HashMap as BpfHashMap, MapData, PerCpuArray, XskMap};
 use aya::programs::xdp::XdpLink;
 use aya::programs::{ProgramError, Xdp};
 use aya::Ebpf;
@@ -26,7 +26,7 @@ use netlink_packet_route::link::{LinkAttribute, LinkMessage, LinkXdp, XdpAttache
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
-use super::filter::Verdict;
+use super::filter::{UdpDst, Verdict};
 
 /// The object `make -C xdp` builds, aligned for the ELF parser.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../xdp/kite_xdp.o");
@@ -41,6 +41,12 @@ const PROGRAM: &str = "kite_xdp";
 const SOCKETS: &str = "kite_xsks";
 /// The per-CPU map of verdict counts, by [`Verdict::index`].
 const COUNTS: &str = "kite_counts";
+/// The map of UDP destinations handed to Kite, by [`UdpDst::key`].
+const UDP_DSTS: &str = "kite_udp_dsts";
+
+/// The UDP destinations the program's map has room for (`MAX_UDP_DSTS` in
+/// `xdp/kite_xdp.c`): datagrams to any beyond them go to the kernel's sockets.
+pub const MAX_UDP_DSTS: usize = 256;
 
 /// IFLA_XDP_FLAGS bits (linux/if_link.h): the mode a netlink attachment is in, and "only if
 /// the program there is still the expected one".
@@ -96,6 +102,9 @@ pub struct XdpCounts {
     pub passed: u64,
     /// Frames shorter than an Ethernet header, passed to the kernel.
     pub runt: u64,
+    /// UDP datagrams to Kite's listeners, redirected to a socket (or passed, when their queue
+    /// has none).
+    pub udp: u64,
 }
 
 /// Why the program could not be loaded, attached or given a socket. Each message says what an
@@ -239,6 +248,33 @@ impl XdpProgram {
     pub fn counts(&self) -> Result<XdpCounts, XdpError> {
         counts(&self.ebpf)
     }
+
+    /// Makes `dsts` (at most [`MAX_UDP_DSTS`] of them; those past it stay with the kernel)
+    /// the UDP destinations whose datagrams the program hands to the sockets: those missing
+    /// are added, the others taken out. Between the two steps a datagram may reach either
+    /// path, and both deliver it.
+    pub fn set_udp_dsts(&mut self, dsts: &[UdpDst]) -> Result<(), XdpError> {
+        set_udp_dsts(&mut self.ebpf, dsts)
+    }
+}
+
+/// [`XdpProgram::set_udp_dsts`] on the object's map.
+fn set_udp_dsts(ebpf: &mut Ebpf, dsts: &[UdpDst]) -> Result<(), XdpError> {
+    let mut map = udp_dsts(ebpf)?;
+    let failed = |e: aya::maps::MapError| XdpError::Other(format!("{UDP_DSTS}: {}", describe(&e)));
+    let want: Vec<[u8; 20]> = dsts.iter().take(MAX_UDP_DSTS).map(UdpDst::key).collect();
+    let stale: Vec<[u8; 20]> = map
+        .keys()
+        .filter_map(Result::ok)
+        .filter(|k| !want.contains(k))
+        .collect();
+    for k in &stale {
+        map.remove(k).map_err(failed)?;
+    }
+    for k in &want {
+        map.insert(k, 1, 0).map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// The id of the XDP program attached to interface `ifindex` of the calling thread's network
@@ -446,6 +482,14 @@ fn sockets(ebpf: &mut Ebpf) -> Result<XskMap<&mut MapData>, XdpError> {
     XskMap::try_from(map).map_err(|e| XdpError::Other(format!("{SOCKETS}: {}", describe(&e))))
 }
 
+/// The object's map of UDP destinations.
+fn udp_dsts(ebpf: &mut Ebpf) -> Result<BpfHashMap<&mut MapData, [u8; 20], u8>, XdpError> {
+    let map = ebpf
+        .map_mut(UDP_DSTS)
+        .ok_or_else(|| XdpError::Other(format!("the embedded object has no map {UDP_DSTS}")))?;
+    BpfHashMap::try_from(map).map_err(|e| XdpError::Other(format!("{UDP_DSTS}: {}", describe(&e))))
+}
+
 /// The object's counts, summed over CPUs.
 fn counts(ebpf: &Ebpf) -> Result<XdpCounts, XdpError> {
     let map = ebpf
@@ -462,6 +506,7 @@ fn counts(ebpf: &Ebpf) -> Result<XdpCounts, XdpError> {
         ndn: count(Verdict::Ndn)?,
         passed: count(Verdict::Passed)?,
         runt: count(Verdict::Runt)?,
+        udp: count(Verdict::Udp)?,
     })
 }
 
@@ -593,7 +638,79 @@ mod tests {
             filter::Verdict::Ndn => c.ndn,
             filter::Verdict::Passed => c.passed,
             filter::Verdict::Runt => c.runt,
+            filter::Verdict::Udp => c.udp,
         }
+    }
+
+    /// Every verdict, for checking that exactly one counter grew.
+    const VERDICTS: [filter::Verdict; 4] = [
+        filter::Verdict::Ndn,
+        filter::Verdict::Passed,
+        filter::Verdict::Runt,
+        filter::Verdict::Udp,
+    ];
+
+    /// The UDP destinations the UDP twin test puts in the map.
+    fn udp_dsts_for_test() -> Vec<filter::UdpDst> {
+        [
+            "10.0.0.1:6363",
+            "10.0.0.1:7000",
+            "[2001:db8::1]:6363",
+            "[fe80::1]:6363",
+        ]
+        .iter()
+        .map(|a| filter::UdpDst::of(a.parse().unwrap()))
+        .collect()
+    }
+
+    /// UDP datagrams over IPv4 and IPv6 to destinations in the map and near them (another
+    /// port or address), then bent: fragment fields, header length and options, version,
+    /// protocol or next header, a byte anywhere in the headers, cut short.
+    fn udp_frames() -> impl Strategy<Value = Vec<u8>> {
+        use crate::xdp::udp::testing::{ipv4_with_options, ipv6};
+        let v4 = (
+            prop_oneof![Just([10u8, 0, 0, 1]), Just([10, 0, 0, 2]), any::<[u8; 4]>()],
+            prop_oneof![Just(6363u16), Just(7000), Just(6364), any::<u16>()],
+            0usize..=10,
+        )
+            .prop_map(|(a, port, words)| {
+                let dst = std::net::SocketAddr::from((a, port));
+                ipv4_with_options("10.0.0.9:5000".parse().unwrap(), dst, b"ndn", words * 4)
+            });
+        let v6 = (
+            prop_oneof![
+                Just("2001:db8::1".parse::<std::net::Ipv6Addr>().unwrap()),
+                Just("fe80::1".parse().unwrap()),
+                any::<[u8; 16]>().prop_map(std::net::Ipv6Addr::from),
+            ],
+            prop_oneof![Just(6363u16), Just(6364), any::<u16>()],
+        )
+            .prop_map(|(a, port)| {
+                let dst = std::net::SocketAddr::from((a, port));
+                ipv6("[2001:db8::9]:5000".parse().unwrap(), dst, b"ndn")
+            });
+        let bend = prop_oneof![
+            Just(None),
+            // Flags and fragment offset (IPv4), or payload length and next header (IPv6).
+            (HEADER_LEN + 6..HEADER_LEN + 8, any::<u8>()).prop_map(Some),
+            // Version and header length.
+            (HEADER_LEN..HEADER_LEN + 1, any::<u8>()).prop_map(Some),
+            // The protocol (IPv4).
+            (HEADER_LEN + 9..HEADER_LEN + 10, any::<u8>()).prop_map(Some),
+            // Anywhere in the headers.
+            (0usize..HEADER_LEN + 48, any::<u8>()).prop_map(Some),
+        ];
+        (prop_oneof![v4, v6], bend, 0usize..4, 0usize..60).prop_map(|(mut f, bend, cut, by)| {
+            if let Some((at, v)) = bend {
+                if at < f.len() {
+                    f[at] = v;
+                }
+            }
+            if cut == 0 {
+                f.truncate(f.len().saturating_sub(by).max(HEADER_LEN));
+            }
+            f
+        })
     }
 
     /// Random frames (most of them passed), NDN frames, frames one octet off NDN's EtherType,
@@ -696,17 +813,75 @@ mod tests {
                     return Ok(());
                 }
                 prop_assert_eq!(run.map_err(|e| e.to_string()), Ok(XDP_PASS));
-                for v in [
-                    filter::Verdict::Ndn,
-                    filter::Verdict::Passed,
-                    filter::Verdict::Runt,
-                ] {
+                for v in VERDICTS {
                     let grew = u64::from(v == verdict);
                     prop_assert_eq!(count(&after, v), count(&before, v) + grew, "{:?}", v);
                 }
                 Ok(())
             })
             .unwrap();
+    }
+
+    /// With UDP destinations in its map, the kernel still gives every frame the twin's
+    /// verdict: IPv4 and IPv6 datagrams to them are taken (and passed on here, with no socket
+    /// in the map), fragments, options, other ports and addresses, extension headers and
+    /// short headers as the twin says; the map is replaced and emptied as asked.
+    #[test]
+    fn the_kernel_gives_the_udp_verdicts_of_the_twin() {
+        let Some(ebpf) = load_or_skip() else {
+            return;
+        };
+        let mut p = ebpf;
+        if test_run(program(&p), &[0; 60]).is_err() {
+            return kite_testkit::skip("BPF_PROG_TEST_RUN refused");
+        }
+        let dsts = udp_dsts_for_test();
+        set_dsts(&mut p, &dsts);
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+            cases: 2000,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        });
+        let udp = std::cell::Cell::new(0);
+        runner
+            .run(&udp_frames(), |frame| {
+                let before = counts(&p).unwrap();
+                let run = test_run(program(&p), &frame);
+                let after = counts(&p).unwrap();
+                let verdict = filter::verdict_with(&frame, &dsts);
+                prop_assert_eq!(run.map_err(|e| e.to_string()), Ok(XDP_PASS));
+                for v in VERDICTS {
+                    let grew = u64::from(v == verdict);
+                    prop_assert_eq!(count(&after, v), count(&before, v) + grew, "{:?}", v);
+                }
+                udp.set(udp.get() + u64::from(verdict == filter::Verdict::Udp));
+                Ok(())
+            })
+            .unwrap();
+        let udp = udp.get();
+        assert!(udp > 100, "only {udp} frames were Kite's datagrams");
+
+        // Replaced by one destination, the others pass; emptied, all pass.
+        use crate::xdp::udp::testing::ipv4;
+        let peer = "10.0.0.9:5000".parse().unwrap();
+        let to_6363 = ipv4(peer, "10.0.0.1:6363".parse().unwrap(), b"x");
+        let to_7000 = ipv4(peer, "10.0.0.1:7000".parse().unwrap(), b"x");
+        set_dsts(&mut p, &dsts[1..2]);
+        let before = counts(&p).unwrap();
+        test_run(program(&p), &to_6363).unwrap();
+        test_run(program(&p), &to_7000).unwrap();
+        let after = counts(&p).unwrap();
+        assert_eq!(
+            (after.udp - before.udp, after.passed - before.passed),
+            (1, 1)
+        );
+        set_dsts(&mut p, &[]);
+        test_run(program(&p), &to_7000).unwrap();
+        assert_eq!(counts(&p).unwrap().udp, after.udp);
+    }
+
+    fn set_dsts(ebpf: &mut Ebpf, dsts: &[filter::UdpDst]) {
+        set_udp_dsts(ebpf, dsts).unwrap();
     }
 
     /// With a socket at queue 0, the program redirects NDN frames of that queue (all that a
@@ -738,7 +913,7 @@ mod tests {
             XdpCounts {
                 ndn: 2,
                 passed: 1,
-                runt: 0
+                ..XdpCounts::default()
             }
         );
 

@@ -382,8 +382,9 @@ pub struct Ether {
     /// least [`MIN_BUDGET_BYTES`]).
     #[serde(deserialize_with = "budget_bytes")]
     pub socket_buffer: usize,
-    /// `xdp`: interfaces whose NDN frames go through Kite's XDP program and AF_XDP sockets
-    /// (kernel bypass) instead of an AF_PACKET socket; each is forwarded on as if it were in
+    /// `xdp`: interfaces whose NDN frames, and UDP datagrams to the UDP listeners, go through
+    /// Kite's XDP program and AF_XDP sockets (kernel bypass) instead of an AF_PACKET socket
+    /// and the kernel's UDP sockets; each is forwarded on as if it were in
     /// `interfaces` too. Needs root (CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW); an interface where
     /// AF_XDP cannot be had keeps AF_PACKET and the log says why. None by default.
     pub xdp: Vec<String>,

@@ -54,7 +54,7 @@ fn channel_json(c: &ChannelStatus) -> Value {
         },
         "delayed": d.n_delayed,
         "io_path": c.io_path,
-        "xdp": c.xdp.map(|x| json!({"ndn": x.ndn, "passed": x.passed, "runt": x.runt})),
+        "xdp": c.xdp.map(|x| json!({"ndn": x.ndn, "udp": x.udp, "passed": x.passed, "runt": x.runt})),
     })
 }
 
@@ -67,7 +67,7 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
         "NO-FACE",
         "SOCKET",
         "DELAYED",
-        "XDP-NDN/PASSED/RUNT",
+        "XDP-NDN/UDP/PASSED/RUNT",
         "IO",
     ]);
     for c in channels {
@@ -82,7 +82,7 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
             d.n_delayed.to_string(),
             c.xdp.map_or_else(
                 || "-".into(),
-                |x| format!("{}/{}/{}", x.ndn, x.passed, x.runt),
+                |x| format!("{}/{}/{}/{}", x.ndn, x.udp, x.passed, x.runt),
             ),
             // Last: a fallback's reason is long.
             c.io_path.clone().unwrap_or_else(|| "-".into()),

@@ -12,15 +12,18 @@ use kite_packet::Result;
 
 use crate::nfd;
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict, Tlv};
-use kite_link::tlv::{KITE_CHANNEL_IO_PATH, KITE_N_XDP_NDN, KITE_N_XDP_PASSED, KITE_N_XDP_RUNT};
+use kite_link::tlv::{
+    KITE_CHANNEL_IO_PATH, KITE_N_XDP_NDN, KITE_N_XDP_PASSED, KITE_N_XDP_RUNT, KITE_N_XDP_UDP,
+};
 use kite_link::ChannelCounters;
 
 /// Kite's elements after the drop counters: the I/O path, then the XDP verdict counts.
-const AFTER_COUNTERS: [u64; 4] = [
+const AFTER_COUNTERS: [u64; 5] = [
     KITE_CHANNEL_IO_PATH,
     KITE_N_XDP_NDN,
     KITE_N_XDP_PASSED,
     KITE_N_XDP_RUNT,
+    KITE_N_XDP_UDP,
 ];
 
 /// Field order of ChannelStatus: NFD's LocalUri, Kite's drop counters, its I/O path and XDP
@@ -49,6 +52,8 @@ pub struct XdpVerdicts {
     pub passed: u64,
     /// Frames shorter than an Ethernet header, passed to the kernel.
     pub runt: u64,
+    /// UDP datagrams to Kite's listeners, handed to Kite's AF_XDP sockets.
+    pub udp: u64,
 }
 
 /// A channel (listener).
@@ -89,6 +94,7 @@ impl Tlv for ChannelStatus {
             put_nonneg(out, KITE_N_XDP_NDN, x.ndn);
             put_nonneg(out, KITE_N_XDP_PASSED, x.passed);
             put_nonneg(out, KITE_N_XDP_RUNT, x.runt);
+            put_nonneg(out, KITE_N_XDP_UDP, x.udp);
         }
     }
 
@@ -106,6 +112,7 @@ impl Tlv for ChannelStatus {
                     xdp.get_or_insert_with(Default::default).passed = f.nonneg()?
                 }
                 KITE_N_XDP_RUNT => xdp.get_or_insert_with(Default::default).runt = f.nonneg()?,
+                KITE_N_XDP_UDP => xdp.get_or_insert_with(Default::default).udp = f.nonneg()?,
                 typ => {
                     if let Some(c) = counters.get_mut(typ) {
                         *c = f.nonneg()?;
@@ -171,15 +178,17 @@ mod tests {
                 ndn: 300,
                 passed: 7,
                 runt: 1,
+                udp: 20,
             }),
         };
         let wire = xdp.encode();
-        let tail = wire.len() - (4 + 36 + 3 * 5 + 1);
+        let tail = wire.len() - (4 + 36 + 4 * 5 + 1);
         let mut want = vec![0xFD, 0x4B, 0x30, 36];
         want.extend_from_slice(b"af_xdp (driver mode, copy, 1 queues)");
         want.extend_from_slice(&[0xFD, 0x4B, 0x32, 2, 1, 44]);
         want.extend_from_slice(&[0xFD, 0x4B, 0x34, 1, 7]);
         want.extend_from_slice(&[0xFD, 0x4B, 0x36, 1, 1]);
+        want.extend_from_slice(&[0xFD, 0x4B, 0x38, 1, 20]);
         assert_eq!(&wire[tail..], want);
         let back = ChannelStatus::decode(&Bytes::from(wire)).unwrap();
         assert_eq!(back, xdp);

@@ -134,6 +134,7 @@ impl Manager {
                     ndn: x.ndn,
                     passed: x.passed,
                     runt: x.runt,
+                    udp: x.udp,
                 }),
             })
             .collect()

@@ -57,6 +57,17 @@ impl IoThread {
                      (raise the open files limit)"
                 );
             }
+            let bad = u.take_bad_checksums();
+            if bad > 0 {
+                // At most once a second per listener (the housekeeping tick).
+                tracing::warn!(
+                    listener = %u.local_addr(),
+                    dropped = bad,
+                    "UDP datagrams read through AF_XDP with a bad checksum (counted as \
+                     malformed); a sender on a veth or another virtual device must compute \
+                     its checksums (ethtool -K DEV tx off)"
+                );
+            }
         }
         let channels = self.udp.iter_mut().map(UdpChannel::reassembler);
         for r in channels.chain(self.ether.iter_mut().map(EtherChannel::reassembler)) {

@@ -6,7 +6,7 @@ use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 use hashbrown::HashMap;
-use kite_face::{Face, FaceError, Progress};
+use kite_face::{Face, FaceError, Progress, UdpChannels};
 use kite_fw::face::{FaceId, FaceScope};
 use kite_packet::tlv_type;
 use mio::Token;
@@ -26,6 +26,7 @@ impl IoThread {
         };
         let progress = self.recv_datagrams(channel, now);
         self.deliver_datagrams(channel, now);
+        self.deliver_xdp_udp(now);
         // What waited in an Ethernet socket counts as waiting for CoDel: the kernel's queue
         // is where a bottleneck I/O thread's backlog stands, unseen by the rings.
         let waited = match channel {
@@ -56,8 +57,31 @@ impl IoThread {
                 self.udp[u].recv_burst(now, ids, datagrams, created, evicted)
             }
             DatagramChannel::Ether(e) => {
-                self.ether[e].recv_burst(now, ids, datagrams, created, evicted)
+                let mut udp = UdpChannels {
+                    channels: &mut self.udp,
+                    datagrams: &mut self.xdp_udp,
+                };
+                self.ether[e].recv_burst(now, ids, datagrams, created, evicted, &mut udp)
             }
+        }
+    }
+
+    /// Hands the UDP datagrams an Ethernet channel's AF_XDP path read to their faces, each
+    /// UDP channel's with its own reassembler, as if its socket had read them. The faces
+    /// they created were added with the Ethernet channel's.
+    fn deliver_xdp_udp(&mut self, now: Instant) {
+        while let Some(&(u, _)) = self.xdp_udp.first() {
+            // Channel u's datagrams, in their order, and the others kept for the next pass
+            // (two vectors swapped, so nothing is allocated once they have grown).
+            let mut rest = core::mem::take(&mut self.xdp_udp_rest);
+            for (k, d) in self.xdp_udp.drain(..) {
+                match k == u {
+                    true => self.datagrams.push(d),
+                    false => rest.push((k, d)),
+                }
+            }
+            self.xdp_udp_rest = core::mem::replace(&mut self.xdp_udp, rest);
+            self.deliver_datagrams(DatagramChannel::Udp(u), now);
         }
     }
 

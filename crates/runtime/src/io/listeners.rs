@@ -30,8 +30,26 @@ pub(crate) struct Owned {
     pub(super) udp_multicast: Vec<(std::net::SocketAddrV4, String, std::net::Ipv4Addr)>,
 }
 
-/// Opens the listeners and shares them out over `m` I/O threads (see the module's comment):
-/// one [`Owned`] per thread, in thread order.
+/// Where the listeners of `config` go among `m` I/O threads: the I/O thread of each of
+/// [`RuntimeConfig::ether`]'s interfaces, and the one thread that holds every UDP listener,
+/// when one does. An interface is its position's thread modulo `m`; but when any interface
+/// has AF_XDP, those interfaces and the UDP listeners all go to thread 0, since the AF_XDP
+/// path hands the UDP datagrams it reads to the UDP channels of its own thread, and a UDP
+/// face must then live there too. Otherwise (`None`) each thread has its own listener on
+/// every UDP address.
+pub(crate) fn placement(config: &RuntimeConfig, m: usize) -> (Vec<usize>, Option<usize>) {
+    let xdp = !config.xdp.is_empty() && !config.udp.is_empty();
+    let ether = (config.ether.iter().enumerate())
+        .map(|(i, iface)| match xdp && config.xdp.contains(iface) {
+            true => 0,
+            false => i % m,
+        })
+        .collect();
+    (ether, xdp.then_some(0))
+}
+
+/// Opens the listeners and shares them out over `m` I/O threads ([`placement`]): one
+/// [`Owned`] per thread, in thread order.
 pub(crate) fn open_listeners(
     config: &RuntimeConfig,
     m: usize,
@@ -60,10 +78,12 @@ pub(crate) fn open_listeners(
             .channels
             .push(StreamListener::ws(addr, config.face)?);
     }
+    let (ether_threads, udp_thread) = placement(config, m);
     for &addr in &config.udp {
         let bind_error = |error| kite_face::ListenError::Bind { addr, error };
-        if m == 1 {
-            owned[0]
+        if m == 1 || udp_thread.is_some() {
+            let k = udp_thread.unwrap_or(0);
+            owned[k]
                 .udp
                 .push(UdpChannel::bind(addr, config.face).map_err(bind_error)?);
             continue;
@@ -86,13 +106,14 @@ pub(crate) fn open_listeners(
     // Each thread's link monitor is opened before its channels, so no change slips in
     // between.
     for (k, o) in owned.iter_mut().enumerate() {
-        if k < config.ether.len() {
+        if ether_threads.contains(&k) {
             o.links = Some(LinkMonitor::open()?);
         }
     }
     for (i, iface) in config.ether.iter().enumerate() {
+        let k = ether_threads[i];
         let ch = if config.xdp.contains(iface) {
-            let ch = EtherChannel::open_xdp(iface, config.face)?;
+            let mut ch = EtherChannel::open_xdp(iface, config.face)?;
             if let Some(stale) = ch.xdp_replaced() {
                 tracing::warn!(
                     interface = iface.as_str(),
@@ -111,6 +132,10 @@ pub(crate) fn open_listeners(
                 ),
                 path => tracing::info!(interface = iface.as_str(), "Ethernet channel on {path}"),
             }
+            let locals: Vec<_> = owned[k].udp.iter().map(UdpChannel::local_addr).collect();
+            if matches!(ch.io_path(), kite_face::IoPath::Xdp { .. }) && !locals.is_empty() {
+                log_udp_dsts(iface, ch.serve_udp(&locals));
+            }
             ch
         } else {
             EtherChannel::open(iface, config.face)?
@@ -125,12 +150,27 @@ pub(crate) fn open_listeners(
                  or give kite CAP_NET_ADMIN)"
             );
         }
-        owned[i % m].ether.push(ch);
+        owned[k].ether.push(ch);
     }
     for (j, mc) in config.udp_multicast.iter().enumerate() {
         owned[j % m].udp_multicast.push(mc.clone());
     }
     Ok(owned)
+}
+
+/// Logs which UDP destinations interface `iface`'s AF_XDP path takes, or why none.
+fn log_udp_dsts(iface: &str, r: Result<Vec<std::net::SocketAddr>, String>) {
+    match r {
+        Ok(dsts) => tracing::info!(
+            interface = iface,
+            "UDP datagrams to {dsts:?} received through AF_XDP (sent through the kernel's \
+             UDP sockets)"
+        ),
+        Err(why) => tracing::warn!(
+            interface = iface,
+            "UDP datagrams stay with the kernel's sockets: {why}"
+        ),
+    }
 }
 
 impl IoThread {
@@ -178,6 +218,9 @@ impl IoThread {
             }
         };
         for ch in &mut self.ether {
+            if let Some(r) = ch.addresses_changed(&events) {
+                log_udp_dsts(ch.name(), r);
+            }
             let Some(link) = ch.link_changed(&events) else {
                 continue;
             };
@@ -294,5 +337,27 @@ impl IoThread {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn udp_listeners_join_the_xdp_interfaces_on_one_thread() {
+        let mut config = RuntimeConfig {
+            ether: vec!["e0".into(), "e1".into(), "e2".into()],
+            ..RuntimeConfig::default()
+        };
+        // Without AF_XDP, interfaces by position and a listener per thread on each address.
+        assert_eq!(placement(&config, 2), (vec![0, 1, 0], None));
+        // AF_XDP without UDP listeners changes nothing.
+        config.xdp = vec!["e1".into()];
+        assert_eq!(placement(&config, 2), (vec![0, 1, 0], None));
+        // With them, the AF_XDP interface and the UDP listeners share thread 0.
+        config.udp = vec!["0.0.0.0:6363".parse().unwrap()];
+        assert_eq!(placement(&config, 2), (vec![0, 0, 0], Some(0)));
+        assert_eq!(placement(&config, 3), (vec![0, 0, 2], Some(0)));
     }
 }

@@ -68,7 +68,7 @@ use deadlines::Deadlines;
 use migration::Moved;
 use table::FaceTable;
 
-pub(crate) use listeners::{open_listeners, Owned};
+pub(crate) use listeners::{open_listeners, placement, Owned};
 pub(crate) use migration::{least_loaded, Place};
 
 /// The token of the waker forwarding threads and management use.
@@ -118,6 +118,12 @@ pub(crate) struct IoThread {
     table: FaceTable,
     received: Vec<Received>,
     datagrams: Vec<Datagram>,
+    /// UDP datagrams an Ethernet channel's AF_XDP path read, each with the index of its UDP
+    /// channel in `udp`.
+    xdp_udp: Vec<(usize, Datagram)>,
+    /// Where `xdp_udp`'s datagrams for other channels wait while one channel's are given
+    /// out (kept, so it does not reallocate).
+    xdp_udp_rest: Vec<(usize, Datagram)>,
     created: Vec<Face>,
     /// On-demand faces a datagram channel gave up to make room for new senders.
     evicted: Vec<FaceId>,
@@ -219,6 +225,8 @@ impl IoThread {
             table: FaceTable::default(),
             received: Vec::with_capacity(256),
             datagrams: Vec::with_capacity(64),
+            xdp_udp: Vec::new(),
+            xdp_udp_rest: Vec::new(),
             created: Vec::new(),
             evicted: Vec::new(),
             connects: Connects::new(MAX_CONNECTING, kite_face::tcp::CONNECT_TIMEOUT),
@@ -263,6 +271,23 @@ impl IoThread {
         Ok(thread)
     }
 
+    /// Says what each AF_XDP interface's program did with its frames (the thread is
+    /// stopping, and the program goes with it).
+    fn log_xdp_counts(&self) {
+        for ch in &self.ether {
+            if let Some(c) = ch.xdp_counts() {
+                tracing::info!(
+                    interface = ch.name(),
+                    ndn = c.ndn,
+                    udp = c.udp,
+                    passed = c.passed,
+                    runt = c.runt,
+                    "XDP program's verdicts"
+                );
+            }
+        }
+    }
+
     pub fn run(mut self) {
         // The first poll returns at once: the first turn looks at what starting left.
         let mut timeout = Duration::ZERO;
@@ -274,6 +299,7 @@ impl IoThread {
             self.read(now);
             if !self.handle_commands(now) {
                 (self.log).flush(self.table.map(), &self.udp, &self.ether);
+                self.log_xdp_counts();
                 return;
             }
             let (forwarded, held) = self.forward_inline();

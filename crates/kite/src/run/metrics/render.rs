@@ -247,12 +247,18 @@ fn channel_io_metrics(e: &mut Exposition, s: &Snapshot) {
         "kite_channel_xdp_frames",
         Kind::Counter,
         "Frames Kite's XDP program saw on an AF_XDP channel's interface, by verdict: ndn \
-         (handed to Kite's sockets), passed (another EtherType, to the kernel), runt (shorter \
-         than an Ethernet header, to the kernel).",
+         (handed to Kite's sockets), udp (datagrams to Kite's UDP listeners, handed to Kite's \
+         sockets), passed (anything else, to the kernel), runt (shorter than an Ethernet \
+         header, to the kernel).",
     );
     for c in &s.channels {
         let Some(x) = c.xdp else { continue };
-        for (verdict, n) in [("ndn", x.ndn), ("passed", x.passed), ("runt", x.runt)] {
+        for (verdict, n) in [
+            ("ndn", x.ndn),
+            ("udp", x.udp),
+            ("passed", x.passed),
+            ("runt", x.runt),
+        ] {
             e.sample(
                 "kite_channel_xdp_frames_total",
                 &[("channel", &c.local_uri), ("verdict", verdict)],
