@@ -3,7 +3,8 @@
 //! listeners on 0.0.0.0:6363 and [::]:6363, P running `kite run` on plain UDP sockets. The wire
 //! is ordinary UDP, so each is the other's peer. A 30 MB object fetched intact across, over
 //! IPv4 and IPv6, with X's face made on demand by P's datagrams and with X's face made by
-//! configuration (faces/create); the program's UDP count (logged when X stops) shows the
+//! configuration (faces/create, X then on two I/O threads); X has one face toward P, and the
+//! program's UDP count (logged when X stops) shows the
 //! datagrams really went through AF_XDP. A datagram with a bad UDP checksum (or, over IPv6,
 //! none) is counted on its channel and makes no face, while the same one with a right checksum
 //! does. Ping and TCP across X's interface still work.
@@ -149,10 +150,16 @@ impl Pair {
     }
 
     /// Starts node `i` (0 X, on AF_XDP; 1 P, on sockets) with a face and route of
-    /// [`PREFIX`] toward `face`, if given.
+    /// [`PREFIX`] toward `face`, if given. X runs two I/O threads when its face is
+    /// configured: the face must then be made on the thread that reads the interface.
     fn start(&mut self, i: usize, face: Option<&str>) {
-        let mut toml = String::from(
-            "[face_system.udp]\nlisten = [\"0.0.0.0:6363\", \"[::]:6363\"]\n\
+        let threads = match (i, face) {
+            (0, Some(_)) => 2,
+            _ => 1,
+        };
+        let mut toml = format!(
+            "[forwarder]\nio_threads = {threads}\n\
+             [face_system.udp]\nlisten = [\"0.0.0.0:6363\", \"[::]:6363\"]\n\
              [face_system.tcp]\nlisten = []\n",
         );
         if i == 0 {
@@ -316,7 +323,12 @@ fn fetch(tag: &str, v6: bool, way: Way) {
     assert_eq!(sha256_of(&fetched), sum, "the copy differs");
     assert!(put.stop(), "kite put ends cleanly");
 
-    // X's face toward P: made on demand by P's datagrams, or the configured one.
+    // X's one face toward P: made on demand by P's datagrams, or the configured one.
+    let toward_p = list(pair.x(), "face")
+        .iter()
+        .filter(|f| f["uri"] == p_uri)
+        .count();
+    assert_eq!(toward_p, 1, "{:?}", list(pair.x(), "face"));
     let f = face(pair.x(), &p_uri)
         .unwrap_or_else(|| panic!("X has no face {p_uri}: {:?}", list(pair.x(), "face")));
     let want = match way {
