@@ -32,14 +32,18 @@ fn has_xdp(ns: &str, dev: &str) -> bool {
     s.contains("prog/xdp")
 }
 
-/// Whether B's log says both its channels went through AF_XDP in its `starts`-th start; when
-/// not (no AF_XDP here), the test skips ([`kite_testkit::skip`]).
+/// Whether B's log says both its channels went through AF_XDP in its `starts`-th start (and,
+/// waited for, that its route toward C is in place); when not (no AF_XDP here), the test
+/// skips ([`kite_testkit::skip`]).
 fn b_on_xdp(chain: &Chain, starts: usize) -> bool {
     // The unix socket accepts before the I/O thread has opened the interfaces.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let mut log = chain.daemons[1].log_text();
+    // B opens its channels before it adds its configured route toward C: an Interest from A
+    // in between would be Nacked (NoRoute), so the route is waited for too.
     while log.matches("Ethernet channel on").count() + log.matches("AF_XDP not available").count()
         < 2 * starts
+        || log.matches("configured route added").count() < starts
     {
         assert!(
             std::time::Instant::now() < deadline,
@@ -266,7 +270,9 @@ fn sample(metrics: &str, series: &str) -> u64 {
         .expect("an integer sample")
 }
 
-/// Fetches `len` octets in chunks of `chunk` from C to A; panics unless the copy is whole.
+/// Fetches `len` octets in chunks of `chunk` from C to A; panics (at the caller) unless the
+/// copy is whole.
+#[track_caller]
 fn fetch(chain: &Chain, len: usize, chunk: usize) {
     let (mut put, sum) = chain.put(len, &["--chunk-size", &chunk.to_string()]);
     let (out, _) = chain.get(&[], Duration::from_secs(30));
@@ -323,12 +329,12 @@ fn channel_list_face_show_and_metrics_name_the_io_path() {
     let line = channel_line(b, "dev://ba");
     let cell: Vec<u64> = line
         .split_whitespace()
-        .find(|c| c.matches('/').count() == 2 && !c.contains(':'))
+        .find(|c| c.matches('/').count() == 3 && !c.contains(':'))
         .unwrap_or_else(|| panic!("no XDP counts in {line}"))
         .split('/')
         .map(|n| n.parse().expect("a count"))
         .collect();
-    assert!(cell[0] >= xdp(&after[0], "ndn") && cell[2] == 0, "{line}");
+    assert!(cell[0] >= xdp(&after[0], "ndn") && cell[3] == 0, "{line}");
 
     // B's face toward A (made on demand) is on B's AF_XDP channel; A's toward B on AF_PACKET.
     let to_a = format!("ether://[{AB_MAC}]");
@@ -462,7 +468,8 @@ fn a_foreign_program_makes_kite_fall_back_to_af_packet() {
     let b = chain.daemons[1].socket().to_owned();
     let log = common::eventually(Duration::from_secs(10), || {
         let log = chain.daemons[1].log_text();
-        (log.contains("AF_XDP not available") && log.contains("Ethernet channel on")).then_some(log)
+        let opened = log.contains("AF_XDP not available") && log.contains("Ethernet channel on");
+        (opened && log.contains("configured route added")).then_some(log)
     });
     let Some(log) = log else {
         let log = chain.daemons[1].log_text();

@@ -339,7 +339,8 @@ impl EtherChannel {
     /// Adds the frames the kernel dropped since the last call to the channel's counters; how
     /// many. On AF_PACKET, those its receive buffer had no room for (PACKET_STATISTICS); on
     /// AF_XDP, also those the program redirected and the sockets could not take
-    /// ([`XdpPath::take_drops`]), so each lost frame counts once. A system call per socket:
+    /// (XDP_STATISTICS rx_dropped and rx_ring_full, as deltas), so each lost frame counts
+    /// once. A system call per socket:
     /// call it on a timer, not per frame.
     pub fn take_socket_drops(&mut self) -> u64 {
         let mut n = self.socket.take_drops().unwrap_or(0);
