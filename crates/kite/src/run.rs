@@ -11,6 +11,7 @@ mod metrics;
 mod notify;
 mod options;
 pub(crate) use options::default_inline;
+mod propagate_key;
 mod readvertise;
 mod reload;
 mod startup;
@@ -204,9 +205,25 @@ pub struct RunArgs {
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     auto_prefix_propagate: Option<bool>,
     /// A prefix this host may announce to its gateway (NFD's are the host's identities);
-    /// repeatable. Default: none
+    /// repeatable. Default: none, or with --propagate-key its certificate's identity
     #[arg(long, value_name = "NAME")]
     propagate_prefix: Vec<kite_packet::Name>,
+    /// Sign the propagation commands with this key rather than DigestSha256, and serve its
+    /// certificate to the gateway: an `ndnsec export` safe bag (with
+    /// --propagate-key-password-file), or python-ndn's file-TPM directory (with
+    /// --propagate-certificate). Default: none
+    #[arg(long, value_name = "FILE")]
+    propagate_key: Option<PathBuf>,
+    /// The file holding the safe bag's password; not readable by every user. Default: none
+    #[arg(long, value_name = "FILE")]
+    propagate_key_password_file: Option<PathBuf>,
+    /// The certificate of a file-TPM --propagate-key (as `ndnsec cert-dump` writes it).
+    /// Default: none
+    #[arg(long, value_name = "FILE")]
+    propagate_certificate: Option<PathBuf>,
+    /// An issuer's certificate, served with the key's own; repeatable. Default: none
+    #[arg(long, value_name = "FILE")]
+    propagate_chain: Vec<PathBuf>,
     /// Open a UDP multicast face (permanent, multi-access) on --udp-multicast-group on each
     /// interface that is up, multicast-capable, not loopback and has an IPv4 address, as NFD's
     /// face_system.udp mcast: neighbours on a LAN reach each other with no face configured.
@@ -248,6 +265,15 @@ pub fn run(args: RunArgs) -> Result<String> {
     }
     let log = init_logging(&config);
     exit_on_panic();
+    // Relative paths in the file are from its directory.
+    let base = args
+        .config
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
+    // Before anything starts: a key that cannot be had stops the start with nothing to undo.
+    let propagation_key = propagate_key::read(&config.rib, &base)?;
     match kite_face::raise_fd_limit() {
         Ok(Some((from, to))) => tracing::info!(from, to, "open files limit raised to its maximum"),
         Ok(None) => {}
@@ -309,19 +335,21 @@ pub fn run(args: RunArgs) -> Result<String> {
             }
         }
     }
-    let base = args
-        .config
-        .as_deref()
-        .and_then(std::path::Path::parent)
-        .unwrap_or(std::path::Path::new("."))
-        .to_path_buf();
-    if let Err(e) = certs::start(&mut manager, &socket, &config.rib, &config.authorize, &base) {
+    let served = match &propagation_key {
+        Some(k) => manager
+            .serve_certificates(&k.certificates)
+            .context("rib.propagate_key: serving its certificates"),
+        None => Ok(()),
+    };
+    if let Err(e) = served
+        .and_then(|()| certs::start(&mut manager, &socket, &config.rib, &config.authorize, &base))
+    {
         drop(manager);
         runtime.shutdown();
         let _ = std::fs::remove_file(&socket);
         return Err(e);
     }
-    readvertise::start(&mut manager, &socket, &config.rib)?;
+    readvertise::start(&mut manager, &socket, &config.rib, propagation_key)?;
     let mut reloader = reload::Reloader::new(
         args.config.clone(),
         config,

@@ -407,6 +407,22 @@ pub fn read_tpm_file_key(dir: &Path, key_name: &Name) -> Result<PrivateKey, Cert
     PrivateKey::from_sec1_der(&der).map_err(|e| CertError::UnsupportedKey(e.to_string()))
 }
 
+/// [`read_tpm_file_key`] for `certificate`'s key, refused unless it is the key the
+/// certificate certifies.
+pub fn read_tpm_file_key_of(
+    dir: &Path,
+    certificate: &Certificate,
+) -> Result<PrivateKey, CertError> {
+    let key = read_tpm_file_key(dir, &certificate.key_name())?;
+    let public = key
+        .public_der()
+        .map_err(|e| CertError::UnsupportedKey(e.to_string()))?;
+    if public != certificate.public_key() {
+        return Err(CertError::KeyMismatch);
+    }
+    Ok(key)
+}
+
 fn read_text(path: &Path, limit: usize) -> Result<String, CertError> {
     let io = |error| CertError::Io {
         path: path.to_path_buf(),

@@ -419,8 +419,19 @@ pub struct Rib {
     /// `auto_prefix_propagate`).
     pub auto_prefix_propagate: bool,
     /// `propagate_prefixes`: what `auto_prefix_propagate` propagates (NFD's are the host's
-    /// identities).
+    /// identities); none: the identity of `propagate_key`'s certificate.
     pub propagate_prefixes: Vec<Prefix>,
+    /// `propagate_key`: the key propagation commands are signed with (none: DigestSha256),
+    /// whose certificate, and `propagate_chain`, the daemon serves: an `ndnsec export` safe
+    /// bag, or the directory of python-ndn's file TPM holding `propagate_certificate`'s key.
+    pub propagate_key: Option<PathBuf>,
+    /// `propagate_key_password_file`: a file holding the safe bag's password.
+    pub propagate_key_password_file: Option<PathBuf>,
+    /// `propagate_certificate`: the certificate of a file-TPM key (`ndnsec cert-dump` form).
+    pub propagate_certificate: Option<PathBuf>,
+    /// `propagate_chain`: issuers' certificates, served with the key's own so that a gateway
+    /// fetching the chain from this host's face finds them.
+    pub propagate_chain: Vec<PathBuf>,
     /// `localhop_registration`: neighbours may register routes toward themselves under
     /// `/localhop/nfd` (a gateway for hosts that propagate their prefixes; NFD's
     /// `localhop_security`).
@@ -442,6 +453,10 @@ impl Default for Rib {
             readvertise_nlsr: true,
             auto_prefix_propagate: false,
             propagate_prefixes: Vec::new(),
+            propagate_key: None,
+            propagate_key_password_file: None,
+            propagate_certificate: None,
+            propagate_chain: Vec::new(),
             localhop_registration: false,
             localhost_security: None,
             localhop_security: None,
@@ -450,14 +465,32 @@ impl Default for Rib {
     }
 }
 
-/// The one rule for `[rib]`, file and flags merged: propagation needs prefixes to propagate.
+/// The one rule for `[rib]`, file and flags merged: propagation needs prefixes to propagate
+/// (given, or the identity of the key it signs with), and the key's companions need the key.
 pub fn check_rib(rib: &Rib) -> Result<(), String> {
-    if rib.auto_prefix_propagate && rib.propagate_prefixes.is_empty() {
+    if rib.auto_prefix_propagate && rib.propagate_prefixes.is_empty() && rib.propagate_key.is_none()
+    {
         return Err(
             "auto_prefix_propagate needs propagate_prefixes (or --propagate-prefix): the \
-             prefixes this host may announce to its gateway"
+             prefixes this host may announce to its gateway; or propagate_key, whose \
+             certificate's identity is then the prefix"
                 .into(),
         );
+    }
+    if rib.propagate_key.is_none() {
+        let companions = [
+            (
+                "propagate_key_password_file",
+                rib.propagate_key_password_file.is_some(),
+            ),
+            ("propagate_certificate", rib.propagate_certificate.is_some()),
+            ("propagate_chain", !rib.propagate_chain.is_empty()),
+        ];
+        if let Some((key, _)) = companions.iter().find(|(_, set)| *set) {
+            return Err(format!(
+                "{key} belongs to propagate_key (or --propagate-key), which is not set"
+            ));
+        }
     }
     Ok(())
 }

@@ -100,6 +100,10 @@ fn every_key() -> Config {
             readvertise_nlsr: false,
             auto_prefix_propagate: true,
             propagate_prefixes: vec![Prefix(name("/home/laptop"))],
+            propagate_key: Some("laptop.ndnkey".into()),
+            propagate_key_password_file: Some("laptop.password".into()),
+            propagate_certificate: Some("laptop.ndncert".into()),
+            propagate_chain: vec!["home.ndncert".into()],
             localhop_registration: true,
             localhost_security: Some("localhost-security.conf".into()),
             localhop_security: Some("localhop-security.conf".into()),
@@ -196,11 +200,15 @@ fn the_example_parses_and_shows_every_key() {
     // Only Ethernet faces use a local URI, and the example's faces are UDP ones.
     let mut wanted = key_set(&every_key().to_toml());
     wanted.remove("face.local_uri");
-    // Trust schemas are files of their own: the example names each in a comment.
+    // Trust schemas and keys are files of their own: the example names each in a comment.
     for k in [
         "rib.localhost_security",
         "rib.localhop_security",
         "rib.prefix_announcement_validation",
+        "rib.propagate_key",
+        "rib.propagate_key_password_file",
+        "rib.propagate_certificate",
+        "rib.propagate_chain",
     ] {
         wanted.remove(k);
     }
@@ -494,6 +502,29 @@ fn propagation_needs_prefixes_to_propagate() {
         "on by default, as in NFD's sample configuration"
     );
     assert!(!c.rib.localhop_registration);
+}
+
+#[test]
+fn a_propagation_key_stands_for_the_prefixes_and_its_companions_need_it() {
+    let c =
+        parse("[rib]\nauto_prefix_propagate = true\npropagate_key = \"host.ndnkey\"\n").unwrap();
+    assert!(
+        c.rib.propagate_prefixes.is_empty(),
+        "the key's identity, at start"
+    );
+    assert_eq!(c.rib.propagate_key, Some("host.ndnkey".into()));
+    for key in [
+        "propagate_key_password_file = \"p\"",
+        "propagate_certificate = \"c.ndncert\"",
+        "propagate_chain = [\"root.ndncert\"]",
+    ] {
+        let e = parse_err(&format!("[rib]\n{key}\n"));
+        let name = key.split(' ').next().unwrap();
+        assert!(
+            e.contains(&format!("{name} belongs to propagate_key")),
+            "{key}: {e}"
+        );
+    }
 }
 
 #[test]

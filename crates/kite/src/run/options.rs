@@ -96,6 +96,20 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if !args.propagate_prefix.is_empty() {
         rib.propagate_prefixes = args.propagate_prefix.iter().cloned().map(Prefix).collect();
     }
+    // A flag's path is from the working directory, a file's from the file's: made absolute.
+    let here = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+    if let Some(p) = &args.propagate_key {
+        rib.propagate_key = Some(here(p));
+    }
+    if let Some(p) = &args.propagate_key_password_file {
+        rib.propagate_key_password_file = Some(here(p));
+    }
+    if let Some(p) = &args.propagate_certificate {
+        rib.propagate_certificate = Some(here(p));
+    }
+    if !args.propagate_chain.is_empty() {
+        rib.propagate_chain = args.propagate_chain.iter().map(here).collect();
+    }
     if let Some(l) = args.localhop_registration {
         rib.localhop_registration = l;
     }

@@ -2,13 +2,15 @@
 //! that sends the `rib/register` and `rib/unregister` commands management hands it (see
 //! `kite_mgmt_server::readvertise`) to the routing daemon or the gateway, and reports how each
 //! ended. Management never waits for them; this thread sends one at a time and waits at
-//! most a command Interest's lifetime for each answer.
+//! most a command Interest's lifetime for each answer. Commands to the routing daemon are
+//! signed with DigestSha256; those to the gateway too, or with `rib.propagate_key`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
 use crossbeam_channel::{Receiver, Sender};
+use kite_app::mgmt::CommandSigner;
 use kite_app::{Client, ClientError};
 use kite_mgmt_proto::nfd::status;
 use kite_mgmt_server::readvertise::{Policy, GATEWAY_COST, GATEWAY_REFRESH_MS, NLSR_REFRESH_MS};
@@ -16,6 +18,7 @@ use kite_mgmt_server::server::{
     Manager, ReadvertiseDestination, ReadvertiseRequest, ReadvertiseResult, REQUEST_QUEUE,
 };
 
+use super::propagate_key::PropagationKey;
 use crate::config;
 
 /// How long to wait for an answer: the command Interest's lifetime.
@@ -23,9 +26,17 @@ const ANSWER_WAIT: Duration = Duration::from_millis(kite_app::mgmt::COMMAND_LIFE
 
 /// Starts what `rib` asks for: readvertising routes of origin client to the routing daemon
 /// (`/localhost/nlsr`), propagating routes under its prefixes to the gateway
-/// (`/localhop/nfd`); both through one client on `socket`.
-pub(super) fn start(manager: &mut Manager, socket: &Path, rib: &config::Rib) -> Result<()> {
+/// (`/localhop/nfd`), signed by `key` when given (whose identity is then the prefix if `rib`
+/// names none); both through one client on `socket`.
+pub(super) fn start(
+    manager: &mut Manager,
+    socket: &Path,
+    rib: &config::Rib,
+    key: Option<PropagationKey>,
+) -> Result<()> {
     let mut destinations = Vec::new();
+    // One per destination, in the order they are enabled (a request's `destination`).
+    let mut signers: Vec<Option<CommandSigner>> = Vec::new();
     if rib.readvertise_nlsr {
         destinations.push(ReadvertiseDestination {
             command_prefix: "/localhost/nlsr".parse()?,
@@ -33,15 +44,21 @@ pub(super) fn start(manager: &mut Manager, socket: &Path, rib: &config::Rib) -> 
             refresh_ms: NLSR_REFRESH_MS,
             cost: None,
         });
+        signers.push(None);
     }
     if rib.auto_prefix_propagate {
-        let prefixes = rib.propagate_prefixes.iter().map(|p| p.0.clone()).collect();
+        let mut prefixes: Vec<_> = rib.propagate_prefixes.iter().map(|p| p.0.clone()).collect();
+        if let (true, Some(k)) = (prefixes.is_empty(), &key) {
+            prefixes.push(k.identity());
+        }
+        tracing::info!(prefixes = ?prefixes.iter().map(ToString::to_string).collect::<Vec<_>>(), "propagating to the gateway");
         destinations.push(ReadvertiseDestination {
             command_prefix: "/localhop/nfd".parse()?,
             policy: Policy::HostToGateway(prefixes),
             refresh_ms: GATEWAY_REFRESH_MS,
             cost: Some(GATEWAY_COST),
         });
+        signers.push(key.map(|k| CommandSigner::new(k.signer)));
     }
     if destinations.is_empty() {
         return Ok(());
@@ -51,7 +68,7 @@ pub(super) fn start(manager: &mut Manager, socket: &Path, rib: &config::Rib) -> 
     let socket = socket.to_path_buf();
     std::thread::Builder::new()
         .name("kite-readvertise".into())
-        .spawn(move || serve(socket, rx, results))?;
+        .spawn(move || serve(socket, rx, results, signers))?;
     for d in destinations {
         manager.enable_readvertise(d, tx.clone());
     }
@@ -63,11 +80,13 @@ fn serve(
     socket: PathBuf,
     requests: Receiver<ReadvertiseRequest>,
     results: Sender<ReadvertiseResult>,
+    mut signers: Vec<Option<CommandSigner>>,
 ) {
     let mut client: Option<Client> = None;
     while let Ok(req) = requests.recv() {
         let prefix = req.params.name.clone().unwrap_or_default();
-        let ok = send(&mut client, &socket, &req);
+        let signer = signers.get_mut(req.destination).and_then(Option::as_mut);
+        let ok = send(&mut client, &socket, &req, signer);
         let result = ReadvertiseResult {
             destination: req.destination,
             id: req.id,
@@ -80,11 +99,17 @@ fn serve(
     }
 }
 
-/// One command; whether it was answered with a success code: below 400, as ndn-cxx's
-/// controller (NFD's readvertising) counts success, so a destination that answers 2xx other
-/// than 200 is not told the same thing again and again. The connection is made when needed and dropped after an error that may have
+/// One command, signed by `signer` (DigestSha256 without one); whether it was answered with
+/// a success code: below 400, as ndn-cxx's controller (NFD's readvertising) counts success,
+/// so a destination that answers 2xx other than 200 is not told the same thing again and
+/// again. The connection is made when needed and dropped after an error that may have
 /// broken it.
-fn send(client: &mut Option<Client>, socket: &Path, req: &ReadvertiseRequest) -> bool {
+fn send(
+    client: &mut Option<Client>,
+    socket: &Path,
+    req: &ReadvertiseRequest,
+    signer: Option<&mut CommandSigner>,
+) -> bool {
     let prefix = req.params.name.clone().unwrap_or_default();
     let c = match client {
         Some(c) => c,
@@ -97,7 +122,12 @@ fn send(client: &mut Option<Client>, socket: &Path, req: &ReadvertiseRequest) ->
         },
     };
     let verb = req.verb.as_str();
-    match c.command_under(&req.command_prefix, "rib", verb, &req.params, ANSWER_WAIT) {
+    let (to, params) = (&req.command_prefix, &req.params);
+    let answer = match signer {
+        Some(s) => c.command_signed(s, to, "rib", verb, params, ANSWER_WAIT),
+        None => c.command_under(to, "rib", verb, params, ANSWER_WAIT),
+    };
+    match answer {
         Ok(resp) if resp.status_code < status::BAD_REQUEST => {
             tracing::info!(%prefix, to = %req.command_prefix, "readvertise: {verb} accepted");
             true

@@ -125,6 +125,8 @@ impl Reloader {
         new.forwarder = self.running.forwarder.clone();
         new.face_system = self.running.face_system.clone();
         new.tables.network_region = self.running.tables.network_region.clone();
+        new.rib = self.running.rib.clone();
+        new.authorize = self.running.authorize.clone();
         self.running = new;
         tracing::info!(failures = failures.len(), "configuration reloaded");
     }
@@ -135,6 +137,7 @@ fn restart_only(old: &Config, new: &Config) -> Vec<&'static str> {
     let (f, g) = (&old.face_system, &new.face_system);
     let (a, b) = (&old.forwarder, &new.forwarder);
     let (c, d) = (&old.tables, &new.tables);
+    let (r, s) = (&old.rib, &new.rib);
     [
         ("forwarder.threads", a.threads != b.threads),
         ("forwarder.inline", a.inline != b.inline),
@@ -170,16 +173,45 @@ fn restart_only(old: &Config, new: &Config) -> Vec<&'static str> {
         ),
         ("authorize", old.authorize != new.authorize),
         (
+            "rib.readvertise_nlsr",
+            r.readvertise_nlsr != s.readvertise_nlsr,
+        ),
+        (
+            "rib.auto_prefix_propagate",
+            r.auto_prefix_propagate != s.auto_prefix_propagate,
+        ),
+        (
+            "rib.propagate_prefixes",
+            r.propagate_prefixes != s.propagate_prefixes,
+        ),
+        ("rib.propagate_key", r.propagate_key != s.propagate_key),
+        (
+            "rib.propagate_key_password_file",
+            r.propagate_key_password_file != s.propagate_key_password_file,
+        ),
+        (
+            "rib.propagate_certificate",
+            r.propagate_certificate != s.propagate_certificate,
+        ),
+        (
+            "rib.propagate_chain",
+            r.propagate_chain != s.propagate_chain,
+        ),
+        (
+            "rib.localhop_registration",
+            r.localhop_registration != s.localhop_registration,
+        ),
+        (
             "rib.localhost_security",
-            old.rib.localhost_security != new.rib.localhost_security,
+            r.localhost_security != s.localhost_security,
         ),
         (
             "rib.localhop_security",
-            old.rib.localhop_security != new.rib.localhop_security,
+            r.localhop_security != s.localhop_security,
         ),
         (
             "rib.prefix_announcement_validation",
-            old.rib.prefix_announcement_validation != new.rib.prefix_announcement_validation,
+            r.prefix_announcement_validation != s.prefix_announcement_validation,
         ),
     ]
     .into_iter()
@@ -317,4 +349,27 @@ fn apply(
         );
     }
     (faces, failures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rib_keys_are_fixed_at_start_and_a_change_is_named() {
+        let old = Config::default();
+        let mut new = old.clone();
+        new.rib.auto_prefix_propagate = true;
+        new.rib.propagate_key = Some("host.safebag".into());
+        new.rib.propagate_chain = vec!["site.ndncert".into()];
+        assert_eq!(
+            restart_only(&old, &new),
+            [
+                "rib.auto_prefix_propagate",
+                "rib.propagate_key",
+                "rib.propagate_chain"
+            ]
+        );
+        assert!(restart_only(&old, &old).is_empty());
+    }
 }

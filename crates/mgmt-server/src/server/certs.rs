@@ -3,13 +3,19 @@
 //! the daemon's certificate fetcher (an application on the unix socket, like the readvertise
 //! client) fetches it over NDN, so that management never waits on the network and the
 //! forwarding threads never see validation.
+//!
+//! And the other way round: the certificates this daemon serves
+//! ([`Manager::serve_certificates`]), those of the key its prefix propagation signs with, so
+//! that a gateway checking the propagation finds them on this host's face.
 
 use bytes::Bytes;
 use crossbeam_channel::{Sender, TrySendError};
 use kite_fw::face::FaceId;
+use kite_fw::fib::FibError;
 use kite_mgmt_proto::nfd::status as code;
 use kite_mgmt_proto::{dataset, Command};
-use kite_packet::{Name, PitToken};
+use kite_packet::{DataView, Interest, Name, PitToken};
+use kite_security::Certificate;
 
 use super::commands::response;
 use super::{log, unix_ms, Manager};
@@ -50,6 +56,28 @@ pub struct CertificateResult {
     pub data: Option<Bytes>,
 }
 
+/// A certificate this daemon answers Interests for.
+pub(super) struct Served {
+    name: Name,
+    wire: Bytes,
+    /// The implicit digest of its Data, for an Interest naming its full name.
+    digest: [u8; 32],
+}
+
+impl Served {
+    /// Whether the certificate satisfies `i`: its name, a prefix of it with CanBePrefix, or
+    /// its full name (with the implicit digest).
+    fn satisfies(&self, i: &Interest) -> bool {
+        let n = self.name.len();
+        if i.name.ends_in_implicit_digest() {
+            return i.name.len() == n + 1
+                && i.name.prefix(n) == self.name
+                && i.name.last().is_some_and(|c| c.value() == self.digest);
+        }
+        i.name == self.name || (i.can_be_prefix && i.name.is_prefix_of(&self.name))
+    }
+}
+
 pub(super) struct WaitingCommand {
     cmd: Command,
     name: Name,
@@ -69,6 +97,37 @@ impl Manager {
     /// Where the fetcher reports.
     pub fn certificate_results(&self) -> Sender<CertificateResult> {
         self.cert_results.0.clone()
+    }
+
+    /// Answers Interests for `certificates` from now on: each one's key name
+    /// (`/<identity>/KEY/<key-id>`, what a KeyLocator names and a certificate fetcher asks
+    /// for) is routed to the internal face in the FIB, as `/localhost/nfd` is, so the
+    /// Interests reach management from any face. Only the key name: Interests for the
+    /// identity's other keys still go where the RIB sends them. No RIB route, so nothing is
+    /// readvertised for it.
+    pub fn serve_certificates(&mut self, certificates: &[Certificate]) -> Result<(), FibError> {
+        for c in certificates {
+            // A certificate is a Data that decoded once already.
+            let Ok(view) = DataView::decode(c.wire().clone()) else {
+                continue;
+            };
+            self.fib.add_nexthop(&c.key_name(), FaceId::INTERNAL, 0)?;
+            self.served.push(Served {
+                name: c.name().clone(),
+                wire: c.wire().clone(),
+                digest: view.implicit_digest(),
+            });
+        }
+        self.fib.publish();
+        Ok(())
+    }
+
+    /// The served certificate that satisfies `i`, if any.
+    pub(super) fn served_certificate(&self, i: &Interest) -> Option<Bytes> {
+        self.served
+            .iter()
+            .find(|s| s.satisfies(i))
+            .map(|s| s.wire.clone())
     }
 
     /// Carries on with a command authorization came to `decision` for.
@@ -168,5 +227,65 @@ impl Manager {
     pub(super) fn next_waiting_deadline(&self) -> Option<u64> {
         let first = self.cert_waiting.values().map(|w| w.deadline).min()?;
         Some(self.now_ms() + first.saturating_sub(unix_ms()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kite_packet::{OwnedComponent, ValidityPeriod};
+    use kite_security::{KeySigner, SignatureKind};
+
+    use super::*;
+
+    fn served() -> Served {
+        let k =
+            KeySigner::generate(SignatureKind::EcdsaP256, &"/site/host".parse().unwrap()).unwrap();
+        let validity = ValidityPeriod::new("20200101T000000", "20401231T235959").unwrap();
+        let public = k.key().public_der().unwrap();
+        let c =
+            Certificate::issue(k.key_name().unwrap(), &public, &k, b"self", 1, validity).unwrap();
+        let view = DataView::decode(c.wire().clone()).unwrap();
+        Served {
+            name: c.name().clone(),
+            wire: c.wire().clone(),
+            digest: view.implicit_digest(),
+        }
+    }
+
+    fn digest_component(d: [u8; 32]) -> OwnedComponent {
+        let t = kite_packet::tlv_type::IMPLICIT_SHA256_DIGEST_COMPONENT;
+        OwnedComponent::new(t, d.to_vec()).unwrap()
+    }
+
+    fn interest(name: &Name, can_be_prefix: bool) -> Interest {
+        let mut i = Interest::new(name.clone());
+        i.can_be_prefix = can_be_prefix;
+        i
+    }
+
+    #[test]
+    fn a_served_certificate_answers_its_key_name_its_name_and_its_full_name() {
+        let s = served();
+        let key_name = s.name.prefix(s.name.len() - 2);
+        assert!(
+            s.satisfies(&interest(&key_name, true)),
+            "what a fetcher asks"
+        );
+        assert!(
+            !s.satisfies(&interest(&key_name, false)),
+            "exact names only"
+        );
+        assert!(s.satisfies(&interest(&s.name, false)));
+        let full = s.name.clone().append(digest_component(s.digest).as_ref());
+        assert!(s.satisfies(&interest(&full, false)));
+        let mut wrong = s.digest;
+        wrong[0] ^= 1;
+        let other = s.name.clone().append(digest_component(wrong).as_ref());
+        assert!(!s.satisfies(&interest(&other, false)));
+        let longer = s.name.clone().append_generic(b"more");
+        assert!(!s.satisfies(&interest(&longer, true)));
+        let other_key: Name = "/site/host/KEY".parse().unwrap();
+        assert!(s.satisfies(&interest(&other_key, true)));
+        assert!(!s.satisfies(&interest(&"/site/other".parse().unwrap(), true)));
     }
 }

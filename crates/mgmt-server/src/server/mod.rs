@@ -97,6 +97,8 @@ pub struct Manager {
     cert_results: (Sender<CertificateResult>, Receiver<CertificateResult>),
     /// Commands waiting for a certificate, by request id (at most [`MAX_WAITING`]).
     cert_waiting: std::collections::HashMap<u64, certs::WaitingCommand>,
+    /// The certificates this daemon serves (its propagation key's and their issuers').
+    served: Vec<certs::Served>,
 }
 
 /// A `faces/create` waiting for the I/O thread: what to answer and what to log.
@@ -178,6 +180,7 @@ impl Manager {
             cert_requests: None,
             cert_results: crossbeam_channel::unbounded(),
             cert_waiting: std::collections::HashMap::new(),
+            served: Vec::new(),
         }
     }
 
@@ -284,6 +287,9 @@ impl Manager {
         let Ok(interest) = Interest::decode(wire.clone()) else {
             return;
         };
+        if let Some(certificate) = self.served_certificate(&interest) {
+            return self.reply(certificate, token);
+        }
         let name = interest.name.clone();
         let now = self.now_ms();
         if let Some(request) = dataset::parse_dataset_request(&name) {

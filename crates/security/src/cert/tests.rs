@@ -263,3 +263,38 @@ fn an_ndnsec_safe_bag_gives_back_the_key_its_certificate_verifies() {
     let (_, rsa) = self_signed(SignatureKind::Rsa2048, "/kite/testdata/alice");
     assert!(rsa.verifier().unwrap().verify(&signed).is_err());
 }
+
+#[test]
+fn a_file_tpm_key_is_read_for_its_certificate_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let key =
+        PrivateKey::from_sec1_der(&base64_decode(include_str!("testdata/ec.sec1.b64")).unwrap())
+            .unwrap();
+    let public = key.public_der().unwrap();
+    let name = crate::key_name(&"/py".parse().unwrap(), &public);
+    let signer = KeySigner::new(key, Some(name.clone()));
+    let cert = Certificate::issue(&name, &public, &signer, b"self", 1, validity()).unwrap();
+    std::fs::write(
+        tpm_file_path(dir.path(), &name),
+        include_str!("testdata/ec.sec1.b64"),
+    )
+    .unwrap();
+    let read = read_tpm_file_key_of(dir.path(), &cert).unwrap();
+    assert_eq!(read.public_der().unwrap(), public);
+
+    // The file of another certificate's key name holding this key: refused.
+    let (_, other) = self_signed(SignatureKind::EcdsaP256, "/other");
+    std::fs::write(
+        tpm_file_path(dir.path(), &other.key_name()),
+        include_str!("testdata/ec.sec1.b64"),
+    )
+    .unwrap();
+    assert!(matches!(
+        read_tpm_file_key_of(dir.path(), &other),
+        Err(CertError::KeyMismatch)
+    ));
+    // No file for the key: the path is named.
+    let (_, absent) = self_signed(SignatureKind::EcdsaP256, "/absent");
+    let e = read_tpm_file_key_of(dir.path(), &absent).unwrap_err();
+    assert!(matches!(e, CertError::Io { .. }), "{e}");
+}

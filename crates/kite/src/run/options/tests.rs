@@ -374,3 +374,52 @@ fn octet_budgets_follow_one_rule_in_the_file_and_on_the_command_line() {
     assert_eq!(r.face.reassembly.max_bytes, 65536);
     assert_eq!(r.face.output_queue_bytes, 1 << 20);
 }
+
+#[test]
+fn propagation_key_flags_override_the_file_with_paths_from_the_working_directory() {
+    let mut c = Config::parse(
+        "[rib]\nauto_prefix_propagate = true\npropagate_key = \"file.safebag\"\n\
+         propagate_key_password_file = \"file.password\"\n",
+        "file.toml",
+    )
+    .unwrap();
+    let flags = args(&[
+        "--propagate-key",
+        "host.safebag",
+        "--propagate-key-password-file",
+        "/etc/kite/password",
+        "--propagate-chain",
+        "site.ndncert",
+        "--propagate-chain",
+        "root.ndncert",
+    ]);
+    apply(&mut c, &flags, None).unwrap();
+    let here = std::env::current_dir().unwrap();
+    let rib = &c.rib;
+    assert_eq!(rib.propagate_key, Some(here.join("host.safebag")));
+    assert_eq!(
+        rib.propagate_key_password_file.as_deref(),
+        Some(Path::new("/etc/kite/password"))
+    );
+    assert_eq!(
+        rib.propagate_chain,
+        [here.join("site.ndncert"), here.join("root.ndncert")]
+    );
+    assert_eq!(rib.propagate_certificate, None);
+
+    // With the key, propagation needs no prefixes; without it, its companions are refused.
+    let mut c = Config::default();
+    apply(
+        &mut c,
+        &args(&["--auto-prefix-propagate", "--propagate-key", "k"]),
+        None,
+    )
+    .unwrap();
+    let e = apply(
+        &mut Config::default(),
+        &args(&["--propagate-certificate", "c.ndncert"]),
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("belongs to propagate_key"), "{e}");
+}
