@@ -23,4 +23,4 @@ pub mod tlv;
 
 pub use counters::{ChannelCounters, FaceCounters, FaceDrop, FACE_DROPS};
 pub use face::{FaceId, FaceIds, FaceScope, LinkType, PacketKind, Persistency};
-pub use mac::{InvalidMac, MacAddr};
+pub use mac::{InvalidMac, MacAddr, ETHERTYPE_NDN, ETHER_HEADER_LEN};

@@ -1,9 +1,17 @@
-//! Ethernet addresses, as reassembly keys a sender by them and face URIs write them.
+//! Ethernet addresses, as reassembly keys a sender by them and face URIs write them, and the
+//! two facts of Ethernet II framing that both the Ethernet faces and the XDP program's parser
+//! need: NDN's EtherType and the header's length.
 
 use core::fmt;
 use core::str::FromStr;
 
 use thiserror::Error;
+
+/// NDN's EtherType.
+pub const ETHERTYPE_NDN: u16 = 0x8624;
+
+/// Octets of the Ethernet II header (destination, source, EtherType).
+pub const ETHER_HEADER_LEN: usize = 14;
 
 /// A 48-bit Ethernet address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

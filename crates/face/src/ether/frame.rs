@@ -8,14 +8,13 @@ use thiserror::Error;
 
 use kite_link::MacAddr;
 
-/// NDN's EtherType.
-pub const ETHERTYPE_NDN: u16 = 0x8624;
+pub use kite_link::ETHERTYPE_NDN;
 
 /// NDN's Ethernet multicast group (NFD's `face_system.ether.mcast_group` default).
 pub const NDN_MULTICAST: MacAddr = MacAddr([0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa]);
 
 /// Octets of the Ethernet II header.
-pub const HEADER_LEN: usize = 14;
+pub const HEADER_LEN: usize = kite_link::ETHER_HEADER_LEN;
 
 /// The smallest payload Ethernet carries; shorter ones are padded with zeros.
 pub const MIN_PAYLOAD: usize = 46;

@@ -3,7 +3,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::ether::frame::{ETHERTYPE_NDN, HEADER_LEN};
+use kite_link::{ETHERTYPE_NDN, ETHER_HEADER_LEN as HEADER_LEN};
 
 /// EtherType of IPv4.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;

@@ -545,8 +545,8 @@ fn describe(e: &(dyn Error + 'static)) -> String {
 #[allow(unsafe_code)]
 mod tests {
     use super::*;
-    use crate::ether::frame::HEADER_LEN;
     use crate::xdp::filter;
+    use kite_link::ETHER_HEADER_LEN as HEADER_LEN;
     use kite_testkit::netns;
     use proptest::prelude::*;
     use std::fs::File;

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use thiserror::Error;
 
 use super::filter::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
-use crate::ether::frame::HEADER_LEN;
+use kite_link::ETHER_HEADER_LEN as HEADER_LEN;
 
 /// IP's protocol number of UDP.
 const IPPROTO_UDP: u8 = 17;
