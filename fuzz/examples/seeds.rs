@@ -1,4 +1,4 @@
-//! Writes the seed corpus of the trust, link, ether, mgmt, config and forwarder targets with
+//! Writes the seed corpus of the trust, link, ether, xdp_udp, mgmt, config and forwarder targets with
 //! Kite's own encoders: `cargo run --example seeds` (from `fuzz/`). Each seed is one situation
 //! the target should start from; libFuzzer grows the rest. Seeds are rewritten in place (same
 //! name, same octets when the encoders did not change).
@@ -802,10 +802,123 @@ fn trust_seeds() {
     write("trust", "regex", &seed);
 }
 
+/// The ones' complement sum of `octets`, folded, as IP and UDP checksums add them.
+fn ones_sum(mut sum: u32, octets: &[u8]) -> u32 {
+    for pair in octets.chunks(2) {
+        let hi = u32::from(pair[0]) << 8;
+        sum += hi | pair.get(1).map_or(0, |&lo| u32::from(lo));
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    sum
+}
+
+/// An Ethernet frame carrying a UDP datagram from port 6363 to `port`, with correct IPv4
+/// header and UDP checksums (IPv6 when the addresses are 16 octets); `options` are IPv4 header
+/// options, `frag` the IPv4 flags and fragment offset field.
+fn udp_frame(
+    src: &[u8],
+    dst: &[u8],
+    port: u16,
+    options: &[u8],
+    frag: u16,
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2];
+    let udp_len = (8 + payload.len()) as u16;
+    let mut udp = Vec::new();
+    udp.extend_from_slice(&6363u16.to_be_bytes());
+    udp.extend_from_slice(&port.to_be_bytes());
+    udp.extend_from_slice(&udp_len.to_be_bytes());
+    udp.extend_from_slice(&[0, 0]);
+    udp.extend_from_slice(payload);
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(src);
+    pseudo.extend_from_slice(dst);
+    pseudo.extend_from_slice(&[0, 17]);
+    pseudo.extend_from_slice(&udp_len.to_be_bytes());
+    let sum = !(ones_sum(ones_sum(0, &pseudo), &udp) as u16);
+    udp[6..8].copy_from_slice(&(if sum == 0 { 0xffff } else { sum }).to_be_bytes());
+    if src.len() == 4 {
+        f.extend_from_slice(&[0x08, 0x00]);
+        let ihl = 5 + options.len() / 4;
+        let total = (ihl * 4 + udp.len()) as u16;
+        let mut ip = vec![0x40 | ihl as u8, 0];
+        ip.extend_from_slice(&total.to_be_bytes());
+        ip.extend_from_slice(&[0, 1]);
+        ip.extend_from_slice(&frag.to_be_bytes());
+        ip.extend_from_slice(&[64, 17, 0, 0]);
+        ip.extend_from_slice(src);
+        ip.extend_from_slice(dst);
+        ip.extend_from_slice(options);
+        let sum = !(ones_sum(0, &ip) as u16);
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        f.extend_from_slice(&ip);
+    } else {
+        f.extend_from_slice(&[0x86, 0xdd, 0x60, 0, 0, 0]);
+        f.extend_from_slice(&udp_len.to_be_bytes());
+        f.extend_from_slice(&[17, 64]);
+        f.extend_from_slice(src);
+        f.extend_from_slice(dst);
+    }
+    f.extend_from_slice(&udp);
+    f
+}
+
+fn xdp_udp_seeds() {
+    let interest = Interest::new(name("/example/xdp")).encode();
+    let v4 = |last: u8| [10, 0, 0, last];
+    let v6 = |first: u16, last: u8| {
+        let mut a = [0u8; 16];
+        a[..2].copy_from_slice(&first.to_be_bytes());
+        a[2..4].copy_from_slice(&[0x0d, 0xb8]);
+        a[15] = last;
+        a
+    };
+    let link_local = |last: u8| {
+        let mut a = [0u8; 16];
+        a[..2].copy_from_slice(&[0xfe, 0x80]);
+        a[15] = last;
+        a
+    };
+    write(
+        "xdp_udp",
+        "ipv4",
+        &udp_frame(&v4(2), &v4(1), 6363, &[], 0, &interest),
+    );
+    write(
+        "xdp_udp",
+        "ipv4-options",
+        &udp_frame(&v4(2), &v4(1), 6363, &[1, 1, 1, 0], 0, &interest),
+    );
+    write(
+        "xdp_udp",
+        "ipv4-fragment",
+        &udp_frame(&v4(2), &v4(1), 6363, &[], 0x2000, &interest),
+    );
+    write(
+        "xdp_udp",
+        "ipv4-other-port",
+        &udp_frame(&v4(2), &v4(1), 6364, &[], 0, &interest),
+    );
+    write(
+        "xdp_udp",
+        "ipv6",
+        &udp_frame(&v6(0x2001, 2), &v6(0x2001, 1), 6363, &[], 0, &interest),
+    );
+    write(
+        "xdp_udp",
+        "ipv6-link-local",
+        &udp_frame(&link_local(2), &link_local(1), 6363, &[], 0, &interest),
+    );
+}
+
 fn main() {
     trust_seeds();
     link_seeds();
     ether_seeds();
+    xdp_udp_seeds();
     mgmt_seeds();
     config_seeds();
     forwarder_seeds();

@@ -23,7 +23,10 @@ pub fn run(data: &[u8]) {
         return;
     };
     let start = d.payload.as_ptr() as usize - data.as_ptr() as usize;
-    assert!(start + d.payload.len() <= data.len(), "payload past the frame");
+    assert!(
+        start + d.payload.len() <= data.len(),
+        "payload past the frame"
+    );
     let mapped = dsts.contains(&UdpDst::of(d.dst));
     assert_eq!(verdict == Verdict::Udp, mapped, "{verdict:?} for {}", d.dst);
 }
