@@ -20,15 +20,17 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use bytes::Bytes;
+use common::certs::{self, key};
 use common::peer::Producer;
 use common::{ctl, free_tcp_port, free_udp_port, Daemon};
 use kite_mgmt_proto::nfd::status;
 use kite_mgmt_proto::nfd::RouteOrigin;
 use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
-use kite_packet::{Interest, NetPacket, SignatureInfo, Signer, ValidityPeriod};
-use kite_security::{Certificate, KeySigner, SignatureKind};
+use kite_packet::{Interest, NetPacket, SignatureInfo, Signer};
+use kite_security::{Certificate, KeySigner};
 
-const SCHEMA: &str = r#"
+/// Registrations under /localhop/nfd signed by a key the chain ([`certs::CHAIN`]) certifies.
+const COMMANDS: &str = r#"
 rule
 {
   id "prefix registration by a site key"
@@ -49,36 +51,7 @@ rule
     }
   }
 }
-rule
-{
-  id "site hierarchy"
-  for data
-  filter
-  {
-    type name
-    regex ^<>*<KEY><><><>$
-  }
-  checker
-  {
-    type hierarchical
-    sig-type ecdsa-sha256
-  }
-}
-trust-anchor
-{
-  type file
-  file-name "site-root.ndncert"
-}
 "#;
-
-fn key(identity: &str, issuer: Option<&KeySigner>) -> (KeySigner, Certificate) {
-    let k = KeySigner::generate(SignatureKind::EcdsaP256, &identity.parse().unwrap()).unwrap();
-    let validity = ValidityPeriod::new("20200101T000000", "20401231T235959").unwrap();
-    let public = k.key().public_der().unwrap();
-    let by = issuer.unwrap_or(&k);
-    let c = Certificate::issue(k.key_name().unwrap(), &public, by, b"root", 1, validity).unwrap();
-    (k, c)
-}
 
 /// `/localhop/nfd/rib/register` of `prefix`, signed by `k`.
 fn command(prefix: &str, k: &KeySigner) -> Bytes {
@@ -131,7 +104,11 @@ fn register(gateway: u16, prefix: &str, k: &KeySigner, certs: &[&Certificate]) -
 /// A gateway on 127.0.0.1:`port` whose `localhop_security` trusts `root`.
 fn gateway(dir: &std::path::Path, root: &Certificate, port: u16) -> Daemon {
     std::fs::write(dir.join("site-root.ndncert"), root.to_base64()).unwrap();
-    std::fs::write(dir.join("localhop.conf"), SCHEMA).unwrap();
+    std::fs::write(
+        dir.join("localhop.conf"),
+        format!("{COMMANDS}{}", certs::CHAIN),
+    )
+    .unwrap();
     let config = dir.join("kite.toml");
     std::fs::write(
         &config,
@@ -276,24 +253,6 @@ fn host(port: u16, gateway: u16, extra: &[String]) -> Daemon {
     host
 }
 
-/// The routes of `prefix` in `socket`'s RIB: (face, origin, cost).
-fn routes(socket: &str, prefix: &str) -> Vec<(u64, u64, u64)> {
-    let rib = ctl::json(socket, &["route", "list"]);
-    rib.as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["prefix"] == prefix)
-        .flat_map(|e| e["routes"].as_array().cloned().unwrap_or_default())
-        .map(|r| {
-            (
-                r["face_id"].as_u64().unwrap(),
-                r["origin"].as_u64().unwrap(),
-                r["cost"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// The gateway's log line refusing a command signed by `signer` (a prefix of the key name),
 /// once it is there.
 fn refusal(gateway: &Daemon, signer: &str) -> String {
@@ -345,7 +304,7 @@ fn a_kite_host_signing_with_a_key_the_root_certifies_propagates_and_others_are_r
         Box::new(|_| Some(Bytes::from_static(b"photo"))),
     );
     let propagated = common::eventually(Duration::from_secs(10), || {
-        let rs = routes(gateway.socket(), "/site/laptop");
+        let rs = ctl::routes(gateway.socket(), "/site/laptop");
         (!rs.is_empty()).then_some(rs)
     })
     .unwrap_or_else(|| {
@@ -419,9 +378,9 @@ fn a_kite_host_signing_with_a_key_the_root_certifies_propagates_and_others_are_r
                 .then_some(())
         });
         assert!(said.is_some(), "{}", h.log_text());
-        assert!(routes(gateway.socket(), prefix).is_empty(), "{prefix}");
+        assert!(ctl::routes(gateway.socket(), prefix).is_empty(), "{prefix}");
     }
-    assert_eq!(routes(gateway.socket(), "/site/laptop").len(), 1);
+    assert_eq!(ctl::routes(gateway.socket(), "/site/laptop").len(), 1);
 }
 
 /// Runs `kite run` with `args` until it exits (it must, within 20 s); its stderr.

@@ -28,28 +28,10 @@ use kite_packet::NetPacket;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-/// The routes of `prefix` in `socket`'s RIB: (face, origin, cost).
-fn routes(socket: &str, prefix: &str) -> Vec<(u64, u64, u64)> {
-    let rib = ctl::json(socket, &["route", "list"]);
-    rib.as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["prefix"] == prefix)
-        .flat_map(|e| e["routes"].as_array().cloned().unwrap_or_default())
-        .map(|r| {
-            (
-                r["face_id"].as_u64().unwrap(),
-                r["origin"].as_u64().unwrap(),
-                r["cost"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 fn await_routes(socket: &str, prefix: &str, ok: impl Fn(&[(u64, u64, u64)]) -> bool) {
     let until = Instant::now() + WAIT;
     loop {
-        let rs = routes(socket, prefix);
+        let rs = ctl::routes(socket, prefix);
         if ok(&rs) {
             return;
         }
@@ -98,9 +80,9 @@ fn a_host_propagates_its_prefixes_to_its_gateway() {
             .any(|&(_, origin, cost)| origin == RouteOrigin::CLIENT.0 && cost == 15)
     });
     let down = ctl::face_id(gateway.socket(), "udp4://10.201.1.1:6363");
-    assert_eq!(routes(gateway.socket(), "/home")[0].0, down);
-    assert!(routes(gateway.socket(), "/elsewhere").is_empty());
-    assert!(routes(gateway.socket(), "/home/laptop/photos").is_empty());
+    assert_eq!(ctl::routes(gateway.socket(), "/home")[0].0, down);
+    assert!(ctl::routes(gateway.socket(), "/elsewhere").is_empty());
+    assert!(ctl::routes(gateway.socket(), "/home/laptop/photos").is_empty());
 
     let mut consumer = Conn::unix(gateway.socket());
     let d = consumer.fetch("/home/laptop/photos/1", Duration::from_secs(4));
@@ -127,7 +109,7 @@ fn a_host_propagates_its_prefixes_to_its_gateway() {
     };
     let resp = ControlResponse::decode(&d.content.unwrap()).unwrap();
     assert_eq!(resp.status_code, status::FORBIDDEN, "{resp:?}");
-    assert!(routes(gateway.socket(), "/stolen").is_empty());
+    assert!(ctl::routes(gateway.socket(), "/stolen").is_empty());
 
     // A neighbour holds at most MAX_LOCALHOP_ROUTES routes through its face (/home is one):
     // beyond them a new prefix is refused, a route it has may still be refreshed.
@@ -156,7 +138,7 @@ fn a_host_propagates_its_prefixes_to_its_gateway() {
     }
     assert_eq!(answer("/flood/one-more"), status::FORBIDDEN);
     assert_eq!(answer("/flood/1"), status::OK, "a refresh");
-    assert!(routes(gateway.socket(), "/flood/one-more").is_empty());
+    assert!(ctl::routes(gateway.socket(), "/flood/one-more").is_empty());
 
     // The application goes: its route on the host goes, and /home leaves the gateway. This
     // test's commands and the host's readvertising reach the gateway as one keyless signer

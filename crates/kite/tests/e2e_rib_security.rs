@@ -14,6 +14,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use common::certs::{self, key};
 use common::peer::{self, with_token, Conn, Got};
 use common::{ctl, Daemon};
 use kite_app::mgmt::{next_signature_time, CommandSigner};
@@ -21,37 +22,12 @@ use kite_mgmt_proto::nfd::status;
 use kite_mgmt_proto::{ControlParameters, ControlResponse, Tlv};
 use kite_packet::{
     tlv_type, ContentType, Data, DigestSha256, Interest, Name, NetPacket, OwnedComponent,
-    SignatureInfo, SignatureType, ValidityPeriod,
+    SignatureInfo, SignatureType,
 };
-use kite_security::{Certificate, KeySigner, SignatureKind};
+use kite_security::{Certificate, KeySigner};
 
 /// How long a command may take, a certificate fetch included.
 const WAIT: Duration = Duration::from_secs(8);
-
-/// A certificate-validation rule for the chain: hierarchical, up to the anchor in
-/// `site-root.ndncert`.
-const CHAIN: &str = r#"
-rule
-{
-  id "site hierarchy"
-  for data
-  filter
-  {
-    type name
-    regex ^<>*<KEY><><><>$
-  }
-  checker
-  {
-    type hierarchical
-    sig-type ecdsa-sha256
-  }
-}
-trust-anchor
-{
-  type file
-  file-name "site-root.ndncert"
-}
-"#;
 
 /// Prefix announcements signed by a key of an identity the announced prefix is under.
 const ANNOUNCEMENTS: &str = r#"
@@ -96,19 +72,10 @@ rule
 }
 "#;
 
-fn key(identity: &str, issuer: Option<&KeySigner>) -> (KeySigner, Certificate) {
-    let k = KeySigner::generate(SignatureKind::EcdsaP256, &identity.parse().unwrap()).unwrap();
-    let validity = ValidityPeriod::new("20200101T000000", "20401231T235959").unwrap();
-    let public = k.key().public_der().unwrap();
-    let by = issuer.unwrap_or(&k);
-    let c = Certificate::issue(k.key_name().unwrap(), &public, by, b"root", 1, validity).unwrap();
-    (k, c)
-}
-
 /// `kite run` whose `[rib]` sets `key` to a schema of `rules` and the chain to `root`.
 fn kite(dir: &std::path::Path, key: &str, rules: &str, root: &Certificate) -> Daemon {
     std::fs::write(dir.join("site-root.ndncert"), root.to_base64()).unwrap();
-    std::fs::write(dir.join("schema.conf"), format!("{rules}{CHAIN}")).unwrap();
+    std::fs::write(dir.join("schema.conf"), format!("{rules}{}", certs::CHAIN)).unwrap();
     let config = dir.join("kite.toml");
     std::fs::write(&config, format!("[rib]\n{key} = \"schema.conf\"\n")).unwrap();
     Daemon::local(&["--config", config.to_str().unwrap()])

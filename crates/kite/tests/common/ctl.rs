@@ -83,3 +83,21 @@ pub fn face_id(socket: &str, uri: &str) -> u64 {
 pub fn face_by_id(socket: &str, id: u64) -> Option<Value> {
     faces(socket).into_iter().find(|f| f["face_id"] == id)
 }
+
+/// The routes of `prefix` in `socket`'s RIB: (face, origin, cost).
+pub fn routes(socket: &str, prefix: &str) -> Vec<(u64, u64, u64)> {
+    let rib = json(socket, &["route", "list"]);
+    rib.as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["prefix"] == prefix)
+        .flat_map(|e| e["routes"].as_array().cloned().unwrap_or_default())
+        .map(|r| {
+            (
+                r["face_id"].as_u64().unwrap(),
+                r["origin"].as_u64().unwrap(),
+                r["cost"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}

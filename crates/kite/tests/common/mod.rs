@@ -20,6 +20,7 @@ const STARTUP: Duration = Duration::from_secs(15);
 /// The longest a consumer or management call (python-ndn or NDNts) may run.
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
+pub mod certs;
 pub mod chain;
 pub mod ctl;
 pub mod ndncxx;
