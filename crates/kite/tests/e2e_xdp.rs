@@ -13,12 +13,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
+use std::process::Command;
 use std::time::Duration;
 
 use common::chain::{fetch_intact, one_chain, Chain, Link};
 use common::tools::sha256_of;
+use common::{ctl, netns};
 use kite_testkit::netns::ip;
 use serde_json::Value;
 
@@ -94,60 +95,15 @@ fn ping_and_tcp_cross_an_xdp_interface() {
     if !b_on_xdp(&chain, 1) {
         return;
     }
-    let ping = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &chain.ns[0],
-            "ping",
-            "-c",
-            "3",
-            "-i",
-            "0.2",
-            "-W",
-            "2",
-        ])
-        .arg("10.77.1.2")
-        .output()
-        .expect("run ping");
+    let ping = netns::ping(&chain.ns[0], "10.77.1.2");
     assert!(
         ping.status.success(),
         "ping A -> B: {}",
         String::from_utf8_lossy(&ping.stdout)
     );
     // A TCP echo on B, a client on A.
-    let mut server = Command::new("ip")
-        .args(["netns", "exec", &chain.ns[1], "python3", "-c"])
-        .arg(
-            "import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
-             s.bind(('10.77.1.2',7007))\ns.listen(1)\nprint('up',flush=True)\nc,_=s.accept()\n\
-             d=c.recv(100)\nc.sendall(d[::-1])\nc.close()\n",
-        )
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the TCP server");
-    let mut up = [0u8; 3];
-    server
-        .stdout
-        .as_mut()
-        .expect("server stdout")
-        .read_exact(&mut up)
-        .expect("the server says it listens");
-    let client = Command::new("ip")
-        .args(["netns", "exec", &chain.ns[0], "python3", "-c"])
-        .arg(
-            "import socket\nc=socket.create_connection(('10.77.1.2',7007),timeout=5)\n\
-             c.sendall(b'kite-xdp')\nprint(c.recv(100).decode())\n",
-        )
-        .output()
-        .expect("run the TCP client");
-    let _ = server.wait();
-    assert_eq!(
-        String::from_utf8_lossy(&client.stdout).trim(),
-        "pdx-etik",
-        "TCP across B's interface: {}",
-        String::from_utf8_lossy(&client.stderr)
-    );
+    let (answer, errors) = netns::tcp_echo(&chain.ns[1], &chain.ns[0], "10.77.1.2", 7007);
+    assert_eq!(answer, "pdx-etik", "TCP across B's interface: {errors}");
     let _ = std::io::stdout().flush();
 }
 
@@ -186,30 +142,9 @@ fn no_program_is_left_after_stop_or_sigkill() {
 /// B's metrics listener, inside its namespace.
 const B_METRICS: &str = "[metrics]\nlisten = \"127.0.0.1:9464\"\n";
 
-/// `kite ARGS --json --socket SOCKET`, parsed.
-fn kite_json(socket: &str, args: &[&str]) -> Value {
-    let out = kite(socket, args, true);
-    assert!(
-        out.status.success(),
-        "kite {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
-}
-
-/// `kite ARGS --socket SOCKET` (and `--json`); its output, which must be a success.
-fn kite(socket: &str, args: &[&str], json: bool) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kite"));
-    cmd.args(args).args(["--socket", socket]);
-    if json {
-        cmd.arg("--json");
-    }
-    cmd.output().expect("kite runs")
-}
-
 /// The channel `local` in `kite channel list --json` of the daemon at `socket`.
 fn channel(socket: &str, local: &str) -> Value {
-    let all = kite_json(socket, &["channel", "list"]);
+    let all = ctl::json(socket, &["channel", "list"]);
     all.as_array()
         .expect("a list")
         .iter()
@@ -220,8 +155,7 @@ fn channel(socket: &str, local: &str) -> Value {
 
 /// The line of `kite channel list` (the table) that starts with `local`.
 fn channel_line(socket: &str, local: &str) -> String {
-    let out = kite(socket, &["channel", "list"], false);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = ctl::ok(socket, &["channel", "list"]);
     text.lines()
         .find(|l| l.starts_with(local))
         .unwrap_or_else(|| panic!("no {local} in {text}"))
@@ -338,18 +272,17 @@ fn channel_list_face_show_and_metrics_name_the_io_path() {
 
     // B's face toward A (made on demand) is on B's AF_XDP channel; A's toward B on AF_PACKET.
     let to_a = format!("ether://[{AB_MAC}]");
-    let shown = kite(b, &["face", "show", &to_a], false);
-    let text = String::from_utf8_lossy(&shown.stdout);
+    let text = ctl::ok(b, &["face", "show", &to_a]);
     let io = text
         .lines()
         .find_map(|l| l.strip_prefix("io "))
         .unwrap_or_else(|| panic!("no io line in {text}"));
     assert_eq!(io.trim(), after[0]["io_path"].as_str().unwrap(), "{text}");
-    let j = kite_json(b, &["face", "show", &to_a]);
+    let j = ctl::json(b, &["face", "show", &to_a]);
     assert_eq!(j["io_path"], after[0]["io_path"], "{j}");
-    let j = kite_json(a, &["face", "show", &format!("ether://[{BA_MAC}]")]);
+    let j = ctl::json(a, &["face", "show", &format!("ether://[{BA_MAC}]")]);
     assert_eq!(j["io_path"], "af_packet", "{j}");
-    let listed = kite_json(a, &["face", "list"]);
+    let listed = ctl::json(a, &["face", "list"]);
     let internal = &listed.as_array().unwrap()[0];
     assert_eq!(internal["io_path"], Value::Null, "{internal}");
 
@@ -433,7 +366,7 @@ fn a_stale_kite_program_is_replaced_at_start() {
         "{log}"
     );
     fetch(&chain, 30_000, 1000);
-    let to_a = kite_json(
+    let to_a = ctl::json(
         chain.daemons[1].socket(),
         &["face", "show", &format!("ether://[{AB_MAC}]")],
     );
@@ -617,7 +550,7 @@ fn hostile_frames_at_an_xdp_interface_are_counted() {
     // A first fetch gives B an on-demand face toward A.
     fetch(&chain, 30_000, 1000);
     let to_a = format!("ether://[{AB_MAC}]");
-    let face_before = kite_json(&b, &["face", "show", &to_a]);
+    let face_before = ctl::json(&b, &["face", "show", &to_a]);
     let before = channel(&b, "dev://ba");
 
     // Shorter than an Ethernet header: Linux sends none (its Ethernet devices' minimum header
@@ -692,7 +625,7 @@ fn hostile_frames_at_an_xdp_interface_are_counted() {
     assert_eq!(drops(&after, "truncated"), 0, "{after}");
     assert_eq!(xdp(&after, "runt"), 0, "{after}");
     let face_after = common::eventually(Duration::from_secs(5), || {
-        let f = kite_json(&b, &["face", "show", &to_a]);
+        let f = ctl::json(&b, &["face", "show", &to_a]);
         (f["drops"]["in_malformed"].as_u64()? >= 6).then_some(f)
     })
     .expect("B's face toward A counted the malformed frames");
@@ -702,7 +635,7 @@ fn hostile_frames_at_an_xdp_interface_are_counted() {
         6,
         "{face_after}"
     );
-    let faces = kite_json(&b, &["face", "list"]);
+    let faces = ctl::json(&b, &["face", "list"]);
     let odd = format!("ether://[{STRANGER}]");
     assert!(
         !faces.as_array().unwrap().iter().any(|f| f["uri"] == odd),
@@ -712,7 +645,7 @@ fn hostile_frames_at_an_xdp_interface_are_counted() {
     // Forwarding goes on across B: 30 more Interests from A reach it.
     let interests = |f: &Value| f["counters"]["in_interests"].as_u64().unwrap();
     fetch(&chain, 30_000, 1000);
-    let face_end = kite_json(&b, &["face", "show", &to_a]);
+    let face_end = ctl::json(&b, &["face", "show", &to_a]);
     assert!(
         interests(&face_end) >= interests(&face_after) + 30,
         "{face_after} then {face_end}"

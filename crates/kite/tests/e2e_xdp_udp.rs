@@ -23,6 +23,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use common::netns;
 use common::tools::{random_file, sha256_of, Put};
 use common::{eventually, Daemon};
 use kite_testkit::netns::{add_or_skip, ip, ip_ok};
@@ -470,55 +471,16 @@ fn ping_and_tcp_cross_the_xdp_interface() {
         return;
     }
     for addr in [X4, X6] {
-        let ping = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &pair.ns[1],
-                "ping",
-                "-c",
-                "3",
-                "-i",
-                "0.2",
-                "-W",
-                "2",
-            ])
-            .arg(addr)
-            .output()
-            .expect("run ping");
+        let ping = netns::ping(&pair.ns[1], addr);
         assert!(
             ping.status.success(),
             "ping P -> X {addr}: {}",
             String::from_utf8_lossy(&ping.stdout)
         );
     }
-    let mut server = Command::new("ip")
-        .args(["netns", "exec", &pair.ns[0], "python3", "-c"])
-        .arg(format!(
-            "import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
-             s.bind(('{X4}',7007))\ns.listen(1)\nprint('up',flush=True)\nc,_=s.accept()\n\
-             d=c.recv(100)\nc.sendall(d[::-1])\nc.close()\n"
-        ))
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the TCP server");
+    let (answer, errors) = netns::tcp_echo(&pair.ns[0], &pair.ns[1], X4, 7007);
+    assert_eq!(answer, "pdx-etik", "TCP across X's interface: {errors}");
     let mut up = [0u8; 3];
-    server
-        .stdout
-        .as_mut()
-        .expect("server stdout")
-        .read_exact(&mut up)
-        .expect("the server says it listens");
-    let client = pair.python(
-        1,
-        &format!(
-            "import socket\nc=socket.create_connection(('{X4}',7007),timeout=5)\n\
-             c.sendall(b'kite-xdp')\nprint(c.recv(100).decode())\n"
-        ),
-        &[],
-    );
-    let _ = server.wait();
-    assert_eq!(String::from_utf8_lossy(&client.stdout).trim(), "pdx-etik");
     // A UDP datagram to another port goes to the kernel's socket.
     let mut server = Command::new("ip")
         .args(["netns", "exec", &pair.ns[0], "python3", "-c"])

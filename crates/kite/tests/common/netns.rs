@@ -1,7 +1,58 @@
 //! Network namespaces joined by veth pairs, for the tests of routing across several
 //! forwarders (`ip` itself and the skip without root are kite-testkit's).
 
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+
 use kite_testkit::netns::{add_or_skip, ip, ip_ok};
+
+/// Three pings from namespace `ns` to `addr`, 0.2 s apart, each waited for at most 2 s.
+pub fn ping(ns: &str, addr: &str) -> Output {
+    Command::new("ip")
+        .args([
+            "netns", "exec", ns, "ping", "-c", "3", "-i", "0.2", "-W", "2",
+        ])
+        .arg(addr)
+        .output()
+        .expect("run ping")
+}
+
+/// One TCP exchange across namespaces: a server in `server_ns` on `addr`:`port` sends back
+/// what it receives, reversed; a client in `client_ns` sends "kite-xdp". What the client
+/// printed (its answer, "pdx-etik" when it went through) and its error output.
+pub fn tcp_echo(server_ns: &str, client_ns: &str, addr: &str, port: u16) -> (String, String) {
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", server_ns, "python3", "-c"])
+        .arg(format!(
+            "import socket\ns=socket.socket(socket.AF_INET6 if ':' in '{addr}' else socket.AF_INET)\n\
+             s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
+             s.bind(('{addr}',{port}))\ns.listen(1)\nprint('up',flush=True)\nc,_=s.accept()\n\
+             d=c.recv(100)\nc.sendall(d[::-1])\nc.close()\n"
+        ))
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the TCP server");
+    let mut up = [0u8; 3];
+    server
+        .stdout
+        .as_mut()
+        .expect("server stdout")
+        .read_exact(&mut up)
+        .expect("the server says it listens");
+    let client = Command::new("ip")
+        .args(["netns", "exec", client_ns, "python3", "-c"])
+        .arg(format!(
+            "import socket\nc=socket.create_connection(('{addr}',{port}),timeout=5)\n\
+             c.sendall(b'kite-xdp')\nprint(c.recv(100).decode())\n"
+        ))
+        .output()
+        .expect("run the TCP client");
+    let _ = server.wait();
+    (
+        String::from_utf8_lossy(&client.stdout).trim().to_string(),
+        String::from_utf8_lossy(&client.stderr).into_owned(),
+    )
+}
 
 /// Network namespaces joined by veth pairs; deleted on drop.
 pub struct Lab {
