@@ -1055,21 +1055,24 @@ mod tests {
             return;
         };
         let k0 = ns.ifindex("k0");
-        let kite = object_path("kite_xdp.o");
-        ns.ip(&[
-            "link",
-            "set",
-            "dev",
-            "k0",
-            "xdpgeneric",
-            "obj",
-            &kite,
-            "sec",
-            "xdp",
-        ]);
-        let stale = ns
-            .run(|| attached_program(k0).unwrap())
-            .expect("ip attached it");
+        // Attaches `object` to k0 by netlink, as `ip` does; the program's id.
+        let attach_by_ip = |object: &str| {
+            let path = object_path(object);
+            ns.ip(&[
+                "link",
+                "set",
+                "dev",
+                "k0",
+                "xdpgeneric",
+                "obj",
+                &path,
+                "sec",
+                "xdp",
+            ]);
+            ns.run(|| attached_program(k0).unwrap())
+                .expect("ip attached it")
+        };
+        let stale = attach_by_ip("kite_xdp.o");
         let p = match ns.run(|| XdpProgram::attach(k0, None)) {
             Ok(p) => p,
             Err(e @ XdpError::Permission(_)) => return kite_testkit::skip(e),
@@ -1087,21 +1090,7 @@ mod tests {
         ns.run(|| drop(p));
         assert_eq!(ns.run(|| attached_program(k0).unwrap()), None);
 
-        let pass = object_path("xdp_pass.o");
-        ns.ip(&[
-            "link",
-            "set",
-            "dev",
-            "k0",
-            "xdpgeneric",
-            "obj",
-            &pass,
-            "sec",
-            "xdp",
-        ]);
-        let foreign = ns
-            .run(|| attached_program(k0).unwrap())
-            .expect("ip attached it");
+        let foreign = attach_by_ip("xdp_pass.o");
         let e = ns.run(|| XdpProgram::attach(k0, None)).unwrap_err();
         assert!(matches!(e, XdpError::Busy { .. }), "{e}");
         assert_eq!(ns.run(|| attached_program(k0).unwrap()), Some(foreign));
