@@ -177,24 +177,12 @@ impl IoThread {
 
 #[cfg(test)]
 mod tests {
-    use bytes::Bytes;
     use kite_link::Persistency;
 
     use super::*;
-    use crate::io::testing::{harness, stream};
+    use crate::io::testing::{data, harness, stream};
     use crate::FaceEvent;
     use kite_face::testing::Failure;
-
-    fn data(face: FaceId) -> Out {
-        Out::Data {
-            face,
-            wire: Bytes::from_static(&[6, 3, 7, 1, 8]),
-            token: None,
-            ingress: FaceId(1),
-            congestion_mark: 0,
-            from_cs: false,
-        }
-    }
 
     #[test]
     fn output_is_queued_on_its_face_and_each_face_is_flushed_after_the_drain() {

@@ -238,3 +238,15 @@ pub(super) fn datagram(port: u16) -> MemoryTransport {
 pub(super) fn interest(name: &str) -> bytes::Bytes {
     kite_testkit::packet::interest(name, 1u32, 4000)
 }
+
+/// A small Data for `face`, as the forwarding thread hands output to the I/O thread.
+pub(super) fn data(face: FaceId) -> Out {
+    Out::Data {
+        face,
+        wire: bytes::Bytes::from_static(&[6, 3, 7, 1, 8]),
+        token: None,
+        ingress: FaceId(1),
+        congestion_mark: 0,
+        from_cs: false,
+    }
+}

@@ -1,25 +1,13 @@
 //! The loop's own parts: how long a poll may sleep, from the deadlines of every part, and
 //! what a lost face leaves the loop waiting for.
 
-use bytes::Bytes;
 use kite_link::Persistency;
 
-use super::testing::{datagram, harness, harness_with, interest, stream};
+use super::testing::{data, datagram, harness, harness_with, interest, stream};
 use super::*;
 use crate::FaceOptions;
 
 const MS: Duration = Duration::from_millis(1);
-
-fn data(face: FaceId) -> Out {
-    Out::Data {
-        face,
-        wire: Bytes::from_static(&[6, 3, 7, 1, 8]),
-        token: None,
-        ingress: FaceId(1),
-        congestion_mark: 0,
-        from_cs: false,
-    }
-}
 
 #[test]
 fn an_idle_thread_sleeps_until_its_next_housekeeping_tick() {
