@@ -97,22 +97,14 @@ impl Link {
         )
     }
 
-    /// Sends each frame (hex) out of `dev` in namespace `ns`, through an AF_PACKET socket of
-    /// the system python (the tests hold no unsafe code).
+    /// Sends each frame (hex) out of `dev` in namespace `ns` ([`common::netns::inject`]);
+    /// every one must be sent.
     fn inject(ns: &str, dev: &str, frames: &[String]) {
-        let script = "import socket, sys\n\
-                      s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n\
-                      s.bind((sys.argv[1], 0))\n\
-                      for f in sys.argv[2:]:\n    s.send(bytes.fromhex(f))\n";
-        let out = Command::new("ip")
-            .args(["netns", "exec", ns, "python3", "-c", script, dev])
-            .args(frames)
-            .output()
-            .expect("run python3");
-        assert!(
-            out.status.success(),
-            "injecting frames: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let errnos = common::netns::inject(ns, dev, frames);
+        assert_eq!(
+            errnos,
+            vec![0; frames.len()],
+            "injecting frames: errnos {errnos:?}"
         );
     }
 }

@@ -445,33 +445,6 @@ fn a_foreign_program_makes_kite_fall_back_to_af_packet() {
     assert!(!has_xdp(&ns, "bc"));
 }
 
-/// Sends each frame (hex) out of `dev` in namespace `ns` through an AF_PACKET socket of the
-/// system python (the tests hold no unsafe code); the errno of each send, 0 when sent.
-fn inject(ns: &str, dev: &str, frames: &[String]) -> Vec<i64> {
-    let script = "import json, socket, sys\n\
-                  s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n\
-                  s.bind((sys.argv[1], 0))\n\
-                  r = []\n\
-                  for f in sys.argv[2:]:\n\
-                  \x20   try:\n\
-                  \x20       s.send(bytes.fromhex(f))\n\
-                  \x20       r.append(0)\n\
-                  \x20   except OSError as e:\n\
-                  \x20       r.append(e.errno)\n\
-                  print(json.dumps(r))\n";
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, "python3", "-c", script, dev])
-        .args(frames)
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "injecting frames: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a list of errnos")
-}
-
 /// A frame from `src` to `dst` (colon-separated MACs) of EtherType `ethertype` carrying
 /// `payload`, as hex.
 fn frame(dst: &str, src: &str, ethertype: u16, payload: &[u8]) -> String {
@@ -559,7 +532,7 @@ fn hostile_frames_at_an_xdp_interface_are_counted() {
         .map(|n| frame(BA_MAC, STRANGER, 0x8624, &[])[..2 * n].to_owned())
         .collect();
     assert_eq!(
-        inject(&chain.ns[0], "ab", &runts),
+        netns::inject(&chain.ns[0], "ab", &runts),
         vec![EINVAL; 14],
         "runts refused"
     );
@@ -587,7 +560,10 @@ fn hostile_frames_at_an_xdp_interface_are_counted() {
     let mut tagged = vec![0x00, 0x05, 0x86, 0x24];
     tagged.extend_from_slice(&junk(3, 60));
     frames.push(frame(BA_MAC, STRANGER, 0x8100, &tagged));
-    assert_eq!(inject(&chain.ns[0], "ab", &frames), vec![0; frames.len()]);
+    assert_eq!(
+        netns::inject(&chain.ns[0], "ab", &frames),
+        vec![0; frames.len()]
+    );
     // The program took the 14 NDN frames and passed the 3 short IPv4 ones, the other
     // EtherType and the tagged frame. Every NDN frame is malformed and from a host with no
     // face, so it is counted on the channel and makes none; so is the tagged frame, which
@@ -608,14 +584,14 @@ fn hostile_frames_at_an_xdp_interface_are_counted() {
             frame(BA_MAC, STRANGER, 0x8624, &junk(len as u64, len))
         })
         .collect();
-    let sent = inject(&chain.ns[0], "ab", &big);
+    let sent = netns::inject(&chain.ns[0], "ab", &big);
     assert_eq!(&sent[..5], &[0; 5], "{sent:?}");
     // From A, whose face B has: a truncated LpPacket and random octets, malformed on it.
     let mut known = vec![frame(BA_MAC, AB_MAC, 0x8624, &truncated_lp)];
     for i in 0..5 {
         known.push(frame(BA_MAC, AB_MAC, 0x8624, &junk(40 + i, 60)));
     }
-    assert_eq!(inject(&chain.ns[0], "ab", &known), vec![0; 6]);
+    assert_eq!(netns::inject(&chain.ns[0], "ab", &known), vec![0; 6]);
     // Socket drops are read once a second.
     let after = settled(&b, &mid, 11, 0, |c| {
         drops(c, "socket") >= 4 && drops(c, "malformed") >= 16

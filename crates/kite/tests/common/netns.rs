@@ -6,6 +6,33 @@ use std::process::{Command, Output, Stdio};
 
 use kite_testkit::netns::{add_or_skip, ip, ip_ok};
 
+/// Sends each frame (hex) out of `dev` in namespace `ns` through an AF_PACKET socket of the
+/// system python (the tests hold no unsafe code); the errno of each send, 0 when sent.
+pub fn inject(ns: &str, dev: &str, frames: &[String]) -> Vec<i64> {
+    let script = "import json, socket, sys\n\
+                  s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n\
+                  s.bind((sys.argv[1], 0))\n\
+                  r = []\n\
+                  for f in sys.argv[2:]:\n\
+                  \x20   try:\n\
+                  \x20       s.send(bytes.fromhex(f))\n\
+                  \x20       r.append(0)\n\
+                  \x20   except OSError as e:\n\
+                  \x20       r.append(e.errno)\n\
+                  print(json.dumps(r))\n";
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "python3", "-c", script, dev])
+        .args(frames)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "injecting frames: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a list of errnos")
+}
+
 /// Three pings from namespace `ns` to `addr`, 0.2 s apart, each waited for at most 2 s.
 pub fn ping(ns: &str, addr: &str) -> Output {
     Command::new("ip")
