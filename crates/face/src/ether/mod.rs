@@ -531,9 +531,11 @@ impl EtherChannel {
             }
         }
         for rx in self.xdp.iter_mut().flat_map(|x| x.rx.iter_mut()) {
+            // The program hands over NDN frames and Kite's UDP datagrams: anything not of
+            // NDN's EtherType is one of the latter.
             let n = rx.recv(BATCH as u32, |f| match f.get(12..HEADER_LEN) {
-                Some(&[0x86, 0x24]) | None => inbound.take(f, f.len() > longest),
-                Some(_) => inbound.take_udp(f, udp),
+                Some(t) if t != ETHERTYPE_NDN.to_be_bytes() => inbound.take_udp(f, udp),
+                _ => inbound.take(f, f.len() > longest),
             });
             if n == BATCH as u32 {
                 progress = Progress::More;
