@@ -23,6 +23,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -217,23 +218,18 @@ impl UdpChannel {
                 continue;
             }
             let mut face = self.peers.touch(&from, now);
-            for d in self.batch.datagrams(i) {
-                let (frame, own_buffer) = self.arena.receive(d);
-                let face = match face {
-                    Some(id) => id,
-                    None => match self.peers.admit(from, &frame, ids, now, evicted) {
-                        Some(id) => {
-                            created.push(self.new_face(id, from, Persistency::OnDemand));
-                            *face.insert(id)
-                        }
-                        None => {
-                            self.counters.n_malformed += 1;
-                            continue;
-                        }
-                    },
+            // By index, so that the batch is borrowed only while a datagram is copied out.
+            for k in 0.. {
+                let Some(d) = self.batch.datagrams(i).nth(k) else {
+                    break;
                 };
+                let (frame, own_buffer) = self.arena.receive(d);
+                let Some(id) = self.face_for(from, face, &frame, ids, now, created, evicted) else {
+                    continue;
+                };
+                face = Some(id);
                 datagrams.push(Datagram {
-                    face,
+                    face: id,
                     from: Endpoint::Peer,
                     frame,
                     own_buffer,
@@ -269,25 +265,39 @@ impl UdpChannel {
         }
         let known = self.peers.touch(&from, now);
         let (frame, own_buffer) = self.arena.receive(d);
-        let face = match known {
-            Some(id) => id,
-            None => match self.peers.admit(from, &frame, ids, now, evicted) {
-                Some(id) => {
-                    created.push(self.new_face(id, from, Persistency::OnDemand));
-                    id
-                }
-                None => {
-                    self.counters.n_malformed += 1;
-                    return None;
-                }
-            },
-        };
+        let face = self.face_for(from, known, &frame, ids, now, created, evicted)?;
         Some(Datagram {
             face,
             from: Endpoint::Peer,
             frame,
             own_buffer,
         })
+    }
+
+    /// The face a datagram `frame` from `from` goes to: `known` (the remote's face, if it
+    /// has one), or an on-demand face made for a new remote whose datagram is a well-formed
+    /// NDN packet (pushed to `created`, the idlest given up for it to `evicted`); `None`,
+    /// counted as malformed, for anything else from a new remote.
+    #[allow(clippy::too_many_arguments)]
+    fn face_for(
+        &mut self,
+        from: SocketAddr,
+        known: Option<FaceId>,
+        frame: &Bytes,
+        ids: &mut FaceIds,
+        now: Instant,
+        created: &mut Vec<Face>,
+        evicted: &mut Vec<FaceId>,
+    ) -> Option<FaceId> {
+        if known.is_some() {
+            return known;
+        }
+        let Some(id) = self.peers.admit(from, frame, ids, now, evicted) else {
+            self.counters.n_malformed += 1;
+            return None;
+        };
+        created.push(self.new_face(id, from, Persistency::OnDemand));
+        Some(id)
     }
 
     /// Counts a datagram for this channel that was dropped before any face saw it, its UDP
