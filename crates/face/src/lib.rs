@@ -4,8 +4,11 @@
 //! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link_service) (reassembly,
 //! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
 //! counters (what a face is apart from its socket — ids, properties, counters, framing,
-//! reassembly — is `kite-link`'s). Listeners ([`StreamListener`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
-//! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one
+//! reassembly — is `kite-link`'s). Channels create on-demand faces as peers arrive: a
+//! [`Listener`] accepts connections (each transport that accepts implements it in its own
+//! module and opens it through an [`OpenListener`]: [`unix::Listen`], [`tcp::Listen`],
+//! [`ws::Listen`]), and a datagram channel ([`UdpChannel`] for UDP, [`EtherChannel`] for an
+//! Ethernet interface) reads one socket for many faces; a datagram channel makes one
 //! only for a well-formed NDN packet and keeps at most its configured number of them
 //! ([`FaceConfig::udp_on_demand_limit`], [`FaceConfig::ether_on_demand_limit`]), giving up
 //! the idlest for a new sender; a TCP or WebSocket listener likewise keeps at most its
@@ -33,6 +36,7 @@ mod datagram;
 pub mod ether;
 mod face;
 pub mod link_service;
+mod listener;
 mod on_demand;
 pub mod police;
 pub mod queue;
@@ -41,7 +45,6 @@ pub mod reliability;
 mod reliable_link_tests;
 mod shm;
 mod stream;
-mod stream_listener;
 mod sys;
 pub mod tcp;
 pub mod tenancy;
@@ -51,7 +54,7 @@ mod transport;
 pub mod udp;
 pub mod unix;
 pub mod uri;
-mod ws;
+pub mod ws;
 pub mod xdp;
 
 pub use config::{
@@ -65,7 +68,7 @@ pub use ether::netif::{LinkEvents, LinkMonitor};
 pub use ether::{EtherChannel, EtherError, IoPath, LinkState, UdpChannels};
 pub use face::Face;
 pub use link_service::{Received, RxPacket, RxSink};
-pub use stream_listener::{Accepted, ChannelStatus, ListenError, StreamListener};
+pub use listener::{Accepted, ChannelStatus, ListenError, Listener, OpenListener};
 pub use sys::raise_fd_limit;
 pub use transport::{FaceError, Flushed, Progress};
 pub use udp::UdpChannel;

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use kite_face::{EtherChannel, Face, FaceUri, MarkingConfig, StreamListener, UdpChannel};
+use kite_face::{EtherChannel, Face, FaceUri, MarkingConfig, UdpChannel};
 use kite_fw::face::FaceId;
 use kite_link::Persistency;
 use mio::Token;
@@ -96,8 +96,7 @@ impl IoThread {
                     let _ = reply.send(all);
                 }
                 IoCommand::Channels { reply } => {
-                    let mut all: Vec<_> =
-                        self.channels.iter().map(StreamListener::status).collect();
+                    let mut all: Vec<_> = self.channels.iter().map(|l| l.status()).collect();
                     all.extend(self.udp.iter().map(UdpChannel::status));
                     all.extend(self.ether.iter().map(EtherChannel::status));
                     let _ = reply.send(all);
