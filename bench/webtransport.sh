@@ -183,7 +183,7 @@ for r in $(seq "$runs"); do
 done
 
 {
-  echo "# bench/webtransport.sh: ${size_mb} MB segmented fetch (kite put, 8000-octet segments unless KITE_RUN_ARGS say otherwise) by NDNts @ndn/segmented-object in headless $(chromium --version 2>/dev/null | head -1)"
+  echo "# bench/webtransport.sh $runs $size_mb: a ${size_mb} MB segmented object (8000-octet segments, kite put; ndnd put for NDNd) fetched by NDNts @ndn/segmented-object in headless $(chromium --version 2>/dev/null | head -1)"
   echo "# commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; median of $runs runs each, alternating; MB = 10^6 octets"
   echo "# kite run --ws 127.0.0.1:PORT ${kite_args[*]}; WebTransport: $wt_url"
   printf '%-52s %10s %10s\n' transport MB/s seconds
