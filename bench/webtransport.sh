@@ -53,8 +53,7 @@ cleanup() {
 trap cleanup EXIT
 
 wait_for() { # FILE PATTERN SECONDS: until FILE holds a line matching PATTERN
-  local i
-  for i in $(seq $(($3 * 10))); do
+  for _ in $(seq $(($3 * 10))); do
     grep -q -- "$2" "$1" 2>/dev/null && return 0
     sleep 0.1
   done
@@ -144,7 +143,8 @@ fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256"
   wait_for "$s" listening 30
   local page
   page=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]).listening)' "$s")
-  local query="transport=$transport&url=$(urlencode "$url")&name=$(urlencode "$name")&mode=object"
+  local query
+  query="transport=$transport&url=$(urlencode "$url")&name=$(urlencode "$name")&mode=object"
   [[ -n $hash ]] && query+="&hash=$hash"
   # Chromium in a session of its own, so that its renderers stop with it.
   setsid "${launcher[@]}" chromium --headless --no-sandbox --disable-gpu --no-first-run \
@@ -156,6 +156,7 @@ fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256"
   wait "$browser" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   rm -rf "$work/profile"
+  # shellcheck disable=SC2016 # JavaScript, not shell
   node -e '
     const line = require("fs").readFileSync(process.argv[1], "utf8").split("\n").find((l) => l.includes("result"));
     const r = line ? JSON.parse(line).result : { ok: false, error: "no result" };
@@ -188,6 +189,7 @@ done
   echo "# kite run --ws 127.0.0.1:PORT ${kite_args[*]}; WebTransport: $wt_url"
   printf '%-52s %10s %10s\n' transport MB/s seconds
   for label in "${labels[@]}"; do
+    # shellcheck disable=SC2086 # one argument per run
     python3 - "$label" "$size_mb" ${times[$label]} <<'PY'
 import statistics, sys
 label, size, runs = sys.argv[1], float(sys.argv[2]), [float(t) / 1000 for t in sys.argv[3:]]
