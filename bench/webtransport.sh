@@ -11,7 +11,8 @@
 # arguments after --, e.g. `-- --http3 127.0.0.1:4433`), its certificate trusted by its SHA-256
 # (hex). Without --wt the WebTransport row is NDNd v1.5.3's HTTP/3 face, serving the same file
 # with `ndnd put`, in a private network namespace (unshare -rn) with its own page server and
-# Chromium: a figure for NDNd, labelled so, not for Kite.
+# Chromium: a figure for NDNd, labelled so, not for Kite; NDNd's WebSocket face is then measured
+# too, so that the two transports are also compared on one forwarder.
 #   bench/webtransport.sh [RUNS] [SIZE_MB] [--wt URL HASH] [-- KITE_RUN_ARGS...]
 #   (defaults 5 and 100)
 set -euo pipefail
@@ -110,7 +111,9 @@ faces:
     enabled: true
     socket_path: $work/ndnd.sock
   websocket:
-    enabled: false
+    enabled: true
+    bind: 127.0.0.1
+    port: 9696
 fw:
   threads: 1
 tables:
@@ -166,13 +169,14 @@ fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256"
 
 declare -A times
 labels=("Kite WebSocket" "$wt_label")
+(( ${#ns_launcher[@]} )) && labels+=("NDNd v1.5.3 WebSocket (NDNd's figure, not Kite's)")
 for r in $(seq "$runs"); do
   for label in "${labels[@]}"; do
-    if [[ $label == "Kite WebSocket" ]]; then
-      res=$(fetch_once ws "ws://127.0.0.1:$ws_port/" "")
-    else
-      res=$(fetch_once wt "$wt_url" "$wt_hash" "${ns_launcher[@]}")
-    fi
+    case $label in
+      "Kite WebSocket") res=$(fetch_once ws "ws://127.0.0.1:$ws_port/" "") ;;
+      "$wt_label") res=$(fetch_once wt "$wt_url" "$wt_hash" "${ns_launcher[@]}") ;;
+      *) res=$(fetch_once ws "ws://127.0.0.1:9696/" "" "${ns_launcher[@]}") ;;
+    esac
     read -r ms bytes sha <<<"$res"
     if [[ $sha != "$want" || $bytes != $((size_mb * 1000000)) ]]; then
       echo "webtransport.sh: $label fetched $bytes octets, SHA-256 $sha, not the file's $want" >&2
