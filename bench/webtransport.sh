@@ -135,7 +135,7 @@ fi
 
 urlencode() { node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$1"; }
 
-fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256"
+fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retransmissions"
   local transport=$1 url=$2 hash=$3
   shift 3
   local launcher=("$@")
@@ -164,10 +164,10 @@ fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256"
     const line = require("fs").readFileSync(process.argv[1], "utf8").split("\n").find((l) => l.includes("result"));
     const r = line ? JSON.parse(line).result : { ok: false, error: "no result" };
     if (!r.ok) { console.error(`webtransport.sh: the page failed: ${r.stage}: ${r.error}`); process.exit(1); }
-    console.log(`${r.fetch_ms} ${r.bytes} ${r.sha256}`);' "$s"
+    console.log(`${r.fetch_ms} ${r.bytes} ${r.sha256} ${r.interests - r.segments}`);' "$s"
 }
 
-declare -A times
+declare -A times retxs
 labels=("Kite WebSocket" "$wt_label")
 (( ${#ns_launcher[@]} )) && labels+=("NDNd v1.5.3 WebSocket (NDNd's figure, not Kite's)")
 for r in $(seq "$runs"); do
@@ -177,28 +177,30 @@ for r in $(seq "$runs"); do
       "$wt_label") res=$(fetch_once wt "$wt_url" "$wt_hash" "${ns_launcher[@]}") ;;
       *) res=$(fetch_once ws "ws://127.0.0.1:9696/" "" "${ns_launcher[@]}") ;;
     esac
-    read -r ms bytes sha <<<"$res"
+    read -r ms bytes sha retx <<<"$res"
     if [[ $sha != "$want" || $bytes != $((size_mb * 1000000)) ]]; then
       echo "webtransport.sh: $label fetched $bytes octets, SHA-256 $sha, not the file's $want" >&2
       exit 1
     fi
-    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s" >&2
+    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s, $retx retransmitted" >&2
     times[$label]+="$ms "
+    retxs[$label]+="$retx "
   done
 done
 
 {
   echo "# bench/webtransport.sh $runs $size_mb: a ${size_mb} MB segmented object (8000-octet segments, kite put; ndnd put for NDNd) fetched by NDNts @ndn/segmented-object in headless $(chromium --version 2>/dev/null | head -1)"
-  echo "# commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; median of $runs runs each, alternating; MB = 10^6 octets"
+  echo "# commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; median of $runs runs each, alternating; MB = 10^6 octets; retransmitted: Interests sent again (median)"
   echo "# kite run --ws 127.0.0.1:PORT ${kite_args[*]}; WebTransport: $wt_url"
-  printf '%-52s %10s %10s\n' transport MB/s seconds
+  printf '%-52s %8s %8s %14s\n' transport MB/s seconds retransmitted
   for label in "${labels[@]}"; do
     # shellcheck disable=SC2086 # one argument per run
-    python3 - "$label" "$size_mb" ${times[$label]} <<'PY'
+    python3 - "$label" "$size_mb" "${retxs[$label]}" ${times[$label]} <<'PY'
 import statistics, sys
-label, size, runs = sys.argv[1], float(sys.argv[2]), [float(t) / 1000 for t in sys.argv[3:]]
-s = statistics.median(runs)
-print(f"{label:<52} {size / s:>10.1f} {s:>10.2f}")
+label, size = sys.argv[1], float(sys.argv[2])
+retx = statistics.median(int(r) for r in sys.argv[3].split())
+s = statistics.median(float(t) / 1000 for t in sys.argv[4:])
+print(f"{label:<52} {size / s:>8.1f} {s:>8.2f} {retx:>14.0f}")
 PY
   done
 } | tee "$out"

@@ -86,8 +86,9 @@ fn chromium_fetches_an_object_from_ndnd_over_webtransport() {
         "the session's largest datagram: {mtu}"
     );
     eprintln!(
-        "NDNd WebTransport: {} octets in {} segments, {:.0} ms (connect {:.0} ms), MTU {mtu}",
-        got.bytes, got.segments, got.fetch_ms, got.connect_ms
+        "NDNd WebTransport: {} octets in {} segments ({} Interests), {:.0} ms (connect {:.0} \
+         ms), MTU {mtu}",
+        got.bytes, got.segments, got.interests, got.fetch_ms, got.connect_ms
     );
 }
 
@@ -152,10 +153,11 @@ fn browser_fetches_from_kite(browser: &str, d: &Daemon, transport: &Transport) {
     assert_eq!(got.bytes, OBJECT as u64, "{got:?}");
     assert_eq!(got.sha256, want, "{got:?}");
     eprintln!(
-        "Kite {transport:?}: {} octets in {} segments, {:.0} ms (connect {:.0} ms; {:?} with \
-         Chromium's start)",
+        "Kite {transport:?}: {} octets in {} segments ({} Interests), {:.0} ms (connect {:.0} \
+         ms; {:?} with Chromium's start)",
         got.bytes,
         got.segments,
+        got.interests,
         got.fetch_ms,
         got.connect_ms,
         started.elapsed()

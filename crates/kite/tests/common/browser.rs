@@ -254,6 +254,8 @@ pub struct BrowserResult {
     pub mtu: Option<u64>,
     /// The segments fetched (1 for one Data).
     pub segments: u64,
+    /// The Interests sent for them: more than `segments` when some were retransmitted.
+    pub interests: u64,
 }
 
 /// A child killed with its whole process group when dropped (Chromium's renderers, the page
@@ -370,6 +372,7 @@ pub fn fetch_in_browser(browser: &str, fetch: &Fetch) -> Result<BrowserResult, S
         fetch_ms: num("fetch_ms")?,
         mtu: r["mtu"].as_f64().map(|m| m as u64),
         segments: num("segments")? as u64,
+        interests: num("interests")? as u64,
     })
 }
 

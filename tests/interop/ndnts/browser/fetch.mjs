@@ -16,7 +16,8 @@
 //   lifetime   InterestLifetime in ms of the single Interest and of RDR discovery (4000)
 //
 // The result, as JSON: {ok: true, name, bytes, sha256 (hex), connect_ms, fetch_ms, mtu,
-// segments, user_agent}, or {ok: false, error, stage}.
+// segments, interests (sent for the segments, retransmissions included), user_agent}, or
+// {ok: false, error, stage}.
 
 import { consume } from "@ndn/endpoint";
 import { Forwarder } from "@ndn/fw";
@@ -97,6 +98,7 @@ async function run() {
     stage = "fetch";
     let content;
     let segments = 1;
+    let interests = 1;
     if (mode === "data") {
       const data = await consume(new Interest(name, Interest.Lifetime(lifetime)), { fw, retx: 2 });
       content = data.content;
@@ -104,7 +106,8 @@ async function run() {
       if (name.get(-1)?.type !== VERSION) {
         name = await discover(fw, name, lifetime);
       }
-      const result = fetchObject(name, { fw });
+      interests = 0;
+      const result = fetchObject(name, { fw, modifyInterest: () => { ++interests; } });
       content = await result;
       segments = result.count;
     } else {
@@ -122,6 +125,7 @@ async function run() {
       fetch_ms: t2 - t1,
       mtu,
       segments,
+      interests,
       user_agent: navigator.userAgent,
     };
   } catch (err) {
