@@ -89,7 +89,8 @@ pub fn available() -> Option<&'static str> {
 }
 
 /// A self-signed certificate a browser accepts by its hash alone (WebTransport's
-/// `serverCertificateHashes`: ECDSA P-256, valid for less than two weeks), for 127.0.0.1.
+/// `serverCertificateHashes`: ECDSA P-256, valid for less than two weeks; Chromium 156 refuses
+/// the handshake with an RSA key or a validity of 20 days), for 127.0.0.1.
 pub struct Cert {
     /// The certificate, PEM.
     pub cert: PathBuf,
