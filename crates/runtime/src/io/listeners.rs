@@ -181,8 +181,12 @@ impl IoThread {
         if d < self.udp.len() {
             return Some(DatagramChannel::Udp(d));
         }
-        let e = (d - self.udp.len()) % self.ether.len().max(1);
-        (d - self.udp.len() < 2 * self.ether.len()).then_some(DatagramChannel::Ether(e))
+        let (e, n) = (d - self.udp.len(), self.ether.len());
+        match e {
+            _ if e < n => Some(DatagramChannel::Ether(e)),
+            _ if e < 2 * n => Some(DatagramChannel::Ether(e - n)),
+            _ => None,
+        }
     }
 
     /// The token a datagram channel is read again under (an Ethernet channel's AF_PACKET

@@ -11,7 +11,8 @@
 //! interface i (its channel, on-demand faces and multicast face) and UDP multicast face j
 //! belong to thread i (j) mod N. Only the thread that owns a face touches it.
 //!
-//! A turn of its loop reads: poll, read (the ready sockets, then what the last turn left
+//! A turn of its loop reads: poll (skipped, while busy, when an AF_XDP ring already held
+//! frames: [`IoThread::next_timeout`]), read (the ready sockets, then what the last turn left
 //! unread, the parked faces whose restraint ended, the shared-memory faces), management's
 //! commands, dispatch and flush (the inline shards, the forwarding threads' output, each face
 //! written to once), then the timers; the earliest deadline its parts report bounds the
