@@ -18,15 +18,23 @@
 #                  softirq)
 #   data_per_sec   the client's throughput; frames_per_data: frames vethA sent per Data
 #                  (1: no NDNLPv2 fragmentation)
-# Rounds run every payload in both variants, the variants' order alternating round by round.
+# Rounds run every payload in every variant, the variants' order alternating round by round.
 # B's `kite channel list` is kept once per variant and payload, after its first run (IO gives
 # the path); the script stops if the af_xdp variant did not get AF_XDP or its Data did not come
 # through the XDP program. With DIAG=1 (default) a separate diagnostic run per variant and
 # payload, after the rounds, counts B's system calls per Data (`perf stat` of the
 # syscalls:sys_enter_* tracepoints, or `strace -c -f` where perf cannot; strace slows B), not
-# in the medians.
-# Writes bench/results/xdp-<commit>.csv (every run), xdp-<commit>-channels.txt and, with DIAG,
-# xdp-<commit>-syscalls.csv; prints medians and the ratios af_xdp / af_packet per payload.
+# in the medians. With IDLE=S, B's idle CPU per variant after that: B started afresh, A and
+# the server up, no client, 2 s to settle, then B's utime + stime over S seconds as a share
+# of one core (xdp-…-idle.csv; the target is under 0.5 %). ROUNDS=0 with DIAG=0 runs only
+# that, leaving the other files as they are.
+# With OLD=path (another build, named by OLD_COMMIT, default "old"), a third variant,
+# af_xdp_old, runs B's --xdp with that binary in the same rounds (A and the applications stay
+# KITE's), for an A/B of two builds' AF_XDP path in one run; the order of the three rotates
+# round by round. VARIANTS="af_xdp" leaves af_packet out (default "af_packet af_xdp").
+# Writes bench/results/xdp-<commit>.csv (with OLD: xdp-ab-<old>-<commit>.csv; every run),
+# the same name's -channels.txt and, with DIAG, -syscalls.csv; prints medians and the ratios
+# af_xdp / af_packet (and af_xdp / af_xdp_old) per payload.
 #   sudo bench/xdp.sh [SECONDS] [ROUNDS]        (defaults: 10 and 5)
 # KITE=path uses that binary instead of building (COMMIT=name names the results for it
 # instead of HEAD's commit); PAYLOADS="1000 3300" (octets of content per Data; its frame is
@@ -35,7 +43,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 secs=${1:-10}
@@ -45,6 +53,7 @@ mtu=${MTU:-3500}
 window=${WINDOW:-64}
 diag=${DIAG:-1}
 diag_secs=${DIAG_SECONDS:-5}
+idle_secs=${IDLE:-0}
 (( EUID == 0 )) || { echo "xdp.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
 if [[ -z ${KITE:-} ]]; then
   cargo build --release --quiet -p kite
@@ -52,9 +61,17 @@ if [[ -z ${KITE:-} ]]; then
 fi
 KITE=$(realpath "$KITE")
 commit=${COMMIT:-$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "-dirty")}
-out=bench/results/xdp-$commit.csv
-channels=bench/results/xdp-$commit-channels.txt
-syscalls=bench/results/xdp-$commit-syscalls.csv
+name=xdp-$commit
+read -ra variants_all <<<"${VARIANTS:-af_packet af_xdp}"
+if [[ -n ${OLD:-} ]]; then
+  OLD=$(realpath "$OLD")
+  name=xdp-ab-${OLD_COMMIT:-old}-$commit
+  variants_all+=(af_xdp_old)
+fi
+out=bench/results/$name.csv
+channels=bench/results/$name-channels.txt
+syscalls=bench/results/$name-syscalls.csv
+idle=bench/results/$name-idle.csv
 tmp=$(mktemp -d)
 ns_a=kite-xdp-a-$$
 ns_b=kite-xdp-b-$$
@@ -139,16 +156,17 @@ start_server() { # payload
   wait_log "$tmp/server.err" "kite perf server:"
 }
 
-start_b() { # variant (af_packet or af_xdp); sets b_pid and b_io, its channel's I/O path
-  local flag=--ether
-  [[ $1 == af_xdp ]] && flag=--xdp
+start_b() { # variant (af_packet, af_xdp or af_xdp_old); sets b_pid and b_io, its channel's I/O path
+  local flag=--ether bin=$KITE
+  [[ $1 == af_xdp* ]] && flag=--xdp
+  [[ $1 == af_xdp_old ]] && bin=$OLD
   rm -f "$tmp/b.sock"
-  ip netns exec "$ns_b" "$KITE" run --local-only "$flag" vethB --config "$tmp/b.toml" \
+  ip netns exec "$ns_b" "$bin" run --local-only "$flag" vethB --config "$tmp/b.toml" \
     --socket "$tmp/b.sock" >/dev/null 2>"$tmp/b.log" &
   b_pid=$!
   wait_log "$tmp/b.log" "configured route added"
   b_io=$(vethb_channel io_path)
-  if [[ $1 == af_xdp && $b_io != af_xdp* ]] || [[ $1 == af_packet && $b_io != af_packet ]]; then
+  if [[ $1 == af_xdp* && $b_io != af_xdp* ]] || [[ $1 == af_packet && $b_io != af_packet ]]; then
     echo "xdp.sh: B's $1 variant runs on \"$b_io\"; its log:" >&2
     cat "$tmp/b.log" >&2
     exit 1
@@ -186,7 +204,7 @@ run() { # round payload variant: appends one row to the CSV and prints it
   fi
   # The af_xdp variant's Data must have come through the XDP program (its NDN verdicts count
   # every NDN frame it handed to the AF_XDP sockets since B started).
-  if [[ $v == af_xdp ]] && (( $(vethb_channel xdp_ndn) < received )); then
+  if [[ $v == af_xdp* ]] && (( $(vethb_channel xdp_ndn) < received )); then
     echo "xdp.sh: B's XDP program handed over $(vethb_channel xdp_ndn) NDN frames for $received Data" >&2
     exit 1
   fi
@@ -241,20 +259,22 @@ diag_run() { # payload variant: appends its rows to the syscalls CSV and prints 
   done <"$tmp/counts"
 }
 
-{
+(( rounds == 0 )) || {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; $(uname -r); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# A: kite run --local-only --ether vethA, kite perf server $prefix --payload P --threads 0 (DigestSha256); veth MTU $mtu"
   echo "# B: kite run --local-only --ether|--xdp vethB, kite perf client --window $window --duration ${secs}s; ${rounds} rounds"
+  [[ -z ${OLD:-} ]] || echo "# af_xdp_old: B is $OLD (${OLD_COMMIT:-old}) with --xdp"
   echo "# *_us_per_data: utime + stime of the forwarder over the client's run / Data received, µs"
   echo "round,payload,variant,seconds,received,data_per_sec,b_cpu_sec,b_us_per_data,b_user_us,b_sys_us,a_us_per_data,frames_per_data,b_channel_drops,io_path"
 } >"$out"
-: >"$channels"
+(( rounds == 0 )) || : >"$channels"
 start_a
 for r in $(seq "$rounds"); do
   for p in "${payloads[@]}"; do
     start_server "$p"
-    variants=(af_packet af_xdp)
-    (( r % 2 )) || variants=(af_xdp af_packet)
+    # The variants' order rotates round by round.
+    k=$(( (r - 1) % ${#variants_all[@]} ))
+    variants=("${variants_all[@]:k}" "${variants_all[@]:0:k}")
     for v in "${variants[@]}"; do
       run "$r" "$p" "$v"
     done
@@ -264,11 +284,25 @@ if [[ $diag_tool != none ]]; then
   echo "payload,variant,tool,received,syscall,calls,per_data" >"$syscalls"
   for p in "${payloads[@]}"; do
     start_server "$p"
-    for v in af_packet af_xdp; do
+    for v in "${variants_all[@]}"; do
       diag_run "$p" "$v"
     done
   done
 fi
+if (( idle_secs > 0 )); then
+  echo "variant,seconds,b_cpu_sec,pct_of_a_core" >"$idle"
+  start_server "${payloads[0]}"
+  for v in "${variants_all[@]}"; do
+    start_b "$v"
+    sleep 2
+    b0=$(ticks "$b_pid")
+    sleep "$idle_secs"
+    b1=$(ticks "$b_pid")
+    stop_b
+    echo "$v,$idle_secs,$(python3 -c "print(($b1 - $b0) / $hz)"),$(python3 -c "print(round(($b1 - $b0) / $hz / $idle_secs * 100, 3))")" | tee -a "$idle"
+  done
+fi
+(( rounds > 0 )) || exit 0
 
 python3 - "$out" "$syscalls" "$diag_tool" <<'PY'
 import csv, os, statistics, sys
@@ -278,12 +312,13 @@ med = lambda xs: statistics.median(xs) if xs else float("nan")
 print("medians (B: the forwarder under test; A: its AF_PACKET peer, a control):")
 for p in sorted({r["payload"] for r in rows}, key=int):
     m = {}
-    for v in ("af_packet", "af_xdp"):
+    present = [v for v in ("af_packet", "af_xdp", "af_xdp_old") if any(r["variant"] == v for r in rows)]
+    for v in present:
         sel = [r for r in rows if r["payload"] == p and r["variant"] == v]
         m[v] = {k: med([float(r[k]) for r in sel]) for k in
                 ("b_us_per_data", "b_user_us", "b_sys_us", "a_us_per_data", "data_per_sec",
                  "frames_per_data")}
-        print(f"  {p} B {v:9}: B {m[v]['b_us_per_data']:.3f} µs/Data (user {m[v]['b_user_us']:.3f}, "
+        print(f"  {p} B {v:10}: B {m[v]['b_us_per_data']:.3f} µs/Data (user {m[v]['b_user_us']:.3f}, "
               f"system {m[v]['b_sys_us']:.3f}), A {m[v]['a_us_per_data']:.3f} "
               f"µs/Data, {m[v]['data_per_sec']:.0f} Data/s, {m[v]['frames_per_data']:.3f} frames/Data "
               f"(of {len(sel)})")
@@ -294,24 +329,27 @@ for p in sorted({r["payload"] for r in rows}, key=int):
     for r in rows:
         if r["payload"] == p:
             pairs.setdefault(r["round"], {})[r["variant"]] = r
-    paired = [float(x["af_xdp"]["b_us_per_data"]) / float(x["af_packet"]["b_us_per_data"])
-              for x in pairs.values() if len(x) == 2]
-    x, k = m["af_xdp"], m["af_packet"]
-    print(f"  {p} B af_xdp / af_packet: B CPU per Data x{x['b_us_per_data'] / k['b_us_per_data']:.3f} "
-          f"(median of per-round ratios x{med(paired):.3f}), A+B x"
-          f"{(x['b_us_per_data'] + x['a_us_per_data']) / (k['b_us_per_data'] + k['a_us_per_data']):.3f}, "
-          f"Data/s x{x['data_per_sec'] / k['data_per_sec']:.3f}")
+    for num, den in (("af_xdp", "af_packet"), ("af_xdp", "af_xdp_old"), ("af_xdp_old", "af_packet")):
+        if num not in m or den not in m:
+            continue
+        paired = [float(x[num]["b_us_per_data"]) / float(x[den]["b_us_per_data"])
+                  for x in pairs.values() if num in x and den in x]
+        x, k = m[num], m[den]
+        print(f"  {p} B {num} / {den}: B CPU per Data x{x['b_us_per_data'] / k['b_us_per_data']:.3f} "
+              f"(median of per-round ratios x{med(paired):.3f}), A+B x"
+              f"{(x['b_us_per_data'] + x['a_us_per_data']) / (k['b_us_per_data'] + k['a_us_per_data']):.3f}, "
+              f"Data/s x{x['data_per_sec'] / k['data_per_sec']:.3f}")
 if tool != "none" and os.path.exists(sys_src):
     print(f"B's system calls per Data ({tool}, a separate diagnostic run per variant):")
     d = list(csv.DictReader(open(sys_src)))
     for p in sorted({r["payload"] for r in d}, key=int):
-        for v in ("af_packet", "af_xdp"):
+        for v in ("af_packet", "af_xdp", "af_xdp_old"):
             sel = [r for r in d if r["payload"] == p and r["variant"] == v
                    and float(r["per_data"]) >= 0.001]
             text = ", ".join(f"{r['syscall']} {float(r['per_data']):.3f}" for r in sel
                              if r["syscall"] != "task_clock_us")
             cpu = [r for r in sel if r["syscall"] == "task_clock_us"]
             cpu = f" ({float(cpu[0]['per_data']):.2f} µs task-clock/Data)" if cpu else ""
-            print(f"  {p} B {v:9}: {text}{cpu}")
+            print(f"  {p} B {v:10}: {text}{cpu}")
 PY
 if [[ $diag_tool != none ]]; then echo "wrote $out, $channels and $syscalls"; else echo "wrote $out and $channels"; fi

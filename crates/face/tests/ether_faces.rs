@@ -105,6 +105,8 @@ impl End {
         let deadline = Instant::now() + Duration::from_secs(5);
         while dgrams.len() < n && Instant::now() < deadline {
             let mut created = Vec::new();
+            // As an I/O thread does on the socket's readable event (here: every pass).
+            self.ch.packet_readable();
             self.ch
                 .recv_burst(
                     Instant::now(),
@@ -140,6 +142,63 @@ fn pair() -> Option<(Veth, End, End)> {
     let a = End::open(&veth.a);
     let b = End::open(&veth.b);
     Some((veth, a, b))
+}
+
+/// Frames one burst of `end`'s channel reads (handed to no face).
+fn one_burst(end: &mut End) -> usize {
+    let mut dgrams = Vec::new();
+    end.ch
+        .recv_burst(
+            Instant::now(),
+            &mut end.ids,
+            &mut dgrams,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            &mut UdpChannels {
+                channels: &mut [],
+                datagrams: &mut Vec::new(),
+            },
+        )
+        .unwrap();
+    dgrams.len()
+}
+
+#[test]
+fn the_socket_is_read_when_its_readiness_says_so_and_each_new_frame_says_so_again() {
+    let Some((_veth, mut a, mut b)) = pair() else {
+        return;
+    };
+    let mut poll = mio::Poll::new().unwrap();
+    let (packet, xdp) = (mio::Token(1), mio::Token(2));
+    b.ch.register(poll.registry(), packet, xdp).unwrap();
+    let mut events = mio::Events::with_capacity(8);
+    assert_eq!(one_burst(&mut b), 0, "nothing yet: drained");
+    let group = FaceUri::Ether(NDN_MULTICAST);
+    for n in 0..2 {
+        let mcast = a.face(&group);
+        assert!(mcast.send(PacketKind::Interest, interest(&format!("/r/{n}"))));
+        mcast.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            one_burst(&mut b),
+            0,
+            "not read before its readiness said so"
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            poll.poll(&mut events, Some(Duration::from_millis(100)))
+                .unwrap();
+            if events
+                .iter()
+                .any(|e| e.token() == packet && e.is_readable())
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "frame {n}: no readable event");
+        }
+        b.ch.packet_readable();
+        assert_eq!(one_burst(&mut b), 1, "frame {n}");
+    }
 }
 
 #[test]

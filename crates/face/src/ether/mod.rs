@@ -154,6 +154,12 @@ pub struct EtherChannel {
     recv_buffer: usize,
     /// How long the newest frame of the last burst waited in the socket's receive queue.
     waited: Duration,
+    /// Whether the AF_PACKET socket may hold frames: set by its readiness
+    /// ([`EtherChannel::packet_readable`]), cleared when a read finds it drained. Its
+    /// registration is edge-triggered, so a frame that arrives later sets it again; on
+    /// AF_XDP the socket is then read only when it has something (a frame the program
+    /// passed), not on every burst of the rings.
+    packet_ready: bool,
     /// The AF_XDP path, when the channel has one.
     xdp: Option<Box<XdpPath>>,
     io_path: IoPath,
@@ -235,6 +241,7 @@ impl EtherChannel {
             config,
             counters: ChannelCounters::default(),
             waited: Duration::ZERO,
+            packet_ready: true,
             xdp: None,
             io_path: IoPath::Packet { fallback: None },
             udp_locals: Vec::new(),
@@ -413,9 +420,12 @@ impl EtherChannel {
         Some(now)
     }
 
-    /// Registers the socket for edge-triggered read and write readiness. A writable event
-    /// means every face of this channel with pending output may flush again.
-    pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+    /// Registers the AF_PACKET socket under `token` and the AF_XDP sockets, if any, under
+    /// `xdp_token`, both for edge-triggered read and write readiness: the caller tells
+    /// [`EtherChannel::packet_readable`] when `token` is readable, so a burst reads the
+    /// AF_PACKET socket only then. A writable event means every face of this channel with
+    /// pending output may flush again.
+    pub fn register(&self, registry: &Registry, token: Token, xdp_token: Token) -> io::Result<()> {
         registry.register(
             &mut SourceFd(&self.socket.raw_fd()),
             token,
@@ -424,11 +434,26 @@ impl EtherChannel {
         for rx in self.xdp.iter().flat_map(|x| &x.rx) {
             registry.register(
                 &mut SourceFd(&rx.raw_fd()),
-                token,
+                xdp_token,
                 Interest::READABLE | Interest::WRITABLE,
             )?;
         }
         Ok(())
+    }
+
+    /// Whether an AF_XDP socket's RX ring holds frames (read by no system call): the I/O
+    /// thread reads the channel next turn without waiting for the poll to say so.
+    pub fn xdp_has_frames(&mut self) -> bool {
+        self.xdp
+            .iter_mut()
+            .flat_map(|x| x.rx.iter_mut())
+            .any(|rx| rx.has_frames())
+    }
+
+    /// Notes that the AF_PACKET socket became readable: the next
+    /// [`EtherChannel::recv_burst`] reads it, and goes on reading it until it is drained.
+    pub fn packet_readable(&mut self) {
+        self.packet_ready = true;
     }
 
     /// The face of `remote` (a unicast peer, or [`NDN_MULTICAST`]), if one exists.
@@ -480,7 +505,8 @@ impl EtherChannel {
     }
 
     /// Reads one burst at `now`: a burst of each AF_XDP socket's RX ring, if any, and one
-    /// `recvmmsg`. Frames for known faces go to `datagrams`;
+    /// `recvmmsg` when the AF_PACKET socket may hold frames ([`EtherChannel::packet_readable`]
+    /// since it was last found drained). Frames for known faces go to `datagrams`;
     /// a new unicast sender whose frame is a well-formed NDN packet gets an on-demand face
     /// (id from `ids`) pushed to `created`, and its frames go to `datagrams` as well; any
     /// other frame from a new sender is counted as malformed on the channel. When the channel
@@ -542,7 +568,11 @@ impl EtherChannel {
             }
             rx.wake_if_needed()?;
         }
-        match self.batch.recv_ready(self.socket.raw_fd()) {
+        let packet = match self.packet_ready {
+            true => self.batch.recv_ready(self.socket.raw_fd()),
+            false => Ok(None),
+        };
+        match packet {
             Ok(Some(n)) => {
                 self.waited = self.batch.waited();
                 if self.waited >= DELAYED {
@@ -554,9 +584,13 @@ impl EtherChannel {
                 }
                 if n == BATCH {
                     progress = Progress::More;
+                } else {
+                    // Fewer than asked: the queue was empty when the call ended, so any later
+                    // frame is a new edge.
+                    self.packet_ready = false;
                 }
             }
-            Ok(None) => {}
+            Ok(None) => self.packet_ready = false,
             // The error the kernel left when the link went down, read once: go on reading.
             Err(e) if is_link_down(&e) => progress = Progress::More,
             Err(e) => return Err(e),

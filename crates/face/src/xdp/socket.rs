@@ -502,6 +502,12 @@ impl XskRx {
         n
     }
 
+    /// Whether the RX ring holds received frames: one load of the kernel's index, no system
+    /// call, so a busy loop can look before it polls.
+    pub fn has_frames(&mut self) -> bool {
+        self.rx.ready() > 0
+    }
+
     /// Kicks the kernel when it asked to be told that the fill ring has frames again.
     pub fn wake_if_needed(&self) -> io::Result<()> {
         if self.fill.needs_wakeup() {

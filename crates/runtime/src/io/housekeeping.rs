@@ -154,7 +154,7 @@ mod tests {
         h.thread.last_housekeeping = t1 + idle - 500 * MS;
         h.thread.timers(t1 + idle);
         assert_eq!(h.list(t1), [id], "idle, but the tick is not due");
-        let next = h.thread.next_timeout(t1 + idle, t1, false);
+        let next = h.thread.next_timeout(t1 + idle, t1, false).unwrap();
         assert_eq!(next, 500 * MS, "the poll wakes for the tick");
         h.thread.timers(t1 + idle - 500 * MS + HOUSEKEEPING);
         assert!(h.list(t1).is_empty(), "closed at the tick");

@@ -34,6 +34,7 @@ impl IoThread {
             DatagramChannel::Ether(e) => self.ether[e].waited(),
         };
         self.dispatch_waited(waited);
+        let token = self.channel_token(channel);
         if matches!(progress, Ok(Progress::More)) && !self.unread_channels.contains(&token) {
             self.unread_channels.push(token);
         }

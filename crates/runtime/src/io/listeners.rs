@@ -162,16 +162,29 @@ fn log_udp_dsts(iface: &str, r: Result<Vec<std::net::SocketAddr>, String>) {
 }
 
 impl IoThread {
-    /// The datagram channel of a poll token, if it names one.
+    /// The datagram channel of a poll token, if it names one (an Ethernet channel's AF_PACKET
+    /// socket or its AF_XDP sockets).
     pub(super) fn datagram_channel(&self, token: Token) -> Option<DatagramChannel> {
         let d = token.0.checked_sub(CHANNEL_TOKEN + self.channels.len())?;
         if d < self.udp.len() {
-            Some(DatagramChannel::Udp(d))
-        } else if d - self.udp.len() < self.ether.len() {
-            Some(DatagramChannel::Ether(d - self.udp.len()))
-        } else {
-            None
+            return Some(DatagramChannel::Udp(d));
         }
+        let (e, n) = (d - self.udp.len(), self.ether.len());
+        match e {
+            _ if e < n => Some(DatagramChannel::Ether(e)),
+            _ if e < 2 * n => Some(DatagramChannel::Ether(e - n)),
+            _ => None,
+        }
+    }
+
+    /// The token a datagram channel is read again under (an Ethernet channel's AF_PACKET
+    /// socket's), so a channel is listed once whichever of its sockets had the event.
+    pub(super) fn channel_token(&self, channel: DatagramChannel) -> Token {
+        let base = CHANNEL_TOKEN + self.channels.len();
+        Token(match channel {
+            DatagramChannel::Udp(u) => base + u,
+            DatagramChannel::Ether(e) => base + self.udp.len() + e,
+        })
     }
 
     /// The local URI a datagram channel's faces share.

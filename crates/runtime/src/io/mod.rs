@@ -11,7 +11,8 @@
 //! interface i (its channel, on-demand faces and multicast face) and UDP multicast face j
 //! belong to thread i (j) mod N. Only the thread that owns a face touches it.
 //!
-//! A turn of its loop reads: poll, read (the ready sockets, then what the last turn left
+//! A turn of its loop reads: poll (skipped, while busy, when an AF_XDP ring already held
+//! frames: [`IoThread::next_timeout`]), read (the ready sockets, then what the last turn left
 //! unread, the parked faces whose restraint ended, the shared-memory faces), management's
 //! commands, dispatch and flush (the inline shards, the forwarding threads' output, each face
 //! written to once), then the timers; the earliest deadline its parts report bounds the
@@ -65,6 +66,7 @@ use crate::{FaceEvent, FaceStatus, FwCommand, IoCommand, RuntimeConfig};
 use commands::{status, Connect};
 use connector::{Connects, Due, Redials};
 use deadlines::Deadlines;
+use listeners::DatagramChannel;
 use migration::Moved;
 use table::FaceTable;
 
@@ -75,8 +77,9 @@ pub(crate) use migration::{least_loaded, Place};
 pub(crate) const WAKE_TOKEN: Token = Token(0);
 /// The token of the link monitor Ethernet channels follow their interfaces with.
 const LINK_TOKEN: Token = Token(1);
-/// Tokens of stream listeners start here; UDP channels, then Ethernet channels follow. Face
-/// tokens are their ids (at least 256), so the two ranges never meet.
+/// Tokens of stream listeners start here; UDP channels, then Ethernet channels (their
+/// AF_PACKET sockets), then the Ethernet channels' AF_XDP sockets follow. Face tokens are
+/// their ids (at least 256), so the two ranges never meet.
 const CHANNEL_TOKEN: usize = 16;
 /// Frames a face that can push back (a stream) hands over per turn at most, so a face
 /// flooding as fast as its socket allows takes no more of a turn's forwarding than an ordinary
@@ -87,6 +90,10 @@ const STREAM_QUANTUM: usize = 64;
 /// rings (64 bursts of 64), and a bound, because other I/O threads may keep feeding the
 /// shards it runs: without one, their flood would keep it from its own sockets and commands.
 const INLINE_PASSES: usize = 64;
+/// Turns in a row a busy I/O thread may start without its poll because an AF_XDP socket's
+/// RX ring already held frames (seen without a system call): the other sockets' events wait
+/// at most that many turns for their poll.
+const MAX_UNPOLLED_TURNS: u32 = 8;
 /// How often faces are checked for idleness and reassembly timeouts.
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
@@ -148,6 +155,8 @@ pub(crate) struct IoThread {
     accept_retry: Vec<usize>,
     last_housekeeping: Instant,
     spin_when_idle: bool,
+    /// Turns begun without a poll since the last poll (see [`MAX_UNPOLLED_TURNS`]).
+    unpolled_turns: u32,
     log: IoLog,
     /// Time spent in turns that did work (handled an event, forwarded or wrote).
     busy: Arc<crate::BusyTime>,
@@ -185,7 +194,7 @@ impl IoThread {
             links,
             udp_multicast,
         } = owned;
-        if CHANNEL_TOKEN + channels.len() + udp.len() + ether.len()
+        if CHANNEL_TOKEN + channels.len() + udp.len() + 2 * ether.len()
             > FaceId::FIRST_DYNAMIC.0 as usize
         {
             return Err(crate::StartError::Config("too many listeners".into()));
@@ -198,7 +207,7 @@ impl IoThread {
         }
         for (i, e) in ether.iter().enumerate() {
             let token = CHANNEL_TOKEN + channels.len() + udp.len() + i;
-            e.register(poll.registry(), Token(token))?;
+            e.register(poll.registry(), Token(token), Token(token + ether.len()))?;
         }
         if let Some(l) = &links {
             l.register(poll.registry(), LINK_TOKEN)?;
@@ -244,6 +253,7 @@ impl IoThread {
             rereading_channels: Vec::new(),
             last_housekeeping: now,
             spin_when_idle: config.spin_when_idle,
+            unpolled_turns: 0,
             log: IoLog::new(),
             busy,
             shm: ShmFaces::default(),
@@ -290,10 +300,13 @@ impl IoThread {
 
     pub fn run(mut self) {
         // The first poll returns at once: the first turn looks at what starting left.
-        let mut timeout = Duration::ZERO;
+        let mut timeout = Some(Duration::ZERO);
         let mut spin_until = Instant::now();
         loop {
-            self.poll(timeout);
+            match timeout {
+                Some(t) => self.poll(t),
+                None => self.events.clear(),
+            }
             let now = Instant::now();
             let had_events = !self.events.is_empty();
             self.read(now);
@@ -398,18 +411,32 @@ impl IoThread {
     /// How long the next poll may wait, at `now`: not at all while busy (the thread spins for
     /// [`SPIN_TIME`] after work, and while reads are left over), otherwise until the earliest
     /// deadline its parts report (the housekeeping tick's a second after it last ran),
-    /// unless work slipped in after the thread announced its sleep.
-    fn next_timeout(&mut self, now: Instant, spin_until: Instant, worked: bool) -> Duration {
+    /// unless work slipped in after the thread announced its sleep. `None`: no poll at all,
+    /// because while busy an AF_XDP ring was seen to hold frames (at most
+    /// [`MAX_UNPOLLED_TURNS`] turns in a row): the next turn reads its channel without the
+    /// poll's system call.
+    fn next_timeout(
+        &mut self,
+        now: Instant,
+        spin_until: Instant,
+        worked: bool,
+    ) -> Option<Duration> {
         let unread = self.table.has_unread() || !self.unread_channels.is_empty();
         let busy = self.spin_when_idle || now < spin_until || unread;
         if busy {
+            if self.unpolled_turns < MAX_UNPOLLED_TURNS && self.xdp_frames_waiting() {
+                self.unpolled_turns += 1;
+                return None;
+            }
+            self.unpolled_turns = 0;
             if !worked && !self.spin_when_idle && !unread {
                 // An empty spin: let a thread waiting for this core (an application, the
                 // forwarder's other threads) run first; on an idle core this returns at once.
                 std::thread::yield_now();
             }
-            return Duration::ZERO;
+            return Some(Duration::ZERO);
         }
+        self.unpolled_turns = 0;
         let mut deadlines = Deadlines::new(now, HOUSEKEEPING);
         deadlines.at(Some(self.last_housekeeping + HOUSEKEEPING));
         for w in &self.shards {
@@ -426,9 +453,25 @@ impl IoThread {
             || self.shards.iter().any(Worker::has_work)
             || self.shm.announce_sleep(self.table.map())
         {
-            return Duration::ZERO;
+            return Some(Duration::ZERO);
         }
-        deadlines.timeout()
+        Some(deadlines.timeout())
+    }
+
+    /// Lists every Ethernet channel whose AF_XDP RX ring holds frames to be read next turn;
+    /// whether there was one.
+    fn xdp_frames_waiting(&mut self) -> bool {
+        let mut any = false;
+        for e in 0..self.ether.len() {
+            if self.ether[e].xdp_has_frames() {
+                let token = self.channel_token(DatagramChannel::Ether(e));
+                if !self.unread_channels.contains(&token) {
+                    self.unread_channels.push(token);
+                }
+                any = true;
+            }
+        }
+        any
     }
 
     fn handle_event(
@@ -476,6 +519,11 @@ impl IoThread {
             return;
         };
         if readable {
+            if let DatagramChannel::Ether(e) = channel {
+                if token == self.channel_token(channel) {
+                    self.ether[e].packet_readable();
+                }
+            }
             self.read_channel(token, now);
         }
         if writable {

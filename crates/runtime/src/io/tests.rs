@@ -13,9 +13,9 @@ const MS: Duration = Duration::from_millis(1);
 fn an_idle_thread_sleeps_until_its_next_housekeeping_tick() {
     let mut h = harness();
     let t0 = h.thread.last_housekeeping;
-    assert_eq!(h.thread.next_timeout(t0, t0, false), HOUSEKEEPING);
+    assert_eq!(h.thread.next_timeout(t0, t0, false).unwrap(), HOUSEKEEPING);
     assert_eq!(
-        h.thread.next_timeout(t0 + 300 * MS, t0, false),
+        h.thread.next_timeout(t0 + 300 * MS, t0, false).unwrap(),
         700 * MS,
         "a second after the last tick, not after now"
     );
@@ -26,7 +26,7 @@ fn a_thread_that_just_worked_polls_without_sleeping() {
     let mut h = harness();
     let t0 = Instant::now();
     assert_eq!(
-        h.thread.next_timeout(t0, t0 + SPIN_TIME, true),
+        h.thread.next_timeout(t0, t0 + SPIN_TIME, true).unwrap(),
         Duration::ZERO
     );
 }
@@ -38,10 +38,13 @@ fn the_timers_run_housekeeping_once_its_second_is_over() {
     let t = t0 + HOUSEKEEPING;
     h.thread.timers(t - MS);
     assert_eq!(h.thread.last_housekeeping, t0, "not due yet");
-    assert_eq!(h.thread.next_timeout(t - MS, t0, false), MS);
+    assert_eq!(h.thread.next_timeout(t - MS, t0, false).unwrap(), MS);
     h.thread.timers(t);
     assert_eq!(h.thread.last_housekeeping, t, "ran");
-    assert_eq!(h.thread.next_timeout(t + 300 * MS, t0, false), 700 * MS);
+    assert_eq!(
+        h.thread.next_timeout(t + 300 * MS, t0, false).unwrap(),
+        700 * MS
+    );
 }
 
 #[test]
@@ -66,14 +69,17 @@ fn the_poll_sleeps_until_the_earliest_deadline_of_any_part() {
     h.thread.last_housekeeping = t;
     let retx = due.saturating_duration_since(t);
     assert!(retx < HOUSEKEEPING);
-    assert_eq!(h.thread.next_timeout(t, t, false), retx);
+    assert_eq!(h.thread.next_timeout(t, t, false).unwrap(), retx);
     // A permanent face whose peer closed dials again in 250 ms.
     let lost = stream(7001).persistency(Persistency::Permanent).redialing();
     let (lost, peer) = h.memory(lost, t);
     peer.close();
     h.readable(lost, t);
     assert_eq!(h.thread.redials.next_deadline(), Some(t + 250 * MS));
-    assert_eq!(h.thread.next_timeout(t, t, false), retx.min(250 * MS));
+    assert_eq!(
+        h.thread.next_timeout(t, t, false).unwrap(),
+        retx.min(250 * MS)
+    );
     // A restrained stream face is parked, unread, until its restraint ends (in 100 ms).
     let (parked, peer) = h.memory(stream(7002), t);
     h.thread.dispatcher.restrain(parked);
@@ -82,7 +88,7 @@ fn the_poll_sleeps_until_the_earliest_deadline_of_any_part() {
     assert_eq!(peer.bursts(), 0, "not read while restrained");
     let left = h.thread.dispatcher.restraint_left(parked);
     assert!(left < 250 * MS);
-    assert!(h.thread.next_timeout(t, t, false) <= left);
+    assert!(h.thread.next_timeout(t, t, false).unwrap() <= left);
     // When the retransmission is due, the timers send the frame again.
     h.thread.timers(due);
     assert_eq!(r_peer.sent().len(), 1, "sent again");
@@ -94,7 +100,7 @@ fn output_waiting_when_the_thread_announces_its_sleep_keeps_it_awake() {
     let mut h = harness();
     let t = h.thread.last_housekeeping;
     h.output.push(data(FaceId(400))).unwrap();
-    assert_eq!(h.thread.next_timeout(t, t, false), Duration::ZERO);
+    assert_eq!(h.thread.next_timeout(t, t, false).unwrap(), Duration::ZERO);
 }
 
 #[test]
@@ -108,10 +114,10 @@ fn a_face_left_with_frames_unread_keeps_the_thread_polling() {
     h.readable(id, t);
     assert_eq!(peer.unread(), 1);
     h.thread.last_housekeeping = t;
-    assert_eq!(h.thread.next_timeout(t, t, false), Duration::ZERO);
+    assert_eq!(h.thread.next_timeout(t, t, false).unwrap(), Duration::ZERO);
     h.thread.read(t);
     assert_eq!(peer.unread(), 0);
-    assert_eq!(h.thread.next_timeout(t, t, false), HOUSEKEEPING);
+    assert_eq!(h.thread.next_timeout(t, t, false).unwrap(), HOUSEKEEPING);
 }
 
 #[test]
@@ -127,7 +133,10 @@ fn a_lost_permanent_face_is_kept_and_the_poll_wakes_for_its_redial() {
     assert!(matches!(h.events.try_recv(), Ok(FaceEvent::Down(e)) if e.id == s.id));
     assert_eq!(h.list(t0), [s.id], "kept, with its id and routes");
     assert_eq!(h.thread.redials.next_deadline(), Some(t0 + 250 * MS));
-    assert_eq!(h.thread.next_timeout(t0 + 50 * MS, t0, false), 200 * MS);
+    assert_eq!(
+        h.thread.next_timeout(t0 + 50 * MS, t0, false).unwrap(),
+        200 * MS
+    );
 }
 
 #[test]
