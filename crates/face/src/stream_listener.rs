@@ -1,5 +1,6 @@
-//! Stream listeners (NFD channels): Unix, TCP and WebSocket. Each accepts connections and
-//! turns them into on-demand faces. UDP has its own channel type ([`crate::UdpChannel`])
+//! Stream listeners (NFD channels): Unix, TCP, WebSocket, and WebTransport ([`crate::h3`],
+//! whose sessions are accepted as connections are). Each accepts connections and turns them
+//! into on-demand faces. UDP has its own channel type ([`crate::UdpChannel`])
 //! because it demultiplexes one socket instead of accepting connections.
 
 use std::fs;
@@ -15,6 +16,7 @@ use thiserror::Error;
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
+use crate::h3::{Certificate, H3Config, H3Listener};
 use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
 use crate::ws::WsIo;
@@ -83,6 +85,8 @@ enum Listener {
         ws: bool,
         tenants: Tenants,
     },
+    /// WebTransport over HTTP/3: a session per client, each on a socket of its own.
+    H3(Box<H3Listener>),
 }
 
 /// A listening socket that creates a face per accepted connection.
@@ -128,6 +132,30 @@ impl StreamListener {
         Self::ip(addr, config, true)
     }
 
+    /// A WebTransport (HTTP/3) listener on UDP `addr`, serving `cert`.
+    pub fn h3(
+        addr: SocketAddr,
+        cert: &Certificate,
+        h3: H3Config,
+        config: FaceConfig,
+    ) -> Result<Self, ListenError> {
+        let l = H3Listener::bind(addr, cert, h3, config)
+            .map_err(|error| ListenError::Bind { addr, error })?;
+        Ok(StreamListener {
+            local: l.local_uri(),
+            listener: Listener::H3(Box::new(l)),
+            config,
+        })
+    }
+
+    /// The WebTransport listener, if this is one.
+    pub fn as_h3(&mut self) -> Option<&mut H3Listener> {
+        match &mut self.listener {
+            Listener::H3(l) => Some(l),
+            _ => None,
+        }
+    }
+
     /// A TCP listener, or a WebSocket one when `ws`, keeping at most its scheme's on-demand
     /// limit of connections.
     fn ip(addr: SocketAddr, config: FaceConfig, ws: bool) -> Result<Self, ListenError> {
@@ -156,8 +184,12 @@ impl StreamListener {
         &self.local
     }
 
-    /// The channel's URI and (zero) counters.
+    /// The channel's URI and counters (zero but for WebTransport's, which reads datagrams
+    /// before a face exists).
     pub fn status(&self) -> ChannelStatus {
+        if let Listener::H3(l) = &self.listener {
+            return l.status();
+        }
         ChannelStatus {
             local: self.local.clone(),
             counters: ChannelCounters::default(),
@@ -171,6 +203,7 @@ impl StreamListener {
         match &mut self.listener {
             Listener::Unix(l, _) => registry.register(l, token, Interest::READABLE),
             Listener::Ip { socket, .. } => registry.register(socket, token, Interest::READABLE),
+            Listener::H3(l) => l.register(registry, token),
         }
     }
 
@@ -178,6 +211,7 @@ impl StreamListener {
     /// when none is pending. Call until `None` after each readiness event.
     pub fn accept(&mut self, ids: &mut FaceIds, now: Instant) -> io::Result<Option<Accepted>> {
         let res = match &mut self.listener {
+            Listener::H3(l) => return l.accept(ids, now),
             Listener::Unix(l, path) => l.accept().map(|(s, _)| {
                 Accepted::Face(
                     Box::new(unix::accepted(ids.next_id(), s, path, &self.config)),

@@ -35,6 +35,12 @@ pub struct RuntimeConfig {
     pub tcp: Vec<std::net::SocketAddr>,
     /// WebSocket listeners.
     pub ws: Vec<std::net::SocketAddr>,
+    /// WebTransport (HTTP/3) listeners, on UDP.
+    pub http3: Vec<std::net::SocketAddr>,
+    /// The certificate WebTransport listeners serve (needed when there are any).
+    pub http3_certificate: Option<kite_face::Certificate>,
+    /// The settings of WebTransport listeners.
+    pub http3_config: kite_face::H3Config,
     /// Network interfaces with an Ethernet channel (on-demand unicast faces per sender) and a
     /// multicast face on NDN's group.
     pub ether: Vec<String>,
@@ -67,6 +73,9 @@ impl Default for RuntimeConfig {
             udp: Vec::new(),
             tcp: Vec::new(),
             ws: Vec::new(),
+            http3: Vec::new(),
+            http3_certificate: None,
+            http3_config: kite_face::H3Config::default(),
             ether: Vec::new(),
             xdp: Vec::new(),
             udp_multicast: Vec::new(),

@@ -78,6 +78,17 @@ pub(crate) fn open_listeners(
             .channels
             .push(StreamListener::ws(addr, config.face)?);
     }
+    for &addr in &config.http3 {
+        let Some(cert) = &config.http3_certificate else {
+            return Err(crate::StartError::Config(
+                "a WebTransport listener needs a certificate".into(),
+            ));
+        };
+        let h3 = config.http3_config.clone();
+        owned[0]
+            .channels
+            .push(StreamListener::h3(addr, cert, h3, config.face)?);
+    }
     let (ether_threads, udp_thread) = placement(config, m);
     for &addr in &config.udp {
         let bind_error = |error| kite_face::ListenError::Bind { addr, error };
