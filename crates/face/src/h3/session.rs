@@ -293,6 +293,13 @@ impl Session {
         }
     }
 
+    /// Closes the connection (the face is going: given up for another session, or
+    /// destroyed), telling the client.
+    pub fn close(&mut self, now: Instant) {
+        self.conn
+            .close(now, VarInt::from_u32(H3_NO_ERROR), Bytes::new());
+    }
+
     /// Handles what the connection has for the endpoint and for the application.
     fn drive(&mut self, now: Instant, deliver: &mut dyn FnMut(Bytes)) {
         while let Some(e) = self.conn.poll_endpoint_events() {

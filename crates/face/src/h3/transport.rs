@@ -105,6 +105,18 @@ impl H3Transport {
     }
 }
 
+impl Drop for H3Transport {
+    /// Tells the client the session is over (one datagram, once), so that it need not wait
+    /// for its idle timeout.
+    fn drop(&mut self) {
+        if !self.session.is_closed() {
+            let now = Instant::now();
+            self.session.close(now);
+            let _ = self.transmit(now);
+        }
+    }
+}
+
 impl Transport for H3Transport {
     fn remote_uri(&self) -> FaceUri {
         FaceUri::Quic(self.remote)

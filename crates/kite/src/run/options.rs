@@ -33,6 +33,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if !args.ws.is_empty() {
         faces.websocket.listen = args.ws.clone();
     }
+    if !args.http3.is_empty() {
+        faces.http3.listen = args.http3.clone();
+    }
     if !args.ether.is_empty() {
         faces.ether.interfaces = args.ether.clone();
     }
@@ -177,6 +180,14 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
         },
         unix_socket: fs.unix.path.clone(),
         ws: fs.websocket.listen.clone(),
+        http3: fs.http3.listen.clone(),
+        http3_config: kite_face::H3Config {
+            path: fs.http3.path.clone(),
+            max_sessions: fs.http3.max_sessions,
+            max_handshakes: fs.http3.max_handshakes,
+            idle_timeout: Duration::from_secs(fs.http3.idle_timeout),
+            datagram_queue: fs.http3.datagram_queue,
+        },
         ether: ether_interfaces(&fs.ether),
         xdp: fs.ether.xdp.clone(),
         ..RuntimeConfig::default()

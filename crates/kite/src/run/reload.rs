@@ -166,6 +166,7 @@ fn restart_only(old: &Config, new: &Config) -> Vec<&'static str> {
         ("face_system.udp", f.udp != g.udp),
         ("face_system.tcp", f.tcp != g.tcp),
         ("face_system.websocket", f.websocket != g.websocket),
+        ("face_system.http3", f.http3 != g.http3),
         ("face_system.ether", f.ether != g.ether),
         (
             "tables.network_region",
