@@ -73,6 +73,8 @@ pub struct ChannelStatus {
     pub io_path: Option<String>,
     /// What Kite's XDP program did with the interface's frames, on the AF_XDP path.
     pub xdp: Option<crate::xdp::program::XdpCounts>,
+    /// A WebTransport channel's certificate hash (SHA-256, hexadecimal).
+    pub cert_sha256: Option<String>,
 }
 
 #[derive(Debug)]
@@ -195,6 +197,7 @@ impl StreamListener {
             counters: ChannelCounters::default(),
             io_path: None,
             xdp: None,
+            cert_sha256: None,
         }
     }
 

@@ -76,13 +76,13 @@ fn an_interest_over_a_session_gets_its_data_and_the_face_is_listed() {
     assert!(face["mtu"].as_u64().unwrap() >= 1100, "{face}");
     assert_eq!(face["counters"]["in_interests"], 1);
     let channels = ctl::json(d.socket(), &["channel", "list"]);
-    let listed = channels.as_array().unwrap().iter();
-    assert!(
-        listed
-            .clone()
-            .any(|c| c["local_uri"] == format!("quic://{addr}")),
-        "{channels}"
-    );
+    let ch = (channels.as_array().unwrap().iter())
+        .find(|c| c["local_uri"] == format!("quic://{addr}"))
+        .unwrap_or_else(|| panic!("{channels}"));
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(ch["cert_sha256"], hex.as_str(), "where operators look");
+    let table = ctl::ok(d.socket(), &["channel", "list"]);
+    assert!(table.contains(&format!("cert sha-256 {hex}")), "{table}");
     common::terminate(server.id());
     let _ = server.wait();
 }

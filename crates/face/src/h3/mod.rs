@@ -16,6 +16,7 @@
 //! a session whose client goes silent ends at the QUIC idle timeout.
 
 mod client;
+mod memory;
 pub(crate) mod session;
 mod transport;
 
@@ -25,7 +26,7 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -39,7 +40,6 @@ use sha2::{Digest, Sha256};
 use socket2::{Domain, Protocol, Socket, Type};
 
 pub use client::Client;
-pub use session::parse_request;
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
@@ -303,6 +303,7 @@ impl H3Listener {
             counters: self.counters,
             io_path: None,
             xdp: None,
+            cert_sha256: Some(hex::encode(self.sha256)),
         }
     }
 
@@ -401,6 +402,37 @@ impl H3Listener {
             Admission::Refuse => Accepted::Refused,
         })
     }
+}
+
+/// Drives a session with what a client's input holds, for the fuzz target: the request
+/// parser reads the whole input; then, after a handshake, each record of it (a kind octet, a
+/// length octet, that many octets) is sent by the client as a datagram of the session, a
+/// datagram without its prefix, a request stream or a unidirectional stream. Panics only
+/// where the server would.
+#[doc(hidden)]
+pub fn exercise(input: &[u8]) {
+    let _ = session::parse_request(input);
+    static SERVER: OnceLock<(Certificate, Arc<Shared>)> = OnceLock::new();
+    let (cert, shared) = SERVER.get_or_init(|| {
+        let c = Certificate::self_signed(&[], SELF_SIGNED_VALIDITY).expect("a certificate");
+        let s = shared(&c, &H3Config::default()).expect("a configuration");
+        (c, s)
+    });
+    let mut p = memory::Pair::open(DEFAULT_PATH, shared, cert);
+    let mut rest = input;
+    while let [kind, len, tail @ ..] = rest {
+        let (body, next) = tail.split_at(usize::from(*len).min(tail.len()));
+        match kind % 4 {
+            0 => drop(p.client.send(body)),
+            1 => drop(p.client.send_raw(bytes::Bytes::copy_from_slice(body))),
+            2 => p.client.open_stream(true, body),
+            _ => p.client.open_stream(false, body),
+        }
+        rest = next;
+    }
+    p.pump();
+    let dropped = p.server.take_dropped();
+    assert!(dropped.datagrams as usize <= input.len());
 }
 
 /// The MTU of a session's face when its datagram size is not known yet, and the most it

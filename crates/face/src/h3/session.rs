@@ -520,8 +520,7 @@ fn put_varint_small(out: &mut SmallVec<[u8; 8]>, v: u64) {
 
 /// Parses a request stream's octets (for the fuzz target): whether they make a CONNECT, and
 /// its path.
-#[doc(hidden)]
-pub fn parse_request(b: &[u8]) -> Option<String> {
+pub(crate) fn parse_request(b: &[u8]) -> Option<String> {
     match request(b) {
         Parsed::Connect(p) => Some(p),
         _ => None,

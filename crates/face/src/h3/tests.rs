@@ -1,21 +1,16 @@
 //! A quinn-proto client (the module's [`Client`]) and a server [`Session`] in memory, the
 //! UDP payloads passed between them by hand and the time supplied.
 
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
+use super::memory::{first, Pair};
 use super::session::{Refused, Session, Shared};
 use super::*;
 
-const CLIENT: &str = "192.0.2.7:50000";
-const SERVER: &str = "192.0.2.1:443";
-
-fn addr(s: &str) -> SocketAddr {
-    s.parse().unwrap()
-}
+use super::memory::{addr, CLIENT, SERVER};
 
 fn cert() -> Certificate {
     Certificate::self_signed(&[], SELF_SIGNED_VALIDITY).unwrap()
@@ -25,83 +20,26 @@ fn listener_shared(cert: &Certificate, config: &H3Config) -> Arc<Shared> {
     shared(cert, config).unwrap()
 }
 
-/// A client and the server's session, with what the session handed on.
-struct Pair {
-    client: Client,
-    server: Session,
-    now: Instant,
-    frames: Vec<Bytes>,
+/// A session opened by a client on `path`.
+fn open(path: &str) -> Pair {
+    let cert = cert();
+    Pair::open(path, &listener_shared(&cert, &H3Config::default()), &cert)
 }
 
-/// The client's first datagram.
-fn first(client: &mut Client, now: Instant) -> Vec<u8> {
-    let mut buf = Vec::new();
-    let t = client.poll_transmit(now, &mut buf).expect("an Initial");
-    buf.truncate(t.size);
-    buf
-}
-
-impl Pair {
-    fn open(path: &str) -> Pair {
-        let cert = cert();
-        Self::open_with(path, &listener_shared(&cert, &H3Config::default()), &cert)
-    }
-
-    fn open_with(path: &str, shared: &Arc<Shared>, cert: &Certificate) -> Pair {
-        let now = Instant::now();
-        let mut client = Client::connect(now, addr(SERVER), path, cert.sha256()).unwrap();
-        let d = first(&mut client, now);
-        let server = Session::accept(shared, 64, now, addr(CLIENT), None, &d).unwrap();
-        let mut p = Pair {
-            client,
-            server,
-            now,
-            frames: Vec::new(),
-        };
-        p.pump();
-        p
-    }
-
-    /// Passes datagrams both ways until neither side has any.
-    fn pump(&mut self) {
-        let mut buf = Vec::new();
-        for _ in 0..100 {
-            let mut moved = false;
-            while let Some(t) = self.server.poll_transmit(self.now, 8, &mut buf) {
-                let seg = t.segment_size.unwrap_or(t.size);
-                for d in buf[..t.size].chunks(seg) {
-                    self.client.receive(self.now, addr(SERVER), d);
-                }
-                moved = true;
-            }
-            while let Some(t) = self.client.poll_transmit(self.now, &mut buf) {
-                let frames = &mut self.frames;
-                let d = BytesMut::from(&buf[..t.size]);
-                self.server.receive(self.now, d, &mut |f| frames.push(f));
-                moved = true;
-            }
-            if !moved {
-                return;
-            }
-        }
-        panic!("the two sides never went quiet");
-    }
-
-    /// Lets `d` pass, running both sides' timers.
-    fn wait(&mut self, d: Duration) {
-        self.now += d;
-        let frames = &mut self.frames;
-        self.server.on_timeout(self.now, &mut |f| frames.push(f));
-        self.client.on_timeout(self.now);
-        self.pump();
-    }
+/// Lets `d` pass, running both sides' timers.
+fn wait(p: &mut Pair, d: Duration) {
+    p.now += d;
+    let frames = &mut p.frames;
+    p.server.on_timeout(p.now, &mut |f| frames.push(f));
+    p.client.on_timeout(p.now);
+    p.pump();
 }
 
 const INTEREST: &[u8] = &[0x05, 0x05, 0x07, 0x03, 0x08, 0x01, b'a'];
 
 #[test]
 fn a_client_opens_a_session_on_the_path_and_datagrams_carry_ndn_frames_both_ways() {
-    let mut p = Pair::open("/ndn");
+    let mut p = open("/ndn");
     assert_eq!(p.client.status(), Some(200));
     assert!(p.server.is_open() && !p.server.handshaking());
     p.client.send(INTEREST).unwrap();
@@ -119,7 +57,7 @@ fn a_client_opens_a_session_on_the_path_and_datagrams_carry_ndn_frames_both_ways
 
 #[test]
 fn another_path_is_answered_404_and_its_datagrams_are_dropped() {
-    let mut p = Pair::open("/nope");
+    let mut p = open("/nope");
     assert_eq!(p.client.status(), Some(404));
     assert!(!p.server.is_open());
     p.client.send(INTEREST).unwrap();
@@ -131,7 +69,7 @@ fn another_path_is_answered_404_and_its_datagrams_are_dropped() {
 
 #[test]
 fn junk_datagrams_and_streams_are_dropped_and_the_session_goes_on() {
-    let mut p = Pair::open("/ndn");
+    let mut p = open("/ndn");
     // Another session's quarter stream id, and no id at all.
     p.client
         .send_raw(Bytes::from_static(&[0x05, 1, 2]))
@@ -152,7 +90,7 @@ fn junk_datagrams_and_streams_are_dropped_and_the_session_goes_on() {
 
 #[test]
 fn a_request_larger_than_kite_reads_is_refused() {
-    let mut p = Pair::open("/nope");
+    let mut p = open("/nope");
     // A HEADERS frame that announces 16 KiB and never ends.
     let mut junk = vec![0x01, 0x80, 0x00, 0x40, 0x00];
     junk.resize(12 << 10, 0);
@@ -163,7 +101,7 @@ fn a_request_larger_than_kite_reads_is_refused() {
 
 #[test]
 fn a_frame_larger_than_a_datagram_is_counted_and_not_sent() {
-    let mut p = Pair::open("/ndn");
+    let mut p = open("/ndn");
     assert!(!p.server.send(&[], &[0u8; 2000]));
     assert_eq!(p.server.take_dropped().too_large, 1);
 }
@@ -229,9 +167,9 @@ fn a_handshake_that_never_completes_gives_its_place_back_when_it_times_out() {
 
 #[test]
 fn a_silent_client_ends_its_session_at_the_idle_timeout() {
-    let mut p = Pair::open("/ndn");
+    let mut p = open("/ndn");
     let opened = p.now;
-    p.wait(Duration::from_secs(10));
+    wait(&mut p, Duration::from_secs(10));
     assert!(!p.server.is_closed());
     // The client falls silent: only the server's timers run.
     let mut t = p.now;
@@ -248,7 +186,7 @@ fn a_silent_client_ends_its_session_at_the_idle_timeout() {
 
 #[test]
 fn a_client_that_closes_ends_the_session() {
-    let mut p = Pair::open("/ndn");
+    let mut p = open("/ndn");
     p.client.close(p.now);
     p.pump();
     let mut guard = 0;

@@ -167,6 +167,7 @@ impl UdpChannel {
             counters: self.counters,
             io_path: None,
             xdp: None,
+            cert_sha256: None,
         }
     }
 
