@@ -204,3 +204,38 @@ fn a_full_listener_gives_up_its_idlest_session() {
     common::terminate(server.id());
     let _ = server.wait();
 }
+
+#[test]
+fn sighup_gives_new_sessions_a_new_certificate_and_open_ones_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kite.toml");
+    std::fs::write(&config, "[face_system.http3]\nidle_timeout = 60\n").unwrap();
+    let (d, addr, old) = daemon(&["--config", config.to_str().unwrap()]);
+    let mut server = ping_server(&d, "/wt");
+    let mut open = WtClient::open(addr, "/ndn", old);
+    assert_eq!(open.status(), Some(200));
+    common::signal(d.pid(), "HUP");
+    let until = std::time::Instant::now() + LIMIT;
+    while !d.log_text().contains("certificate replaced") {
+        assert!(std::time::Instant::now() < until, "{}", d.log_text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let new = logged_hash(&d.log_text());
+    assert_ne!(new, old, "a self-signed certificate is made again");
+    let mut refused = WtClient::open(addr, "/ndn", old);
+    assert_eq!(
+        refused.status(),
+        None,
+        "the old hash no longer opens a session"
+    );
+    refused.drive(LIMIT, |c| c.is_closed());
+    let fresh = WtClient::open(addr, "/ndn", new);
+    assert_eq!(fresh.status(), Some(200));
+    let data = open.express(&interest("/wt/ping/9", 9), LIMIT);
+    assert!(
+        data.is_some_and(|d| is_data(&d)),
+        "the open session goes on"
+    );
+    common::terminate(server.id());
+    let _ = server.wait();
+}

@@ -14,11 +14,12 @@ pub struct WtClient {
     pub client: Client,
 }
 
-/// The certificate hash `kite run` logged (`sha256_hex="…"`).
+/// The certificate hash `kite run` logged last (`sha256_hex="…"`).
 pub fn logged_hash(log: &str) -> [u8; 32] {
     let hex = log
-        .split("sha256_hex=\"")
-        .nth(1)
+        .rsplit("sha256_hex=\"")
+        .next()
+        .filter(|_| log.contains("sha256_hex="))
         .and_then(|r| r.get(..64))
         .unwrap_or_else(|| panic!("no certificate hash in the log: {log}"));
     let mut h = [0u8; 32];

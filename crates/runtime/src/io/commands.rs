@@ -102,6 +102,18 @@ impl IoThread {
                     all.extend(self.ether.iter().map(EtherChannel::status));
                     let _ = reply.send(all);
                 }
+                IoCommand::SetCertificate { cert, reply } => {
+                    let mut took = 0;
+                    for l in self.channels.iter_mut().filter_map(StreamListener::as_h3) {
+                        match l.set_certificate(&cert) {
+                            Ok(()) => took += 1,
+                            Err(e) => {
+                                tracing::error!(listener = %l.local_uri(), error = %e, "certificate refused")
+                            }
+                        }
+                    }
+                    let _ = reply.send(took);
+                }
                 IoCommand::Shutdown => return false,
             }
         }

@@ -423,3 +423,19 @@ fn propagation_key_flags_override_the_file_with_paths_from_the_working_directory
     .unwrap_err();
     assert!(e.to_string().contains("belongs to propagate_key"), "{e}");
 }
+
+#[test]
+fn http3_listeners_come_from_the_flag_over_the_file_and_stay_with_local_only() {
+    let mut c = Config::default();
+    c.face_system.http3.listen = vec!["127.0.0.1:9001".parse().unwrap()];
+    c.face_system.http3.max_sessions = 7;
+    c.face_system.http3.idle_timeout = 5;
+    let args = args(&["--http3", "127.0.0.1:9002", "--local-only"]);
+    apply(&mut c, &args, None).unwrap();
+    let r = runtime_config(&c);
+    assert_eq!(r.http3, ["127.0.0.1:9002".parse().unwrap()]);
+    assert!(r.udp.is_empty(), "local-only");
+    assert_eq!(r.http3_config.max_sessions, 7);
+    assert_eq!(r.http3_config.idle_timeout, Duration::from_secs(5));
+    assert_eq!(r.http3_config.path, "/ndn");
+}
