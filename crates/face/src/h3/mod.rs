@@ -1,7 +1,7 @@
 //! WebTransport faces (HTTP/3): what browsers reach Kite with. A [`H3Listener`] owns a UDP
 //! socket; each client whose first datagram is a QUIC Initial, admitted within the bound
 //! on handshakes under way, gets a session of its own (quinn-proto's QUIC state machine
-//! with its own endpoint, and the HTTP/3 part in [`session`]) and a UDP socket of its own,
+//! with its own endpoint, and the HTTP/3 part in `session.rs`) and a UDP socket of its own,
 //! bound to the listener's address and connected to the client, so that the kernel hands
 //! that client's later datagrams to the face's socket. The face then owns all it needs and
 //! may live on any I/O thread. One face per session: on-demand, non-local, point-to-point,
@@ -12,7 +12,7 @@
 //! Datagrams the listener read for a client before its face's socket existed are fed to
 //! the session before the face is handed out; later ones (read in another burst) are
 //! dropped and counted (QUIC sends them again). A listener keeps at most
-//! [`H3Config::max_sessions`] sessions, giving up the idlest for a new one ([`Tenants`]);
+//! [`H3Config::max_sessions`] sessions, giving up the idlest for a new one (as TCP listeners do, [`crate::tenancy`]);
 //! a session whose client goes silent ends at the QUIC idle timeout.
 
 mod client;
