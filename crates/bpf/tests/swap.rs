@@ -33,7 +33,7 @@ fn reloading_the_strategy_under_load_loses_no_data() {
     let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), StrategyTable::DEFAULT);
     let config = RuntimeConfig {
         forwarding_threads: 2,
-        unix_socket: Some(path.clone()),
+        listeners: vec![std::sync::Arc::new(kite_face::unix::Listen(path.clone()))],
         ..RuntimeConfig::default()
     };
     let runtime = Runtime::start(config, readers, strategies.clone(), hasher).unwrap();

@@ -4,8 +4,11 @@
 //! WebSocket, Ethernet unicast or multicast), the NDNLPv2 [link service](link_service) (reassembly,
 //! fragmentation, PIT token, congestion mark, local fields), a bounded output queue and NFD's
 //! counters (what a face is apart from its socket — ids, properties, counters, framing,
-//! reassembly — is `kite-link`'s). Listeners ([`StreamListener`] for streams, [`UdpChannel`] for UDP, [`EtherChannel`] for
-//! an Ethernet interface) create on-demand faces as peers arrive; a datagram channel makes one
+//! reassembly — is `kite-link`'s). Channels create on-demand faces as peers arrive: a
+//! [`Listener`] accepts connections (each transport that accepts implements it in its own
+//! module and opens it through an [`OpenListener`]: [`unix::Listen`], [`tcp::Listen`],
+//! [`ws::Listen`]), and a datagram channel ([`UdpChannel`] for UDP, [`EtherChannel`] for an
+//! Ethernet interface) reads one socket for many faces; a datagram channel makes one
 //! only for a well-formed NDN packet and keeps at most its configured number of them
 //! ([`FaceConfig::udp_on_demand_limit`], [`FaceConfig::ether_on_demand_limit`]), giving up
 //! the idlest for a new sender; a TCP or WebSocket listener likewise keeps at most its
@@ -34,6 +37,7 @@ pub mod ether;
 mod face;
 pub mod h3;
 pub mod link_service;
+mod listener;
 mod on_demand;
 pub mod police;
 pub mod queue;
@@ -42,7 +46,6 @@ pub mod reliability;
 mod reliable_link_tests;
 mod shm;
 mod stream;
-mod stream_listener;
 mod sys;
 pub mod tcp;
 pub mod tenancy;
@@ -52,7 +55,7 @@ mod transport;
 pub mod udp;
 pub mod unix;
 pub mod uri;
-mod ws;
+pub mod ws;
 pub mod xdp;
 
 pub use config::{
@@ -67,7 +70,7 @@ pub use ether::{EtherChannel, EtherError, IoPath, LinkState, UdpChannels};
 pub use face::Face;
 pub use h3::{Certificate, H3Config, H3Listener};
 pub use link_service::{Received, RxPacket, RxSink};
-pub use stream_listener::{Accepted, ChannelStatus, ListenError, StreamListener};
+pub use listener::{Accepted, ChannelStatus, ListenError, Listener, OpenListener};
 pub use sys::raise_fd_limit;
 pub use transport::{FaceError, Flushed, Progress};
 pub use udp::UdpChannel;

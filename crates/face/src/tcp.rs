@@ -1,19 +1,21 @@
-//! TCP faces: accepted connections and outgoing ones. A face is local when both ends are
-//! loopback addresses (NFD's default `tcp.local` whitelist).
+//! TCP faces: the listener, accepted connections and outgoing ones. A face is local when
+//! both ends are loopback addresses (NFD's default `tcp.local` whitelist).
 
 use std::io;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
+use mio::net::{TcpListener, TcpStream};
 use mio::{Interest, Registry, Token};
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
+use crate::listener::{Accepted, ListenError, Listener, OpenListener};
 use crate::stream::{Conn, StreamIo};
+use crate::tenancy::{Admission, Tenants};
 use crate::transport::{Dial, Transport};
 use crate::uri::{is_loopback, FaceUri};
-use kite_link::{FaceId, FaceScope, LinkType, Persistency};
+use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 
 pub use crate::config::{DEFAULT_REDIAL_INITIAL, DEFAULT_REDIAL_MAX};
 
@@ -160,5 +162,93 @@ impl Dial for Connecting {
 
     fn connected(self: Box<Self>) -> io::Result<Box<dyn Transport>> {
         Ok(Box::new(transport(self.stream)?.0))
+    }
+}
+
+/// A TCP listener on an address (port 0 picks a free one), keeping at most
+/// [`FaceConfig::tcp_on_demand_limit`] accepted connections.
+#[derive(Debug, Clone, Copy)]
+pub struct Listen(pub SocketAddr);
+
+impl OpenListener for Listen {
+    fn uri(&self) -> FaceUri {
+        FaceUri::Tcp(self.0)
+    }
+
+    fn open(&self, config: &FaceConfig) -> Result<Box<dyn Listener>, ListenError> {
+        Ok(Box::new(listen(self.0, config)?))
+    }
+}
+
+/// Listens for TCP connections on `addr` ([`Listen`]).
+pub fn listen(addr: SocketAddr, config: &FaceConfig) -> Result<TcpChannel, ListenError> {
+    let make = |id, s, config: &FaceConfig| face(id, s, Persistency::OnDemand, config);
+    TcpChannel::bind(addr, FaceUri::Tcp, config.tcp_on_demand_limit, make, config)
+}
+
+/// Makes the face of a connection a [`TcpChannel`] accepted.
+pub(crate) type MakeFace = fn(FaceId, TcpStream, &FaceConfig) -> io::Result<Face>;
+
+/// A listening TCP socket whose connections become faces of one kind (TCP, or WebSocket
+/// over TCP), keeping at most its limit of them: past it, the idlest is given up.
+#[derive(Debug)]
+pub struct TcpChannel {
+    socket: TcpListener,
+    local: FaceUri,
+    tenants: Tenants,
+    make: MakeFace,
+    config: FaceConfig,
+}
+
+impl TcpChannel {
+    /// Binds `addr`; `uri` names the bound address as the channel's local URI.
+    pub(crate) fn bind(
+        addr: SocketAddr,
+        uri: fn(SocketAddr) -> FaceUri,
+        limit: usize,
+        make: MakeFace,
+        config: &FaceConfig,
+    ) -> Result<Self, ListenError> {
+        let bind_error = |error| ListenError::Bind { addr, error };
+        let socket = TcpListener::bind(addr).map_err(bind_error)?;
+        let bound = socket.local_addr().map_err(bind_error)?;
+        Ok(TcpChannel {
+            socket,
+            local: uri(bound),
+            tenants: Tenants::new(limit),
+            make,
+            config: *config,
+        })
+    }
+}
+
+impl Listener for TcpChannel {
+    fn local_uri(&self) -> &FaceUri {
+        &self.local
+    }
+
+    fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(&mut self.socket, token, Interest::READABLE)
+    }
+
+    fn accept(&mut self, ids: &mut FaceIds, now: Instant) -> io::Result<Option<Accepted>> {
+        let stream = match self.socket.accept() {
+            Ok((s, _)) => s,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let id = ids.next_id();
+        let mut face = match (self.make)(id, stream, &self.config) {
+            Ok(face) => face,
+            Err(e) => return Ok(Some(Accepted::Broken(e))),
+        };
+        Ok(Some(match self.tenants.admit(id, now) {
+            Admission::Admit(tenant, evict) => {
+                face.set_tenant(tenant);
+                Accepted::Face(Box::new(face), evict)
+            }
+            // Dropping the face closes the connection.
+            Admission::Refuse => Accepted::Refused,
+        }))
     }
 }

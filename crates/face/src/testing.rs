@@ -20,6 +20,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use bytes::Bytes;
 use mio::unix::pipe;
@@ -27,12 +28,13 @@ use mio::{Interest, Registry, Token};
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
+use crate::listener::{Accepted, Listener};
 use crate::queue::OutQueue;
 use crate::transport::{Dial, FaceError, Flushed, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
 use kite_link::reassembly::Endpoint;
 use kite_link::FaceCounters;
-use kite_link::{FaceId, FaceScope, LinkType, Persistency};
+use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 
 /// How a read or a write fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -527,6 +529,72 @@ impl Dial for MemoryDial {
     fn connected(self: Box<Self>) -> io::Result<Box<dyn Transport>> {
         lock(&self.state).connections += 1;
         Ok(Box::new(MemoryIo { state: self.state }))
+    }
+}
+
+/// What a [`MemoryListener`]'s next `accept` does.
+#[derive(Debug)]
+pub enum Arrives {
+    /// A peer whose face is made over this transport, with the id `accept` is given; the
+    /// listener gives up the face named, if any, to make room for it.
+    Peer(MemoryTransport, Option<FaceId>),
+    /// A peer the listener refuses (no room).
+    Refused,
+    /// Accepting fails with this error, as `accept(2)` does out of descriptors.
+    Fails(io::ErrorKind),
+}
+
+/// A listener in memory: each `accept` takes what the test queued, in order, then reports
+/// none pending. Its descriptor is a pipe's reading end, so it registers as a socket does.
+#[derive(Debug)]
+pub struct MemoryListener {
+    local: FaceUri,
+    queue: Arc<Mutex<VecDeque<Arrives>>>,
+    config: FaceConfig,
+    pipe: pipe::Receiver,
+}
+
+impl MemoryListener {
+    /// A listener at `local`, and the queue the test fills.
+    pub fn new(local: FaceUri, config: &FaceConfig) -> (Self, Arc<Mutex<VecDeque<Arrives>>>) {
+        let (_, pipe) = pipe::new().expect("a pipe");
+        let queue = Arc::new(Mutex::new(VecDeque::new()));
+        let l = MemoryListener {
+            local,
+            queue: queue.clone(),
+            config: *config,
+            pipe,
+        };
+        (l, queue)
+    }
+}
+
+impl Listener for MemoryListener {
+    fn local_uri(&self) -> &FaceUri {
+        &self.local
+    }
+
+    fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(&mut self.pipe, token, Interest::READABLE)
+    }
+
+    fn accept(&mut self, ids: &mut FaceIds, _now: Instant) -> io::Result<Option<Accepted>> {
+        let next = self
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front();
+        Ok(Some(match next {
+            None => return Ok(None),
+            Some(Arrives::Peer(t, evict)) => {
+                let (face, _) = t
+                    .persistency(Persistency::OnDemand)
+                    .face(ids.next_id(), &self.config);
+                Accepted::Face(Box::new(face), evict)
+            }
+            Some(Arrives::Refused) => Accepted::Refused,
+            Some(Arrives::Fails(kind)) => return Err(kind.into()),
+        }))
     }
 }
 

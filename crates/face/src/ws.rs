@@ -12,12 +12,17 @@ use tungstenite::handshake::{HandshakeError, MidHandshake};
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Error as WsError, Message, WebSocket};
 
+use crate::config::FaceConfig;
+use crate::face::{Face, FaceParts};
+use crate::listener::{ListenError, Listener, OpenListener};
 use crate::queue::OutQueue;
+use crate::tcp::{self, TcpChannel};
 use crate::transport::{FaceError, Flushed, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
 use kite_link::framing::MAX_FRAME_LEN;
 use kite_link::reassembly::Endpoint;
 use kite_link::FaceCounters;
+use kite_link::{FaceId, LinkType, Persistency};
 
 /// Messages read per receive burst.
 const MESSAGES_PER_BURST: usize = 64;
@@ -231,4 +236,38 @@ impl Transport for WsIo {
     fn flush_after_recv(&self) -> bool {
         true
     }
+}
+
+/// A WebSocket listener on an address (NFD's default port is 9696), keeping at most
+/// [`FaceConfig::ws_on_demand_limit`] connections.
+#[derive(Debug, Clone, Copy)]
+pub struct Listen(pub SocketAddr);
+
+impl OpenListener for Listen {
+    fn uri(&self) -> FaceUri {
+        FaceUri::Ws(self.0)
+    }
+
+    fn open(&self, config: &FaceConfig) -> Result<Box<dyn Listener>, ListenError> {
+        Ok(Box::new(listen(self.0, config)?))
+    }
+}
+
+/// Listens for WebSocket connections on `addr` ([`Listen`]).
+pub fn listen(addr: SocketAddr, config: &FaceConfig) -> Result<TcpChannel, ListenError> {
+    TcpChannel::bind(addr, FaceUri::Ws, config.ws_on_demand_limit, face, config)
+}
+
+/// The face of an accepted WebSocket connection, its handshake started (on-demand; local
+/// only when both ends are loopback).
+fn face(id: FaceId, stream: TcpStream, config: &FaceConfig) -> io::Result<Face> {
+    let ws = WsIo::accept(stream)?;
+    let (local, remote) = ws.addrs();
+    let parts = FaceParts {
+        scope: tcp::scope_of(local, remote),
+        persistency: Persistency::OnDemand,
+        link_type: LinkType::PointToPoint,
+        redial: None,
+    };
+    Ok(Face::new(id, parts, Box::new(ws), config))
 }

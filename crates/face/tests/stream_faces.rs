@@ -9,21 +9,17 @@ use std::time::{Duration, Instant};
 
 use common::{data, interest, name_of, Driver};
 use kite_face::{
-    tcp, unix, Accepted, FaceConfig, FaceError, FaceUri, Flushed, ListenError, RxPacket,
-    StreamListener,
+    tcp, unix, Accepted, FaceConfig, FaceError, FaceUri, Flushed, ListenError, Listener, RxPacket,
 };
 use kite_link::{FaceId, FaceIds, FaceScope, PacketKind, Persistency};
 use kite_packet::{LpHeader, PitToken};
 
-fn accept_one(ch: &mut StreamListener, ids: &mut FaceIds) -> kite_face::Face {
+fn accept_one(ch: &mut dyn Listener, ids: &mut FaceIds) -> kite_face::Face {
     accept_evicting(ch, ids).0
 }
 
 /// The next connection's face, and the face its listener gave up for it.
-fn accept_evicting(
-    ch: &mut StreamListener,
-    ids: &mut FaceIds,
-) -> (kite_face::Face, Option<FaceId>) {
+fn accept_evicting(ch: &mut dyn Listener, ids: &mut FaceIds) -> (kite_face::Face, Option<FaceId>) {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match ch.accept(ids, Instant::now()).unwrap() {
@@ -40,7 +36,7 @@ fn accept_evicting(
 fn unix_listener_accepts_and_packets_flow_both_ways() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run/nfd/nfd.sock");
-    let mut ch = StreamListener::unix(&path, FaceConfig::default()).unwrap();
+    let mut ch = unix::listen(&path, &FaceConfig::default()).unwrap();
     assert_eq!(ch.local_uri(), &FaceUri::Unix(path.clone()));
     let mut ids = FaceIds::new();
     let client = unix::connect(FaceId(9), &path, &FaceConfig::default()).unwrap();
@@ -85,19 +81,19 @@ fn unix_listener_replaces_stale_sockets_and_refuses_live_ones() {
     let path = dir.path().join("nfd.sock");
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
     assert!(path.exists(), "stale socket file left behind");
-    let live = StreamListener::unix(&path, FaceConfig::default()).unwrap();
+    let live = unix::listen(&path, &FaceConfig::default()).unwrap();
     assert!(matches!(
-        StreamListener::unix(&path, FaceConfig::default()),
+        unix::listen(&path, &FaceConfig::default()),
         Err(ListenError::InUse(_))
     ));
     drop(live);
     let file = dir.path().join("plain");
     std::fs::write(&file, b"x").unwrap();
     assert!(matches!(
-        StreamListener::unix(&file, FaceConfig::default()),
+        unix::listen(&file, &FaceConfig::default()),
         Err(ListenError::NotASocket(_))
     ));
-    let err = StreamListener::unix(&file.join("sub/nfd.sock"), FaceConfig::default()).unwrap_err();
+    let err = unix::listen(&file.join("sub/nfd.sock"), &FaceConfig::default()).unwrap_err();
     assert!(matches!(err, ListenError::CreateDir { .. }));
     assert!(err.to_string().contains("cannot create directory"), "{err}");
 }
@@ -106,11 +102,11 @@ fn unix_listener_replaces_stale_sockets_and_refuses_live_ones() {
 fn raw_unix_pair() -> (
     std::os::unix::net::UnixStream,
     kite_face::Face,
-    StreamListener,
+    unix::UnixChannel,
 ) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.sock");
-    let mut ch = StreamListener::unix(&path, FaceConfig::default()).unwrap();
+    let mut ch = unix::listen(&path, &FaceConfig::default()).unwrap();
     let raw = std::os::unix::net::UnixStream::connect(&path).unwrap();
     let face = accept_one(&mut ch, &mut FaceIds::new());
     (raw, face, ch)
@@ -172,7 +168,7 @@ fn a_close_right_after_data_is_seen_in_the_same_burst() {
 fn full_socket_blocks_the_flush_and_the_rest_goes_out_once_drained() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.sock");
-    let mut ch = StreamListener::unix(&path, FaceConfig::default()).unwrap();
+    let mut ch = unix::listen(&path, &FaceConfig::default()).unwrap();
     let client = unix::connect(FaceId(9), &path, &FaceConfig::default()).unwrap();
     let mut server = accept_one(&mut ch, &mut FaceIds::new());
     let packet = data("/big", 8000);
@@ -209,7 +205,7 @@ fn a_full_output_queue_drops_and_counts() {
         queue_capacity: 4,
         ..FaceConfig::default()
     };
-    let _ch = StreamListener::unix(&path, config).unwrap();
+    let _ch = unix::listen(&path, &config).unwrap();
     let mut face = unix::connect(FaceId(9), &path, &config).unwrap();
     for _ in 0..4 {
         assert!(face.send(PacketKind::Interest, interest("/q")));
@@ -223,7 +219,7 @@ fn a_full_output_queue_drops_and_counts() {
 #[test]
 fn tcp_listener_and_outgoing_face_exchange_packets() {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let mut ch = StreamListener::tcp(any, FaceConfig::default()).unwrap();
+    let mut ch = tcp::listen(any, &FaceConfig::default()).unwrap();
     let FaceUri::Tcp(addr) = *ch.local_uri() else {
         panic!("not a TCP channel")
     };
@@ -256,7 +252,7 @@ fn a_full_tcp_listener_gives_up_the_connection_that_received_longest_ago() {
         tcp_on_demand_limit: 2,
         ..FaceConfig::default()
     };
-    let mut ch = StreamListener::tcp("127.0.0.1:0".parse().unwrap(), config).unwrap();
+    let mut ch = tcp::listen("127.0.0.1:0".parse().unwrap(), &config).unwrap();
     let FaceUri::Tcp(addr) = *ch.local_uri() else {
         panic!("not a TCP channel")
     };
@@ -317,8 +313,7 @@ fn an_outgoing_connection_to_a_closed_port_fails_without_blocking() {
 
 #[test]
 fn a_connection_reset_before_it_is_accepted_does_not_stop_the_listener() {
-    let mut ch =
-        StreamListener::tcp("127.0.0.1:0".parse().unwrap(), FaceConfig::default()).unwrap();
+    let mut ch = tcp::listen("127.0.0.1:0".parse().unwrap(), &FaceConfig::default()).unwrap();
     let FaceUri::Tcp(addr) = *ch.local_uri() else {
         panic!("not a TCP channel")
     };

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use common::{data, interest, name_of, Driver};
-use kite_face::{Accepted, FaceConfig, FaceUri, Received, StreamListener};
+use kite_face::{ws, Accepted, FaceConfig, FaceUri, Listener, Received};
 use kite_link::{FaceIds, FaceScope, PacketKind, Persistency};
 use tungstenite::{Message, WebSocket};
 
@@ -17,7 +17,7 @@ fn accepted<T: Send + 'static>(
     client: impl FnOnce(SocketAddr) -> T + Send + 'static,
 ) -> (Driver, JoinHandle<T>, Vec<Received>) {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let mut ch = StreamListener::ws(any, FaceConfig::default()).unwrap();
+    let mut ch = ws::listen(any, &FaceConfig::default()).unwrap();
     let FaceUri::Ws(addr) = *ch.local_uri() else {
         panic!("not a ws channel")
     };

@@ -208,7 +208,7 @@ impl InProcess {
         let (mut fib, readers) = FibWriter::new(hasher, FibConfig::default(), best);
         let mut config = RuntimeConfig {
             forwarding_threads: a.threads,
-            unix_socket: Some(path.clone()),
+            listeners: vec![std::sync::Arc::new(kite_face::unix::Listen(path.clone()))],
             spin_when_idle: a.spin,
             inline_forwarding: a.inline.unwrap_or_else(crate::run::default_inline),
             ..RuntimeConfig::default()

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use kite_face::FaceUri;
 use kite_fw::fib::{FibConfig, FibWriter};
 use kite_fw::hash::NameHasher;
 use kite_fw::strategy::StrategyTable;
@@ -291,11 +292,17 @@ pub fn run(args: RunArgs) -> Result<String> {
     // handled once the daemon is up, instead of killing it with its socket left behind.
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     let mut runtime_config = options::runtime_config(&config);
-    if !runtime_config.http3.is_empty() {
-        let cert = webtransport_certificate(&config.face_system.http3, &base)?;
-        runtime_config.http3_certificate = Some(cert);
+    let certificate = match config.face_system.http3.listen.is_empty() {
+        true => None,
+        false => {
+            let cert = webtransport_certificate(&config.face_system.http3, &base)?;
+            Some(kite_face::h3::CertSlot::new(cert))
+        }
+    };
+    if let Some(cert) = &certificate {
+        (runtime_config.listeners).extend(options::webtransport_listeners(&config, cert));
     }
-    let socket = runtime_config.unix_socket.clone().unwrap_or_default();
+    let socket = config.face_system.unix.path.clone().unwrap_or_default();
     let threads = runtime_config.forwarding_threads;
     let inline = runtime_config.inline_forwarding;
     let io = runtime_config.io_threads;
@@ -368,6 +375,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         manager.jobs(),
         log,
         runtime.handle(),
+        certificate,
     );
     std::thread::Builder::new()
         .name("kite-mgmt".into())
@@ -465,7 +473,7 @@ const PANIC_EXIT_STATUS: i32 = 101;
 /// and the process exits with [`PANIC_EXIT_STATUS`], so a supervisor (systemd
 /// `Restart=on-failure`) restarts it. Without this, the other threads kept the process up
 /// without the dead thread's work: no listener, or no forwarding, or no management. The
-/// restart replaces the unix socket file left behind (`kite_face::StreamListener::unix`).
+/// restart replaces the unix socket file left behind (`kite_face::unix::listen`).
 fn exit_on_panic() {
     let standard = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -534,17 +542,12 @@ fn webtransport_certificate(
     Ok(cert)
 }
 
+/// The channels' URIs as configured, for the start-up line.
 fn describe_listeners(c: &RuntimeConfig) -> String {
-    let mut all: Vec<String> = c
-        .unix_socket
-        .iter()
-        .map(|p| format!("unix://{}", p.display()))
-        .collect();
-    all.extend(c.udp.iter().map(|a| format!("udp://{a}")));
-    all.extend(c.tcp.iter().map(|a| format!("tcp://{a}")));
-    all.extend(c.ws.iter().map(|a| format!("ws://{a}")));
-    all.extend(c.http3.iter().map(|a| format!("quic://{a}")));
-    all.extend(c.ether.iter().map(|i| format!("dev://{i}")));
+    let mut all: Vec<FaceUri> = c.listeners.iter().map(|l| l.uri()).collect();
+    all.extend(c.udp.iter().map(|&a| FaceUri::Udp(a)));
+    all.extend(c.ether.iter().map(|i| FaceUri::Dev(i.clone())));
+    let all: Vec<String> = all.iter().map(FaceUri::to_string).collect();
     all.join(", ")
 }
 

@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::browser::{chromium, headless};
 use common::peer::{Conn, Producer};
 use common::{free_tcp_port, python, Daemon};
-use kite_testkit::skip;
 use serde_json::Value;
 
 /// The listener reuses a snapshot for a second: wait longer than that between scrapes.
@@ -262,41 +262,9 @@ fn a_metrics_address_that_cannot_be_bound_stops_the_start() {
     assert!(!socket.exists(), "the unix socket is removed");
 }
 
-/// Chromium, or None (the test then skips, saying so).
-fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser"].into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
-fn headless(browser: &str, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
-    // Killed after a minute (coreutils' timeout): a page that never settles fails the test
-    // instead of hanging it.
-    Command::new("timeout")
-        .args(["60", browser])
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium")
-}
-
 #[test]
 fn status_page_renders_in_chromium_and_plots_live_rates() {
-    let Some(browser) = chromium() else {
-        skip("chromium is not installed (scripts/test.sh installs it)");
-        return;
-    };
+    let Some(browser) = chromium() else { return };
     let (d, addr) = metrics_daemon();
     let _producer = Producer::start(d.socket(), "/page", Box::new(|_| Some("x".into())));
     let stop = Arc::new(AtomicBool::new(false));

@@ -13,141 +13,18 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use common::ndnd::{Ndnd, Netns};
 use common::{command, dataset, py, py_one, reap, terminate, Daemon, Producer};
 use serde_json::Value;
-use tempfile::TempDir;
 
 /// NDNd's UDP port inside the namespace (its default) and Kite's.
 const NDND_PORT: u16 = 6363;
 const KITE_PORT: u16 = 6365;
-
-/// A network namespace (in a user namespace, so no root is needed), held by a sleeping
-/// process; loopback is up.
-struct Netns {
-    holder: Child,
-}
-
-impl Netns {
-    fn new() -> Netns {
-        let mut holder = Command::new("unshare")
-            .args([
-                "-rn",
-                "sh",
-                "-c",
-                "ip link set lo up && echo up && exec sleep 600",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run unshare (util-linux)");
-        let mut line = String::new();
-        let _ = BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line);
-        if line.trim() != "up" {
-            let _ = holder.kill();
-            let out = holder.wait_with_output().expect("unshare output");
-            panic!(
-                "cannot make a network namespace with `unshare -rn` and bring lo up: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        Netns { holder }
-    }
-
-    /// The command prefix that runs a program inside the namespace (nsenter execs it).
-    fn launcher(&self) -> Vec<String> {
-        let pid = self.holder.id().to_string();
-        ["nsenter", "-t", &pid, "-U", "-n", "--preserve-credentials"]
-            .map(String::from)
-            .to_vec()
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = self.holder.kill();
-        let _ = self.holder.wait();
-    }
-}
-
-/// NDNd's forwarder in the namespace, with its unix socket in a temp dir.
-struct Ndnd {
-    child: Child,
-    socket: PathBuf,
-    log: PathBuf,
-    _dir: TempDir,
-}
-
-impl Ndnd {
-    fn start(bin: &Path, ns: &Netns) -> Ndnd {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let socket = dir.path().join("ndnd.sock");
-        let config = dir.path().join("ndnd.yml");
-        let log = dir.path().join("ndnd.log");
-        std::fs::write(
-            &config,
-            format!(
-                "core:\n  log_level: WARN\n\
-                 faces:\n  udp:\n    enabled_unicast: true\n    enabled_multicast: false\n    \
-                 port_unicast: {NDND_PORT}\n  tcp:\n    enabled: false\n  unix:\n    \
-                 enabled: true\n    socket_path: {}\n  websocket:\n    enabled: false\n\
-                 fw:\n  threads: 1\n\
-                 tables:\n  rib:\n    readvertise_nlsr: false\n",
-                socket.display()
-            ),
-        )
-        .expect("write NDNd config");
-        let launcher = ns.launcher();
-        let logfile = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(&launcher[0])
-            .args(&launcher[1..])
-            .arg(bin)
-            .args(["fw", "run"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(logfile.try_clone().unwrap())
-            .stderr(logfile)
-            .spawn()
-            .expect("start NDNd");
-        let mut n = Ndnd {
-            child,
-            socket,
-            log,
-            _dir: dir,
-        };
-        let until = Instant::now() + Duration::from_secs(15);
-        while UnixStream::connect(&n.socket).is_err() {
-            if let Ok(Some(s)) = n.child.try_wait() {
-                panic!("NDNd exited ({s}): {}", n.log_text());
-            }
-            assert!(Instant::now() < until, "NDNd did not open its socket");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        n
-    }
-
-    fn socket(&self) -> &str {
-        self.socket.to_str().unwrap()
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Ndnd {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            terminate(self.child.id());
-            reap(&mut self.child, Duration::from_secs(5));
-        }
-    }
-}
 
 /// Kite and NDNd in one namespace, each with a UDP face toward the other.
 struct Pair {
@@ -159,7 +36,7 @@ struct Pair {
 impl Pair {
     fn start(bin: &Path) -> Pair {
         let ns = Netns::new();
-        let ndnd = Ndnd::start(bin, &ns);
+        let ndnd = Ndnd::start(bin, &ns, NDND_PORT);
         let kite = Daemon::start(
             &ns.launcher(),
             &[
@@ -266,10 +143,8 @@ fn producer_behind_ndnd_via_kite() {
 /// Runs one of NDNd's tools against `socket` (they find the forwarder by
 /// NDN_CLIENT_TRANSPORT, as NFD apps do).
 fn ndnd_tool(bin: &Path, socket: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(bin);
-    c.args(args)
-        .env("NDN_CLIENT_TRANSPORT", format!("unix://{socket}"))
-        .stdin(Stdio::null())
+    let mut c = common::ndnd::tool(bin, socket, args);
+    c.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c

@@ -9,20 +9,12 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+use common::ndnd::tool as ndnd;
 use common::tools::{kite, random_file, sha256_of, Put};
 use common::{reap, terminate, Daemon};
-
-/// `ndnd ARGS` talking to the forwarder at `socket`.
-fn ndnd(bin: &Path, socket: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(bin);
-    c.args(args)
-        .env("NDN_CLIENT_TRANSPORT", format!("unix://{socket}"));
-    c
-}
 
 /// Stops a long-running NDNd tool.
 fn stop(mut child: Child) {

@@ -65,12 +65,6 @@ pub(crate) enum IoCommand {
     Channels {
         reply: Sender<Vec<kite_face::ChannelStatus>>,
     },
-    /// The certificate WebTransport listeners serve new sessions with (a SIGHUP read it
-    /// again); answered with how many listeners took it.
-    SetCertificate {
-        cert: Box<kite_face::Certificate>,
-        reply: Sender<usize>,
-    },
     Shutdown,
 }
 

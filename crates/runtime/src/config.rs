@@ -1,8 +1,8 @@
 //! What the threads are started with, and why a start fails.
 
-use std::path::PathBuf;
+use std::sync::Arc;
 
-use kite_face::FaceConfig;
+use kite_face::{FaceConfig, OpenListener};
 use kite_fw::forwarder::ForwarderConfig;
 
 use crate::codel::CoDelConfig;
@@ -27,20 +27,11 @@ pub struct RuntimeConfig {
     pub forwarder: ForwarderConfig,
     /// Face settings (queue sizes, UDP MTU, idle timeout).
     pub face: FaceConfig,
-    /// Unix stream listener path (NFD's default is `/run/nfd/nfd.sock`).
-    pub unix_socket: Option<PathBuf>,
+    /// The listeners that accept peers (unix, TCP, WebSocket, …), opened in this order, all
+    /// on I/O thread 0, which hands each accepted face to the thread with the fewest.
+    pub listeners: Vec<Arc<dyn OpenListener>>,
     /// UDP listeners (on-demand faces per remote endpoint).
     pub udp: Vec<std::net::SocketAddr>,
-    /// TCP listeners.
-    pub tcp: Vec<std::net::SocketAddr>,
-    /// WebSocket listeners.
-    pub ws: Vec<std::net::SocketAddr>,
-    /// WebTransport (HTTP/3) listeners, on UDP.
-    pub http3: Vec<std::net::SocketAddr>,
-    /// The certificate WebTransport listeners serve (needed when there are any).
-    pub http3_certificate: Option<kite_face::Certificate>,
-    /// The settings of WebTransport listeners.
-    pub http3_config: kite_face::H3Config,
     /// Network interfaces with an Ethernet channel (on-demand unicast faces per sender) and a
     /// multicast face on NDN's group.
     pub ether: Vec<String>,
@@ -69,13 +60,8 @@ impl Default for RuntimeConfig {
             burst: 64,
             forwarder: ForwarderConfig::default(),
             face: FaceConfig::default(),
-            unix_socket: None,
+            listeners: Vec::new(),
             udp: Vec::new(),
-            tcp: Vec::new(),
-            ws: Vec::new(),
-            http3: Vec::new(),
-            http3_certificate: None,
-            http3_config: kite_face::H3Config::default(),
             ether: Vec::new(),
             xdp: Vec::new(),
             udp_multicast: Vec::new(),

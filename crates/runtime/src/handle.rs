@@ -227,15 +227,6 @@ impl RuntimeHandle {
         all
     }
 
-    /// Gives the WebTransport listeners `cert` for their new sessions (those open keep
-    /// theirs); how many took it.
-    pub fn set_webtransport_certificate(&self, cert: kite_face::Certificate) -> usize {
-        let cert = Box::new(cert);
-        // Stream listeners, WebTransport's among them, live on I/O thread 0.
-        self.io_request(0, |reply| IoCommand::SetCertificate { cert, reply })
-            .unwrap_or(0)
-    }
-
     /// The listeners' local URIs and drop counters (NFD `faces/channels`). A UDP listener
     /// each I/O thread has on the same address is one channel, its counters summed.
     pub fn channels(&self) -> Vec<kite_face::ChannelStatus> {

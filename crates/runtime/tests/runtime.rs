@@ -73,7 +73,7 @@ fn setup(threads: u8, inline: bool) -> Setup {
     let config = RuntimeConfig {
         forwarding_threads: threads,
         inline_forwarding: inline,
-        unix_socket: Some(path.clone()),
+        listeners: vec![std::sync::Arc::new(kite_face::unix::Listen(path.clone()))],
         ..RuntimeConfig::default()
     };
     let runtime = Runtime::start(config, readers, strategies, hasher).unwrap();

@@ -25,8 +25,8 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -43,7 +43,7 @@ pub use client::Client;
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
-use crate::stream_listener::{Accepted, ChannelStatus};
+use crate::listener::{Accepted, ChannelStatus, ListenError, Listener, OpenListener};
 use crate::sys::RecvBatch;
 use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
@@ -176,6 +176,65 @@ impl Certificate {
     }
 }
 
+/// The certificate WebTransport listeners serve new sessions with, shared with whoever
+/// replaces it (a reload): the listeners look at its generation for each new client and
+/// take the certificate only when it changed.
+#[derive(Debug, Clone)]
+pub struct CertSlot(Arc<(Mutex<Arc<Certificate>>, AtomicU64)>);
+
+impl CertSlot {
+    /// A slot holding `cert`.
+    pub fn new(cert: Certificate) -> Self {
+        CertSlot(Arc::new((Mutex::new(Arc::new(cert)), AtomicU64::new(0))))
+    }
+
+    /// Serves `cert` to new sessions from now on (open sessions keep theirs).
+    pub fn replace(&self, cert: Certificate) {
+        let (slot, generation) = &*self.0;
+        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(cert);
+        generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// How many times it was replaced.
+    fn generation(&self) -> u64 {
+        self.0 .1.load(Ordering::Acquire)
+    }
+
+    /// The certificate, with the generation it is of.
+    fn current(&self) -> (u64, Arc<Certificate>) {
+        let (slot, _) = &*self.0;
+        let cert = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        (self.generation(), cert.clone())
+    }
+}
+
+/// A WebTransport listener as configured: its address, settings and certificate.
+#[derive(Debug)]
+pub struct Listen {
+    /// The UDP address (port 0 picks one).
+    pub addr: SocketAddr,
+    /// Its settings.
+    pub config: H3Config,
+    /// The certificate it serves.
+    pub cert: CertSlot,
+}
+
+impl OpenListener for Listen {
+    fn uri(&self) -> FaceUri {
+        FaceUri::Quic(self.addr)
+    }
+
+    fn open(&self, faces: &FaceConfig) -> Result<Box<dyn Listener>, ListenError> {
+        let l = H3Listener::bind(self.addr, &self.cert, self.config.clone(), *faces).map_err(
+            |error| ListenError::Bind {
+                addr: self.addr,
+                error,
+            },
+        )?;
+        Ok(Box::new(l))
+    }
+}
+
 /// The QUIC configuration of sessions: TLS 1.3 with ALPN `h3` on `cert`, datagrams on,
 /// connection migration off, the streams and windows a WebTransport server needs.
 fn server_config(cert: &Certificate, config: &H3Config) -> Result<ServerConfig, String> {
@@ -220,6 +279,10 @@ fn shared(cert: &Certificate, config: &H3Config) -> Result<Arc<Shared>, String> 
 pub struct H3Listener {
     socket: UdpSocket,
     local: SocketAddr,
+    uri: FaceUri,
+    cert: CertSlot,
+    /// The generation of `cert` that `shared` was made of.
+    generation: u64,
     config: H3Config,
     faces: FaceConfig,
     shared: Arc<Shared>,
@@ -244,14 +307,15 @@ impl std::fmt::Debug for H3Listener {
 }
 
 impl H3Listener {
-    /// Binds `addr` (port 0 picks one) with certificate `cert`.
+    /// Binds `addr` (port 0 picks one), serving the certificate `cert` holds.
     pub fn bind(
         addr: SocketAddr,
-        cert: &Certificate,
+        cert: &CertSlot,
         config: H3Config,
         faces: FaceConfig,
     ) -> io::Result<Self> {
-        let shared = shared(cert, &config).map_err(io::Error::other)?;
+        let (generation, current) = cert.current();
+        let shared = shared(&current, &config).map_err(io::Error::other)?;
         let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
         if addr.is_ipv6() {
             s.set_only_v6(true)?;
@@ -266,11 +330,14 @@ impl H3Listener {
         Ok(H3Listener {
             socket,
             local,
+            uri: FaceUri::Quic(local),
+            cert: cert.clone(),
+            generation,
             tenants: Tenants::new(config.max_sessions),
             config,
             faces,
             shared,
-            sha256: cert.sha256,
+            sha256: current.sha256,
             batch: RecvBatch::new(SLOT),
             burst: (0, 0),
             taken: [false; crate::sys::BATCH],
@@ -279,27 +346,29 @@ impl H3Listener {
         })
     }
 
-    /// The channel's URI.
-    pub fn local_uri(&self) -> FaceUri {
-        FaceUri::Quic(self.local)
+    /// Takes the slot's certificate for new sessions if it was replaced (a configuration
+    /// that cannot be made of it keeps the one before, and is not tried again).
+    fn follow_certificate(&mut self) {
+        if self.cert.generation() == self.generation {
+            return;
+        }
+        let (generation, cert) = self.cert.current();
+        self.generation = generation;
+        if let Ok(s) = shared(&cert, &self.config) {
+            self.shared = s;
+            self.sha256 = cert.sha256;
+        }
+    }
+}
+
+impl Listener for H3Listener {
+    fn local_uri(&self) -> &FaceUri {
+        &self.uri
     }
 
-    /// The certificate's SHA-256 hash.
-    pub fn sha256(&self) -> [u8; 32] {
-        self.sha256
-    }
-
-    /// Serves new sessions with `cert` (sessions already made keep theirs).
-    pub fn set_certificate(&mut self, cert: &Certificate) -> Result<(), String> {
-        self.shared = shared(cert, &self.config)?;
-        self.sha256 = cert.sha256;
-        Ok(())
-    }
-
-    /// The channel's URI and what it dropped.
-    pub fn status(&self) -> ChannelStatus {
+    fn status(&self) -> ChannelStatus {
         ChannelStatus {
-            local: self.local_uri(),
+            local: self.uri.clone(),
             counters: self.counters,
             io_path: None,
             xdp: None,
@@ -307,14 +376,12 @@ impl H3Listener {
         }
     }
 
-    /// Registers the socket for (edge-triggered) readability.
-    pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+    fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
         registry.register(&mut self.socket, token, Interest::READABLE)
     }
 
-    /// The next session a datagram opened, as a face (id from `ids`); `Ok(None)` once the
-    /// socket is drained. Call until `None` after each readiness event.
-    pub fn accept(&mut self, ids: &mut FaceIds, now: Instant) -> io::Result<Option<Accepted>> {
+    /// The next session a datagram opened, as a face; `Ok(None)` once the socket is drained.
+    fn accept(&mut self, ids: &mut FaceIds, now: Instant) -> io::Result<Option<Accepted>> {
         loop {
             let (n, i) = self.burst;
             if i == n {
@@ -334,7 +401,9 @@ impl H3Listener {
             }
         }
     }
+}
 
+impl H3Listener {
     /// Datagram `i` of the burst: a new session's face, or `None` (dropped and counted).
     fn datagram(&mut self, i: usize, ids: &mut FaceIds, now: Instant) -> Option<Accepted> {
         let Some(remote) = self.batch.source(i) else {
@@ -352,6 +421,7 @@ impl H3Listener {
             self.counters.n_no_face += 1;
             return None;
         }
+        self.follow_certificate();
         let d = self.batch.datagram(i);
         let local_ip = Some(self.local.ip()).filter(|ip| !ip.is_unspecified());
         let max = self.config.max_handshakes;

@@ -2,9 +2,11 @@
 //! the file, then the machine fills what is left open (thread count, socket path).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
+use kite_face::OpenListener;
 use kite_runtime::RuntimeConfig;
 
 use super::RunArgs;
@@ -166,6 +168,35 @@ pub(super) fn resolve(config: &mut Config) {
         .get_or_insert_with(|| LogFilter("info".into()));
 }
 
+fn listener(l: impl OpenListener + 'static) -> Arc<dyn OpenListener> {
+    Arc::new(l)
+}
+
+/// The WebTransport listeners of `c`, serving the certificate `cert` holds (made or read by
+/// the caller, replaced by a reload); they open after the WebSocket listeners.
+pub(super) fn webtransport_listeners(
+    c: &Config,
+    cert: &kite_face::h3::CertSlot,
+) -> Vec<Arc<dyn OpenListener>> {
+    let h3 = &c.face_system.http3;
+    let config = kite_face::H3Config {
+        path: h3.path.clone(),
+        max_sessions: h3.max_sessions,
+        max_handshakes: h3.max_handshakes,
+        idle_timeout: Duration::from_secs(h3.idle_timeout),
+        datagram_queue: h3.datagram_queue,
+    };
+    (h3.listen.iter())
+        .map(|&addr| {
+            listener(kite_face::h3::Listen {
+                addr,
+                config: config.clone(),
+                cert: cert.clone(),
+            })
+        })
+        .collect()
+}
+
 /// What the threads start with, from a resolved configuration.
 pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
     let threads = c.forwarder.threads.unwrap_or(1);
@@ -178,24 +209,32 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
             0 => usize::MAX,
             k => k,
         },
-        unix_socket: fs.unix.path.clone(),
-        ws: fs.websocket.listen.clone(),
-        http3: fs.http3.listen.clone(),
-        http3_config: kite_face::H3Config {
-            path: fs.http3.path.clone(),
-            max_sessions: fs.http3.max_sessions,
-            max_handshakes: fs.http3.max_handshakes,
-            idle_timeout: Duration::from_secs(fs.http3.idle_timeout),
-            datagram_queue: fs.http3.datagram_queue,
-        },
         ether: ether_interfaces(&fs.ether),
         xdp: fs.ether.xdp.clone(),
         ..RuntimeConfig::default()
     };
+    // Listeners open in this order: the unix socket, TCP, WebSocket.
+    let unix = fs
+        .unix
+        .path
+        .iter()
+        .map(|p| listener(kite_face::unix::Listen(p.clone())));
+    r.listeners.extend(unix);
     if !fs.local_only {
         r.udp = fs.udp.listen.clone();
-        r.tcp = fs.tcp.listen.clone();
+        let tcp = fs
+            .tcp
+            .listen
+            .iter()
+            .map(|&a| listener(kite_face::tcp::Listen(a)));
+        r.listeners.extend(tcp);
     }
+    let ws = fs
+        .websocket
+        .listen
+        .iter()
+        .map(|&a| listener(kite_face::ws::Listen(a)));
+    r.listeners.extend(ws);
     if fs.udp.multicast {
         let group = fs.udp.multicast_group;
         let (white, black) = (&fs.udp.multicast_whitelist, &fs.udp.multicast_blacklist);

@@ -37,6 +37,8 @@ pub(super) struct Reloader {
     log: reload::Handle<EnvFilter, Registry>,
     /// The forwarder's threads (the faces that exist).
     runtime: RuntimeHandle,
+    /// The certificate the WebTransport listeners serve new sessions with, if any listen.
+    certificate: Option<kite_face::h3::CertSlot>,
 }
 
 /// The result of applying a diff in the management thread: the `[[face]]` ids afterwards and
@@ -51,6 +53,7 @@ impl Reloader {
         jobs: crossbeam_channel::Sender<Job>,
         log: reload::Handle<EnvFilter, Registry>,
         runtime: RuntimeHandle,
+        certificate: Option<kite_face::h3::CertSlot>,
     ) -> Self {
         Reloader {
             path,
@@ -59,6 +62,7 @@ impl Reloader {
             jobs,
             log,
             runtime,
+            certificate,
         }
     }
 
@@ -87,16 +91,13 @@ impl Reloader {
                 "changed in the file, but takes effect only when kite run restarts"
             );
         }
-        if !self.running.face_system.http3.listen.is_empty() {
+        if let Some(slot) = &self.certificate {
             // Read again (or, self-signed, made again: 13 more days) for new sessions.
             let base = path.parent().unwrap_or(std::path::Path::new("."));
             match super::webtransport_certificate(&new.face_system.http3, base) {
                 Ok(cert) => {
-                    let took = self.runtime.set_webtransport_certificate(cert);
-                    tracing::info!(
-                        listeners = took,
-                        "WebTransport certificate replaced for new sessions"
-                    );
+                    slot.replace(cert);
+                    tracing::info!("WebTransport certificate replaced for new sessions");
                     let h3 = &mut self.running.face_system.http3;
                     (h3.cert, h3.key) = (
                         new.face_system.http3.cert.clone(),

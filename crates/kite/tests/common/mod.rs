@@ -1,7 +1,9 @@
 //! Helpers for the end-to-end tests: a `kite run` daemon in a temp dir, killed on drop, the
 //! python-ndn applications of `tests/interop/pyndn_daemon.py` (its docstring has the JSON each
 //! subcommand prints), their NDNts twins in `tests/interop/ndnts/ndnts_daemon.mjs` (`serve`
-//! and `get`, same arguments, same JSON), and small Rust peers ([`peer`]).
+//! and `get`, same arguments, same JSON), small Rust peers ([`peer`]), NDNd in a private
+//! network namespace ([`ndnd`]) and headless Chromium, with NDNts in a page fetching through a
+//! forwarder's WebTransport or WebSocket face ([`browser`]).
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
@@ -20,10 +22,12 @@ const STARTUP: Duration = Duration::from_secs(15);
 /// The longest a consumer or management call (python-ndn or NDNts) may run.
 const PY_DEADLINE: Duration = Duration::from_secs(60);
 
+pub mod browser;
 pub mod certs;
 pub mod chain;
 pub mod ctl;
 pub mod ndncxx;
+pub mod ndnd;
 pub mod ndnts;
 pub mod netns;
 pub mod nlsr_startup;

@@ -9,7 +9,7 @@ use kite_testkit::pyndn::interop_script;
 use kite_testkit::skip;
 
 /// The directory of the NDNts applications and their `node_modules`.
-fn dir() -> PathBuf {
+pub fn dir() -> PathBuf {
     interop_script("ndnts")
 }
 

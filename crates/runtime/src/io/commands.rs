@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use kite_face::{EtherChannel, Face, FaceUri, MarkingConfig, StreamListener, UdpChannel};
+use kite_face::{EtherChannel, Face, FaceUri, MarkingConfig, UdpChannel};
 use kite_fw::face::FaceId;
 use kite_link::Persistency;
 use mio::Token;
@@ -96,23 +96,10 @@ impl IoThread {
                     let _ = reply.send(all);
                 }
                 IoCommand::Channels { reply } => {
-                    let mut all: Vec<_> =
-                        self.channels.iter().map(StreamListener::status).collect();
+                    let mut all: Vec<_> = self.channels.iter().map(|l| l.status()).collect();
                     all.extend(self.udp.iter().map(UdpChannel::status));
                     all.extend(self.ether.iter().map(EtherChannel::status));
                     let _ = reply.send(all);
-                }
-                IoCommand::SetCertificate { cert, reply } => {
-                    let mut took = 0;
-                    for l in self.channels.iter_mut().filter_map(StreamListener::as_h3) {
-                        match l.set_certificate(&cert) {
-                            Ok(()) => took += 1,
-                            Err(e) => {
-                                tracing::error!(listener = %l.local_uri(), error = %e, "certificate refused")
-                            }
-                        }
-                    }
-                    let _ = reply.send(took);
                 }
                 IoCommand::Shutdown => return false,
             }

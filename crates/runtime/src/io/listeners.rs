@@ -1,10 +1,10 @@
-//! The listeners one I/O thread owns (stream listeners, UDP and Ethernet channels, the link
+//! The listeners one I/O thread owns (those that accept, UDP and Ethernet channels, the link
 //! monitor): opening and sharing them out over the threads, accepting, and the faces'
 //! bookkeeping in the channels that demultiplex to them.
 
 use std::time::Instant;
 
-use kite_face::{Accepted, EtherChannel, Face, FaceUri, LinkMonitor, StreamListener, UdpChannel};
+use kite_face::{Accepted, EtherChannel, Face, FaceUri, LinkMonitor, Listener, UdpChannel};
 use kite_fw::face::FaceId;
 use kite_link::Persistency;
 use mio::Token;
@@ -23,7 +23,7 @@ pub(super) enum DatagramChannel {
 
 /// The listeners one I/O thread owns.
 pub(crate) struct Owned {
-    pub(super) channels: Vec<StreamListener>,
+    pub(super) channels: Vec<Box<dyn Listener>>,
     pub(super) udp: Vec<UdpChannel>,
     pub(super) ether: Vec<EtherChannel>,
     pub(super) links: Option<LinkMonitor>,
@@ -63,31 +63,8 @@ pub(crate) fn open_listeners(
             udp_multicast: Vec::new(),
         })
         .collect();
-    if let Some(path) = &config.unix_socket {
-        owned[0]
-            .channels
-            .push(StreamListener::unix(path, config.face)?);
-    }
-    for &addr in &config.tcp {
-        owned[0]
-            .channels
-            .push(StreamListener::tcp(addr, config.face)?);
-    }
-    for &addr in &config.ws {
-        owned[0]
-            .channels
-            .push(StreamListener::ws(addr, config.face)?);
-    }
-    for &addr in &config.http3 {
-        let Some(cert) = &config.http3_certificate else {
-            return Err(crate::StartError::Config(
-                "a WebTransport listener needs a certificate".into(),
-            ));
-        };
-        let h3 = config.http3_config.clone();
-        owned[0]
-            .channels
-            .push(StreamListener::h3(addr, cert, h3, config.face)?);
+    for l in &config.listeners {
+        owned[0].channels.push(l.open(&config.face)?);
     }
     let (ether_threads, udp_thread) = placement(config, m);
     for &addr in &config.udp {
@@ -354,6 +331,60 @@ impl IoThread {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::testing::harness_listening;
+    use crate::io::HOUSEKEEPING;
+    use kite_face::testing::{Arrives, MemoryListener, MemoryTransport};
+    use kite_face::FaceConfig;
+
+    #[test]
+    fn a_listeners_faces_are_added_the_face_it_gave_up_closed_and_a_failed_accept_retried() {
+        let local = FaceUri::Tcp("198.51.100.1:6363".parse().unwrap());
+        let (l, queue) = MemoryListener::new(local.clone(), &FaceConfig::default());
+        let mut h = harness_listening(RuntimeConfig::default(), vec![Box::new(l)]);
+        let push = |a| queue.lock().unwrap().push_back(a);
+        let peer =
+            |p: &str| MemoryTransport::stream(FaceUri::Tcp(p.parse().unwrap()), local.clone());
+        let ready = Token(CHANNEL_TOKEN);
+        let t0 = Instant::now();
+
+        push(Arrives::Peer(peer("192.0.2.1:1"), None));
+        push(Arrives::Refused);
+        h.thread.handle_event(ready, true, false, false, t0);
+        let first = h.list(t0);
+        assert_eq!(
+            first.len(),
+            1,
+            "the peer's face is added, the refused one is not"
+        );
+        assert!(
+            queue.lock().unwrap().is_empty(),
+            "accepted until none was pending"
+        );
+
+        push(Arrives::Peer(peer("192.0.2.1:2"), Some(first[0])));
+        h.thread.handle_event(ready, true, false, false, t0);
+        let second = h.list(t0);
+        assert!(
+            second.len() == 1 && second != first,
+            "the face given up is closed"
+        );
+        let destroyed = h.take_events().into_iter().filter_map(|e| match e {
+            FaceEvent::Destroyed(s) => Some(s.id),
+            _ => None,
+        });
+        assert_eq!(destroyed.collect::<Vec<_>>(), first);
+
+        // Accepting fails (out of descriptors): the listener's edge-triggered readiness will
+        // not come again for the peer still waiting, so housekeeping tries it again.
+        push(Arrives::Fails(std::io::ErrorKind::Other));
+        push(Arrives::Peer(peer("192.0.2.1:3"), None));
+        h.thread.handle_event(ready, true, false, false, t0);
+        assert_eq!(h.list(t0), second);
+        h.thread.housekeeping(t0 + HOUSEKEEPING);
+        assert_eq!(h.list(t0 + HOUSEKEEPING).len(), 2);
+        h.thread.housekeeping(t0 + 2 * HOUSEKEEPING);
+        assert!(queue.lock().unwrap().is_empty());
+    }
 
     #[test]
     fn udp_listeners_join_the_xdp_interfaces_on_one_thread() {

@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use kite_face::{
-    Datagram, EtherChannel, Face, FaceConfig, LinkMonitor, Received, StreamListener, UdpChannel,
+    Datagram, EtherChannel, Face, FaceConfig, LinkMonitor, Listener, Received, UdpChannel,
 };
 use kite_fw::face::FaceId;
 use kite_fw::out::Out;
@@ -111,7 +111,7 @@ pub(crate) struct IoThread {
     face_events: Sender<FaceEvent>,
     config: FaceConfig,
     ids: FaceIds,
-    channels: Vec<StreamListener>,
+    channels: Vec<Box<dyn Listener>>,
     udp: Vec<UdpChannel>,
     ether: Vec<EtherChannel>,
     links: Option<LinkMonitor>,

@@ -1,4 +1,4 @@
-//! A test I/O thread: no listener, no shard, one forwarding thread's command channel and
+//! A test I/O thread: no shard, no listener but those in memory a test gives it, one forwarding thread's command channel and
 //! input rings. Commands are handed to it directly, its faces are TCP faces that never dial
 //! or faces over `kite_face::testing`'s memory transport, and no socket is ever opened.
 
@@ -48,6 +48,14 @@ pub(super) fn harness() -> Harness {
 
 /// [`harness`] with `config`.
 pub(super) fn harness_with(config: RuntimeConfig) -> Harness {
+    harness_listening(config, Vec::new())
+}
+
+/// [`harness`] with `config` and the listeners `channels` (no socket of their own).
+pub(super) fn harness_listening(
+    config: RuntimeConfig,
+    channels: Vec<Box<dyn kite_face::Listener>>,
+) -> Harness {
     let poll = mio::Poll::new().unwrap();
     let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE_TOKEN).unwrap());
     let (tx, rx) = crossbeam_channel::unbounded();
@@ -59,7 +67,7 @@ pub(super) fn harness_with(config: RuntimeConfig) -> Harness {
         ids: FaceIds::new(),
     };
     let owned = Owned {
-        channels: Vec::new(),
+        channels,
         udp: Vec::new(),
         ether: Vec::new(),
         links: None,

@@ -280,6 +280,11 @@ fn resolving_fills_threads_socket_and_log_filter() {
     assert_eq!(f.log.filter, Some(LogFilter("warn".into())));
 }
 
+/// The URIs of the listeners `r` opens, in order.
+fn listeners(r: &RuntimeConfig) -> Vec<String> {
+    r.listeners.iter().map(|l| l.uri().to_string()).collect()
+}
+
 #[test]
 fn the_runtime_starts_with_the_file_values() {
     let r = runtime_config(&file());
@@ -287,10 +292,15 @@ fn the_runtime_starts_with_the_file_values() {
     assert_eq!(r.io_threads, 3);
     assert!(r.inline_forwarding);
     assert_eq!(r.dispatch_prefix_len, 3);
-    assert_eq!(r.unix_socket.as_deref(), Some(Path::new("/file/nfd.sock")));
+    assert_eq!(
+        listeners(&r),
+        [
+            "unix:///file/nfd.sock",
+            "tcp4://127.0.0.1:7002",
+            "ws://127.0.0.1:7003"
+        ]
+    );
     assert_eq!(r.udp, ["127.0.0.1:7001".parse().unwrap()]);
-    assert_eq!(r.tcp, ["127.0.0.1:7002".parse().unwrap()]);
-    assert_eq!(r.ws, ["127.0.0.1:7003".parse().unwrap()]);
     assert_eq!(r.ether, ["file0"]);
     assert_eq!(r.face.udp_mtu, 1400);
     assert_eq!(r.face.max_packet_size, 4000);
@@ -316,8 +326,11 @@ fn local_only_drops_udp_and_tcp_but_keeps_websocket_and_zero_hashes_whole_names(
     c.face_system.local_only = true;
     c.forwarder.dispatch_prefix = 0;
     let r = runtime_config(&c);
-    assert!(r.udp.is_empty() && r.tcp.is_empty());
-    assert_eq!(r.ws.len(), 1);
+    assert!(r.udp.is_empty());
+    assert_eq!(
+        listeners(&r),
+        ["unix:///file/nfd.sock", "ws://127.0.0.1:7003"]
+    );
     assert_eq!(r.dispatch_prefix_len, usize::MAX);
 }
 
@@ -328,8 +341,7 @@ fn the_defaults_are_what_kite_run_did_without_a_file() {
     let r = runtime_config(&c);
     let loopback = ["127.0.0.1:6363".parse().unwrap()];
     assert_eq!(r.udp, loopback);
-    assert_eq!(r.tcp, loopback);
-    assert!(r.ws.is_empty());
+    assert_eq!(listeners(&r), ["tcp4://127.0.0.1:6363"]);
     assert_eq!(r.dispatch_prefix_len, 2);
     assert_eq!(r.forwarder.pcct.cs_capacity, 32768);
     assert_eq!(r.face.udp_mtu, kite_face::DEFAULT_UDP_MTU);
@@ -428,14 +440,14 @@ fn propagation_key_flags_override_the_file_with_paths_from_the_working_directory
 fn http3_listeners_come_from_the_flag_over_the_file_and_stay_with_local_only() {
     let mut c = Config::default();
     c.face_system.http3.listen = vec!["127.0.0.1:9001".parse().unwrap()];
-    c.face_system.http3.max_sessions = 7;
-    c.face_system.http3.idle_timeout = 5;
     let args = args(&["--http3", "127.0.0.1:9002", "--local-only"]);
     apply(&mut c, &args, None).unwrap();
     let r = runtime_config(&c);
-    assert_eq!(r.http3, ["127.0.0.1:9002".parse().unwrap()]);
     assert!(r.udp.is_empty(), "local-only");
-    assert_eq!(r.http3_config.max_sessions, 7);
-    assert_eq!(r.http3_config.idle_timeout, Duration::from_secs(5));
-    assert_eq!(r.http3_config.path, "/ndn");
+    let cert = kite_face::Certificate::self_signed(&[], kite_face::h3::SELF_SIGNED_VALIDITY);
+    let slot = kite_face::h3::CertSlot::new(cert.unwrap());
+    let uris: Vec<String> = (webtransport_listeners(&c, &slot).iter())
+        .map(|l| l.uri().to_string())
+        .collect();
+    assert_eq!(uris, ["quic://127.0.0.1:9002"]);
 }
