@@ -17,6 +17,7 @@
 
 mod client;
 mod memory;
+mod qpack;
 pub(crate) mod session;
 mod transport;
 

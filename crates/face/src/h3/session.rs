@@ -477,7 +477,9 @@ enum Parsed {
 }
 
 /// Parses the start of a request stream: frames of reserved types are skipped, the first
-/// other one must be HEADERS holding `:method CONNECT` and `:protocol webtransport`.
+/// other one must be HEADERS holding `:method CONNECT` and `:protocol webtransport`
+/// (decoded by [`super::qpack`], not by wtransport-proto's decoder, which a crafted integer
+/// made panic).
 fn request(mut b: &[u8]) -> Parsed {
     loop {
         let frame = match Frame::read(&mut b) {
@@ -490,13 +492,13 @@ fn request(mut b: &[u8]) -> Parsed {
             FrameKind::Headers => {}
             _ => return Parsed::Refused,
         }
-        let Ok(h) = Headers::with_frame(&frame) else {
+        let Ok(h) = super::qpack::request(frame.payload()) else {
             return Parsed::Refused;
         };
         let connect =
-            h.get(":method") == Some("CONNECT") && h.get(":protocol") == Some("webtransport");
-        return match (connect, h.get(":path")) {
-            (true, Some(path)) => Parsed::Connect(path.to_owned()),
+            h.method.as_deref() == Some("CONNECT") && h.protocol.as_deref() == Some("webtransport");
+        return match (connect, h.path) {
+            (true, Some(path)) => Parsed::Connect(path),
             _ => Parsed::Refused,
         };
     }
