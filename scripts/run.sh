@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "run.sh: cargo is not installed. Kite needs a stable Rust toolchain (1.85 or newer)." >&2
+  echo "run.sh: cargo is not installed. Kite needs a stable Rust toolchain (1.88 or newer)." >&2
   exit 1
 fi
 

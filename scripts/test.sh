@@ -33,7 +33,7 @@ need_apt() {
 }
 
 step "checking tools"
-command -v cargo >/dev/null || { echo "test.sh: cargo is not installed (Kite needs stable Rust 1.85+)" >&2; exit 1; }
+command -v cargo >/dev/null || { echo "test.sh: cargo is not installed (Kite needs stable Rust 1.88+)" >&2; exit 1; }
 command -v python3 >/dev/null || need_apt python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt python3-venv
 command -v c++ >/dev/null || need_apt g++

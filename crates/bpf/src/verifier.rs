@@ -165,7 +165,7 @@ pub struct Verified {
 
 /// Checks `code` (raw instructions, helper calls already resolved).
 pub fn verify(code: &[u8]) -> Result<Verified, VerifyError> {
-    if code.is_empty() || code.len() % 8 != 0 {
+    if code.is_empty() || !code.len().is_multiple_of(8) {
         return Err(VerifyError::Empty);
     }
     let n = code.len() / 8;

@@ -605,6 +605,26 @@ impl Face {
         self.counters.n_reassembly_dropped += n;
     }
 
+    /// Whether the face's transport keeps timers of its own (WebTransport's QUIC), which the
+    /// I/O thread runs ([`Face::transport_deadline`], [`Face::run_transport_timers`]).
+    pub fn has_transport_timers(&self) -> bool {
+        self.transport().is_some_and(|t| t.timed())
+    }
+
+    /// When the transport's timers are due next.
+    pub fn transport_deadline(&self) -> Option<Instant> {
+        self.transport()?.deadline()
+    }
+
+    /// Runs the transport's timers at `now`; an error means the face is done (the caller
+    /// closes it).
+    pub fn run_transport_timers(&mut self, now: Instant) -> Result<(), FaceError> {
+        match &mut self.state {
+            FaceState::Up(t) => t.on_deadline(now),
+            FaceState::Reconnecting { .. } => Ok(()),
+        }
+    }
+
     /// Drops reassembly state that timed out; call it now and then (e.g. once per second).
     pub fn expire(&mut self, now: Instant) {
         self.link.expire(now, &mut self.counters);

@@ -36,6 +36,7 @@ pub trait Listener: fmt::Debug + Send {
             counters: ChannelCounters::default(),
             io_path: None,
             xdp: None,
+            cert_sha256: None,
         }
     }
 
@@ -104,6 +105,8 @@ pub struct ChannelStatus {
     pub io_path: Option<String>,
     /// What Kite's XDP program did with the interface's frames, on the AF_XDP path.
     pub xdp: Option<crate::xdp::program::XdpCounts>,
+    /// A WebTransport channel's certificate hash (SHA-256, hexadecimal).
+    pub cert_sha256: Option<String>,
 }
 
 /// A peer a listener accepted.

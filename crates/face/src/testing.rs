@@ -111,6 +111,10 @@ struct State {
     connections: usize,
     bursts: usize,
     flushes: usize,
+    timed: bool,
+    deadline: Option<std::time::Instant>,
+    timer_runs: usize,
+    fail_at_deadline: bool,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -132,6 +136,7 @@ pub struct MemoryTransport {
     scope: FaceScope,
     persistency: Persistency,
     redials: bool,
+    timed: bool,
 }
 
 impl MemoryTransport {
@@ -158,7 +163,15 @@ impl MemoryTransport {
             scope: FaceScope::NonLocal,
             persistency: Persistency::Persistent,
             redials: false,
+            timed: false,
         }
+    }
+
+    /// With timers of its own, as a QUIC transport keeps: due when
+    /// [`MemoryPeer::set_deadline`] says, run by the caller as the face's transport timers.
+    pub fn timed(mut self) -> Self {
+        self.timed = true;
+        self
     }
 
     /// With persistency `p`.
@@ -212,6 +225,10 @@ impl MemoryTransport {
             connections: 0,
             bursts: 0,
             flushes: 0,
+            timed: self.timed,
+            deadline: None,
+            timer_runs: 0,
+            fail_at_deadline: false,
         }));
         if self.redials {
             let remote = self.shape.remote.clone();
@@ -329,6 +346,21 @@ impl MemoryPeer {
     pub fn flushes(&self) -> usize {
         self.state().flushes
     }
+
+    /// The transport's timers are due at `at` (a [`MemoryTransport::timed`] face).
+    pub fn set_deadline(&self, at: Option<std::time::Instant>) {
+        self.state().deadline = at;
+    }
+
+    /// Times the transport's timers ran; each run clears the deadline.
+    pub fn timer_runs(&self) -> usize {
+        self.state().timer_runs
+    }
+
+    /// The next run of the timers finds the connection gone (as a QUIC idle timeout).
+    pub fn fail_at_deadline(&self) {
+        self.state().fail_at_deadline = true;
+    }
 }
 
 /// The transport of a memory face.
@@ -411,6 +443,24 @@ impl Transport for MemoryIo {
 
     fn via_channel(&self) -> bool {
         self.kind() == Kind::Datagram
+    }
+
+    fn timed(&self) -> bool {
+        lock(&self.state).timed
+    }
+
+    fn deadline(&self) -> Option<std::time::Instant> {
+        lock(&self.state).deadline
+    }
+
+    fn on_deadline(&mut self, _now: std::time::Instant) -> Result<(), FaceError> {
+        let mut s = lock(&self.state);
+        s.timer_runs += 1;
+        s.deadline = None;
+        match s.fail_at_deadline {
+            true => Err(FaceError::Closed),
+            false => Ok(()),
+        }
     }
 
     fn pushes_back(&self) -> bool {

@@ -16,6 +16,7 @@
 use std::fmt;
 use std::io;
 use std::os::fd::RawFd;
+use std::time::Instant;
 
 use bytes::Bytes;
 use mio::{Interest, Registry, Token};
@@ -214,6 +215,24 @@ pub(crate) trait Transport: fmt::Debug + Send {
     /// meanwhile (do not sleep).
     fn announce_sleep(&self) -> bool {
         false
+    }
+
+    /// Whether the transport keeps timers of its own ([`Transport::deadline`]): the I/O
+    /// thread then lists the face among those whose deadlines it watches.
+    fn timed(&self) -> bool {
+        false
+    }
+
+    /// When its timers want [`Transport::on_deadline`] (QUIC's loss detection, delayed
+    /// acknowledgements, idle timeout), as of its last call; `None`: no timer.
+    fn deadline(&self) -> Option<Instant> {
+        None
+    }
+
+    /// Lets its timers run at `now`, sending what they have to; an error means the face is
+    /// done (its connection timed out or closed).
+    fn on_deadline(&mut self, _now: Instant) -> Result<(), FaceError> {
+        Ok(())
     }
 }
 

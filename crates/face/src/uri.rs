@@ -30,6 +30,9 @@ pub enum FaceUri {
     Ws(SocketAddr),
     /// `wsclient://host:port`: the remote end of an accepted WebSocket face.
     WsClient(SocketAddr),
+    /// `quic://host:port`: a WebTransport (HTTP/3) face's client, or its listener's local
+    /// address (as NDNd names them).
+    Quic(SocketAddr),
     /// `unix:///path`: a Unix stream socket path (absolute).
     Unix(PathBuf),
     /// `fd://n`: an accepted Unix-socket face, named by its file descriptor as NFD does.
@@ -108,6 +111,7 @@ impl FaceUri {
             FaceUri::Tcp(_) => "tcp4",
             FaceUri::Ws(_) => "ws",
             FaceUri::WsClient(_) => "wsclient",
+            FaceUri::Quic(_) => "quic",
             FaceUri::Unix(_) => "unix",
             FaceUri::Fd(_) => "fd",
             FaceUri::Dev(_) => "dev",
@@ -126,7 +130,11 @@ impl FaceUri {
     /// The IP socket address, for IP-based URIs.
     pub fn socket_addr(&self) -> Option<SocketAddr> {
         match self {
-            FaceUri::Udp(a) | FaceUri::Tcp(a) | FaceUri::Ws(a) | FaceUri::WsClient(a) => Some(*a),
+            FaceUri::Udp(a)
+            | FaceUri::Tcp(a)
+            | FaceUri::Ws(a)
+            | FaceUri::WsClient(a)
+            | FaceUri::Quic(a) => Some(*a),
             _ => None,
         }
     }
@@ -152,7 +160,11 @@ impl fmt::Display for FaceUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let scheme = self.scheme();
         match self {
-            FaceUri::Udp(a) | FaceUri::Tcp(a) | FaceUri::Ws(a) | FaceUri::WsClient(a) => {
+            FaceUri::Udp(a)
+            | FaceUri::Tcp(a)
+            | FaceUri::Ws(a)
+            | FaceUri::WsClient(a)
+            | FaceUri::Quic(a) => {
                 write!(f, "{scheme}://{a}")
             }
             FaceUri::Unix(p) => write!(f, "unix://{}", p.display()),
@@ -179,6 +191,7 @@ fn parse(s: &str, lenient: bool) -> Result<FaceUri, UriError> {
         "tcp" if lenient => ip(Family::Any, DEFAULT_PORT, false).map(FaceUri::Tcp),
         "ws" => ip(Family::Any, DEFAULT_WS_PORT, false).map(FaceUri::Ws),
         "wsclient" => ip(Family::Any, DEFAULT_WS_PORT, false).map(FaceUri::WsClient),
+        "quic" => ip(Family::Any, 443, false).map(FaceUri::Quic),
         "unix" => {
             if rest.starts_with('/') {
                 Ok(FaceUri::Unix(PathBuf::from(rest)))

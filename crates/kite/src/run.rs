@@ -57,6 +57,13 @@ pub struct RunArgs {
     /// WebSocket listener (NFD uses port 9696); repeatable. None by default.
     #[arg(long, value_name = "ADDR:PORT")]
     ws: Vec<SocketAddr>,
+    /// WebTransport (HTTP/3) listener on UDP, for browsers (a session per client on path
+    /// /ndn, NDN packets as its datagrams, faces quic://ADDR:PORT); repeatable. Without
+    /// `cert` and `key` in [face_system.http3], a self-signed certificate valid 13 days is
+    /// made at start and its SHA-256 hash logged (for `serverCertificateHashes`). None by
+    /// default.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http3: Vec<SocketAddr>,
     /// Ethernet interface to forward on (NDN's EtherType 0x8624); repeatable. Opens a
     /// multicast face on NDN's group (ether://[01:00:5e:00:17:aa], permanent) and accepts
     /// unicast frames to the interface's address as on-demand faces per sender; `kite face
@@ -284,7 +291,17 @@ pub fn run(args: RunArgs) -> Result<String> {
     // Registered before anything starts: a SIGHUP or SIGTERM during the start is then
     // handled once the daemon is up, instead of killing it with its socket left behind.
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
-    let runtime_config = options::runtime_config(&config);
+    let mut runtime_config = options::runtime_config(&config);
+    let certificate = match config.face_system.http3.listen.is_empty() {
+        true => None,
+        false => {
+            let cert = webtransport_certificate(&config.face_system.http3, &base)?;
+            Some(kite_face::h3::CertSlot::new(cert))
+        }
+    };
+    if let Some(cert) = &certificate {
+        (runtime_config.listeners).extend(options::webtransport_listeners(&config, cert));
+    }
     let socket = config.face_system.unix.path.clone().unwrap_or_default();
     let threads = runtime_config.forwarding_threads;
     let inline = runtime_config.inline_forwarding;
@@ -358,6 +375,7 @@ pub fn run(args: RunArgs) -> Result<String> {
         manager.jobs(),
         log,
         runtime.handle(),
+        certificate,
     );
     std::thread::Builder::new()
         .name("kite-mgmt".into())
@@ -496,6 +514,32 @@ fn parse_shm_ring_size(s: &str) -> Result<usize, String> {
 fn parse_max_packet_size(s: &str) -> Result<usize, String> {
     let v = s.parse::<usize>().map_err(|e| format!("{s:?}: {e}"))?;
     crate::config::check_max_packet_size(v)
+}
+
+/// The certificate WebTransport listeners serve: `cert` and `key` (from `base` when
+/// relative), or a self-signed one made now; its hash is logged in the forms
+/// `serverCertificateHashes` takes.
+fn webtransport_certificate(
+    h3: &crate::config::Http3,
+    base: &std::path::Path,
+) -> Result<kite_face::Certificate> {
+    let cert = match (&h3.cert, &h3.key) {
+        (Some(c), Some(k)) => kite_face::Certificate::from_pem_files(&base.join(c), &base.join(k))
+            .map_err(|e| anyhow::anyhow!("[face_system.http3] certificate: {e}"))?,
+        (None, None) => {
+            let c = kite_face::Certificate::self_signed(&[], kite_face::h3::SELF_SIGNED_VALIDITY)
+                .map_err(|e| anyhow::anyhow!("cannot make a certificate: {e}"))?;
+            tracing::info!("WebTransport certificate made: self-signed ECDSA P-256, valid 13 days");
+            c
+        }
+        _ => anyhow::bail!("[face_system.http3]: cert and key go together"),
+    };
+    tracing::info!(
+        sha256_hex = cert.sha256_hex(),
+        sha256_base64 = cert.sha256_base64(),
+        "WebTransport certificate hash (serverCertificateHashes: {{algorithm: \"sha-256\", value}})"
+    );
+    Ok(cert)
 }
 
 /// The channels' URIs as configured, for the start-up line.

@@ -106,6 +106,28 @@ fn chromium_fetches_data_and_an_object_from_kite_over_websocket() {
     );
 }
 
+#[test]
+fn chromium_fetches_data_and_an_object_from_kite_over_webtransport() {
+    let Some(browser) = available() else { return };
+    let port = common::free_udp_port();
+    let d = Daemon::local(&["--http3", &format!("127.0.0.1:{port}")]);
+    let log = d.log_text();
+    let cert_sha256 = log
+        .split("sha256_hex=\"")
+        .nth(1)
+        .and_then(|r| r.get(..64))
+        .unwrap_or_else(|| panic!("no certificate hash logged: {log}"))
+        .to_string();
+    browser_fetches_from_kite(
+        browser,
+        &d,
+        &Transport::WebTransport {
+            url: format!("https://127.0.0.1:{port}/ndn"),
+            cert_sha256,
+        },
+    );
+}
+
 /// What a web page relies on from a Kite face toward a browser: one Data, larger than a
 /// WebTransport datagram, published by `kite poke` on the unix socket, and a 10 MB object
 /// published by `kite put`, found by RDR metadata and fetched segment by segment, both byte

@@ -92,3 +92,6 @@ pub const KITE_N_XDP_PASSED: u64 = 0x4B34;
 pub const KITE_N_XDP_RUNT: u64 = 0x4B36;
 /// UDP datagrams to Kite's listeners that Kite's XDP program redirected to an AF_XDP socket.
 pub const KITE_N_XDP_UDP: u64 = 0x4B38;
+/// The SHA-256 hash of a WebTransport channel's certificate, in hexadecimal (what a browser
+/// pins with `serverCertificateHashes`).
+pub const KITE_CHANNEL_CERT_SHA256: u64 = 0x4B3A;

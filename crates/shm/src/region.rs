@@ -128,14 +128,14 @@ impl Region {
     }
 
     pub(crate) fn u64_at(&self, off: usize) -> &AtomicU64 {
-        assert!(off + 8 <= HEADER_LEN && off % 8 == 0);
+        assert!(off + 8 <= HEADER_LEN && off.is_multiple_of(8));
         // SAFETY: `off` is within the header page of the live mapping and 8-aligned (the
         // mapping is page-aligned); shared memory is only ever accessed atomically here.
         unsafe { AtomicU64::from_ptr(self.base.add(off).cast()) }
     }
 
     pub(crate) fn u32_at(&self, off: usize) -> &AtomicU32 {
-        assert!(off + 4 <= HEADER_LEN && off % 4 == 0);
+        assert!(off + 4 <= HEADER_LEN && off.is_multiple_of(4));
         // SAFETY: as in `u64_at`, 4-aligned.
         unsafe { AtomicU32::from_ptr(self.base.add(off).cast()) }
     }
@@ -153,7 +153,7 @@ impl Region {
     /// process may at any time: what tests of either side's defences against a hostile peer
     /// scribble with.
     pub fn scribble(&self, off: usize, value: u64) {
-        assert!(off + 8 <= self.len && off % 8 == 0);
+        assert!(off + 8 <= self.len && off.is_multiple_of(8));
         if off < HEADER_LEN {
             self.u64_at(off).store(value, Ordering::Relaxed);
         } else {

@@ -324,7 +324,7 @@ impl Scenario {
 /// Whether the Interest of segment number `segment` is a CanBePrefix one under
 /// [`WorkloadConfig::prefix_every`].
 fn prefix_segment(c: &WorkloadConfig, segment: u8) -> bool {
-    c.prefix_every > 0 && segment % c.prefix_every == 0
+    c.prefix_every > 0 && segment.is_multiple_of(c.prefix_every)
 }
 
 /// Copies `frames` into one buffer and returns them as slices of it: frames a face reads share

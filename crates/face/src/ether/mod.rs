@@ -383,6 +383,7 @@ impl EtherChannel {
             local: self.local.clone(),
             counters: self.counters,
             io_path: Some(self.io_path.to_string()),
+            cert_sha256: None,
             xdp: self.xdp_counts(),
         }
     }

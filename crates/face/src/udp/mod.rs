@@ -79,7 +79,7 @@ impl std::fmt::Debug for UdpChannel {
 }
 
 /// Asks for larger socket buffers; best effort (a smaller kernel limit is not an error).
-pub(super) fn grow_buffers(s: &Socket) {
+pub(crate) fn grow_buffers(s: &Socket) {
     let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
     let _ = s.set_send_buffer_size(SOCKET_BUFFER);
 }
@@ -167,6 +167,7 @@ impl UdpChannel {
             counters: self.counters,
             io_path: None,
             xdp: None,
+            cert_sha256: None,
         }
     }
 

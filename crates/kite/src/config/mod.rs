@@ -154,6 +154,8 @@ pub struct FaceSystem {
     pub tcp: Tcp,
     /// `[face_system.websocket]`.
     pub websocket: WebSocket,
+    /// `[face_system.http3]`.
+    pub http3: Http3,
     /// `[face_system.ether]`.
     pub ether: Ether,
 }
@@ -171,6 +173,7 @@ impl Default for FaceSystem {
             udp: Udp::default(),
             tcp: Tcp::default(),
             websocket: WebSocket::default(),
+            http3: Http3::default(),
             ether: Ether::default(),
         }
     }
@@ -365,6 +368,77 @@ impl Default for WebSocket {
             on_demand_limit: kite_face::DEFAULT_ON_DEMAND_LIMIT,
         }
     }
+}
+
+/// `[face_system.http3]`: WebTransport over HTTP/3, what browsers reach Kite with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Http3 {
+    /// `listen`: UDP listener addresses; none by default.
+    pub listen: Vec<SocketAddr>,
+    /// `path`: the path of the CONNECT requests answered (others get 404).
+    #[serde(deserialize_with = "http3_path")]
+    pub path: String,
+    /// `cert`: PEM file of the certificate chain; with `key`. Without them Kite makes a
+    /// self-signed ECDSA P-256 certificate valid 13 days at each start, and logs its hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cert: Option<PathBuf>,
+    /// `key`: PEM file of the certificate's private key (PKCS#8, SEC1 or PKCS#1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<PathBuf>,
+    /// `max_sessions`: sessions each listener keeps at most; a new one beyond them takes
+    /// the place of the idlest.
+    #[serde(deserialize_with = "on_demand_limit")]
+    pub max_sessions: usize,
+    /// `max_handshakes`: QUIC handshakes each listener lets run at once; a new client beyond
+    /// them is dropped (it tries again).
+    #[serde(deserialize_with = "max_handshakes")]
+    pub max_handshakes: usize,
+    /// `idle_timeout`: seconds a session lives without hearing from its client.
+    #[serde(deserialize_with = "http3_idle_timeout")]
+    pub idle_timeout: u64,
+    /// `datagram_queue`: octets of datagrams each session holds while QUIC's congestion
+    /// control holds them back (the oldest are dropped beyond it), and of received ones
+    /// not read yet.
+    #[serde(deserialize_with = "datagram_queue")]
+    pub datagram_queue: usize,
+}
+
+impl Default for Http3 {
+    fn default() -> Self {
+        Http3 {
+            listen: Vec::new(),
+            path: kite_face::h3::DEFAULT_PATH.into(),
+            cert: None,
+            key: None,
+            max_sessions: kite_face::h3::DEFAULT_MAX_SESSIONS,
+            max_handshakes: kite_face::h3::DEFAULT_MAX_HANDSHAKES,
+            idle_timeout: kite_face::h3::DEFAULT_IDLE_TIMEOUT.as_secs(),
+            datagram_queue: kite_face::h3::DEFAULT_DATAGRAM_QUEUE,
+        }
+    }
+}
+
+fn http3_path<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let p = String::deserialize(d)?;
+    match p.starts_with('/') && !p.contains(char::is_whitespace) {
+        true => Ok(p),
+        false => Err(serde::de::Error::custom(format!(
+            "path must start with / and hold no spaces, not {p:?}"
+        ))),
+    }
+}
+
+fn max_handshakes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    bounded(d, 1usize, 65536, "max_handshakes")
+}
+
+fn http3_idle_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    bounded(d, 1, 86400, "idle_timeout")
+}
+
+fn datagram_queue<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    bounded(d, 4096usize, 64 << 20, "datagram_queue")
 }
 
 /// `[face_system.ether]`.

@@ -70,6 +70,16 @@ fn every_key() -> Config {
                 listen: vec!["127.0.0.1:9696".parse().unwrap()],
                 on_demand_limit: 400,
             },
+            http3: Http3 {
+                listen: vec!["0.0.0.0:4433".parse().unwrap()],
+                path: "/ndn".into(),
+                cert: Some("kite-cert.pem".into()),
+                key: Some("kite-key.pem".into()),
+                max_sessions: 500,
+                max_handshakes: 32,
+                idle_timeout: 30,
+                datagram_queue: 128 << 10,
+            },
             ether: Ether {
                 interfaces: vec!["eth1".into()],
                 on_demand_limit: 200,
@@ -209,6 +219,8 @@ fn the_example_parses_and_shows_every_key() {
         "rib.propagate_key_password_file",
         "rib.propagate_certificate",
         "rib.propagate_chain",
+        "face_system.http3.cert",
+        "face_system.http3.key",
     ] {
         wanted.remove(k);
     }

@@ -54,6 +54,7 @@ fn channel_json(c: &ChannelStatus) -> Value {
         },
         "delayed": d.n_delayed,
         "io_path": c.io_path,
+        "cert_sha256": c.cert_sha256,
         "xdp": c.xdp.map(|x| json!({"ndn": x.ndn, "udp": x.udp, "passed": x.passed, "runt": x.runt})),
     })
 }
@@ -85,7 +86,7 @@ fn channel_table(channels: &[ChannelStatus]) -> String {
                 |x| format!("{}/{}/{}/{}", x.ndn, x.udp, x.passed, x.runt),
             ),
             // Last: a fallback's reason is long.
-            c.io_path.clone().unwrap_or_else(|| "-".into()),
+            c.detail().unwrap_or_else(|| "-".into()),
         ]);
     }
     t.render()

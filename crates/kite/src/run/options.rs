@@ -35,6 +35,9 @@ fn apply(config: &mut Config, args: &RunArgs, env_log: Option<&str>) -> Result<(
     if !args.ws.is_empty() {
         faces.websocket.listen = args.ws.clone();
     }
+    if !args.http3.is_empty() {
+        faces.http3.listen = args.http3.clone();
+    }
     if !args.ether.is_empty() {
         faces.ether.interfaces = args.ether.clone();
     }
@@ -167,6 +170,31 @@ pub(super) fn resolve(config: &mut Config) {
 
 fn listener(l: impl OpenListener + 'static) -> Arc<dyn OpenListener> {
     Arc::new(l)
+}
+
+/// The WebTransport listeners of `c`, serving the certificate `cert` holds (made or read by
+/// the caller, replaced by a reload); they open after the WebSocket listeners.
+pub(super) fn webtransport_listeners(
+    c: &Config,
+    cert: &kite_face::h3::CertSlot,
+) -> Vec<Arc<dyn OpenListener>> {
+    let h3 = &c.face_system.http3;
+    let config = kite_face::H3Config {
+        path: h3.path.clone(),
+        max_sessions: h3.max_sessions,
+        max_handshakes: h3.max_handshakes,
+        idle_timeout: Duration::from_secs(h3.idle_timeout),
+        datagram_queue: h3.datagram_queue,
+    };
+    (h3.listen.iter())
+        .map(|&addr| {
+            listener(kite_face::h3::Listen {
+                addr,
+                config: config.clone(),
+                cert: cert.clone(),
+            })
+        })
+        .collect()
 }
 
 /// What the threads start with, from a resolved configuration.

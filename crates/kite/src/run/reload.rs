@@ -1,7 +1,8 @@
 //! SIGHUP: `kite run` reads its configuration file again and applies what changed, as a diff
 //! against what runs: faces created and destroyed, routes registered and unregistered,
-//! strategy choices set and unset, the Content Store's settings (`[tables.cs]`), and the log
-//! filter.
+//! strategy choices set and unset, the Content Store's settings (`[tables.cs]`), the log
+//! filter, and the WebTransport certificate (read again, or made again when self-signed) for
+//! new sessions.
 //! A file that does not parse or check is refused with the same file:line:col message as at
 //! start, logged, and everything stays as it was. Settings fixed at start (listeners, threads,
 //! packet and reassembly budgets) are logged as needing a restart and keep their running values.
@@ -17,7 +18,7 @@ use tracing_subscriber::{reload, EnvFilter, Registry};
 
 use super::startup::{self, FaceIds};
 use super::{options, RunArgs};
-use crate::config::{Config, RouteEntry};
+use crate::config::{Config, Http3, RouteEntry};
 
 /// How long a reload waits for the management thread to apply it.
 const APPLY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -36,6 +37,8 @@ pub(super) struct Reloader {
     log: reload::Handle<EnvFilter, Registry>,
     /// The forwarder's threads (the faces that exist).
     runtime: RuntimeHandle,
+    /// The certificate the WebTransport listeners serve new sessions with, if any listen.
+    certificate: Option<kite_face::h3::CertSlot>,
 }
 
 /// The result of applying a diff in the management thread: the `[[face]]` ids afterwards and
@@ -50,6 +53,7 @@ impl Reloader {
         jobs: crossbeam_channel::Sender<Job>,
         log: reload::Handle<EnvFilter, Registry>,
         runtime: RuntimeHandle,
+        certificate: Option<kite_face::h3::CertSlot>,
     ) -> Self {
         Reloader {
             path,
@@ -58,6 +62,7 @@ impl Reloader {
             jobs,
             log,
             runtime,
+            certificate,
         }
     }
 
@@ -85,6 +90,22 @@ impl Reloader {
                 key,
                 "changed in the file, but takes effect only when kite run restarts"
             );
+        }
+        if let Some(slot) = &self.certificate {
+            // Read again (or, self-signed, made again: 13 more days) for new sessions.
+            let base = path.parent().unwrap_or(std::path::Path::new("."));
+            match super::webtransport_certificate(&new.face_system.http3, base) {
+                Ok(cert) => {
+                    slot.replace(cert);
+                    tracing::info!("WebTransport certificate replaced for new sessions");
+                    let h3 = &mut self.running.face_system.http3;
+                    (h3.cert, h3.key) = (
+                        new.face_system.http3.cert.clone(),
+                        new.face_system.http3.key.clone(),
+                    );
+                }
+                Err(e) => tracing::error!("WebTransport certificate kept: {e:#}"),
+            }
         }
         if new.log.filter != self.running.log.filter {
             let filter = new.log.filter.as_ref().map_or("info", |f| f.0.as_str());
@@ -166,6 +187,18 @@ fn restart_only(old: &Config, new: &Config) -> Vec<&'static str> {
         ("face_system.udp", f.udp != g.udp),
         ("face_system.tcp", f.tcp != g.tcp),
         ("face_system.websocket", f.websocket != g.websocket),
+        (
+            "face_system.http3",
+            Http3 {
+                cert: None,
+                key: None,
+                ..f.http3.clone()
+            } != Http3 {
+                cert: None,
+                key: None,
+                ..g.http3.clone()
+            },
+        ),
         ("face_system.ether", f.ether != g.ether),
         (
             "tables.network_region",
@@ -371,5 +404,16 @@ mod tests {
             ]
         );
         assert!(restart_only(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn a_webtransport_certificate_is_read_again_and_its_listeners_are_fixed() {
+        let old = Config::default();
+        let mut new = old.clone();
+        new.face_system.http3.cert = Some("cert.pem".into());
+        new.face_system.http3.key = Some("key.pem".into());
+        assert!(restart_only(&old, &new).is_empty(), "applied by the reload");
+        new.face_system.http3.max_sessions = 3;
+        assert_eq!(restart_only(&old, &new), ["face_system.http3"]);
     }
 }

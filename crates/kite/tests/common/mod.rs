@@ -35,6 +35,7 @@ pub mod peer;
 pub mod procnet;
 pub mod recorder;
 pub mod tools;
+pub mod webtransport;
 
 pub use kite_testkit::process::reap;
 pub use kite_testkit::pyndn::python;

@@ -13,17 +13,20 @@ use kite_packet::Result;
 use crate::nfd;
 use crate::wire::{put_nonneg, put_str, required, string, walk_strict, Tlv};
 use kite_link::tlv::{
-    KITE_CHANNEL_IO_PATH, KITE_N_XDP_NDN, KITE_N_XDP_PASSED, KITE_N_XDP_RUNT, KITE_N_XDP_UDP,
+    KITE_CHANNEL_CERT_SHA256, KITE_CHANNEL_IO_PATH, KITE_N_XDP_NDN, KITE_N_XDP_PASSED,
+    KITE_N_XDP_RUNT, KITE_N_XDP_UDP,
 };
 use kite_link::ChannelCounters;
 
-/// Kite's elements after the drop counters: the I/O path, then the XDP verdict counts.
-const AFTER_COUNTERS: [u64; 5] = [
+/// Kite's elements after the drop counters: the I/O path, the XDP verdict counts, then a
+/// WebTransport channel's certificate hash.
+const AFTER_COUNTERS: [u64; 6] = [
     KITE_CHANNEL_IO_PATH,
     KITE_N_XDP_NDN,
     KITE_N_XDP_PASSED,
     KITE_N_XDP_RUNT,
     KITE_N_XDP_UDP,
+    KITE_CHANNEL_CERT_SHA256,
 ];
 
 /// Field order of ChannelStatus: NFD's LocalUri, Kite's drop counters, its I/O path and XDP
@@ -69,9 +72,23 @@ pub struct ChannelStatus {
     pub io_path: Option<String>,
     /// The XDP program's verdicts, on an AF_XDP channel (Kite's extension).
     pub xdp: Option<XdpVerdicts>,
+    /// A WebTransport channel's certificate's SHA-256 hash in hexadecimal (Kite's
+    /// extension).
+    pub cert_sha256: Option<String>,
 }
 
 impl ChannelStatus {
+    /// What a listing shows of the channel beyond its counters: an Ethernet channel's I/O
+    /// path, a WebTransport channel's certificate hash (`cert sha-256 HEX`).
+    pub fn detail(&self) -> Option<String> {
+        let cert = || {
+            self.cert_sha256
+                .as_ref()
+                .map(|h| format!("cert sha-256 {h}"))
+        };
+        self.io_path.clone().or_else(cert)
+    }
+
     /// The name of the I/O path: the first word of [`ChannelStatus::io_path`].
     pub fn io_path_name(&self) -> Option<&str> {
         let path = self.io_path.as_deref()?;
@@ -96,6 +113,9 @@ impl Tlv for ChannelStatus {
             put_nonneg(out, KITE_N_XDP_RUNT, x.runt);
             put_nonneg(out, KITE_N_XDP_UDP, x.udp);
         }
+        if let Some(h) = &self.cert_sha256 {
+            put_str(out, KITE_CHANNEL_CERT_SHA256, h);
+        }
     }
 
     fn decode_value(_buf: &Bytes, el: &Element<'_>) -> Result<Self> {
@@ -103,10 +123,12 @@ impl Tlv for ChannelStatus {
         let mut counters = ChannelCounters::default();
         let mut io_path = None;
         let mut xdp: Option<XdpVerdicts> = None;
+        let mut cert_sha256 = None;
         walk_strict(el.children(), &ORDER, None, |f| {
             match f.typ {
                 nfd::LOCAL_URI => local_uri = Some(string(f)?),
                 KITE_CHANNEL_IO_PATH => io_path = Some(string(f)?),
+                KITE_CHANNEL_CERT_SHA256 => cert_sha256 = Some(string(f)?),
                 KITE_N_XDP_NDN => xdp.get_or_insert_with(Default::default).ndn = f.nonneg()?,
                 KITE_N_XDP_PASSED => {
                     xdp.get_or_insert_with(Default::default).passed = f.nonneg()?
@@ -126,6 +148,7 @@ impl Tlv for ChannelStatus {
             counters,
             io_path,
             xdp,
+            cert_sha256,
         })
     }
 }
@@ -157,7 +180,16 @@ mod tests {
             },
             ..Default::default()
         };
-        let list = vec![c.clone(), counted, ChannelStatus::default()];
+        let h3 = ChannelStatus {
+            local_uri: "quic://0.0.0.0:4433".into(),
+            cert_sha256: Some("ab".repeat(32)),
+            ..Default::default()
+        };
+        assert_eq!(
+            h3.detail(),
+            Some(format!("cert sha-256 {}", "ab".repeat(32)))
+        );
+        let list = vec![c.clone(), counted, h3, ChannelStatus::default()];
         let content = Bytes::from(encode_items(&list));
         assert_eq!(decode_items::<ChannelStatus>(&content).unwrap(), list);
         assert!(ChannelStatus::decode(&Bytes::from_static(&[130, 0])).is_err());
@@ -180,6 +212,7 @@ mod tests {
                 runt: 1,
                 udp: 20,
             }),
+            cert_sha256: None,
         };
         let wire = xdp.encode();
         let tail = wire.len() - (4 + 36 + 4 * 5 + 1);

@@ -130,6 +130,7 @@ impl Manager {
                 local_uri: c.local.to_string(),
                 counters: c.counters,
                 io_path: c.io_path.clone(),
+                cert_sha256: c.cert_sha256.clone(),
                 xdp: c.xdp.map(|x| XdpVerdicts {
                     ndn: x.ndn,
                     passed: x.passed,

@@ -26,7 +26,8 @@
 //!   sockets; [`dial`] carries out what it answers;
 //! - [`migration`]: faces handed between I/O threads, each counted by exactly one;
 //! - [`commands`]: management's commands;
-//! - [`deadlines`]: the poll timeout, from every part's next deadline;
+//! - [`deadlines`]: the poll timeout, from every part's next deadline (transports with
+//!   timers of their own, WebTransport's QUIC, among them);
 //! - [`listeners`], [`input`], [`output`], [`housekeeping`]: the channels, the input and
 //!   output stages, and the once-a-second tick.
 
@@ -169,6 +170,9 @@ pub(crate) struct IoThread {
     moving: Vec<(FaceId, usize)>,
     /// The shared-memory faces one turn reads (kept across turns, so it does not reallocate).
     shm_ready: Vec<FaceId>,
+    /// The faces whose transport timers ended their connection in one turn (kept, so it does
+    /// not reallocate).
+    timer_failed: Vec<FaceId>,
 }
 
 impl IoThread {
@@ -258,6 +262,7 @@ impl IoThread {
             busy,
             shm: ShmFaces::default(),
             shm_ready: Vec::new(),
+            timer_failed: Vec::new(),
             moved: Moved::default(),
             moving: Vec::new(),
         };
@@ -401,11 +406,24 @@ impl IoThread {
         }
         self.run_redials(now);
         self.table.step_reliability(now);
+        self.run_transport_timers(now);
         self.flush_dirty(now);
         if now.duration_since(self.last_housekeeping) >= HOUSEKEEPING {
             self.last_housekeeping = now;
             self.housekeeping(now);
         }
+    }
+
+    /// Runs the transport timers due at `now` (WebTransport's QUIC: retransmissions,
+    /// acknowledgements, the idle timeout); a face whose connection they end is closed.
+    fn run_transport_timers(&mut self, now: Instant) {
+        let mut failed = core::mem::take(&mut self.timer_failed);
+        self.table.run_transport_timers(now, &mut failed);
+        for &id in &failed {
+            self.transport_failed(id, CloseReason::Idle, now);
+        }
+        failed.clear();
+        self.timer_failed = failed;
     }
 
     /// How long the next poll may wait, at `now`: not at all while busy (the thread spins for
@@ -447,6 +465,7 @@ impl IoThread {
         let dispatcher = &self.dispatcher;
         deadlines.within(self.table.next_unpark(|id| dispatcher.restraint_left(id)));
         deadlines.at(self.table.reliability_due());
+        deadlines.at(self.table.transport_due());
         self.sleep.announce();
         if self.from_fwd.iter().any(|c| !c.is_empty())
             || !self.commands.is_empty()

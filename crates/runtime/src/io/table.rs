@@ -40,6 +40,8 @@ pub(super) struct FaceTable {
     unparking: ReadList,
     /// The faces with LpReliability on, whose timers (retransmissions, Acks) are checked.
     reliable: Vec<FaceId>,
+    /// The faces whose transports keep timers of their own (WebTransport's QUIC).
+    timed: Vec<FaceId>,
     /// Each UDP face's share of the reads, in datagrams ([`DatagramShare`]).
     shares: HashMap<FaceId, DatagramShare>,
 }
@@ -101,6 +103,9 @@ impl FaceTable {
     /// Adds `face`.
     pub fn insert(&mut self, face: Face) {
         let id = face.id();
+        if face.has_transport_timers() {
+            self.timed.push(id);
+        }
         self.faces.insert(id, face);
         self.follow_reliability(id);
     }
@@ -110,6 +115,9 @@ impl FaceTable {
     pub fn remove(&mut self, id: FaceId) -> Option<Face> {
         let face = self.faces.remove(&id)?;
         self.follow_reliability(id);
+        if let Some(i) = self.timed.iter().position(|&f| f == id) {
+            self.timed.swap_remove(i);
+        }
         self.shares.remove(&id);
         self.unread.retain(|&(f, _)| f != id);
         self.parked.retain(|&(f, _)| f != id);
@@ -240,6 +248,28 @@ impl FaceTable {
                 if face.pending_output() > 0 && !self.dirty.contains(id) {
                     self.dirty.push(*id);
                 }
+            }
+        }
+    }
+
+    /// When the first transport timer is due.
+    pub fn transport_due(&self) -> Option<Instant> {
+        (self.timed.iter())
+            .filter_map(|id| self.faces.get(id)?.transport_deadline())
+            .min()
+    }
+
+    /// Runs the transport timers due at `now`; the faces whose transports are done then
+    /// (their connection timed out or closed) go to `failed`, for the caller to close.
+    pub fn run_transport_timers(&mut self, now: Instant, failed: &mut Vec<FaceId>) {
+        for id in &self.timed {
+            let Some(face) = self.faces.get_mut(id) else {
+                continue;
+            };
+            if face.transport_deadline().is_some_and(|d| d <= now)
+                && face.run_transport_timers(now).is_err()
+            {
+                failed.push(*id);
             }
         }
     }

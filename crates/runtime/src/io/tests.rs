@@ -151,3 +151,40 @@ fn a_lost_face_that_is_not_permanent_is_closed() {
     assert!(h.thread.redials.is_empty(), "its redial went with it");
     assert_eq!(h.load(), 0);
 }
+
+#[test]
+fn a_transport_timer_bounds_the_poll_and_runs_once_due_without_a_read() {
+    let mut h = harness();
+    let t0 = h.thread.last_housekeeping;
+    let (id, peer) = h.memory(datagram(7000).timed(), t0);
+    let (_, untimed) = h.memory(datagram(7001), t0);
+    untimed.set_deadline(Some(t0 + MS));
+    peer.set_deadline(Some(t0 + 30 * MS));
+    assert_eq!(
+        h.thread.next_timeout(t0, t0, false),
+        30 * MS,
+        "the timed face's deadline, not the untimed one's"
+    );
+    h.thread.timers(t0 + 29 * MS);
+    assert_eq!(peer.timer_runs(), 0, "not due yet");
+    h.thread.timers(t0 + 30 * MS);
+    assert_eq!((peer.timer_runs(), peer.bursts()), (1, 0));
+    assert_eq!(h.thread.next_timeout(t0 + 30 * MS, t0, false), 970 * MS);
+    // A face that leaves the table leaves the timed faces.
+    peer.set_deadline(Some(t0 + 40 * MS));
+    h.destroy(id, t0 + 31 * MS);
+    assert_eq!(h.thread.table.transport_due(), None);
+}
+
+#[test]
+fn a_face_whose_transport_timers_end_its_connection_is_closed() {
+    let mut h = harness();
+    let t0 = Instant::now();
+    let (id, peer) = h.memory(datagram(7000).timed(), t0);
+    peer.set_deadline(Some(t0 + MS));
+    peer.fail_at_deadline();
+    h.thread.timers(t0 + MS);
+    assert!(h.list(t0 + MS).is_empty());
+    let events = h.take_events();
+    assert!(matches!(&events[..], [FaceEvent::Created(_), FaceEvent::Destroyed(e)] if e.id == id));
+}

@@ -234,7 +234,7 @@ pub fn render(s: &Snapshot) -> String {
             .map(|(n, _)| n.replace('_', " "));
         let head: Vec<&str> = core::iter::once("local URI")
             .chain(names.iter().map(String::as_str))
-            .chain(core::iter::once("I/O path"))
+            .chain(core::iter::once("I/O path or certificate"))
             .collect();
         table(
             &mut out,
@@ -242,7 +242,7 @@ pub fn render(s: &Snapshot) -> String {
             s.channels.iter().map(|c| {
                 let mut row = vec![t(c.local_uri.clone())];
                 row.extend(c.counters.by_reason().iter().map(|(_, n)| Cell::Num(*n)));
-                row.push(t(c.io_path.clone().unwrap_or_default()));
+                row.push(t(c.detail().unwrap_or_default()));
                 row
             }),
         );

@@ -435,3 +435,19 @@ fn propagation_key_flags_override_the_file_with_paths_from_the_working_directory
     .unwrap_err();
     assert!(e.to_string().contains("belongs to propagate_key"), "{e}");
 }
+
+#[test]
+fn http3_listeners_come_from_the_flag_over_the_file_and_stay_with_local_only() {
+    let mut c = Config::default();
+    c.face_system.http3.listen = vec!["127.0.0.1:9001".parse().unwrap()];
+    let args = args(&["--http3", "127.0.0.1:9002", "--local-only"]);
+    apply(&mut c, &args, None).unwrap();
+    let r = runtime_config(&c);
+    assert!(r.udp.is_empty(), "local-only");
+    let cert = kite_face::Certificate::self_signed(&[], kite_face::h3::SELF_SIGNED_VALIDITY);
+    let slot = kite_face::h3::CertSlot::new(cert.unwrap());
+    let uris: Vec<String> = (webtransport_listeners(&c, &slot).iter())
+        .map(|l| l.uri().to_string())
+        .collect();
+    assert_eq!(uris, ["quic://127.0.0.1:9002"]);
+}
