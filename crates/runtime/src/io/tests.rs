@@ -162,14 +162,17 @@ fn a_transport_timer_bounds_the_poll_and_runs_once_due_without_a_read() {
     peer.set_deadline(Some(t0 + 30 * MS));
     assert_eq!(
         h.thread.next_timeout(t0, t0, false),
-        30 * MS,
+        Some(30 * MS),
         "the timed face's deadline, not the untimed one's"
     );
     h.thread.timers(t0 + 29 * MS);
     assert_eq!(peer.timer_runs(), 0, "not due yet");
     h.thread.timers(t0 + 30 * MS);
     assert_eq!((peer.timer_runs(), peer.bursts()), (1, 0));
-    assert_eq!(h.thread.next_timeout(t0 + 30 * MS, t0, false), 970 * MS);
+    assert_eq!(
+        h.thread.next_timeout(t0 + 30 * MS, t0, false),
+        Some(970 * MS)
+    );
     // A face that leaves the table leaves the timed faces.
     peer.set_deadline(Some(t0 + 40 * MS));
     h.destroy(id, t0 + 31 * MS);
