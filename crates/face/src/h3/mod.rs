@@ -47,6 +47,7 @@ use crate::face::{Face, FaceParts};
 use crate::listener::{Accepted, ChannelStatus, ListenError, Listener, OpenListener};
 use crate::sys::RecvBatch;
 use crate::tenancy::{Admission, Tenants};
+use crate::udp::connected_socket;
 use crate::uri::FaceUri;
 use kite_link::ChannelCounters;
 use kite_link::{FaceIds, FaceScope, LinkType, Persistency};
@@ -438,7 +439,10 @@ impl H3Listener {
             }
         };
         self.recent.push((remote, now));
-        let socket = match connected_socket(self.local, remote, self.faces.udp_socket_buffer) {
+        // The session's own socket, as a UDP face's: bound to the listener's address and
+        // connected to its client, so the kernel hands the client's datagrams to it.
+        let socket = match connected_socket(self.local, remote, self.faces.udp_socket_buffer, false)
+        {
             Ok(s) => s,
             Err(e) => return Some(Accepted::Broken(e)),
         };
@@ -510,21 +514,6 @@ pub fn exercise(input: &[u8]) {
 /// starts with: what a datagram carries in a QUIC packet of 1200 octets (the smallest path
 /// QUIC allows), less its headers.
 const FALLBACK_MTU: usize = 1100;
-
-/// A session's own socket: bound to the listener's address (which allows reuse) and
-/// connected to its client.
-fn connected_socket(local: SocketAddr, remote: SocketAddr, rcvbuf: usize) -> io::Result<UdpSocket> {
-    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
-    if local.is_ipv6() {
-        s.set_only_v6(true)?;
-    }
-    s.set_reuse_address(true)?;
-    s.set_nonblocking(true)?;
-    let _ = s.set_recv_buffer_size(rcvbuf);
-    s.bind(&local.into())?;
-    s.connect(&remote.into())?;
-    Ok(UdpSocket::from_std(s.into()))
-}
 
 #[cfg(test)]
 mod tests;

@@ -514,8 +514,9 @@ fn face_rcvbuf(persistency: Persistency, config: &FaceConfig) -> usize {
 /// listener's [`SOCKET_BUFFER`] for a face the operator made (configuration or
 /// `faces/create`), which a bulk transfer needs: 256 KiB gave 831 retransmissions in a 30 MB
 /// fetch across two hops with no loss, 4 MiB none (`bench/lossy.sh`). `coalescing` asks for
-/// coalesced receive, as the channel's buffers expect.
-fn connected_socket(
+/// coalesced receive, as the channel's buffers expect. A WebTransport session's socket is
+/// made the same way (`h3`).
+pub(crate) fn connected_socket(
     local: SocketAddr,
     remote: SocketAddr,
     rcvbuf: usize,
