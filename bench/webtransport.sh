@@ -5,15 +5,22 @@
 # checked against the file. Prints the median goodput and time per transport and writes them to
 # bench/results/webtransport-<commit>.txt (MB = 10^6 octets; the time runs from the face being
 # up to the last octet, RDR version discovery included; Chromium's start and the connection are
-# not counted).
+# not counted). Beside each row, the forwarder's CPU per Data: its user + system time (from
+# /proc/PID/stat) over the fetch, divided by the segments fetched, which counts the spinning of
+# an I/O thread that waits for a slow consumer (50 µs after work, then sched_yield); for Kite
+# also its threads' busy time per Data (kite_thread_busy_seconds_total from --metrics: the
+# turns that did work). A third Kite row fetches the
+# same object with `kite get` over a UDP face of the same daemon (kite get's own socket), for
+# the CPU per Data of a UDP face beside the browser's two.
 #
-# The WebTransport face is --wt URL HASH: a face of the same `kite run` (started with the
-# arguments after --, e.g. `-- --http3 127.0.0.1:4433`), its certificate trusted by its SHA-256
-# (hex). Without --wt the WebTransport row is NDNd v1.5.3's HTTP/3 face, serving the same file
+# The WebTransport face is --wt kite: the same `kite run` with `--http3` on a free port, its
+# self-signed certificate trusted by the SHA-256 hash it logs; or --wt URL HASH: a face of the
+# same `kite run` (started with the arguments after --, e.g. `-- --http3 127.0.0.1:4433`), its
+# certificate trusted by its SHA-256 (hex). Without --wt the WebTransport row is NDNd v1.5.3's HTTP/3 face, serving the same file
 # with `ndnd put`, in a private network namespace (unshare -rn) with its own page server and
 # Chromium: a figure for NDNd, labelled so, not for Kite; NDNd's WebSocket face is then measured
 # too, so that the two transports are also compared on one forwarder.
-#   bench/webtransport.sh [RUNS] [SIZE_MB] [--wt URL HASH] [-- KITE_RUN_ARGS...]
+#   bench/webtransport.sh [RUNS] [SIZE_MB] [--wt kite | --wt URL HASH] [-- KITE_RUN_ARGS...]
 #   (defaults 5 and 100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +32,8 @@ kite_args=()
 positional=()
 while (($#)); do
   case $1 in
-    --wt) wt_url=$2 wt_hash=$3; shift 3 ;;
+    --wt)
+      if [[ ${2:-} == kite ]]; then wt_url=kite; shift 2; else wt_url=$2 wt_hash=$3; shift 3; fi ;;
     --) shift; kite_args=("$@"); break ;;
     *) positional+=("$1"); shift ;;
   esac
@@ -66,11 +74,40 @@ head -c $((size_mb * 1000000)) /dev/urandom > "$work/object"
 want=$(sha256sum "$work/object" | cut -c1-64)
 name=/bench/webtransport/object
 
-ws_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$kite" run --local-only --socket "$work/kite.sock" --ws "127.0.0.1:$ws_port" "${kite_args[@]}" \
-  2>"$work/kite.log" &
+free_port() { # tcp|udp: a port free on 127.0.0.1 now
+  python3 -c 'import socket, sys; s = socket.socket(type=socket.SOCK_DGRAM if sys.argv[1] == "udp" else socket.SOCK_STREAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"
+}
+ws_port=$(free_port tcp)
+udp_port=$(free_port udp)
+metrics_port=$(free_port tcp)
+if [[ $wt_url == kite ]]; then
+  wt_port=$(free_port udp)
+  kite_args+=(--http3 "127.0.0.1:$wt_port")
+  wt_url=https://127.0.0.1:$wt_port/ndn
+  wt_self_signed=1
+fi
+"$kite" run --socket "$work/kite.sock" --ws "127.0.0.1:$ws_port" --udp "127.0.0.1:$udp_port" \
+  --tcp "127.0.0.1:$(free_port tcp)" --udp-multicast false --metrics "127.0.0.1:$metrics_port" \
+  "${kite_args[@]}" 2>"$work/kite.log" &
 pids+=($!)
+kite_pid=$!
+ndnd_pid=""
+ticks=$(getconf CLK_TCK)
+cpu_ticks() { # PID: its user + system time so far, in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+kite_busy() { # Kite's threads' busy time so far, in seconds
+  # The metrics are a snapshot taken at most once a second: wait for a fresh one. Idle time
+  # adds nothing to busy time, and next to nothing to CPU time (the threads sleep in epoll).
+  sleep 1.1
+  curl -s "http://127.0.0.1:$metrics_port/metrics" |
+    awk '/^kite_thread_busy_seconds_total/ { s += $2 } END { printf "%.6f\n", s }'
+}
 for _ in $(seq 150); do [[ -S $work/kite.sock ]] && break; sleep 0.1; done
+if [[ -n ${wt_self_signed:-} ]]; then
+  wait_for "$work/kite.log" 'sha256_hex="' 30
+  wt_hash=$(grep -o 'sha256_hex="[0-9a-f]*"' "$work/kite.log" | tail -1 | cut -d'"' -f2)
+fi
 "$kite" put --socket "$work/kite.sock" "$name" "$work/object" >"$work/put.out" 2>"$work/put.log" &
 pids+=($!)
 wait_for "$work/put.out" "$name" 120
@@ -122,6 +159,7 @@ tables:
 EOF
   "${ns_launcher[@]}" "$ndnd" fw run "$work/ndnd.yml" >"$work/ndnd.log" 2>&1 &
   pids+=($!)
+  ndnd_pid=$!
   for _ in $(seq 150); do [[ -S $work/ndnd.sock ]] && break; sleep 0.1; done
   NDN_CLIENT_TRANSPORT=unix://$work/ndnd.sock "$ndnd" put "$name" <"$work/object" \
     >"$work/ndnd-put.log" 2>&1 &
@@ -135,7 +173,7 @@ fi
 
 urlencode() { node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$1"; }
 
-fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retransmissions"
+fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retransmissions segments"
   local transport=$1 url=$2 hash=$3
   shift 3
   local launcher=("$@")
@@ -164,43 +202,71 @@ fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retran
     const line = require("fs").readFileSync(process.argv[1], "utf8").split("\n").find((l) => l.includes("result"));
     const r = line ? JSON.parse(line).result : { ok: false, error: "no result" };
     if (!r.ok) { console.error(`webtransport.sh: the page failed: ${r.stage}: ${r.error}`); process.exit(1); }
-    console.log(`${r.fetch_ms} ${r.bytes} ${r.sha256} ${r.interests - r.segments}`);' "$s"
+    console.log(`${r.fetch_ms} ${r.bytes} ${r.sha256} ${r.interests - r.segments} ${r.segments}`);' "$s"
 }
 
-declare -A times retxs
-labels=("Kite WebSocket" "$wt_label")
+get_udp() { # -> "fetch_ms bytes sha256 - segments": kite get over a UDP face of the daemon
+  local t0 t1
+  t0=$(date +%s%N)
+  "$kite" get --socket "udp://127.0.0.1:$udp_port" -o "$work/got" "$name" 2>"$work/get.log"
+  t1=$(date +%s%N)
+  local bytes
+  bytes=$(stat -c %s "$work/got")
+  echo "$(( (t1 - t0) / 1000000 )) $bytes $(sha256sum "$work/got" | cut -c1-64) - $(( (bytes + 7999) / 8000 ))"
+}
+
+declare -A times retxs cpus busys
+udp_label="Kite UDP (kite get, for the CPU per Data)"
+labels=("Kite WebSocket" "$wt_label" "$udp_label")
 (( ${#ns_launcher[@]} )) && labels+=("NDNd v1.5.3 WebSocket (NDNd's figure, not Kite's)")
 for r in $(seq "$runs"); do
   for label in "${labels[@]}"; do
+    # The forwarder serving this row: Kite's, or NDNd's for its rows.
+    fwd=$kite_pid
+    [[ $label == NDNd* ]] && fwd=$ndnd_pid
+    before=$(cpu_ticks "$fwd")
+    busy_before=$(kite_busy)
     case $label in
       "Kite WebSocket") res=$(fetch_once ws "ws://127.0.0.1:$ws_port/" "") ;;
       "$wt_label") res=$(fetch_once wt "$wt_url" "$wt_hash" "${ns_launcher[@]}") ;;
+      "$udp_label") res=$(get_udp) ;;
       *) res=$(fetch_once ws "ws://127.0.0.1:9696/" "" "${ns_launcher[@]}") ;;
     esac
-    read -r ms bytes sha retx <<<"$res"
+    after=$(cpu_ticks "$fwd")
+    busy_after=$(kite_busy)
+    read -r ms bytes sha retx segments <<<"$res"
     if [[ $sha != "$want" || $bytes != $((size_mb * 1000000)) ]]; then
       echo "webtransport.sh: $label fetched $bytes octets, SHA-256 $sha, not the file's $want" >&2
       exit 1
     fi
-    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s, $retx retransmitted" >&2
+    cpu=$(python3 -c "print(f'{($after - $before) * 1e6 / $ticks / $segments:.2f}')")
+    busy=-
+    [[ $label == Kite* ]] && busy=$(python3 -c "print(f'{($busy_after - $busy_before) * 1e6 / $segments:.2f}')")
+    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s, $retx retransmitted, forwarder $cpu µs CPU per Data, Kite busy $busy µs per Data" >&2
     times[$label]+="$ms "
     retxs[$label]+="$retx "
+    cpus[$label]+="$cpu "
+    busys[$label]+="$busy "
   done
 done
 
 {
   echo "# bench/webtransport.sh $runs $size_mb: a ${size_mb} MB segmented object (8000-octet segments, kite put; ndnd put for NDNd) fetched by NDNts @ndn/segmented-object in headless $(chromium --version 2>/dev/null | head -1)"
   echo "# commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; median of $runs runs each, alternating; MB = 10^6 octets; retransmitted: Interests sent again (median)"
-  echo "# kite run --ws 127.0.0.1:PORT ${kite_args[*]}; WebTransport: $wt_url"
-  printf '%-52s %8s %8s %14s\n' transport MB/s seconds retransmitted
+  echo "# kite run --ws 127.0.0.1:PORT --udp 127.0.0.1:PORT ${kite_args[*]}; WebTransport: $wt_url"
+  echo "# CPU µs/Data: the serving forwarder's user + system CPU over the fetch per segment (clock ticks of 1/$ticks s; spinning included); busy µs/Data: Kite's kite_thread_busy_seconds_total over the fetch per segment"
+  printf '%-52s %8s %8s %14s %12s %13s\n' transport MB/s seconds retransmitted "CPU µs/Data" "busy µs/Data"
   for label in "${labels[@]}"; do
     # shellcheck disable=SC2086 # one argument per run
-    python3 - "$label" "$size_mb" "${retxs[$label]}" ${times[$label]} <<'PY'
+    python3 - "$label" "$size_mb" "${retxs[$label]}" "${cpus[$label]}" "${busys[$label]}" ${times[$label]} <<'PY'
 import statistics, sys
 label, size = sys.argv[1], float(sys.argv[2])
-retx = statistics.median(int(r) for r in sys.argv[3].split())
-s = statistics.median(float(t) / 1000 for t in sys.argv[4:])
-print(f"{label:<52} {size / s:>8.1f} {s:>8.2f} {retx:>14.0f}")
+def median(arg, fmt):
+    v = [float(x) for x in arg.split() if x != "-"]
+    return format(statistics.median(v), fmt) if v else "-"
+retx, cpu, busy = median(sys.argv[3], ".0f"), median(sys.argv[4], ".2f"), median(sys.argv[5], ".2f")
+s = statistics.median(float(t) / 1000 for t in sys.argv[6:])
+print(f"{label:<52} {size / s:>8.1f} {s:>8.2f} {retx:>14} {cpu:>12} {busy:>13}")
 PY
   done
 } | tee "$out"
