@@ -23,6 +23,10 @@
 #   bench/webtransport.sh [RUNS] [SIZE_MB] [--wt kite | --wt URL HASH] [-- KITE_RUN_ARGS...]
 #   (defaults 5 and 100)
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 cd "$(dirname "$0")/.."
 runs=5
 size_mb=100
