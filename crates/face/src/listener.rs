@@ -19,6 +19,7 @@ use thiserror::Error;
 
 use crate::config::FaceConfig;
 use crate::face::Face;
+use crate::tenancy::{Admission, Tenants};
 use crate::uri::FaceUri;
 use kite_link::ChannelCounters;
 use kite_link::{FaceId, FaceIds};
@@ -107,6 +108,19 @@ pub struct ChannelStatus {
     pub xdp: Option<crate::xdp::program::XdpCounts>,
     /// A WebTransport channel's certificate hash (SHA-256, hexadecimal).
     pub cert_sha256: Option<String>,
+}
+
+/// `face`, just accepted, seated among the listener's `tenants` at `now`: with the face
+/// given up to make room for it, or refused when the process keeps no more accepted
+/// connections and this listener has none to give up (dropping the face closes it).
+pub(crate) fn admit(tenants: &mut Tenants, mut face: Face, now: Instant) -> Accepted {
+    match tenants.admit(face.id(), now) {
+        Admission::Admit(tenant, evict) => {
+            face.set_tenant(tenant);
+            Accepted::Face(Box::new(face), evict)
+        }
+        Admission::Refuse => Accepted::Refused,
+    }
 }
 
 /// A peer a listener accepted.

@@ -10,9 +10,9 @@ use mio::{Interest, Registry, Token};
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
-use crate::listener::{Accepted, ListenError, Listener, OpenListener};
+use crate::listener::{admit, Accepted, ListenError, Listener, OpenListener};
 use crate::stream::{Conn, StreamIo};
-use crate::tenancy::{Admission, Tenants};
+use crate::tenancy::Tenants;
 use crate::transport::{Dial, Transport};
 use crate::uri::{is_loopback, FaceUri};
 use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
@@ -237,18 +237,10 @@ impl Listener for TcpChannel {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(e) => return Err(e),
         };
-        let id = ids.next_id();
-        let mut face = match (self.make)(id, stream, &self.config) {
+        let face = match (self.make)(ids.next_id(), stream, &self.config) {
             Ok(face) => face,
             Err(e) => return Ok(Some(Accepted::Broken(e))),
         };
-        Ok(Some(match self.tenants.admit(id, now) {
-            Admission::Admit(tenant, evict) => {
-                face.set_tenant(tenant);
-                Accepted::Face(Box::new(face), evict)
-            }
-            // Dropping the face closes the connection.
-            Admission::Refuse => Accepted::Refused,
-        }))
+        Ok(Some(admit(&mut self.tenants, face, now)))
     }
 }

@@ -44,9 +44,9 @@ pub use client::Client;
 
 use crate::config::FaceConfig;
 use crate::face::{Face, FaceParts};
-use crate::listener::{Accepted, ChannelStatus, ListenError, Listener, OpenListener};
+use crate::listener::{admit, Accepted, ChannelStatus, ListenError, Listener, OpenListener};
 use crate::sys::RecvBatch;
-use crate::tenancy::{Admission, Tenants};
+use crate::tenancy::Tenants;
 use crate::udp::connected_socket;
 use crate::uri::FaceUri;
 use kite_link::ChannelCounters;
@@ -468,14 +468,8 @@ impl H3Listener {
         };
         // The handshake's answer goes at once, wherever the face is placed.
         let _ = t.transmit(now);
-        let mut face = Face::new(id, parts, Box::new(t), &self.faces);
-        Some(match self.tenants.admit(id, now) {
-            Admission::Admit(tenant, evict) => {
-                face.set_tenant(tenant);
-                Accepted::Face(Box::new(face), evict)
-            }
-            Admission::Refuse => Accepted::Refused,
-        })
+        let face = Face::new(id, parts, Box::new(t), &self.faces);
+        Some(admit(&mut self.tenants, face, now))
     }
 }
 
