@@ -40,8 +40,14 @@ pub(crate) fn first(client: &mut Client, now: Instant) -> Vec<u8> {
 impl Pair {
     /// A client that opened a session on `path` with a server of `shared`'s settings.
     pub fn open(path: &str, shared: &Arc<Shared>, cert: &Certificate) -> Pair {
+        Self::pinning(path, shared, cert.sha256())
+    }
+
+    /// A client pinning the certificate hash `hash` that tried to open a session on `path`
+    /// with a server of `shared`'s settings.
+    pub fn pinning(path: &str, shared: &Arc<Shared>, hash: [u8; 32]) -> Pair {
         let now = Instant::now();
-        let mut client = Client::connect(now, addr(SERVER), path, cert.sha256()).unwrap();
+        let mut client = Client::connect(now, addr(SERVER), path, hash).unwrap();
         let d = first(&mut client, now);
         let server = Session::accept(shared, 64, now, addr(CLIENT), None, &d).unwrap();
         let mut p = Pair {

@@ -203,17 +203,7 @@ fn a_client_pinning_another_certificate_opens_no_session() {
     let cert = cert();
     let shared = listener_shared(&cert, &H3Config::default());
     let other = Certificate::self_signed(&[], SELF_SIGNED_VALIDITY).unwrap();
-    let now = Instant::now();
-    let mut client = Client::connect(now, addr(SERVER), "/ndn", other.sha256()).unwrap();
-    let d = first(&mut client, now);
-    let server = Session::accept(&shared, 64, now, addr(CLIENT), None, &d).unwrap();
-    let mut p = Pair {
-        client,
-        server,
-        now,
-        frames: Vec::new(),
-    };
-    p.pump();
+    let p = Pair::pinning("/ndn", &shared, other.sha256());
     assert!(p.client.is_closed() && p.client.status().is_none());
     assert!(!p.server.is_open());
 }
