@@ -510,23 +510,13 @@ fn dump_in_a_network_namespace_sees_a_pings_interest_and_data() {
         .read_line(&mut line)
         .unwrap();
     assert!(line.contains("listening on lo"), "{line}");
-    let mut server = Command::new(kite)
-        .args(["ping", "--server", "/dump", "--socket", d.socket()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut banner = String::new();
-    std::io::BufReader::new(server.stdout.as_mut().unwrap())
-        .read_line(&mut banner)
-        .unwrap();
+    let server = common::tools::PingServer::start(d.socket(), "/dump");
     let ping = Command::new("ip")
         .args(["netns", "exec", &ns.0, kite, "ping", "/dump", "-c", "1"])
         .args(["--start-seq", "7", "--socket", "udp://127.0.0.1:6363"])
         .output()
         .unwrap();
-    common::terminate(server.id());
-    common::reap(&mut server, std::time::Duration::from_secs(5));
+    drop(server);
     assert!(
         ping.status.success(),
         "{}",

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
 use common::ndnd::tool as ndnd;
@@ -65,25 +65,11 @@ fn kite_ping_and_ndnd_ping_answer_each_other() {
     stop(server);
     assert!(answered, "kite ping gets NDNd's pingserver's answers");
 
-    let mut server = Command::new(env!("CARGO_BIN_EXE_kite"))
-        .args(["ping", "--server", "/e2e/kiteping", "--socket", s])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("kite ping --server starts");
-    // it prints its banner once the prefix is registered
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert!(line.starts_with("PING SERVER"), "{line:?}");
+    let server = common::tools::PingServer::start(s, "/e2e/kiteping");
     let out = ndnd(&bin, s, &["ping", "/e2e/kiteping", "-c", "3", "-i", "100"])
         .output()
         .expect("ndnd ping runs");
-    terminate(server.id());
-    reap(&mut server, Duration::from_secs(5));
+    drop(server);
     assert!(
         text(&out).contains("3 received, 0% lost"),
         "ndnd ping: {}",

@@ -6,11 +6,12 @@
 mod common;
 
 use std::net::{SocketAddr, UdpSocket};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
 use common::ctl;
+use common::tools::PingServer;
 use common::webtransport::{logged_hash, WtClient};
 use common::{free_udp_port, Daemon};
 use serde_json::Value;
@@ -27,23 +28,6 @@ fn daemon(args: &[&str]) -> (Daemon, SocketAddr, [u8; 32]) {
     let d = Daemon::local(&all);
     let hash = logged_hash(&d.log_text());
     (d, addr, hash)
-}
-
-/// `kite ping --server PREFIX` on the daemon's socket, once it announced itself.
-fn ping_server(d: &Daemon, prefix: &str) -> Child {
-    use std::io::BufRead;
-    let mut s = Command::new(env!("CARGO_BIN_EXE_kite"))
-        .args(["ping", "--server", prefix, "--socket", d.socket()])
-        .env_remove("NDN_CLIENT_TRANSPORT")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut banner = String::new();
-    std::io::BufReader::new(s.stdout.as_mut().unwrap())
-        .read_line(&mut banner)
-        .unwrap();
-    s
 }
 
 fn interest(name: &str, nonce: u32) -> Bytes {
@@ -63,7 +47,7 @@ fn face_of(d: &Daemon, c: &WtClient) -> Option<Value> {
 #[test]
 fn an_interest_over_a_session_gets_its_data_and_the_face_is_listed() {
     let (d, addr, hash) = daemon(&[]);
-    let mut server = ping_server(&d, "/wt");
+    let _server = PingServer::start(d.socket(), "/wt");
     let mut c = WtClient::open(addr, "/ndn", hash);
     assert_eq!(c.status(), Some(200), "{}", d.log_text());
     let data = c.express(&interest("/wt/ping/1", 1), LIMIT).expect("Data");
@@ -83,8 +67,6 @@ fn an_interest_over_a_session_gets_its_data_and_the_face_is_listed() {
     assert_eq!(ch["cert_sha256"], hex.as_str(), "where operators look");
     let table = ctl::ok(d.socket(), &["channel", "list"]);
     assert!(table.contains(&format!("cert sha-256 {hex}")), "{table}");
-    common::terminate(server.id());
-    let _ = server.wait();
 }
 
 #[test]
@@ -132,7 +114,7 @@ fn another_path_is_answered_404_and_makes_no_listed_session_of_use() {
 #[test]
 fn hostile_datagrams_and_streams_do_not_hurt_another_session() {
     let (d, addr, hash) = daemon(&[]);
-    let mut server = ping_server(&d, "/wt");
+    let _server = PingServer::start(d.socket(), "/wt");
     let mut good = WtClient::open(addr, "/ndn", hash);
     let mut bad = WtClient::open(addr, "/ndn", hash);
     assert_eq!((good.status(), bad.status()), (Some(200), Some(200)));
@@ -179,8 +161,6 @@ fn hostile_datagrams_and_streams_do_not_hurt_another_session() {
         .unwrap();
     assert!(ch["drops"]["malformed"].as_u64().unwrap() >= 200, "{ch}");
     assert!(ch["drops"]["truncated"].as_u64().unwrap() >= 1, "{ch}");
-    common::terminate(server.id());
-    let _ = server.wait();
 }
 
 #[test]
@@ -189,7 +169,7 @@ fn a_full_listener_gives_up_its_idlest_session() {
     let config = dir.path().join("kite.toml");
     std::fs::write(&config, "[face_system.http3]\nmax_sessions = 2\n").unwrap();
     let (d, addr, hash) = daemon(&["--config", config.to_str().unwrap()]);
-    let mut server = ping_server(&d, "/wt");
+    let _server = PingServer::start(d.socket(), "/wt");
     let mut a = WtClient::open(addr, "/ndn", hash);
     assert!(a.express(&interest("/wt/ping/6", 6), LIMIT).is_some());
     let mut b = WtClient::open(addr, "/ndn", hash);
@@ -201,8 +181,6 @@ fn a_full_listener_gives_up_its_idlest_session() {
     assert!(face_of(&d, &a).is_none());
     assert!(face_of(&d, &b).is_some() && face_of(&d, &c).is_some());
     assert!(c.express(&interest("/wt/ping/8", 8), LIMIT).is_some());
-    common::terminate(server.id());
-    let _ = server.wait();
 }
 
 #[test]
@@ -211,15 +189,14 @@ fn sighup_gives_new_sessions_a_new_certificate_and_open_ones_go_on() {
     let config = dir.path().join("kite.toml");
     std::fs::write(&config, "[face_system.http3]\nidle_timeout = 60\n").unwrap();
     let (d, addr, old) = daemon(&["--config", config.to_str().unwrap()]);
-    let mut server = ping_server(&d, "/wt");
+    let _server = PingServer::start(d.socket(), "/wt");
     let mut open = WtClient::open(addr, "/ndn", old);
     assert_eq!(open.status(), Some(200));
     common::signal(d.pid(), "HUP");
-    let until = std::time::Instant::now() + LIMIT;
-    while !d.log_text().contains("certificate replaced") {
-        assert!(std::time::Instant::now() < until, "{}", d.log_text());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let replaced = common::eventually(LIMIT, || {
+        d.log_text().contains("certificate replaced").then_some(())
+    });
+    assert!(replaced.is_some(), "{}", d.log_text());
     let new = logged_hash(&d.log_text());
     assert_ne!(new, old, "a self-signed certificate is made again");
     let mut refused = WtClient::open(addr, "/ndn", old);
@@ -236,6 +213,4 @@ fn sighup_gives_new_sessions_a_new_certificate_and_open_ones_go_on() {
         data.is_some_and(|d| is_data(&d)),
         "the open session goes on"
     );
-    common::terminate(server.id());
-    let _ = server.wait();
 }

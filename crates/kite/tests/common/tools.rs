@@ -1,5 +1,5 @@
-//! Helpers for the tests of `kite ping|get|put`: running the binary, a `kite put` in the
-//! background, objects and their SHA-256.
+//! Helpers for the tests of `kite ping|get|put`: running the binary, a `kite put` and a
+//! `kite ping --server` in the background, objects and their SHA-256.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -132,6 +132,41 @@ impl Put {
 impl Drop for Put {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A `kite ping --server` answering under a prefix; SIGTERM when dropped.
+pub struct PingServer(Child);
+
+impl PingServer {
+    /// Starts `kite ping --server prefix --socket socket` and waits for its banner (printed
+    /// once its prefix is registered).
+    pub fn start(socket: &str, prefix: &str) -> PingServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(["ping", "--server", prefix, "--socket", socket])
+            .env_remove("NDN_CLIENT_TRANSPORT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start kite ping --server");
+        let mut line = String::new();
+        // Its stdout stays open (read through a borrow), so later lines do not break a pipe.
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .expect("read kite ping --server's banner");
+        assert!(
+            line.starts_with("PING SERVER"),
+            "kite ping --server printed {line:?}"
+        );
+        PingServer(child)
+    }
+}
+
+impl Drop for PingServer {
+    fn drop(&mut self) {
+        terminate(self.0.id());
+        reap(&mut self.0, Duration::from_secs(5));
     }
 }
 
