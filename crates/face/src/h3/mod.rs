@@ -15,7 +15,10 @@
 //! [`H3Config::max_sessions`] sessions, giving up the idlest for a new one (as TCP listeners do, [`crate::tenancy`]);
 //! a session whose client goes silent ends at the QUIC idle timeout.
 
+// The client and the pair in memory serve the tests and the fuzz target only.
+#[cfg(any(test, feature = "testing"))]
 mod client;
+#[cfg(any(test, feature = "testing"))]
 mod memory;
 mod qpack;
 pub(crate) mod session;
@@ -27,7 +30,7 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -40,6 +43,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use sha2::{Digest, Sha256};
 use socket2::{Domain, Protocol, Socket, Type};
 
+#[cfg(any(test, feature = "testing"))]
 pub use client::Client;
 
 use crate::config::FaceConfig;
@@ -478,10 +482,10 @@ impl H3Listener {
 /// length octet, that many octets) is sent by the client as a datagram of the session, a
 /// datagram without its prefix, a request stream or a unidirectional stream. Panics only
 /// where the server would.
-#[doc(hidden)]
+#[cfg(any(test, feature = "testing"))]
 pub fn exercise(input: &[u8]) {
     let _ = session::parse_request(input);
-    static SERVER: OnceLock<(Certificate, Arc<Shared>)> = OnceLock::new();
+    static SERVER: std::sync::OnceLock<(Certificate, Arc<Shared>)> = std::sync::OnceLock::new();
     let (cert, shared) = SERVER.get_or_init(|| {
         let c = Certificate::self_signed(&[], SELF_SIGNED_VALIDITY).expect("a certificate");
         let s = shared(&c, &H3Config::default()).expect("a configuration");

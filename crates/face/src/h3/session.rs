@@ -522,6 +522,7 @@ fn put_varint_small(out: &mut SmallVec<[u8; 8]>, v: u64) {
 
 /// Parses a request stream's octets (for the fuzz target): whether they make a CONNECT, and
 /// its path.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn parse_request(b: &[u8]) -> Option<String> {
     match request(b) {
         Parsed::Connect(p) => Some(p),
