@@ -529,7 +529,10 @@ fn webtransport_certificate(
         (None, None) => {
             let c = kite_face::Certificate::self_signed(&[], kite_face::h3::SELF_SIGNED_VALIDITY)
                 .map_err(|e| anyhow::anyhow!("cannot make a certificate: {e}"))?;
-            tracing::info!("WebTransport certificate made: self-signed ECDSA P-256, valid 13 days");
+            let days = kite_face::h3::SELF_SIGNED_VALIDITY.as_secs() / 86_400;
+            tracing::info!(
+                "WebTransport certificate made: self-signed ECDSA P-256, valid {days} days"
+            );
             c
         }
         _ => anyhow::bail!("[face_system.http3]: cert and key go together"),
