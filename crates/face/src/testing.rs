@@ -112,7 +112,7 @@ struct State {
     bursts: usize,
     flushes: usize,
     timed: bool,
-    deadline: Option<std::time::Instant>,
+    deadline: Option<Instant>,
     timer_runs: usize,
     fail_at_deadline: bool,
 }
@@ -348,7 +348,7 @@ impl MemoryPeer {
     }
 
     /// The transport's timers are due at `at` (a [`MemoryTransport::timed`] face).
-    pub fn set_deadline(&self, at: Option<std::time::Instant>) {
+    pub fn set_deadline(&self, at: Option<Instant>) {
         self.state().deadline = at;
     }
 
@@ -449,11 +449,11 @@ impl Transport for MemoryIo {
         lock(&self.state).timed
     }
 
-    fn deadline(&self) -> Option<std::time::Instant> {
+    fn deadline(&self) -> Option<Instant> {
         lock(&self.state).deadline
     }
 
-    fn on_deadline(&mut self, _now: std::time::Instant) -> Result<(), FaceError> {
+    fn on_deadline(&mut self, _now: Instant) -> Result<(), FaceError> {
         let mut s = lock(&self.state);
         s.timer_runs += 1;
         s.deadline = None;
@@ -603,7 +603,7 @@ mod tests {
     use super::*;
     use crate::link_service::Received;
     use kite_link::PacketKind;
-    use std::time::Instant;
+    use Instant;
 
     const INTEREST: &[u8] = &[5, 5, 7, 3, 8, 1, b'a'];
 
