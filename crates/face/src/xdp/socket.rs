@@ -7,6 +7,11 @@
 //! ring. So [`XskRx`] (owned by the channel that reads) and [`XskTx`] (shared by the faces that
 //! write) each own their rings and frames outright, and neither waits on the other.
 //!
+//! A queue can have lane sockets ([`XskLane`]) beside its home socket: they share the home's
+//! UMEM and fill ring (the kernel lets one socket per queue fill it), so each I/O thread
+//! reads the frames the XDP program steers to it on a socket of its own, and hands the
+//! frames back to the home through a return ring.
+//!
 //! The rings are written by hand over `libc`'s `if_xdp.h` definitions rather than through a
 //! crate: the crates that do it in pure Rust either keep one free list for both directions
 //! or hide the rings' need-wakeup flag, and the kernel ABI is small and fixed.
@@ -260,10 +265,36 @@ impl XskConfig {
 }
 
 /// The receive half: the fill and RX rings and the receive frames.
+///
+/// It is a queue's home socket: it alone produces into the queue's fill ring, also for the
+/// lane sockets ([`XskLane`]) that share its UMEM, which give their frames back through
+/// return rings it drains each time it receives.
 #[derive(Debug)]
 pub struct XskRx {
     fill: Ring<u64>,
     rx: Ring<libc::xdp_desc>,
+    /// One per lane: the frames the lane has read, for the fill ring.
+    returns: Vec<rtrb::Consumer<u64>>,
+    /// Receive frames in the UMEM: the most any ring holds.
+    frames: u32,
+    shared: Arc<Shared>,
+}
+
+/// A socket on the same queue as an [`XskRx`] that shares its UMEM (XDP_SHARED_UMEM) and has
+/// an RX ring only: the XDP program steers to it the frames meant for another I/O thread.
+/// The kernel lets only one socket of a queue fill the shared fill ring, so the lane hands
+/// each frame it has read back to its home through a return ring (single producer, single
+/// consumer, no lock) sized to every receive frame: a frame is always in exactly one place
+/// (fill ring, kernel, an RX ring, a return ring), so the return ring cannot overflow.
+///
+/// Field order is drop order: the socket closes before the UMEM it holds alive.
+#[derive(Debug)]
+pub struct XskLane {
+    fd: OwnedFd,
+    rx: Ring<libc::xdp_desc>,
+    returns: rtrb::Producer<u64>,
+    /// Frames read that found the return ring full: zero while the invariant above holds.
+    lost: u64,
     shared: Arc<Shared>,
 }
 
@@ -283,6 +314,9 @@ pub struct XskTx {
 unsafe impl Send for XskRx {}
 // SAFETY: as for `XskRx`.
 unsafe impl Send for XskTx {}
+// SAFETY: as for `XskRx`: the lane's RX ring is its own, and it reads only the frames the
+// kernel gave it until it hands them back.
+unsafe impl Send for XskLane {}
 // SAFETY: `Shared` only hands out slices of frames that the caller owns through one half.
 unsafe impl Send for Shared {}
 // SAFETY: as above; the UMEM base and length never change.
@@ -353,22 +387,7 @@ pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, X
     ] {
         setsockopt(s, opt, &half)?;
     }
-    // SAFETY: zeroed plain-old-data, filled by getsockopt below.
-    let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of_val(&off) as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` octets into `off`.
-    let r = unsafe {
-        libc::getsockopt(
-            s,
-            libc::SOL_XDP,
-            libc::XDP_MMAP_OFFSETS,
-            (&mut off as *mut libc::xdp_mmap_offsets).cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let off = mmap_offsets(s)?;
     let mut fill = Ring::map(s, half, &off.fr, libc::XDP_UMEM_PGOFF_FILL_RING)?;
     let completion = Ring::map(s, half, &off.cr, libc::XDP_UMEM_PGOFF_COMPLETION_RING)?;
     let rx = Ring::map(s, half, &off.rx, libc::XDP_PGOFF_RX_RING as u64)?;
@@ -391,6 +410,8 @@ pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, X
         XskRx {
             fill,
             rx,
+            returns: Vec::new(),
+            frames: half,
             shared: Arc::clone(&shared),
         },
         XskTx {
@@ -403,30 +424,56 @@ pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, X
     ))
 }
 
+/// Where the kernel put each ring in the socket's mappings (XDP_MMAP_OFFSETS).
+fn mmap_offsets(s: RawFd) -> io::Result<libc::xdp_mmap_offsets> {
+    // SAFETY: zeroed plain-old-data, filled by getsockopt below.
+    let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of_val(&off) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` octets into `off`.
+    let r = unsafe {
+        libc::getsockopt(
+            s,
+            libc::SOL_XDP,
+            libc::XDP_MMAP_OFFSETS,
+            (&mut off as *mut libc::xdp_mmap_offsets).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 {
+        Ok(off)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// bind(2) of AF_XDP socket `fd` to (`ifindex`, `queue`) with `flags`; `shared` is the
+/// socket whose UMEM it shares (XDP_SHARED_UMEM), else 0.
+fn bind_raw(fd: RawFd, ifindex: u32, queue: u32, flags: u16, shared: RawFd) -> io::Result<()> {
+    let sa = libc::sockaddr_xdp {
+        sxdp_family: libc::AF_XDP as u16,
+        sxdp_flags: flags,
+        sxdp_ifindex: ifindex,
+        sxdp_queue_id: queue,
+        sxdp_shared_umem_fd: shared as u32,
+    };
+    // SAFETY: passes a live sockaddr_xdp and its size.
+    let r = unsafe {
+        libc::bind(
+            fd,
+            (&sa as *const libc::sockaddr_xdp).cast(),
+            std::mem::size_of_val(&sa) as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Binds zero-copy, or in copy mode when the driver refuses zero-copy.
 fn bind(fd: RawFd, ifindex: u32, queue: u32) -> io::Result<CopyMode> {
-    let try_bind = |flags: u16| {
-        let sa = libc::sockaddr_xdp {
-            sxdp_family: libc::AF_XDP as u16,
-            sxdp_flags: flags | libc::XDP_USE_NEED_WAKEUP,
-            sxdp_ifindex: ifindex,
-            sxdp_queue_id: queue,
-            sxdp_shared_umem_fd: 0,
-        };
-        // SAFETY: passes a live sockaddr_xdp and its size.
-        let r = unsafe {
-            libc::bind(
-                fd,
-                (&sa as *const libc::sockaddr_xdp).cast(),
-                std::mem::size_of_val(&sa) as libc::socklen_t,
-            )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    };
+    let try_bind = |flags: u16| bind_raw(fd, ifindex, queue, flags | libc::XDP_USE_NEED_WAKEUP, 0);
     match try_bind(libc::XDP_ZEROCOPY) {
         Ok(()) => Ok(CopyMode::ZeroCopy),
         Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL)) => {
@@ -483,9 +530,75 @@ impl XskRx {
         self.shared.fd.as_fd()
     }
 
+    /// Opens a lane socket on the same interface and queue (`ifindex`, `queue`, which must
+    /// be this socket's) sharing this socket's UMEM and fill ring: an RX ring only, with a
+    /// return ring to this socket. Copy mode and need-wakeup are the home's (the kernel takes
+    /// no mode flags with XDP_SHARED_UMEM).
+    pub fn add_lane(&mut self, ifindex: u32, queue: u32) -> io::Result<XskLane> {
+        // SAFETY: a plain socket(2) call; the result is checked.
+        let raw = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a descriptor we just opened and own.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let s = fd.as_raw_fd();
+        setsockopt(s, libc::XDP_RX_RING, &self.frames)?;
+        let off = mmap_offsets(s)?;
+        let rx = Ring::map(s, self.frames, &off.rx, libc::XDP_PGOFF_RX_RING as u64)?;
+        bind_raw(s, ifindex, queue, libc::XDP_SHARED_UMEM, self.raw_fd())?;
+        Ok(self.lane(fd, rx))
+    }
+
+    /// A lane over socket `fd` and its RX ring `rx`, with its return ring to this socket.
+    fn lane(&mut self, fd: OwnedFd, rx: Ring<libc::xdp_desc>) -> XskLane {
+        let (returns, home) = rtrb::RingBuffer::new(self.frames as usize);
+        self.returns.push(home);
+        XskLane {
+            fd,
+            rx,
+            returns,
+            lost: 0,
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Moves the frames the lanes have handed back into the fill ring. How many.
+    pub fn reclaim(&mut self) -> u32 {
+        let mut moved = 0;
+        // The fill ring holds every receive frame, so it has room for all a lane holds.
+        for ret in &mut self.returns {
+            let room = self.fill.free(self.frames) as usize;
+            let Ok(chunk) = ret.read_chunk(ret.slots().min(room)) else {
+                continue;
+            };
+            let (a, b) = chunk.as_slices();
+            for &addr in a.iter().chain(b) {
+                self.fill.put(addr);
+            }
+            moved += chunk.len() as u32;
+            chunk.commit_all();
+        }
+        // A return ring whose lane has gone and that is empty is of no more use.
+        self.returns.retain(|r| !(r.is_abandoned() && r.is_empty()));
+        if moved > 0 {
+            self.fill.publish();
+        }
+        moved
+    }
+
+    /// Frames waiting in the return rings (for tests and status).
+    pub fn frames_returned(&self) -> usize {
+        self.returns.iter().map(|r| r.slots()).sum()
+    }
+
     /// Reads at most `max` received frames, calling `f` with each frame's octets (which it
-    /// must copy to keep), then gives their UMEM frames back to the fill ring. How many.
+    /// must copy to keep), then gives their UMEM frames back to the fill ring, with those the
+    /// lanes have handed back. How many it read.
     pub fn recv(&mut self, max: u32, mut f: impl FnMut(&[u8])) -> u32 {
+        if !self.returns.is_empty() {
+            self.reclaim();
+        }
         let n = self.rx.ready().min(max);
         for i in 0..n {
             let d = self.rx.peek(i);
@@ -537,6 +650,52 @@ impl XskRx {
         } else {
             Err(io::Error::last_os_error())
         }
+    }
+}
+
+impl XskLane {
+    /// The socket, for a poll to watch for readable frames and for the XDP program's socket
+    /// map.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Reads at most `max` received frames, calling `f` with each frame's octets (which it
+    /// must copy to keep), then hands their UMEM frames to the home socket's return ring.
+    /// How many; the home must then [`XskRx::reclaim`] them (wake it if it sleeps).
+    pub fn recv(&mut self, max: u32, mut f: impl FnMut(&[u8])) -> u32 {
+        let n = self.rx.ready().min(max);
+        for i in 0..n {
+            let d = self.rx.peek(i);
+            if let Some(frame) = self.shared.frame(d.addr, d.len as usize) {
+                f(frame);
+            }
+            if self.returns.push(self.shared.frame_start(d.addr)).is_err() {
+                self.lost += 1;
+            }
+        }
+        if n > 0 {
+            self.rx.release(n);
+        }
+        n
+    }
+
+    /// Whether the RX ring holds received frames (one load, no system call).
+    pub fn has_frames(&mut self) -> bool {
+        self.rx.ready() > 0
+    }
+
+    /// Frames read that the return ring could not take (zero unless the accounting broke).
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+}
+
+impl Drop for XskLane {
+    /// Hands back the frames still in the RX ring (its socket must have left the XDP
+    /// program's map first), so the home's fill ring keeps every frame.
+    fn drop(&mut self) {
+        while self.recv(u32::MAX, |_| {}) > 0 {}
     }
 }
 
@@ -634,6 +793,271 @@ impl XskTx {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel's side of a ring made over ordinary memory: it consumes what Kite produces
+    /// (fill) or produces what Kite consumes (RX).
+    struct KernelSide<T> {
+        producer: NonNull<AtomicU32>,
+        consumer: NonNull<AtomicU32>,
+        descs: NonNull<T>,
+        mask: u32,
+    }
+
+    /// A ring of `size` entries over an anonymous mapping laid out as the kernel lays its
+    /// rings out (three index words, then the descriptors), with the kernel's side of it.
+    fn fake_ring<T: Copy>(size: u32) -> (Ring<T>, KernelSide<T>) {
+        let off = libc::xdp_ring_offset {
+            producer: 0,
+            consumer: 64,
+            desc: 192,
+            flags: 128,
+        };
+        let len = off.desc as usize + size as usize * std::mem::size_of::<T>();
+        let map = Mapping::anonymous(len).unwrap();
+        // SAFETY: the offsets lie inside the mapping just made.
+        let at = |o: u64| unsafe { NonNull::new_unchecked(map.ptr.as_ptr().add(o as usize)) };
+        let kernel = KernelSide {
+            producer: at(off.producer).cast(),
+            consumer: at(off.consumer).cast(),
+            descs: at(off.desc).cast(),
+            mask: size - 1,
+        };
+        let ring = Ring {
+            producer: at(off.producer).cast(),
+            consumer: at(off.consumer).cast(),
+            flags: at(off.flags).cast(),
+            descs: at(off.desc).cast(),
+            mask: size - 1,
+            head: 0,
+            other: 0,
+            _map: map,
+        };
+        (ring, kernel)
+    }
+
+    impl<T: Copy> KernelSide<T> {
+        fn idx(&self, p: NonNull<AtomicU32>) -> &AtomicU32 {
+            // SAFETY: the index words live in the mapping the ring owns, which the test keeps
+            // alive for as long as it uses this side.
+            unsafe { p.as_ref() }
+        }
+
+        /// Takes the next entry Kite produced (the kernel consuming the fill ring).
+        fn take(&self) -> Option<T> {
+            let c = self.idx(self.consumer).load(Ordering::Relaxed);
+            if self.idx(self.producer).load(Ordering::Acquire) == c {
+                return None;
+            }
+            // SAFETY: Kite published slot `c` and will not touch it until we consume it.
+            let v = unsafe { self.descs.as_ptr().add((c & self.mask) as usize).read() };
+            self.idx(self.consumer)
+                .store(c.wrapping_add(1), Ordering::Release);
+            Some(v)
+        }
+
+        /// Produces an entry for Kite (the kernel writing an RX ring); false when full.
+        fn give(&self, v: T) -> bool {
+            let p = self.idx(self.producer).load(Ordering::Relaxed);
+            let c = self.idx(self.consumer).load(Ordering::Acquire);
+            if p.wrapping_sub(c) > self.mask {
+                return false;
+            }
+            // SAFETY: Kite consumed slot `p` (the ring is not full), so only we touch it.
+            unsafe { self.descs.as_ptr().add((p & self.mask) as usize).write(v) };
+            self.idx(self.producer)
+                .store(p.wrapping_add(1), Ordering::Release);
+            true
+        }
+
+        /// Entries produced and not yet consumed.
+        fn len(&self) -> u32 {
+            self.idx(self.producer)
+                .load(Ordering::Acquire)
+                .wrapping_sub(self.idx(self.consumer).load(Ordering::Acquire))
+        }
+    }
+
+    fn dev_null() -> OwnedFd {
+        std::fs::File::open("/dev/null").unwrap().into()
+    }
+
+    /// A home socket and `lanes` lane sockets on one queue, over rings in ordinary memory, with
+    /// the kernel's side of the fill ring and of each RX ring (home first).
+    #[allow(clippy::type_complexity)]
+    fn fake_queue(
+        frames: u32,
+        lanes: usize,
+    ) -> (
+        XskRx,
+        Vec<XskLane>,
+        KernelSide<u64>,
+        Vec<KernelSide<libc::xdp_desc>>,
+    ) {
+        let (mut fill, kfill) = fake_ring::<u64>(frames);
+        let (rx, krx) = fake_ring::<libc::xdp_desc>(frames);
+        let frame_size = SMALL_FRAME_SIZE;
+        for i in 0..frames {
+            fill.put(u64::from(i) * frame_size as u64);
+        }
+        fill.publish();
+        let shared = Arc::new(Shared {
+            fd: dev_null(),
+            umem: Mapping::anonymous(frames as usize * frame_size).unwrap(),
+            frame_size,
+        });
+        let mut home = XskRx {
+            fill,
+            rx,
+            returns: Vec::new(),
+            frames,
+            shared,
+        };
+        let mut krxs = vec![krx];
+        let lanes = (0..lanes)
+            .map(|_| {
+                let (rx, krx) = fake_ring::<libc::xdp_desc>(frames);
+                krxs.push(krx);
+                home.lane(dev_null(), rx)
+            })
+            .collect();
+        (home, lanes, kfill, krxs)
+    }
+
+    /// Every receive frame stays in exactly one place while the kernel steers frames to two
+    /// lanes that hand them back through their return rings: the kernel never gets a frame
+    /// from the fill ring that a ring still holds, no return ring overflows (however long
+    /// the home leaves them), and the fill ring never runs dry for good.
+    #[test]
+    fn lanes_hand_every_frame_back_and_no_return_ring_overflows() {
+        const FRAMES: u32 = 16;
+        let (mut home, mut lanes, kfill, krxs) = fake_queue(FRAMES, 2);
+        // Where each frame is: `InRx(i)` in RX ring i (0 the home's), else `Out` (in the
+        // fill ring or a return ring, or read and not yet handed back).
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        enum At {
+            Out,
+            InRx(usize),
+        }
+        let mut at = vec![At::Out; FRAMES as usize];
+        let frame = |addr: u64| (addr / SMALL_FRAME_SIZE as u64) as usize;
+        let mut seed = 0x2545_f491_u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        let read = |at: &mut Vec<At>, who: usize, octets: &[u8]| {
+            let addr = u64::from_ne_bytes(octets[..8].try_into().unwrap());
+            assert_eq!(
+                at[frame(addr)],
+                At::InRx(who),
+                "frame {addr:#x} read by {who}"
+            );
+            at[frame(addr)] = At::Out;
+        };
+        let mut delivered = 0u64;
+        for step in 0..20_000 {
+            // The kernel: a burst of frames from the fill ring, each to a socket, its first
+            // eight octets naming the frame so the reader can tell which it got.
+            for _ in 0..next() % 8 {
+                let Some(addr) = kfill.take() else { break };
+                let f = frame(addr);
+                assert_eq!(
+                    at[f],
+                    At::Out,
+                    "step {step}: frame {f} filled while in a ring"
+                );
+                let to = (next() % 3) as usize;
+                let umem = home.shared.umem.ptr.as_ptr();
+                // SAFETY: the frame is the kernel's now (taken from the fill ring) and lies
+                // inside the UMEM.
+                unsafe { umem.add(addr as usize).cast::<u64>().write_unaligned(addr) };
+                let given = krxs[to].give(libc::xdp_desc {
+                    addr,
+                    len: 8,
+                    options: 0,
+                });
+                assert!(given, "step {step}: an RX ring full with a frame to give");
+                at[f] = At::InRx(to);
+                delivered += 1;
+            }
+            // The readers, each at its own pace; for a thousand steps out of two the home
+            // reads only every 64th step, as one asleep while its lanes work.
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                lane.recv(next() % 6, |o| read(&mut at, i + 1, o));
+            }
+            if step % 64 == 0 || (step / 1000) % 2 == 0 {
+                home.recv(next() % 6, |o| read(&mut at, 0, o));
+            }
+            // Every frame is in the fill ring, an RX ring or a return ring.
+            let in_rx: u32 = krxs.iter().map(KernelSide::len).sum();
+            let held = kfill.len() as usize + in_rx as usize + home.frames_returned();
+            assert_eq!(held, FRAMES as usize, "step {step}");
+            assert!(lanes.iter().all(|l| l.lost() == 0), "step {step}");
+        }
+        assert!(delivered > 10_000, "the fill ring ran dry: {delivered}");
+    }
+
+    /// On a veth with two queues (in a namespace of the test's own, as root), a lane binds
+    /// to its home's queue sharing its UMEM with no fill ring and no mode flags, as the
+    /// kernel requires; a lane on another queue, which would need a fill ring of its own, is
+    /// refused.
+    #[test]
+    fn a_lane_shares_its_home_queue_umem() {
+        use kite_testkit::netns;
+        let name = format!("kite-xsk-lane-{}", std::process::id());
+        if !netns::add_or_skip(&name) {
+            return;
+        }
+        netns::ip_ok(&[
+            "-n",
+            &name,
+            "link",
+            "add",
+            "k0",
+            "numrxqueues",
+            "2",
+            "numtxqueues",
+            "2",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "k1",
+            "numrxqueues",
+            "2",
+            "numtxqueues",
+            "2",
+        ]);
+        netns::ip_ok(&["-n", &name, "link", "set", "k0", "up"]);
+        netns::ip_ok(&["-n", &name, "link", "set", "k1", "up"]);
+        let result = std::thread::scope(|s| {
+            s.spawn(|| {
+                let ns = std::fs::File::open(format!("/run/netns/{name}")).unwrap();
+                // SAFETY: setns reads a descriptor `ns` keeps open through the call, and
+                // moves only the calling thread, which ends with this closure.
+                let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+                assert_eq!(r, 0, "setns: {}", io::Error::last_os_error());
+                // SAFETY: a NUL-terminated literal.
+                let ifindex = unsafe { libc::if_nametoindex(c"k0".as_ptr()) };
+                assert_ne!(ifindex, 0);
+                let config = XskConfig {
+                    umem_octets: 0,
+                    longest_frame: 1514,
+                };
+                let (mut home, _tx, _) = open(ifindex, 1, config).unwrap();
+                let mut lane = home.add_lane(ifindex, 1).unwrap();
+                assert_ne!(lane.fd().as_raw_fd(), home.raw_fd());
+                assert!(!lane.has_frames());
+                assert!(home.add_lane(ifindex, 0).is_err());
+                assert_eq!(home.reclaim(), 0);
+            })
+            .join()
+        });
+        let _ = netns::ip(&["netns", "del", &name]);
+        result.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    }
 
     #[test]
     fn umem_halves_are_powers_of_two_from_sixteen_frames() {
