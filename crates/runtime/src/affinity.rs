@@ -64,6 +64,13 @@ impl Affinity {
         }
     }
 
+    /// Whether forwarding shard `shard` runs on another I/O thread than this one (inline
+    /// forwarding), so a packet for it crosses between threads.
+    #[inline]
+    pub fn crosses(&self, shard: usize) -> bool {
+        self.io_threads != 0 && shard % self.io_threads != self.index
+    }
+
     /// Starts watching an accepted face (unless [`WATCHED`] are watched already).
     pub fn watch(&mut self, face: FaceId, now: Instant) {
         if self.io_threads == 0 || self.watched.len() >= WATCHED {

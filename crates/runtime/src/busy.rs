@@ -40,6 +40,9 @@ pub struct BusyTimes {
     /// Each forwarding shard, in thread order: a forwarding thread's, or with inline
     /// forwarding the part of the I/O thread's time spent in that shard's pipelines.
     pub shards: Vec<Duration>,
+    /// Packets each I/O thread queued for a shard another I/O thread runs (inline
+    /// forwarding), in thread order: each crossed between threads.
+    pub io_crossed: Vec<u64>,
     /// Whether the shards run inline in the I/O thread.
     pub inline: bool,
 }

@@ -37,6 +37,8 @@ pub struct RuntimeHandle {
     pub(crate) clock: MonotonicClock,
     /// Each I/O thread's busy time, then each shard's.
     pub(crate) io_busy: Vec<Arc<BusyTime>>,
+    /// Each I/O thread's packets for shards other I/O threads run.
+    pub(crate) io_crossed: Vec<Arc<dispatch::Crossed>>,
     pub(crate) shard_busy: Vec<Arc<BusyTime>>,
     pub(crate) inline: bool,
 }
@@ -360,6 +362,7 @@ impl RuntimeHandle {
                 .map(|l| l.load(std::sync::atomic::Ordering::Relaxed))
                 .collect(),
             shards: self.shard_busy.iter().map(|b| b.get()).collect(),
+            io_crossed: self.io_crossed.iter().map(|c| c.get()).collect(),
             inline: self.inline,
         }
     }

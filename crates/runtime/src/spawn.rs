@@ -168,6 +168,7 @@ impl Runtime {
             .collect();
         let ids = kite_link::FaceIds::new();
         let mut io_busy = Vec::with_capacity(m);
+        let mut io_crossed = Vec::with_capacity(m);
         let mut io_threads = Vec::with_capacity(m);
         let parts = polls
             .into_iter()
@@ -178,6 +179,8 @@ impl Runtime {
         for (k, ((((poll, rx), sleep), (to_fwd, from_fwd)), shards)) in parts.enumerate() {
             let busy = Arc::new(BusyTime::default());
             io_busy.push(busy.clone());
+            let crossed = Arc::new(dispatch::Crossed::default());
+            io_crossed.push(crossed.clone());
             let dispatcher = dispatch::Dispatcher::new(
                 hasher,
                 ndt.clone(),
@@ -185,6 +188,7 @@ impl Runtime {
                 fwd.iter().map(|(_, w)| w.clone()).collect(),
                 clock,
                 affinity::Affinity::new(k, m, inline),
+                crossed,
             );
             io_threads.push(io::IoThread::new(
                 &config,
@@ -231,6 +235,7 @@ impl Runtime {
                 ndt,
                 clock,
                 io_busy,
+                io_crossed,
                 shard_busy,
                 inline,
             },

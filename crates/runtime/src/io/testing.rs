@@ -82,6 +82,7 @@ pub(super) fn harness_listening(
         vec![Waker::for_current_thread()],
         MonotonicClock::new(),
         Affinity::new(0, 1, false),
+        Arc::new(crate::dispatch::Crossed::default()),
     );
     let (fwd_tx, fwd) = crossbeam_channel::unbounded();
     let (events_tx, events) = crossbeam_channel::unbounded();

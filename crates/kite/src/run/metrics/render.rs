@@ -468,6 +468,18 @@ fn shard_metrics(e: &mut Exposition, s: &Snapshot) {
             );
         }
     }
+    if s.busy.inline && s.busy.io_crossed.len() > 1 {
+        e.family(
+            "kite_io_crossed",
+            Kind::Counter,
+            "Packets an I/O thread queued for a forwarding shard another I/O thread runs \
+             (inline forwarding): each crossed between threads.",
+        );
+        for (i, n) in s.busy.io_crossed.iter().enumerate() {
+            let name = format!("kite-io{i}");
+            e.sample("kite_io_crossed_total", &[("thread", &name)], n);
+        }
+    }
     e.family(
         "kite_shard_busy_seconds",
         Kind::Counter,
