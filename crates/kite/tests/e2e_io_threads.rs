@@ -155,6 +155,21 @@ fn two_io_threads(inline: &str) {
         let sample = format!("kite_thread_busy_seconds_total{{thread=\"{t}\"}}");
         assert!(metrics.contains(&sample), "{sample} in {metrics}");
     }
+    // With inline shards each I/O thread counts the packets it queued for the other's shard
+    // (how many depends on when the faces moved to their shards' thread).
+    let crossed: Vec<f64> = (metrics.lines())
+        .filter_map(|l| l.strip_prefix("kite_io_crossed_total{thread=\"kite-io"))
+        .filter_map(|l| l.split_once(' ')?.1.parse().ok())
+        .collect();
+    if inline == "true" {
+        assert_eq!(
+            crossed.len(),
+            2,
+            "kite_io_crossed_total per thread in {metrics}"
+        );
+    } else {
+        assert!(crossed.is_empty(), "{crossed:?}");
+    }
 }
 
 /// The next packet `s` receives within [`WAIT`] (panics without one).
