@@ -340,6 +340,25 @@ fn setsockopt<T>(fd: RawFd, opt: libc::c_int, v: &T) -> io::Result<()> {
     }
 }
 
+/// The value of SOL_XDP option `opt` of socket `fd`, read into a zeroed `T`.
+///
+/// # Safety
+/// `T` must be plain old data that is valid all zero (the kernel may write fewer octets than
+/// `T` holds, as older kernels do for a struct that grew).
+unsafe fn getsockopt<T>(fd: RawFd, opt: libc::c_int) -> io::Result<T> {
+    // SAFETY: the caller vouches that all zeroes is a valid `T`.
+    let mut v: T = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` octets into `v`, which lives through the call.
+    let r =
+        unsafe { libc::getsockopt(fd, libc::SOL_XDP, opt, (&mut v as *mut T).cast(), &mut len) };
+    if r == 0 {
+        Ok(v)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Frames of `frame_size` octets per half for `umem_octets`: a power of two, at least 16.
 fn frames_per_half(umem_octets: usize, frame_size: usize) -> u32 {
     let half = (umem_octets.max(MIN_UMEM) / frame_size / 2).clamp(16, 1 << 20);
@@ -426,24 +445,8 @@ pub fn open(ifindex: u32, queue: u32, config: XskConfig) -> io::Result<(XskRx, X
 
 /// Where the kernel put each ring in the socket's mappings (XDP_MMAP_OFFSETS).
 fn mmap_offsets(s: RawFd) -> io::Result<libc::xdp_mmap_offsets> {
-    // SAFETY: zeroed plain-old-data, filled by getsockopt below.
-    let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of_val(&off) as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` octets into `off`.
-    let r = unsafe {
-        libc::getsockopt(
-            s,
-            libc::SOL_XDP,
-            libc::XDP_MMAP_OFFSETS,
-            (&mut off as *mut libc::xdp_mmap_offsets).cast(),
-            &mut len,
-        )
-    };
-    if r == 0 {
-        Ok(off)
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    // SAFETY: xdp_mmap_offsets is plain integers, valid all zero.
+    unsafe { getsockopt(s, libc::XDP_MMAP_OFFSETS) }
 }
 
 /// bind(2) of AF_XDP socket `fd` to (`ifindex`, `queue`) with `flags`; `shared` is the
@@ -632,24 +635,8 @@ impl XskRx {
 
     /// The kernel's drop counters for this socket (XDP_STATISTICS).
     pub fn statistics(&self) -> io::Result<libc::xdp_statistics> {
-        // SAFETY: zeroed plain-old-data, filled by getsockopt below.
-        let mut st: libc::xdp_statistics = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
-        // SAFETY: the kernel writes at most `len` octets into `st`.
-        let r = unsafe {
-            libc::getsockopt(
-                self.raw_fd(),
-                libc::SOL_XDP,
-                libc::XDP_STATISTICS,
-                (&mut st as *mut libc::xdp_statistics).cast(),
-                &mut len,
-            )
-        };
-        if r == 0 {
-            Ok(st)
-        } else {
-            Err(io::Error::last_os_error())
-        }
+        // SAFETY: xdp_statistics is plain integers, valid all zero.
+        unsafe { getsockopt(self.raw_fd(), libc::XDP_STATISTICS) }
     }
 }
 
