@@ -258,7 +258,6 @@ pub(crate) fn token_thread(token: Option<&PitToken>, threads: usize) -> Option<u
     (t < threads).then_some(t)
 }
 
-/// Routes received packets to forwarding threads.
 /// Packets one I/O thread queued for a shard another I/O thread runs (inline forwarding): each
 /// crossed between threads through a ring, with a wake-up. The owning thread adds a burst's
 /// count once per burst; any thread reads it. Aligned to a cache line, so two threads'
@@ -280,6 +279,7 @@ impl Crossed {
     }
 }
 
+/// Routes received packets to forwarding threads.
 pub(crate) struct Dispatcher {
     hasher: NameHasher,
     ndt: Arc<Ndt>,
