@@ -6,12 +6,22 @@
 // neither a fragment nor the first of several; IPv6: UDP right after the fixed header, no
 // extension header) and its destination address and port are in `kite_udp_dsts`, which user
 // space fills with the (address, port) pairs its UDP listeners serve on the interface. Such a
-// frame goes to the socket in `kite_xsks` at the index of the receive queue it arrived on;
-// when that queue has no socket, the frame goes to the kernel (bpf_redirect_map's fallback
-// action), where an AF_PACKET or UDP socket may still read it. Checksums and lengths beyond
-// the headers' own are left to user space, which must copy the payload anyway. Every verdict
-// is counted per CPU in `kite_counts`, so an operator can tell what the program did with an
-// interface's traffic.
+// frame goes to an AF_XDP socket of the receive queue it arrived on: `kite_xsks` holds one
+// per (queue, lane), a lane being one of Kite's I/O threads, at index queue * MAX_LANES +
+// lane. Which lane: the one `kite_steer` names home (the I/O thread that owns the channel),
+// unless steering is on and the frame is an NDN packet another lane's forwarding shard
+// handles: an Interest goes to the lane of its name's entry in the Name Dispatch Table
+// (`kite_ndt`, filled by user space from the forwarder's own table and name hash key), a
+// Data or Nack with a Kite PIT token to the lane of the shard the token names. So each packet
+// is read by the thread that forwards it, and none crosses threads on its way in (the input
+// dispatch "NDN-DPDK: NDN Forwarding at 100 Gbps on Commodity Hardware" leaves for future
+// work). Fragments, link-reliability frames and anything else go home, whose face state they
+// need. When a queue has no socket for the lane, the frame goes home; with no home socket
+// either, to the kernel (bpf_redirect_map's fallback action), where an AF_PACKET or UDP
+// socket may still read it. Checksums and lengths beyond the headers' own are left to user
+// space, which must copy the payload anyway. Every verdict is counted per CPU in
+// `kite_counts`, and every redirect in `kite_lanes` by lane, so an operator can tell what the
+// program did with an interface's traffic.
 //
 // The parser has a user-space twin in Rust (kite-face's xdp::filter), which the tests hold to
 // the same verdicts on every input.
@@ -41,13 +51,22 @@ struct xdp_md {
 #define __type(name, val) typeof(val) *name
 
 enum { XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT };
-enum { BPF_MAP_TYPE_HASH = 1, BPF_MAP_TYPE_PERCPU_ARRAY = 6, BPF_MAP_TYPE_XSKMAP = 17 };
+enum {
+  BPF_MAP_TYPE_HASH = 1,
+  BPF_MAP_TYPE_ARRAY = 2,
+  BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+  BPF_MAP_TYPE_XSKMAP = 17
+};
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_redirect_map)(void *map, __u64 key, __u64 flags) = (void *)51;
 
 // The most receive queues an interface's sockets can sit on.
 #define MAX_QUEUES 64
+// The most lanes (I/O threads) with a socket on each queue.
+#define MAX_LANES 64
+// Entries of the Name Dispatch Table: 2^16, the forwarder's default and largest size here.
+#define NDT_SLOTS 65536
 #define ETH_HLEN 14
 #define ETHERTYPE_NDN 0x8624
 #define ETHERTYPE_IPV4 0x0800
@@ -63,7 +82,36 @@ static long (*bpf_redirect_map)(void *map, __u64 key, __u64 flags) = (void *)51;
 #define COUNT_PASSED 1
 #define COUNT_RUNT 2
 #define COUNT_UDP 3
-#define COUNTS 4
+// NDN frames sent to a lane other than home (counted with COUNT_NDN too).
+#define COUNT_STEERED 4
+#define COUNTS 5
+
+// Bounds of the steering parser (the verifier needs every loop bounded; a frame past them
+// goes home). Name components walked, LpPacket header fields skipped, and octets of name
+// hashed.
+#define STEER_COMPONENTS 16
+#define STEER_FIELDS 8
+#define STEER_HASHED 256
+// Offsets into a frame are masked with this to bound them for the verifier: a UMEM frame is
+// at most 4 KiB.
+#define OFF_MASK 0x1fff
+
+// NDN TLV types (NDN Packet Format v0.3, NDNLPv2).
+#define TLV_INTEREST 0x05
+#define TLV_DATA 0x06
+#define TLV_NAME 0x07
+#define TLV_DIGEST 0x01
+#define LP_PACKET 0x64
+#define LP_FRAGMENT 0x50
+#define LP_SEQUENCE 0x51
+#define LP_FRAG_INDEX 0x52
+#define LP_FRAG_COUNT 0x53
+#define LP_PIT_TOKEN 0x62
+#define LP_NACK 0x0320
+#define LP_ACK 0x0344
+#define LP_TX_SEQUENCE 0x0348
+// The length of Kite's PIT tokens; their first octet is the forwarding shard.
+#define KITE_TOKEN_LEN 6
 
 // A key of kite_udp_dsts: an IPv6 address, or an IPv4 one mapped into IPv6 (::ffff:a.b.c.d),
 // and a port, both as on the wire.
@@ -73,9 +121,24 @@ struct udp_dst {
   __u8 pad[2];
 };
 
+// How frames are steered. With `on` zero, every NDN frame goes to `home`.
+struct steer {
+  __u32 home;
+  __u32 on;
+  // Components of an Interest's name the NDT hashes (0xffffffff: the whole name).
+  __u32 prefix_len;
+  // Slots of kite_ndt in use, less one (a power of two less one).
+  __u32 ndt_mask;
+  // The forwarder's SipHash-1-3 key.
+  __u64 k0;
+  __u64 k1;
+  // The lane of each forwarding shard, by a PIT token's first octet.
+  __u8 token_lanes[256];
+};
+
 struct {
   __uint(type, BPF_MAP_TYPE_XSKMAP);
-  __uint(max_entries, MAX_QUEUES);
+  __uint(max_entries, MAX_QUEUES * MAX_LANES);
   __type(key, __u32);
   __type(value, __u32);
 } kite_xsks SEC(".maps");
@@ -88,11 +151,33 @@ struct {
 } kite_counts SEC(".maps");
 
 struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, MAX_LANES);
+  __type(key, __u32);
+  __type(value, __u64);
+} kite_lanes SEC(".maps");
+
+struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, MAX_UDP_DSTS);
   __type(key, struct udp_dst);
   __type(value, __u8);
 } kite_udp_dsts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct steer);
+} kite_steer SEC(".maps");
+
+// The lane of each slot of the Name Dispatch Table.
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, NDT_SLOTS);
+  __type(key, __u32);
+  __type(value, __u32);
+} kite_ndt SEC(".maps");
 
 static inline void count(__u32 what) {
   __u64 *n = bpf_map_lookup_elem(&kite_counts, &what);
@@ -134,6 +219,262 @@ static inline int is_kites_udp(__u16 type, const __u8 *ip, const __u8 *end) {
   return bpf_map_lookup_elem(&kite_udp_dsts, &dst) != 0;
 }
 
+// The `n` octets at offset `off` of the frame, or null when they run past its end. An offset
+// past OFF_MASK is past any frame's end too; the mask only tells the verifier so.
+static inline __attribute__((always_inline)) const __u8 *octets(const __u8 *data,
+                                                                 const __u8 *end, __u32 off,
+                                                                 __u32 n) {
+  if (off > OFF_MASK)
+    return 0;
+  const __u8 *p = data + (off & OFF_MASK);
+  if (p + n > end)
+    return 0;
+  return p;
+}
+
+// Reads the TLV VAR-NUMBER at *off (advanced past it) into *out; 0 when it runs past `end`
+// or is an 8-octet one (no type or length a frame holds).
+static inline __attribute__((always_inline)) int varnum(const __u8 *data, const __u8 *end,
+                                                         __u32 *off, __u32 *out) {
+  const __u8 *p = octets(data, end, *off, 1);
+  if (!p)
+    return 0;
+  __u8 first = p[0];
+  if (first < 253) {
+    *out = first;
+    *off += 1;
+    return 1;
+  }
+  if (first == 253) {
+    p = octets(data, end, *off, 3);
+    if (!p)
+      return 0;
+    *out = ((__u32)p[1] << 8) | p[2];
+    *off += 3;
+    return 1;
+  }
+  if (first == 254) {
+    p = octets(data, end, *off, 5);
+    if (!p)
+      return 0;
+    *out = ((__u32)p[1] << 24) | ((__u32)p[2] << 16) | ((__u32)p[3] << 8) | p[4];
+    *off += 5;
+    return 1;
+  }
+  return 0;
+}
+
+// A type and length; 0 when they run past `end`, or the length past any frame's.
+static inline __attribute__((always_inline)) int tl(const __u8 *data, const __u8 *end,
+                                                     __u32 *off, __u32 *type, __u32 *len) {
+  return varnum(data, end, off, type) && varnum(data, end, off, len) && *len <= OFF_MASK;
+}
+
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+struct sip {
+  __u64 v0, v1, v2, v3;
+};
+
+static inline __attribute__((always_inline)) void sip_round(struct sip *s) {
+  s->v0 += s->v1;
+  s->v1 = ROTL(s->v1, 13) ^ s->v0;
+  s->v0 = ROTL(s->v0, 32);
+  s->v2 += s->v3;
+  s->v3 = ROTL(s->v3, 16) ^ s->v2;
+  s->v0 += s->v3;
+  s->v3 = ROTL(s->v3, 21) ^ s->v0;
+  s->v2 += s->v1;
+  s->v1 = ROTL(s->v1, 17) ^ s->v2;
+  s->v2 = ROTL(s->v2, 32);
+}
+
+static inline __attribute__((always_inline)) void sip_compress(struct sip *s, __u64 m) {
+  s->v3 ^= m;
+  sip_round(s);
+  s->v0 ^= m;
+}
+
+// Eight octets at p, little-endian.
+static inline __attribute__((always_inline)) __u64 le64(const __u8 *p) {
+  return (__u64)p[0] | ((__u64)p[1] << 8) | ((__u64)p[2] << 16) | ((__u64)p[3] << 24) |
+         ((__u64)p[4] << 32) | ((__u64)p[5] << 40) | ((__u64)p[6] << 48) |
+         ((__u64)p[7] << 56);
+}
+
+// SipHash-1-3 (the forwarder's name hash, "SipHash: a fast short-input PRF") of the `len`
+// octets at `at`; 0 with *ok cleared when they run past `end`. `len` is below STEER_HASHED.
+static inline __attribute__((always_inline)) __u64 siphash13(const struct steer *cfg,
+                                                              const __u8 *data,
+                                                              const __u8 *end, __u32 at,
+                                                              __u32 len, int *ok) {
+  struct sip s = {
+      cfg->k0 ^ 0x736f6d6570736575ULL,
+      cfg->k1 ^ 0x646f72616e646f6dULL,
+      cfg->k0 ^ 0x6c7967656e657261ULL,
+      cfg->k1 ^ 0x7465646279746573ULL,
+  };
+  __u32 words = len / 8;
+  for (__u32 i = 0; i < STEER_HASHED / 8; i++) {
+    if (i >= words)
+      break;
+    const __u8 *p = octets(data, end, at + i * 8, 8);
+    if (!p) {
+      *ok = 0;
+      return 0;
+    }
+    sip_compress(&s, le64(p));
+  }
+  __u32 tail_len = len & 7;
+  __u64 tail = 0;
+  if (tail_len) {
+    const __u8 *p = octets(data, end, at + words * 8, 8);
+    if (p) {
+      tail = le64(p) & ((1ULL << (8 * tail_len)) - 1);
+    } else {
+      for (__u32 j = 0; j < 7; j++) {
+        if (j >= tail_len)
+          break;
+        const __u8 *q = octets(data, end, at + words * 8 + j, 1);
+        if (!q) {
+          *ok = 0;
+          return 0;
+        }
+        tail |= (__u64)q[0] << (8 * j);
+      }
+    }
+  }
+  __u64 b = ((__u64)len << 56) | tail;
+  sip_compress(&s, b);
+  s.v2 ^= 0xff;
+  sip_round(&s);
+  sip_round(&s);
+  sip_round(&s);
+  return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
+
+// The lane of the Interest at `off` (its TLV's type), by the Name Dispatch Table: the hash
+// of its name's first prefix_len components (fewer when the name is shorter; one fewer when
+// a name that short ends in an implicit digest, which a Data's own name lacks), looked up in
+// kite_ndt. `home` when the name is past the parser's bounds or malformed. The forwarder
+// dispatches a Nack without a token the same way.
+static inline __attribute__((always_inline)) __u32 interest_lane(const struct steer *cfg,
+                                                                  const __u8 *data,
+                                                                  const __u8 *end,
+                                                                  __u32 off) {
+  __u32 type, len;
+  if (!tl(data, end, &off, &type, &len) || type != TLV_INTEREST)
+    return cfg->home;
+  if (!tl(data, end, &off, &type, &len) || type != TLV_NAME)
+    return cfg->home;
+  __u32 name = off;
+  __u32 name_end = off + len;
+  // The end of the components walked, and of the one before the last.
+  __u32 at = off, before = off, last_type = 0, n = 0;
+  for (__u32 i = 0; i < STEER_COMPONENTS; i++) {
+    if (n == cfg->prefix_len || at >= name_end)
+      break;
+    __u32 c = at, ct, cl;
+    if (!tl(data, end, &c, &ct, &cl))
+      return cfg->home;
+    before = at;
+    at = c + cl;
+    last_type = ct;
+    n++;
+  }
+  if (at > name_end)
+    return cfg->home;
+  if (at < name_end && n != cfg->prefix_len)
+    return cfg->home; // more components than the parser walks
+  __u32 hashed = at;
+  // The name ends here, with at most prefix_len components: a last digest does not count.
+  if (at == name_end && n > 0 && last_type == TLV_DIGEST)
+    hashed = before;
+  __u32 octets = hashed - name;
+  if (octets >= STEER_HASHED)
+    return cfg->home;
+  int ok = 1;
+  __u64 h = siphash13(cfg, data, end, name, octets, &ok);
+  if (!ok)
+    return cfg->home;
+  __u32 slot = (__u32)h & cfg->ndt_mask;
+  __u32 *lane = bpf_map_lookup_elem(&kite_ndt, &slot);
+  return lane ? *lane : cfg->home;
+}
+
+// The lane of the NDN packet at `off` (an NDN frame's payload): see the top of this file.
+static inline __attribute__((always_inline)) __u32 lane_of(const struct steer *cfg,
+                                                            const __u8 *data, const __u8 *end,
+                                                            __u32 off) {
+  const __u8 *p = octets(data, end, off, 1);
+  if (!p)
+    return cfg->home;
+  if (p[0] == TLV_INTEREST)
+    return interest_lane(cfg, data, end, off);
+  __u32 type, len;
+  if (!tl(data, end, &off, &type, &len) || type != LP_PACKET)
+    return cfg->home;
+  __u32 token = 0, nack = 0;
+  for (__u32 i = 0; i < STEER_FIELDS; i++) {
+    if (!tl(data, end, &off, &type, &len))
+      return cfg->home;
+    switch (type) {
+    case LP_FRAGMENT: {
+      const __u8 *f = octets(data, end, off, 1);
+      if (!f)
+        return cfg->home;
+      if (token && (f[0] == TLV_DATA || (f[0] == TLV_INTEREST && nack))) {
+        const __u8 *t = octets(data, end, token, 1);
+        if (!t)
+          return cfg->home;
+        return cfg->token_lanes[t[0]];
+      }
+      // An Interest, or a Nack without a token: its Interest's name decides.
+      if (f[0] == TLV_INTEREST)
+        return interest_lane(cfg, data, end, off);
+      return cfg->home;
+    }
+    case LP_SEQUENCE:
+    case LP_FRAG_INDEX:
+    case LP_FRAG_COUNT:
+    case LP_TX_SEQUENCE:
+    case LP_ACK:
+      return cfg->home;
+    case LP_PIT_TOKEN:
+      if (len == KITE_TOKEN_LEN)
+        token = off;
+      break;
+    case LP_NACK:
+      nack = 1;
+      break;
+    }
+    off += len;
+  }
+  return cfg->home;
+}
+
+// Redirects an NDN frame, or one of Kite's UDP datagrams, to the socket of `lane` on the
+// queue it arrived on, or of home when that queue has no socket for the lane.
+static inline __attribute__((always_inline)) long redirect(struct xdp_md *ctx, __u32 lane,
+                                                           __u32 home) {
+  __u32 queue = ctx->rx_queue_index;
+  if (queue >= MAX_QUEUES)
+    return XDP_PASS;
+  if (lane >= MAX_LANES)
+    lane = home;
+  __u32 key = queue * MAX_LANES + lane;
+  if (lane != home && !bpf_map_lookup_elem(&kite_xsks, &key)) {
+    lane = home;
+    key = queue * MAX_LANES + home;
+  }
+  if (lane != home)
+    count(COUNT_STEERED);
+  __u64 *n = bpf_map_lookup_elem(&kite_lanes, &lane);
+  if (n)
+    *n += 1;
+  return bpf_redirect_map(&kite_xsks, key, XDP_PASS);
+}
+
 SEC("xdp")
 int kite_xdp(struct xdp_md *ctx) {
   const __u8 *data = (const __u8 *)(long)ctx->data;
@@ -142,14 +483,20 @@ int kite_xdp(struct xdp_md *ctx) {
     count(COUNT_RUNT);
     return XDP_PASS;
   }
+  __u32 zero = 0;
+  const struct steer *cfg = bpf_map_lookup_elem(&kite_steer, &zero);
+  if (!cfg)
+    return XDP_PASS;
+  __u32 home = cfg->home < MAX_LANES ? cfg->home : 0;
   __u16 type = ((__u16)data[12] << 8) | data[13];
   if (type == ETHERTYPE_NDN) {
     count(COUNT_NDN);
-    return bpf_redirect_map(&kite_xsks, ctx->rx_queue_index, XDP_PASS);
+    __u32 lane = cfg->on ? lane_of(cfg, data, end, ETH_HLEN) : home;
+    return redirect(ctx, lane, home);
   }
   if (is_kites_udp(type, data + ETH_HLEN, end)) {
     count(COUNT_UDP);
-    return bpf_redirect_map(&kite_xsks, ctx->rx_queue_index, XDP_PASS);
+    return redirect(ctx, home, home);
   }
   count(COUNT_PASSED);
   return XDP_PASS;

@@ -114,7 +114,7 @@ impl XdpPath {
             let (r, t, c) = socket::open(ifindex, queue, config)
                 .map_err(|e| format!("cannot open an AF_XDP socket on queue {queue}: {e}"))?;
             program
-                .set_socket(queue, r.fd())
+                .set_socket(queue, 0, r.fd())
                 .map_err(|e| e.to_string())?;
             if c == CopyMode::Copy {
                 copy = c;

@@ -15,7 +15,7 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 
-use aya::maps::{HashMap as BpfHashMap, MapData, PerCpuArray, XskMap};
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, XskMap};
 use aya::programs::xdp::XdpLink;
 use aya::programs::{ProgramError, Xdp};
 use aya::Ebpf;
@@ -27,6 +27,7 @@ use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 use super::filter::{UdpDst, Verdict};
+use super::steer::{Steering, NDT_SLOTS};
 
 /// The object `make -C xdp` builds, aligned for the ELF parser.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../xdp/kite_xdp.o");
@@ -34,11 +35,24 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../xdp/kite_xdp.o")
 /// The receive queues the socket map has room for (`MAX_QUEUES` in `xdp/kite_xdp.c`): NDN
 /// frames of a queue past them always go to the kernel.
 pub const MAX_QUEUES: u32 = 64;
+/// The lanes (I/O threads) the socket map has room for on each queue (`MAX_LANES`): a
+/// socket's place is `queue * MAX_LANES + lane`.
+pub const MAX_LANES: u32 = 64;
 
 /// The program's function.
 const PROGRAM: &str = "kite_xdp";
-/// The map of AF_XDP sockets, by receive queue.
+/// The map of AF_XDP sockets, by receive queue and lane.
 const SOCKETS: &str = "kite_xsks";
+/// The per-CPU map of frames redirected to each lane.
+const LANES: &str = "kite_lanes";
+/// The one-entry map of how frames are steered (`struct steer`).
+const STEER: &str = "kite_steer";
+/// The lane of each slot of the Name Dispatch Table.
+const NDT: &str = "kite_ndt";
+/// `kite_counts`' index of the NDN frames steered to a lane other than home.
+const COUNT_STEERED: u32 = 4;
+/// Octets of `struct steer`.
+const STEER_LEN: usize = 288;
 /// The per-CPU map of verdict counts, by [`Verdict::index`].
 const COUNTS: &str = "kite_counts";
 /// The map of UDP destinations handed to Kite, by [`UdpDst::key`].
@@ -105,6 +119,8 @@ pub struct XdpCounts {
     /// UDP datagrams to Kite's listeners, redirected to a socket (or passed, when their queue
     /// has none).
     pub udp: u64,
+    /// NDN frames steered to a lane other than home (counted in `ndn` too).
+    pub steered: u64,
 }
 
 /// Why the program could not be loaded, attached or given a socket. Each message says what an
@@ -146,8 +162,8 @@ pub enum XdpError {
         /// What the kernel said.
         detail: String,
     },
-    /// The socket could not go into the map: not an AF_XDP socket, or a queue past the map's
-    /// 64.
+    /// The socket could not go into the map: not an AF_XDP socket, or a queue or lane past
+    /// the map's 64.
     #[error("cannot hand queue {queue}'s frames to that socket: {detail}")]
     Socket {
         /// The receive queue.
@@ -223,25 +239,35 @@ impl XdpProgram {
         self.mode
     }
 
-    /// Hands the NDN frames of receive queue `queue` (below [`MAX_QUEUES`]) to AF_XDP socket
-    /// `socket`, replacing the one there. The map holds the socket until
-    /// [`XdpProgram::unset_socket`] or until the socket is closed.
-    pub fn set_socket(&mut self, queue: u32, socket: impl AsRawFd) -> Result<(), XdpError> {
-        sockets(&mut self.ebpf)?
-            .set(queue, socket, 0)
-            .map_err(|e| XdpError::Socket {
-                queue,
-                detail: describe(&e),
-            })
+    /// Hands the frames of receive queue `queue` (below [`MAX_QUEUES`]) meant for `lane`
+    /// (below [`MAX_LANES`]) to AF_XDP socket `socket`, replacing the one there. The map
+    /// holds the socket until [`XdpProgram::unset_socket`] or until the socket is closed.
+    pub fn set_socket(&mut self, queue: u32, lane: u8, socket: impl AsRawFd) -> Result<(), XdpError> {
+        set_socket(&mut self.ebpf, queue, lane, socket)
     }
 
-    /// Takes queue `queue`'s socket out of the map: its NDN frames go to the kernel again. A
-    /// queue without one (past the map's end included) is left as it is, so this cannot fail.
-    pub fn unset_socket(&mut self, queue: u32) {
-        if let Ok(mut map) = sockets(&mut self.ebpf) {
-            // The kernel refuses only a queue past the map's end, which holds no socket.
-            let _ = map.unset(queue);
+    /// Takes the socket of `lane` on queue `queue` out of the map: the frames steered to it
+    /// go home again, and those of home to the kernel. A place without one (past the map's
+    /// end included) is left as it is, so this cannot fail.
+    pub fn unset_socket(&mut self, queue: u32, lane: u8) {
+        if let (Some(key), Ok(mut map)) = (socket_key(queue, lane), sockets(&mut self.ebpf)) {
+            // The kernel refuses only a place past the map's end, which holds no socket.
+            let _ = map.unset(key);
         }
+    }
+
+    /// Makes `steering` how the program chooses each NDN frame's lane. The table of lanes is
+    /// written before steering is turned on, so no frame is steered by a half-written one;
+    /// while a new table replaces an old one, a frame may go by either, and the lane it
+    /// reaches checks it is its to take.
+    pub fn set_steering(&mut self, steering: &Steering) -> Result<(), XdpError> {
+        set_steering(&mut self.ebpf, steering)
+    }
+
+    /// Frames the program redirected to each lane since it was loaded, over all CPUs (index:
+    /// lane; [`MAX_LANES`] of them). One system call per lane: call it on a timer.
+    pub fn lane_counts(&self) -> Result<Vec<u64>, XdpError> {
+        lane_counts(&self.ebpf)
     }
 
     /// The program's verdicts so far.
@@ -256,6 +282,90 @@ impl XdpProgram {
     pub fn set_udp_dsts(&mut self, dsts: &[UdpDst]) -> Result<(), XdpError> {
         set_udp_dsts(&mut self.ebpf, dsts)
     }
+}
+
+/// The socket map's place for `lane` on `queue`, if the map has one.
+fn socket_key(queue: u32, lane: u8) -> Option<u32> {
+    (queue < MAX_QUEUES && u32::from(lane) < MAX_LANES).then(|| queue * MAX_LANES + u32::from(lane))
+}
+
+/// [`XdpProgram::set_socket`] on the object's map.
+fn set_socket(
+    ebpf: &mut Ebpf,
+    queue: u32,
+    lane: u8,
+    socket: impl AsRawFd,
+) -> Result<(), XdpError> {
+    let failed = |detail: String| XdpError::Socket { queue, detail };
+    let key = socket_key(queue, lane)
+        .ok_or_else(|| failed(format!("queue {queue} or lane {lane} is past the map's {MAX_QUEUES}")))?;
+    sockets(ebpf)?
+        .set(key, socket, 0)
+        .map_err(|e| failed(describe(&e)))
+}
+
+/// `struct steer` as the program reads it (native byte order, which is the BPF target's).
+fn steer_value(steering: &Steering) -> [u8; STEER_LEN] {
+    let mut v = [0; STEER_LEN];
+    v[0..4].copy_from_slice(&u32::from(steering.home).to_ne_bytes());
+    if let Some(d) = &steering.dispatch {
+        let prefix_len = u32::try_from(d.prefix_len).unwrap_or(u32::MAX);
+        let mask = d.lanes.len().clamp(1, NDT_SLOTS) as u32 - 1;
+        v[4..8].copy_from_slice(&1u32.to_ne_bytes());
+        v[8..12].copy_from_slice(&prefix_len.to_ne_bytes());
+        v[12..16].copy_from_slice(&mask.to_ne_bytes());
+        v[16..24].copy_from_slice(&d.key.0.to_ne_bytes());
+        v[24..32].copy_from_slice(&d.key.1.to_ne_bytes());
+        v[32..].copy_from_slice(&d.token_lanes);
+    }
+    v
+}
+
+/// [`XdpProgram::set_steering`] on the object's maps.
+fn set_steering(ebpf: &mut Ebpf, steering: &Steering) -> Result<(), XdpError> {
+    if let Some(d) = &steering.dispatch {
+        if !d.lanes.len().is_power_of_two() || d.lanes.len() > NDT_SLOTS {
+            return Err(XdpError::Other(format!(
+                "a Name Dispatch Table of {} slots (a power of two up to {NDT_SLOTS} is needed)",
+                d.lanes.len()
+            )));
+        }
+        let mut ndt = array::<u32>(ebpf, NDT)?;
+        for (slot, &lane) in d.lanes.iter().enumerate() {
+            ndt.set(slot as u32, u32::from(lane), 0)
+                .map_err(|e| XdpError::Other(format!("{NDT}: {}", describe(&e))))?;
+        }
+    }
+    array::<[u8; STEER_LEN]>(ebpf, STEER)?
+        .set(0, steer_value(steering), 0)
+        .map_err(|e| XdpError::Other(format!("{STEER}: {}", describe(&e))))
+}
+
+/// The object's array map `name` of `T`s.
+fn array<'a, T: aya::Pod>(
+    ebpf: &'a mut Ebpf,
+    name: &str,
+) -> Result<Array<&'a mut MapData, T>, XdpError> {
+    let map = ebpf
+        .map_mut(name)
+        .ok_or_else(|| XdpError::Other(format!("the embedded object has no map {name}")))?;
+    Array::try_from(map).map_err(|e| XdpError::Other(format!("{name}: {}", describe(&e))))
+}
+
+/// [`XdpProgram::lane_counts`] on the object's map.
+fn lane_counts(ebpf: &Ebpf) -> Result<Vec<u64>, XdpError> {
+    let map = ebpf
+        .map(LANES)
+        .ok_or_else(|| XdpError::Other(format!("the embedded object has no map {LANES}")))?;
+    let map = PerCpuArray::<_, u64>::try_from(map)
+        .map_err(|e| XdpError::Other(format!("{LANES}: {}", describe(&e))))?;
+    (0..MAX_LANES)
+        .map(|lane| {
+            map.get(&lane, 0)
+                .map(|per_cpu| per_cpu.iter().sum())
+                .map_err(|e| XdpError::Other(format!("reading {LANES}: {}", describe(&e))))
+        })
+        .collect()
 }
 
 /// [`XdpProgram::set_udp_dsts`] on the object's map.
@@ -497,16 +607,17 @@ fn counts(ebpf: &Ebpf) -> Result<XdpCounts, XdpError> {
         .ok_or_else(|| XdpError::Other(format!("the embedded object has no map {COUNTS}")))?;
     let map = PerCpuArray::<_, u64>::try_from(map)
         .map_err(|e| XdpError::Other(format!("{COUNTS}: {}", describe(&e))))?;
-    let count = |v: Verdict| {
-        map.get(&v.index(), 0)
+    let count = |index: u32| {
+        map.get(&index, 0)
             .map(|per_cpu| per_cpu.iter().sum())
             .map_err(|e| XdpError::Other(format!("reading {COUNTS}: {}", describe(&e))))
     };
     Ok(XdpCounts {
-        ndn: count(Verdict::Ndn)?,
-        passed: count(Verdict::Passed)?,
-        runt: count(Verdict::Runt)?,
-        udp: count(Verdict::Udp)?,
+        ndn: count(Verdict::Ndn.index())?,
+        passed: count(Verdict::Passed.index())?,
+        runt: count(Verdict::Runt.index())?,
+        udp: count(Verdict::Udp.index())?,
+        steered: count(COUNT_STEERED)?,
     })
 }
 
