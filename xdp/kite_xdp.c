@@ -220,12 +220,15 @@ static inline int is_kites_udp(__u16 type, const __u8 *ip, const __u8 *end) {
 }
 
 // The `n` octets at offset `off` of the frame, or null when they run past its end. An offset
-// past OFF_MASK is past any frame's end too; the mask only tells the verifier so.
+// past OFF_MASK is past any frame's end too; the mask only tells the verifier so, and the
+// empty asm keeps the compiler from dropping the mask as redundant after the comparison
+// (the verifier does not carry the comparison's bound over to the recomputed offset).
 static inline __attribute__((always_inline)) const __u8 *octets(const __u8 *data,
                                                                  const __u8 *end, __u32 off,
                                                                  __u32 n) {
   if (off > OFF_MASK)
     return 0;
+  asm volatile("" : "+r"(off));
   const __u8 *p = data + (off & OFF_MASK);
   if (p + n > end)
     return 0;
@@ -264,11 +267,30 @@ static inline __attribute__((always_inline)) int varnum(const __u8 *data, const 
   return 0;
 }
 
-// A type and length; 0 when they run past `end`, or the length past any frame's.
-static inline __attribute__((always_inline)) int tl(const __u8 *data, const __u8 *end,
-                                                     __u32 *off, __u32 *type, __u32 *len) {
-  return varnum(data, end, off, type) && varnum(data, end, off, len) && *len <= OFF_MASK;
+// What kite_tlv returns for a TLV that runs past the frame or is longer than any frame.
+#define NO_TLV 0xffffffffffffffffULL
+
+// The TLV whose type is at offset `off` of the frame: its type, its length and its value's
+// offset, packed as type << 32 | length << 16 | offset (a length is at most OFF_MASK, an
+// offset below 2^16); NO_TLV when its type and length run past the frame's end, or its
+// length is past any frame's.
+//
+// The steering parser reads every TLV through this one function, and the functions below
+// through one another, as BPF-to-BPF calls the kernel's verifier checks once each, whatever
+// the frame (global functions): inlined, the walks over up to STEER_COMPONENTS components
+// and STEER_FIELDS fields multiply into more paths than the verifier explores.
+__attribute__((noinline)) __u64 kite_tlv(struct xdp_md *ctx, __u32 off) {
+  const __u8 *data = (const __u8 *)(long)ctx->data;
+  const __u8 *end = (const __u8 *)(long)ctx->data_end;
+  __u32 type, len;
+  if (!varnum(data, end, &off, &type) || !varnum(data, end, &off, &len) || len > OFF_MASK)
+    return NO_TLV;
+  return ((__u64)type << 32) | ((__u64)len << 16) | (off & 0xffff);
 }
+
+#define TLV_TYPE(t) ((__u32)((t) >> 32))
+#define TLV_LEN(t) ((__u32)((t) >> 16) & 0xffff)
+#define TLV_VALUE(t) ((__u32)(t) & 0xffff)
 
 #define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 
@@ -302,12 +324,16 @@ static inline __attribute__((always_inline)) __u64 le64(const __u8 *p) {
          ((__u64)p[7] << 56);
 }
 
-// SipHash-1-3 (the forwarder's name hash, "SipHash: a fast short-input PRF") of the `len`
-// octets at `at`; 0 with *ok cleared when they run past `end`. `len` is below STEER_HASHED.
-static inline __attribute__((always_inline)) __u64 siphash13(const struct steer *cfg,
-                                                              const __u8 *data,
-                                                              const __u8 *end, __u32 at,
-                                                              __u32 len, int *ok) {
+// SipHash-1-3 (the forwarder's name hash, "SipHash: a fast short-input PRF"), under the key
+// in kite_steer, of the `len` octets at offset `at` of the frame, which the caller has checked
+// lie in the frame; `len` is below STEER_HASHED.
+__attribute__((noinline)) __u64 kite_name_hash(struct xdp_md *ctx, __u32 at, __u32 len) {
+  const __u8 *data = (const __u8 *)(long)ctx->data;
+  const __u8 *end = (const __u8 *)(long)ctx->data_end;
+  __u32 zero = 0;
+  const struct steer *cfg = bpf_map_lookup_elem(&kite_steer, &zero);
+  if (!cfg)
+    return 0;
   struct sip s = {
       cfg->k0 ^ 0x736f6d6570736575ULL,
       cfg->k1 ^ 0x646f72616e646f6dULL,
@@ -319,30 +345,19 @@ static inline __attribute__((always_inline)) __u64 siphash13(const struct steer 
     if (i >= words)
       break;
     const __u8 *p = octets(data, end, at + i * 8, 8);
-    if (!p) {
-      *ok = 0;
+    if (!p)
       return 0;
-    }
     sip_compress(&s, le64(p));
   }
   __u32 tail_len = len & 7;
   __u64 tail = 0;
-  if (tail_len) {
-    const __u8 *p = octets(data, end, at + words * 8, 8);
-    if (p) {
-      tail = le64(p) & ((1ULL << (8 * tail_len)) - 1);
-    } else {
-      for (__u32 j = 0; j < 7; j++) {
-        if (j >= tail_len)
-          break;
-        const __u8 *q = octets(data, end, at + words * 8 + j, 1);
-        if (!q) {
-          *ok = 0;
-          return 0;
-        }
-        tail |= (__u64)q[0] << (8 * j);
-      }
-    }
+  for (__u32 j = 0; j < 7; j++) {
+    if (j >= tail_len)
+      break;
+    const __u8 *q = octets(data, end, at + words * 8 + j, 1);
+    if (!q)
+      return 0;
+    tail |= (__u64)q[0] << (8 * j);
   }
   __u64 b = ((__u64)len << 56) | tail;
   sip_compress(&s, b);
@@ -353,104 +368,114 @@ static inline __attribute__((always_inline)) __u64 siphash13(const struct steer 
   return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
-// The lane of the Interest at `off` (its TLV's type), by the Name Dispatch Table: the hash
-// of its name's first prefix_len components (fewer when the name is shorter; one fewer when
-// a name that short ends in an implicit digest, which a Data's own name lacks), looked up in
-// kite_ndt. `home` when the name is past the parser's bounds or malformed. The forwarder
-// dispatches a Nack without a token the same way.
-static inline __attribute__((always_inline)) __u32 interest_lane(const struct steer *cfg,
-                                                                  const __u8 *data,
-                                                                  const __u8 *end,
-                                                                  __u32 off) {
-  __u32 type, len;
-  if (!tl(data, end, &off, &type, &len) || type != TLV_INTEREST)
-    return cfg->home;
-  if (!tl(data, end, &off, &type, &len) || type != TLV_NAME)
-    return cfg->home;
-  __u32 name = off;
-  __u32 name_end = off + len;
+// What the steering functions return for a frame that goes home.
+#define HOME 0xffffffff
+
+// The lane of the Interest whose type is at offset `off` of the frame, by the Name Dispatch
+// Table: the hash of its name's first prefix_len components (fewer when the name is shorter;
+// one fewer when a name that short ends in an implicit digest, which a Data's own name lacks),
+// looked up in kite_ndt. HOME when the name is past the parser's bounds or malformed. The
+// forwarder dispatches a Nack without a token the same way.
+__attribute__((noinline)) __u32 kite_interest_lane(struct xdp_md *ctx, __u32 off) {
+  __u32 zero = 0;
+  const struct steer *cfg = bpf_map_lookup_elem(&kite_steer, &zero);
+  if (!cfg)
+    return HOME;
+  __u32 prefix_len = cfg->prefix_len, mask = cfg->ndt_mask;
+  __u64 t = kite_tlv(ctx, off);
+  if (t == NO_TLV || TLV_TYPE(t) != TLV_INTEREST)
+    return HOME;
+  t = kite_tlv(ctx, TLV_VALUE(t));
+  if (t == NO_TLV || TLV_TYPE(t) != TLV_NAME)
+    return HOME;
+  __u32 name = TLV_VALUE(t);
+  __u32 name_end = name + TLV_LEN(t);
   // The end of the components walked, and of the one before the last.
-  __u32 at = off, before = off, last_type = 0, n = 0;
+  __u32 at = name, before = name, last_type = 0, n = 0;
   for (__u32 i = 0; i < STEER_COMPONENTS; i++) {
-    if (n == cfg->prefix_len || at >= name_end)
+    if (n == prefix_len || at >= name_end)
       break;
-    __u32 c = at, ct, cl;
-    if (!tl(data, end, &c, &ct, &cl))
-      return cfg->home;
+    __u64 c = kite_tlv(ctx, at);
+    if (c == NO_TLV)
+      return HOME;
     before = at;
-    at = c + cl;
-    last_type = ct;
+    at = TLV_VALUE(c) + TLV_LEN(c);
+    last_type = TLV_TYPE(c);
     n++;
   }
   if (at > name_end)
-    return cfg->home;
-  if (at < name_end && n != cfg->prefix_len)
-    return cfg->home; // more components than the parser walks
+    return HOME;
+  if (at < name_end && n != prefix_len)
+    return HOME; // more components than the parser walks
   __u32 hashed = at;
   // The name ends here, with at most prefix_len components: a last digest does not count.
   if (at == name_end && n > 0 && last_type == TLV_DIGEST)
     hashed = before;
-  __u32 octets = hashed - name;
-  if (octets >= STEER_HASHED)
-    return cfg->home;
-  int ok = 1;
-  __u64 h = siphash13(cfg, data, end, name, octets, &ok);
-  if (!ok)
-    return cfg->home;
-  __u32 slot = (__u32)h & cfg->ndt_mask;
+  __u32 len = hashed - name;
+  if (len >= STEER_HASHED || hashed > ctx->data_end - ctx->data)
+    return HOME;
+  __u32 slot = (__u32)kite_name_hash(ctx, name, len) & mask;
   __u32 *lane = bpf_map_lookup_elem(&kite_ndt, &slot);
-  return lane ? *lane : cfg->home;
+  return lane ? *lane : HOME;
 }
 
-// The lane of the NDN packet at `off` (an NDN frame's payload): see the top of this file.
-static inline __attribute__((always_inline)) __u32 lane_of(const struct steer *cfg,
-                                                            const __u8 *data, const __u8 *end,
-                                                            __u32 off) {
+// The lane of the NDN packet at offset `off` of the frame (an NDN frame's payload), or HOME:
+// see the top of this file.
+__attribute__((noinline)) __u32 kite_lane_of(struct xdp_md *ctx, __u32 off) {
+  const __u8 *data = (const __u8 *)(long)ctx->data;
+  const __u8 *end = (const __u8 *)(long)ctx->data_end;
+  __u32 zero = 0;
+  const struct steer *cfg = bpf_map_lookup_elem(&kite_steer, &zero);
+  if (!cfg)
+    return HOME;
   const __u8 *p = octets(data, end, off, 1);
   if (!p)
-    return cfg->home;
+    return HOME;
   if (p[0] == TLV_INTEREST)
-    return interest_lane(cfg, data, end, off);
-  __u32 type, len;
-  if (!tl(data, end, &off, &type, &len) || type != LP_PACKET)
-    return cfg->home;
+    return kite_interest_lane(ctx, off);
+  __u64 t = kite_tlv(ctx, off);
+  if (t == NO_TLV || TLV_TYPE(t) != LP_PACKET)
+    return HOME;
+  off = TLV_VALUE(t);
   __u32 token = 0, nack = 0;
   for (__u32 i = 0; i < STEER_FIELDS; i++) {
-    if (!tl(data, end, &off, &type, &len))
-      return cfg->home;
-    switch (type) {
+    t = kite_tlv(ctx, off);
+    if (t == NO_TLV)
+      return HOME;
+    __u32 value = TLV_VALUE(t), len = TLV_LEN(t);
+    switch (TLV_TYPE(t)) {
     case LP_FRAGMENT: {
-      const __u8 *f = octets(data, end, off, 1);
+      const __u8 *f = octets(data, end, value, 1);
       if (!f)
-        return cfg->home;
+        return HOME;
       if (token && (f[0] == TLV_DATA || (f[0] == TLV_INTEREST && nack))) {
-        const __u8 *t = octets(data, end, token, 1);
-        if (!t)
-          return cfg->home;
-        return cfg->token_lanes[t[0]];
+        const __u8 *k = octets(data, end, token, 1);
+        if (!k)
+          return HOME;
+        return cfg->token_lanes[k[0]];
       }
       // An Interest, or a Nack without a token: its Interest's name decides.
       if (f[0] == TLV_INTEREST)
-        return interest_lane(cfg, data, end, off);
-      return cfg->home;
+        return kite_interest_lane(ctx, value);
+      return HOME;
     }
     case LP_SEQUENCE:
     case LP_FRAG_INDEX:
     case LP_FRAG_COUNT:
     case LP_TX_SEQUENCE:
     case LP_ACK:
-      return cfg->home;
+      return HOME;
     case LP_PIT_TOKEN:
       if (len == KITE_TOKEN_LEN)
-        token = off;
+        token = value;
       break;
     case LP_NACK:
       nack = 1;
       break;
     }
-    off += len;
+    off = value + len;
   }
-  return cfg->home;
+  return HOME;
 }
 
 // Redirects an NDN frame, or one of Kite's UDP datagrams, to the socket of `lane` on the
@@ -491,7 +516,7 @@ int kite_xdp(struct xdp_md *ctx) {
   __u16 type = ((__u16)data[12] << 8) | data[13];
   if (type == ETHERTYPE_NDN) {
     count(COUNT_NDN);
-    __u32 lane = cfg->on ? lane_of(cfg, data, end, ETH_HLEN) : home;
+    __u32 lane = cfg->on ? kite_lane_of(ctx, ETH_HLEN) : home;
     return redirect(ctx, lane, home);
   }
   if (is_kites_udp(type, data + ETH_HLEN, end)) {

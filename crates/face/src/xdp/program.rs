@@ -242,7 +242,12 @@ impl XdpProgram {
     /// Hands the frames of receive queue `queue` (below [`MAX_QUEUES`]) meant for `lane`
     /// (below [`MAX_LANES`]) to AF_XDP socket `socket`, replacing the one there. The map
     /// holds the socket until [`XdpProgram::unset_socket`] or until the socket is closed.
-    pub fn set_socket(&mut self, queue: u32, lane: u8, socket: impl AsRawFd) -> Result<(), XdpError> {
+    pub fn set_socket(
+        &mut self,
+        queue: u32,
+        lane: u8,
+        socket: impl AsRawFd,
+    ) -> Result<(), XdpError> {
         set_socket(&mut self.ebpf, queue, lane, socket)
     }
 
@@ -290,15 +295,13 @@ fn socket_key(queue: u32, lane: u8) -> Option<u32> {
 }
 
 /// [`XdpProgram::set_socket`] on the object's map.
-fn set_socket(
-    ebpf: &mut Ebpf,
-    queue: u32,
-    lane: u8,
-    socket: impl AsRawFd,
-) -> Result<(), XdpError> {
+fn set_socket(ebpf: &mut Ebpf, queue: u32, lane: u8, socket: impl AsRawFd) -> Result<(), XdpError> {
     let failed = |detail: String| XdpError::Socket { queue, detail };
-    let key = socket_key(queue, lane)
-        .ok_or_else(|| failed(format!("queue {queue} or lane {lane} is past the map's {MAX_QUEUES}")))?;
+    let key = socket_key(queue, lane).ok_or_else(|| {
+        failed(format!(
+            "queue {queue} or lane {lane} is past the map's {MAX_QUEUES}"
+        ))
+    })?;
     sockets(ebpf)?
         .set(key, socket, 0)
         .map_err(|e| failed(describe(&e)))
@@ -885,8 +888,14 @@ mod tests {
         let Some(mut ebpf) = load_or_skip() else {
             return;
         };
-        assert_eq!(sockets(&mut ebpf).unwrap().len(), MAX_QUEUES);
+        assert_eq!(sockets(&mut ebpf).unwrap().len(), MAX_QUEUES * MAX_LANES);
+        assert_eq!(
+            array::<u32>(&mut ebpf, NDT).unwrap().len() as usize,
+            NDT_SLOTS
+        );
+        assert_eq!(array::<[u8; STEER_LEN]>(&mut ebpf, STEER).unwrap().len(), 1);
         assert_eq!(counts(&ebpf).unwrap(), XdpCounts::default());
+        assert_eq!(lane_counts(&ebpf).unwrap(), vec![0; MAX_LANES as usize]);
     }
 
     /// The kernel running the shipped program gives every frame the verdict its user-space
@@ -1034,10 +1043,139 @@ mod tests {
             .set(1, udp.as_fd(), 0)
             .unwrap_err();
         assert_eq!(errno(&e), Some(libc::EOPNOTSUPP), "{e}");
+        assert!(set_socket(&mut ebpf, MAX_QUEUES, 0, xsk.as_fd()).is_err());
+        assert!(set_socket(&mut ebpf, 0, MAX_LANES as u8, xsk.as_fd()).is_err());
         assert!(sockets(&mut ebpf)
             .unwrap()
-            .set(MAX_QUEUES, xsk.as_fd(), 0)
+            .set(MAX_QUEUES * MAX_LANES, xsk.as_fd(), 0)
             .is_err());
+    }
+
+    /// The SipHash-1-3 of `octets` under `key`: the forwarder's name hash of a name prefix.
+    fn sip13(key: (u64, u64), octets: &[u8]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = siphasher::sip::SipHasher13::new_with_keys(key.0, key.1);
+        h.write(octets);
+        h.finish()
+    }
+
+    /// How frames are steered: a random key, prefix length, home and 64-slot table, whose
+    /// lanes and shards' lanes include lanes without a socket (4, 5) and one past the map.
+    fn steerings() -> impl Strategy<Value = Steering> {
+        let lane = || prop_oneof![6 => 0u8..6, 1 => Just(200u8)];
+        (
+            any::<(u64, u64)>(),
+            prop_oneof![Just(1usize), Just(2), Just(3), Just(usize::MAX)],
+            0u8..4,
+            proptest::collection::vec(lane(), 64),
+            proptest::collection::vec(lane(), 256),
+        )
+            .prop_map(|(key, prefix_len, home, lanes, tokens)| Steering {
+                home,
+                dispatch: Some(crate::xdp::steer::Dispatch {
+                    key,
+                    prefix_len,
+                    lanes,
+                    token_lanes: tokens.try_into().unwrap(),
+                }),
+            })
+    }
+
+    /// With steering on, the kernel hands every NDN frame to the lane its twin names (home
+    /// when that lane has no socket on the queue), counts it in that lane and, when that is
+    /// not home, as steered; with steering off, every NDN frame goes home. Interests go by
+    /// name, Data and Nacks by token, the rest home, in numbers the test checks.
+    #[test]
+    fn the_kernel_steers_each_frame_to_the_lane_of_the_twin() {
+        use crate::xdp::steer::{steer_by, testing, SteerBy};
+        let Some(mut ebpf) = load_or_skip() else {
+            return;
+        };
+        if test_run(program(&ebpf), &[0; 60]).is_err() {
+            return kite_testkit::skip("BPF_PROG_TEST_RUN refused");
+        }
+        // Lanes 0 to 3 of queue 0 have a socket: unbound ones, which the map takes and a test
+        // run's redirect needs no more of.
+        const WITH_SOCKET: u8 = 4;
+        let _xsks: Vec<socket2::Socket> = (0..WITH_SOCKET)
+            .map(|lane| {
+                let xsk = socket2::Socket::new(
+                    socket2::Domain::from(libc::AF_XDP),
+                    socket2::Type::RAW,
+                    None,
+                )
+                .expect("an AF_XDP socket");
+                set_socket(&mut ebpf, 0, lane, xsk.as_fd()).unwrap();
+                xsk
+            })
+            .collect();
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+            cases: 300,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        });
+        let by = std::cell::Cell::new([0u32; 3]);
+        let ebpf = std::cell::RefCell::new(ebpf);
+        let strategy = (
+            steerings(),
+            proptest::collection::vec(testing::packet(), 1..20),
+        );
+        runner
+            .run(&strategy, |(steering, packets)| {
+                let mut ebpf = ebpf.borrow_mut();
+                set_steering(&mut ebpf, &steering).unwrap();
+                let key = steering.dispatch.as_ref().unwrap().key;
+                let prefix_len = steering.dispatch.as_ref().unwrap().prefix_len;
+                for payload in packets {
+                    let mut frame = vec![0; HEADER_LEN];
+                    frame[12..HEADER_LEN].copy_from_slice(&[0x86, 0x24]);
+                    frame.extend_from_slice(&payload);
+                    let mut twin = steering.lane(&payload, |o| sip13(key, o));
+                    if twin >= WITH_SOCKET {
+                        twin = steering.home;
+                    }
+                    let mut n = by.get();
+                    n[match steer_by(&payload, prefix_len) {
+                        SteerBy::Home => 0,
+                        SteerBy::Name(_) => 1,
+                        SteerBy::Token(_) => 2,
+                    }] += 1;
+                    by.set(n);
+                    let (lanes, counted) = (lane_counts(&ebpf).unwrap(), counts(&ebpf).unwrap());
+                    let run = test_run(program(&ebpf), &frame);
+                    prop_assert_eq!(run.map_err(|e| e.to_string()), Ok(XDP_REDIRECT));
+                    let grew: Vec<u64> = lane_counts(&ebpf)
+                        .unwrap()
+                        .iter()
+                        .zip(&lanes)
+                        .map(|(a, b)| a - b)
+                        .collect();
+                    let mut want = vec![0; MAX_LANES as usize];
+                    want[usize::from(twin)] = 1;
+                    prop_assert_eq!(grew, want, "{:02x?}", payload);
+                    let steered = counts(&ebpf).unwrap().steered - counted.steered;
+                    prop_assert_eq!(steered, u64::from(twin != steering.home));
+                }
+                // Off, every NDN frame goes home.
+                let off = Steering {
+                    home: steering.home,
+                    dispatch: None,
+                };
+                set_steering(&mut ebpf, &off).unwrap();
+                let interest = testing::tlv(0x05, &testing::tlv(0x07, &testing::tlv(8, b"a")));
+                let frame = [&[0; 12][..], &[0x86, 0x24], &interest].concat();
+                let home = usize::from(steering.home);
+                let before = lane_counts(&ebpf).unwrap()[home];
+                prop_assert_eq!(test_run(program(&ebpf), &frame).ok(), Some(XDP_REDIRECT));
+                prop_assert_eq!(lane_counts(&ebpf).unwrap()[home], before + 1);
+                Ok(())
+            })
+            .unwrap();
+        let [home, name, token] = by.get();
+        assert!(
+            home > 300 && name > 300 && token > 150,
+            "home {home}, by name {name}, by token {token}"
+        );
     }
 
     /// A network namespace of the test's own with a veth pair (k0, k1) in it, deleted when

@@ -228,3 +228,235 @@ fn interest(r: &Reader<'_>, mut off: usize, prefix_len: usize) -> SteerBy {
     }
     SteerBy::Name(name..hashed)
 }
+
+/// NDN packets as the steering parser meets them, for the tests that hold the program, its
+/// twin and the forwarder's dispatch to one another.
+#[cfg(test)]
+pub(crate) mod testing {
+    use proptest::prelude::*;
+
+    /// A TLV VAR-NUMBER, in its shortest form unless `wide` (the 3-octet form for a number
+    /// that fits one octet, which a decoder must read too).
+    fn varnum(out: &mut Vec<u8>, n: u32, wide: bool) {
+        match n {
+            0..=252 if !wide => out.push(n as u8),
+            0..=0xffff => {
+                out.push(253);
+                out.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            _ => {
+                out.push(254);
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+        }
+    }
+
+    /// A TLV of type `t` and value `v`.
+    pub fn tlv(t: u32, v: &[u8]) -> Vec<u8> {
+        tlv_wide(t, v, false)
+    }
+
+    /// A TLV whose length is in the 3-octet form when `wide`.
+    fn tlv_wide(t: u32, v: &[u8], wide: bool) -> Vec<u8> {
+        let mut out = Vec::with_capacity(v.len() + 10);
+        varnum(&mut out, t, false);
+        varnum(&mut out, v.len() as u32, wide);
+        out.extend_from_slice(v);
+        out
+    }
+
+    /// A name component: generic, an implicit digest, a segment, a keyword, or of a type past
+    /// one octet; short or long, its length now and then in a wider form than it needs.
+    fn component() -> impl Strategy<Value = Vec<u8>> {
+        (
+            prop_oneof![4 => Just(8u32), 2 => Just(1), 1 => Just(0x32), 1 => Just(0x20), 1 => Just(300)],
+            prop_oneof![6 => 0usize..12, 1 => Just(32), 1 => 200usize..300],
+            any::<u8>(),
+            proptest::bool::weighted(0.1),
+        )
+            .prop_map(|(t, len, fill, wide)| tlv_wide(t, &vec![fill; len], wide))
+    }
+
+    /// A name of 0 to 20 components, most of them of 4 or fewer (around the dispatch
+    /// prefix, where the implicit-digest rule applies).
+    pub fn name() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            3 => proptest::collection::vec(component(), 0..5),
+            1 => proptest::collection::vec(component(), 5..20),
+        ]
+        .prop_map(|c| tlv(0x07, &c.concat()))
+    }
+
+    /// An Interest with a nonce.
+    fn interest() -> impl Strategy<Value = Vec<u8>> {
+        name().prop_map(|n| tlv(0x05, &[n, tlv(0x0a, &[1, 2, 3, 4])].concat()))
+    }
+
+    /// A Data with a content.
+    fn data() -> impl Strategy<Value = Vec<u8>> {
+        name().prop_map(|n| tlv(0x06, &[n, tlv(0x15, b"content")].concat()))
+    }
+
+    /// An LpPacket header field: a PIT token of Kite's length or another, a Nack, a
+    /// fragmentation or reliability field, a congestion mark, or a field Kite does not know.
+    fn field() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => any::<[u8; 6]>().prop_map(|t| tlv(0x62, &t)),
+            1 => prop_oneof![Just(4usize), Just(8)].prop_map(|n| tlv(0x62, &vec![7; n])),
+            2 => Just(tlv(0x0320, &[])),
+            1 => prop_oneof![Just(0x51u32), Just(0x52), Just(0x53), Just(0x0348), Just(0x0344)]
+                .prop_map(|t| tlv(t, &[0; 8])),
+            1 => Just(tlv(0x0340, &[1])),
+            1 => Just(tlv(0x0354, &[0])),
+        ]
+    }
+
+    /// An NDN frame's payload: a bare Interest, or an LpPacket of up to nine header fields and
+    /// a fragment (an Interest, a Data, or a few random octets); now and then cut short, or
+    /// with one octet changed.
+    pub fn packet() -> impl Strategy<Value = Vec<u8>> {
+        let fragment = prop_oneof![
+            interest(),
+            data(),
+            proptest::collection::vec(any::<u8>(), 0..8),
+        ];
+        let lp = (proptest::collection::vec(field(), 0..10), fragment)
+            .prop_map(|(f, frag)| tlv(0x64, &[f.concat(), tlv(0x50, &frag)].concat()));
+        let bend = prop_oneof![
+            8 => Just(None),
+            1 => (any::<prop::sample::Index>(), Just(None)).prop_map(Some),
+            1 => (any::<prop::sample::Index>(), any::<u8>().prop_map(Some)).prop_map(Some),
+        ];
+        (prop_oneof![interest(), lp], bend).prop_map(|(mut p, bend)| {
+            match bend {
+                Some((at, None)) if !p.is_empty() => p.truncate(at.index(p.len())),
+                Some((at, Some(v))) if !p.is_empty() => {
+                    let i = at.index(p.len());
+                    p[i] = v;
+                }
+                _ => {}
+            }
+            p
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use kite_fw::hash::NameHasher;
+    use kite_fw::ndt::Ndt;
+    use kite_fw::pcct::Pcct;
+    use kite_packet::packet::NetPacket;
+    use proptest::prelude::*;
+
+    /// The shard the forwarder's input stage gives a packet it decoded (as
+    /// `kite_runtime`'s dispatcher does): a Data or Nack with a token of an existing shard
+    /// goes there, an Interest or tokenless Nack to its name's home; `None` for a tokenless
+    /// Data, which may go to several.
+    fn forwarder_shard(frame: &[u8], hasher: &NameHasher, ndt: &Ndt) -> Option<Option<(u8, bool)>> {
+        let (header, packet) = NetPacket::decode_frame(Bytes::copy_from_slice(frame)).ok()?;
+        let token = header
+            .pit_token
+            .as_ref()
+            .and_then(Pcct::token_thread)
+            .filter(|&t| t < ndt.threads());
+        let by_name = |name: &kite_packet::name::Name| {
+            let hashes = hasher.prefix_hashes(name);
+            ndt.interest_thread(&hashes, || name.ends_in_implicit_digest())
+        };
+        Some(match packet {
+            NetPacket::Interest(i) => Some((by_name(&i.name), false)),
+            NetPacket::Nack(n) => {
+                Some(token.map_or_else(|| (by_name(&n.interest.name), false), |t| (t, true)))
+            }
+            NetPacket::Data(_) => token.map(|t| (t, true)),
+        })
+    }
+
+    /// Interests whose last component is an implicit digest as the forwarder reads it (type
+    /// 1, length 32, each in one octet) and near it: the same type with its length in three
+    /// octets, and a digest that is not last.
+    #[test]
+    fn the_implicit_digest_rule_is_the_forwarders() {
+        let digest = [&[1u8, 32][..], &[0xab; 32]].concat();
+        let wide = [&[1u8, 253, 0, 32][..], &[0xab; 32]].concat();
+        let generic = testing::tlv(8, b"a");
+        let names = [
+            digest.clone(),
+            wide.clone(),
+            [generic.clone(), digest.clone()].concat(),
+            [generic.clone(), wide].concat(),
+            [digest, generic].concat(),
+        ];
+        for (i, name) in names.iter().enumerate() {
+            let interest = testing::tlv(
+                0x05,
+                &[testing::tlv(0x07, name), testing::tlv(0x0a, &[1, 2, 3, 4])].concat(),
+            );
+            for k in 0..64 {
+                check(&interest, (k, !k), 2).unwrap_or_else(|e| panic!("name {i}: {e}"));
+            }
+        }
+    }
+
+    /// [`steering_agrees_with_the_forwarders_dispatch`] for one packet.
+    fn check(frame: &[u8], key: (u64, u64), prefix_len: usize) -> Result<(), TestCaseError> {
+        const SHARDS: u8 = 4;
+        let hasher = NameHasher::with_key(key.0, key.1);
+        let ndt = Ndt::new(6, SHARDS, prefix_len);
+        let mut token_lanes = [0; 256];
+        for (t, lane) in token_lanes.iter_mut().enumerate().take(usize::from(SHARDS)) {
+            *lane = t as u8;
+        }
+        let steering = Steering {
+            home: 0,
+            dispatch: Some(Dispatch {
+                key,
+                prefix_len,
+                lanes: (0..64).map(|slot| ndt.thread_of(slot)).collect(),
+                token_lanes,
+            }),
+        };
+        let hash = |octets: &[u8]| {
+            use std::hash::Hasher;
+            let mut h = siphasher::sip::SipHasher13::new_with_keys(key.0, key.1);
+            h.write(octets);
+            h.finish()
+        };
+        let by = steer_by(frame, prefix_len);
+        let lane = steering.lane(frame, hash);
+        match (forwarder_shard(frame, &hasher, &ndt), by) {
+            // Home, also for a token of a shard that does not exist (home then dispatches it
+            // by name or to several shards).
+            (_, SteerBy::Home) => prop_assert_eq!(lane, 0),
+            (_, SteerBy::Token(t)) if t >= SHARDS => prop_assert_eq!(lane, 0),
+            // Steered, but the forwarder cannot decode it: the lane's thread drops it.
+            (None, _) => {}
+            (Some(Some((shard, by_token))), by) => {
+                prop_assert_eq!(matches!(by, SteerBy::Token(_)), by_token);
+                prop_assert_eq!(lane, shard, "{:?}", by);
+            }
+            (Some(None), by) => prop_assert!(false, "a tokenless Data steered by {:?}", by),
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// Whatever the program steers by name or token lands on the lane of the shard the
+        /// forwarder's dispatch picks for the packet (here each shard its own lane): the same
+        /// hash, table, prefix length and implicit-digest rule, the same token octet. What
+        /// it sends home, home dispatches as before.
+        #[test]
+        fn steering_agrees_with_the_forwarders_dispatch(
+            frame in testing::packet(),
+            key in any::<(u64, u64)>(),
+            prefix_len in prop_oneof![Just(1usize), Just(2), Just(3), Just(usize::MAX)],
+        ) {
+            check(&frame, key, prefix_len)?;
+        }
+    }
+}
