@@ -359,9 +359,19 @@ impl Face {
             .step_reliability(now, &mut self.counters, &mut self.queue);
     }
 
-    /// The counters.
+    /// The counters of what this face's own thread did.
     pub fn counters(&self) -> &FaceCounters {
         &self.counters
+    }
+
+    /// The counters with what other I/O threads received for the face
+    /// ([`crate::lanes`]): what management reports.
+    pub fn all_counters(&self) -> FaceCounters {
+        let mut c = self.counters;
+        if let Some(l) = self.transport().and_then(|t| t.lane_stats()) {
+            l.add_to(&mut c);
+        }
+        c
     }
 
     /// The congestion marking settings.
@@ -630,12 +640,18 @@ impl Face {
         self.link.expire(now, &mut self.counters);
     }
 
+    /// When the face last received a frame, on its own thread or another's.
+    fn last_arrival(&self) -> Instant {
+        let elsewhere = self.transport().and_then(|t| t.lane_stats()?.last_rx());
+        elsewhere.map_or(self.last_rx, |t| t.max(self.last_rx))
+    }
+
     /// Whether this on-demand datagram face received nothing for its idle timeout, so the
     /// caller should close it (NFD closes such faces; streams close when the peer does).
     pub fn idle_expired(&self, now: Instant) -> bool {
         self.persistency == Persistency::OnDemand
             && self.transport().is_some_and(|t| t.via_channel())
-            && now.saturating_duration_since(self.last_rx) >= self.idle_timeout
+            && now.saturating_duration_since(self.last_arrival()) >= self.idle_timeout
     }
 
     /// Queues a frame that is already encoded (an LpPacket or a bare packet) of `kind`.

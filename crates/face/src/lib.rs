@@ -36,6 +36,7 @@ mod datagram;
 pub mod ether;
 mod face;
 pub mod h3;
+pub mod lanes;
 pub mod link_service;
 mod listener;
 mod on_demand;

@@ -400,6 +400,61 @@ impl LinkService {
     }
 }
 
+/// Receives a frame that needs nothing of its face's state, as [`LinkService::receive_in`]
+/// would on a face without local fields and with at most `max_packet` octets per packet: a
+/// bare packet, or an LpPacket with neither fragmentation (FragIndex, FragCount) nor
+/// reliability fields (TxSequence, Ack). Another frame is handed back untouched and counted
+/// nowhere, for the face's owner to receive; an LpPacket that does not decode is counted as
+/// malformed. A thread that does not own the face receives with this
+/// ([`crate::ether::lanes`]).
+pub fn receive_whole(
+    face: FaceId,
+    frame: Bytes,
+    own_buffer: usize,
+    max_packet: usize,
+    c: &mut FaceCounters,
+    out: &mut impl RxSink,
+) -> Result<(), Bytes> {
+    let rx = Rx {
+        max_packet,
+        local_fields: false,
+        reliability: &mut None,
+    };
+    let len = frame.len() as u64;
+    let header = match LpPacket::peel(frame.clone()) {
+        Ok(Peeled::Packet(pit_token, wire)) => {
+            c.n_in_bytes += len;
+            let fields = RxFields {
+                pit_token,
+                ..RxFields::default()
+            };
+            rx.receive_packet(face, fields, wire, own_buffer, c, out);
+            return Ok(());
+        }
+        Ok(Peeled::Lp(lp)) => lp,
+        Err(_) => {
+            c.n_in_bytes += len;
+            c.n_in_malformed += 1;
+            return Ok(());
+        }
+    };
+    let Ok(lp) = LpPacket::decode(header) else {
+        c.n_in_bytes += len;
+        c.n_in_malformed += 1;
+        return Ok(());
+    };
+    let h = &lp.header;
+    if lp.is_fragmented() || h.tx_sequence.is_some() || !h.acks.is_empty() {
+        return Err(frame);
+    }
+    c.n_in_bytes += len;
+    // An LP frame with no packet (idle) brings nothing.
+    if let Some(wire) = lp.fragment {
+        rx.receive_packet(face, RxFields::of(&lp.header), wire, own_buffer, c, out);
+    }
+    Ok(())
+}
+
 /// The LP header fields a received packet carries on, copied out of an [`LpHeader`] (or set
 /// straight from a peeled frame) so the whole header is not moved along.
 #[derive(Default)]

@@ -3,21 +3,32 @@
 //! [`Peers::admit`]. (Stream listeners bound theirs in [`crate::tenancy`].)
 
 use std::hash::Hash;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use hashbrown::HashMap;
 
 use crate::datagram::is_ndn_packet;
+use crate::lanes::LaneStats;
 use kite_link::{FaceId, FaceIds};
 
 /// One peer of a datagram channel: its face, whether that face is on-demand, and when the
-/// channel last read from it.
-#[derive(Debug, Clone, Copy)]
+/// channel last read from it (or, when other I/O threads read for it, [`Peer::elsewhere`]).
+#[derive(Debug, Clone)]
 struct Peer {
     face: FaceId,
     on_demand: bool,
     last_rx: Instant,
+    elsewhere: Option<Arc<LaneStats>>,
+}
+
+impl Peer {
+    /// When the peer was last read from, by any thread.
+    fn last_rx(&self) -> Instant {
+        let lanes = self.elsewhere.as_ref().and_then(|l| l.last_rx());
+        lanes.map_or(self.last_rx, |t| t.max(self.last_rx))
+    }
 }
 
 /// A datagram channel's faces by remote address (UDP endpoint, Ethernet address), with a
@@ -59,11 +70,19 @@ impl<K: Copy + Eq + Hash> Peers<K> {
             face,
             on_demand,
             last_rx: now,
+            elsewhere: None,
         };
         if let Some(old) = self.map.insert(remote, peer) {
             self.on_demand -= usize::from(old.on_demand);
         }
         self.on_demand += usize::from(on_demand);
+    }
+
+    /// Notes that other I/O threads read for `remote`'s face and count it in `stats`.
+    pub fn read_elsewhere(&mut self, remote: &K, stats: Arc<LaneStats>) {
+        if let Some(p) = self.map.get_mut(remote) {
+            p.elsewhere = Some(stats);
+        }
     }
 
     /// Forgets `remote` if its face is `face` (a newer face of the same remote stays).
@@ -116,7 +135,7 @@ impl<K: Copy + Eq + Hash> Peers<K> {
             .map
             .iter()
             .filter(|(_, p)| p.on_demand)
-            .min_by_key(|(_, p)| p.last_rx)?;
+            .min_by_key(|(_, p)| p.last_rx())?;
         let old = self.map.remove(&remote)?;
         self.on_demand -= 1;
         Some(old.face)

@@ -149,6 +149,12 @@ pub(crate) trait Transport: fmt::Debug + Send {
         false
     }
 
+    /// What other I/O threads received for the face (an Ethernet face whose frames AF_XDP
+    /// steering hands to the threads of their shards), to add to its own counts.
+    fn lane_stats(&self) -> Option<&crate::lanes::LaneStats> {
+        None
+    }
+
     /// Whether a sender that is not read is held back (a stream), rather than lost.
     fn pushes_back(&self) -> bool {
         false

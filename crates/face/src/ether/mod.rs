@@ -20,6 +20,7 @@
 //! (both measured on a 2-vCPU x86-64 VM), little next to the forwarder's work per packet.
 
 pub mod frame;
+pub mod lanes;
 pub mod netif;
 mod peer;
 mod xdp_path;
@@ -49,6 +50,7 @@ use crate::transport::{FaceError, Progress};
 use crate::udp::UdpChannel;
 use crate::uri::FaceUri;
 use crate::xdp::filter::UdpDst;
+use crate::xdp::steer::Dispatch;
 use crate::xdp::udp::Checksum;
 use frame::{EtherHeader, ETHERTYPE_NDN, HEADER_LEN, NDN_MULTICAST};
 use kite_link::reassembly::{Endpoint, Reassembler};
@@ -57,6 +59,7 @@ use kite_link::MacAddr;
 use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
 use netif::LinkEvents;
 use peer::{EtherOut, EtherPeer};
+use lanes::{EtherLane, LaneView, ToHome};
 use xdp_path::XdpPath;
 
 /// The wait in the socket's receive queue from which a frame counts as delayed
@@ -166,6 +169,22 @@ pub struct EtherChannel {
     /// The UDP listeners' addresses whose datagrams the AF_XDP path takes
     /// ([`EtherChannel::serve_udp`]).
     udp_locals: Vec<SocketAddr>,
+    /// The home's side of its lanes, when the AF_XDP path steers ([`EtherChannel::steer`]).
+    lanes: Option<Lanes>,
+}
+
+/// A steered channel's side of its lanes: what it publishes to them and what they hand it.
+#[derive(Debug)]
+struct Lanes {
+    shared: Arc<lanes::Shared>,
+    /// The frames each lane hands over.
+    from: Vec<rtrb::Consumer<ToHome>>,
+    /// How many lanes the channel has, its own included (the slots of each face's stats).
+    count: usize,
+    /// What arrival times in the faces' stats count from.
+    epoch: Instant,
+    /// The faces lanes may take frames for, as last published.
+    faces: lanes::LaneFaces,
 }
 
 /// The UDP channels an Ethernet channel's AF_XDP path hands datagrams to (those of the I/O
@@ -245,6 +264,7 @@ impl EtherChannel {
             xdp: None,
             io_path: IoPath::Packet { fallback: None },
             udp_locals: Vec::new(),
+            lanes: None,
         })
     }
 
@@ -379,9 +399,13 @@ impl EtherChannel {
     /// The channel's URI and counters (an NFD ChannelStatus with Kite's drop counters), its
     /// I/O path, and the XDP program's verdicts when it has one.
     pub fn status(&self) -> ChannelStatus {
+        let mut counters = self.counters;
+        if let Some(l) = &self.lanes {
+            l.shared.add_to(&mut counters);
+        }
         ChannelStatus {
             local: self.local.clone(),
-            counters: self.counters,
+            counters,
             io_path: Some(self.io_path.to_string()),
             cert_sha256: None,
             xdp: self.xdp_counts(),
@@ -418,6 +442,7 @@ impl EtherChannel {
             let _ = socket2::SockRef::from(self.socket.as_ref()).take_error();
         }
         self.link = now;
+        self.publish_lanes();
         Some(now)
     }
 
@@ -497,6 +522,12 @@ impl EtherChannel {
     /// creates a new face; frames to the group are dropped.
     pub fn forget(&mut self, remote: MacAddr, face: FaceId) {
         self.peers.remove(&remote, face);
+        if let Some(l) = &mut self.lanes {
+            if l.faces.get(&remote).is_some_and(|(id, _)| *id == face) {
+                l.faces.remove(&remote);
+                self.publish_lanes();
+            }
+        }
     }
 
     /// Notes that `remote`'s face `face` became (or stopped being) on-demand, which decides
@@ -569,6 +600,18 @@ impl EtherChannel {
             }
             rx.wake_if_needed()?;
         }
+        // What the lanes handed over, a burst from each.
+        for from in self.lanes.iter_mut().flat_map(|l| &mut l.from) {
+            let Ok(chunk) = from.read_chunk(from.slots().min(BATCH)) else {
+                continue;
+            };
+            for (frame, truncated) in chunk {
+                inbound.take(&frame, truncated);
+            }
+            if !from.is_empty() {
+                progress = Progress::More;
+            }
+        }
         let packet = match self.packet_ready {
             true => self.batch.recv_ready(self.socket.raw_fd()),
             false => Ok(None),
@@ -596,11 +639,76 @@ impl EtherChannel {
             Err(e) if is_link_down(&e) => progress = Progress::More,
             Err(e) => return Err(e),
         }
+        let new = !new_peers.is_empty();
         for (id, remote) in new_peers {
             let p2p = LinkType::PointToPoint;
             created.push(self.face(id, remote, Persistency::OnDemand, p2p));
         }
+        if new {
+            self.publish_lanes();
+        }
         Ok(progress)
+    }
+
+    /// Whether the lanes left work for the channel's own thread: frames to receive, or read
+    /// frames to put back into the fill rings ([`EtherChannel::recv_burst`] does both). A
+    /// few loads, no system call: the thread asks each turn, and before it sleeps.
+    pub fn has_lane_work(&self) -> bool {
+        let Some(l) = &self.lanes else {
+            return false;
+        };
+        l.from.iter().any(|f| !f.is_empty())
+            || self.xdp.iter().flat_map(|x| &x.rx).any(|rx| rx.frames_returned() > 0)
+    }
+
+    /// Steers the channel's NDN frames over `lanes` I/O threads by `dispatch` (lane 0 is the
+    /// channel's own thread): opens a lane socket for each other lane on every receive
+    /// queue, places them in the XDP program's socket map and switches the program's
+    /// steering on. The lanes, for lanes 1, 2, …, for the caller to hand to their threads.
+    /// Fails without the AF_XDP path, or when the kernel refuses a socket; the channel then
+    /// reads every frame itself, as before.
+    pub fn steer(&mut self, lanes: usize, dispatch: Dispatch) -> Result<Vec<EtherLane>, String> {
+        let Some(x) = &mut self.xdp else {
+            return Err("the channel has no AF_XDP path".into());
+        };
+        let sockets = x.steer(self.index, lanes, dispatch)?;
+        self.io_path = x.io_path();
+        let shared = Arc::new(lanes::Shared::new(lanes, self.lane_view(Default::default())));
+        let mut from = Vec::with_capacity(lanes);
+        let mut out = Vec::with_capacity(lanes);
+        for (i, sockets) in sockets.into_iter().enumerate() {
+            let (to_home, home) = rtrb::RingBuffer::new(lanes::HOME_RING);
+            from.push(home);
+            let lane = EtherLane::new(sockets, shared.clone(), i + 1, to_home, self.name.clone());
+            out.push(lane);
+        }
+        self.lanes = Some(Lanes {
+            shared,
+            from,
+            count: lanes,
+            epoch: Instant::now(),
+            faces: Default::default(),
+        });
+        self.publish_lanes();
+        Ok(out)
+    }
+
+    /// Publishes the faces' snapshot to the lanes.
+    fn publish_lanes(&mut self) {
+        if let Some(l) = &self.lanes {
+            let view = self.lane_view(l.faces.clone());
+            l.shared.view.store(Arc::new(view));
+        }
+    }
+
+    /// The lanes' view of the channel with these `faces`.
+    fn lane_view(&self, faces: lanes::LaneFaces) -> LaneView {
+        LaneView {
+            mac: self.mac,
+            longest: HEADER_LEN + self.link.mtu,
+            max_packet: self.config.max_packet_size,
+            faces,
+        }
     }
 
     fn new_face(
@@ -612,17 +720,26 @@ impl EtherChannel {
     ) -> Face {
         let on_demand = persistency == Persistency::OnDemand;
         self.peers.insert(remote, id, on_demand, Instant::now());
-        self.face(id, remote, persistency, link_type)
+        let face = self.face(id, remote, persistency, link_type);
+        self.publish_lanes();
+        face
     }
 
-    /// A face toward `remote` on this channel's socket (the caller records it in `peers`).
+    /// A face toward `remote` on this channel's socket (the caller records it in `peers`
+    /// first, and publishes it to the lanes after).
     fn face(
-        &self,
+        &mut self,
         id: FaceId,
         remote: MacAddr,
         persistency: Persistency,
         link_type: LinkType,
     ) -> Face {
+        let lanes = self.lanes.as_mut().map(|l| {
+            let stats = Arc::new(crate::lanes::LaneStats::new(l.count, l.epoch));
+            l.faces.insert(remote, (id, stats.clone()));
+            self.peers.read_elsewhere(&remote, stats.clone());
+            stats
+        });
         let out = match &self.xdp {
             Some(x) => EtherOut::Xdp(Arc::clone(&x.tx)),
             None => EtherOut::Packet(Arc::clone(&self.socket)),
@@ -633,6 +750,7 @@ impl EtherChannel {
             local: self.local.clone(),
             header: EtherHeader::ndn(remote, self.mac).encode(),
             link: self.link,
+            lanes,
         };
         let parts = FaceParts {
             scope: FaceScope::NonLocal,

@@ -9,6 +9,7 @@ use crate::datagram::flush_queue;
 use crate::queue::OutQueue;
 use crate::sys::packet::PacketSocket;
 use crate::transport::{FaceError, Flushed, LinkState, Progress, RxFrame, Source, Transport};
+use crate::lanes::LaneStats;
 use crate::uri::FaceUri;
 use crate::xdp::socket::XskTx;
 use kite_link::FaceCounters;
@@ -34,6 +35,8 @@ pub(crate) struct EtherPeer {
     pub local: FaceUri,
     pub header: [u8; HEADER_LEN],
     pub link: LinkState,
+    /// What the channel's lanes received for it, when its channel is steered.
+    pub lanes: Option<Arc<LaneStats>>,
 }
 
 impl EtherPeer {
@@ -121,6 +124,10 @@ impl Transport for EtherPeer {
 
     fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
         EtherPeer::flush(self, q, c)
+    }
+
+    fn lane_stats(&self) -> Option<&LaneStats> {
+        self.lanes.as_deref()
     }
 
     fn via_channel(&self) -> bool {

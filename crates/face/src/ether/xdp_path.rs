@@ -13,8 +13,9 @@ use std::fmt;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use crate::xdp::program::{StaleProgram, XdpCounts, XdpMode, XdpProgram};
-use crate::xdp::socket::{self, CopyMode, XskConfig, XskRx, XskTx, MAX_FRAME};
+use crate::xdp::program::{StaleProgram, XdpCounts, XdpMode, XdpProgram, MAX_LANES};
+use crate::xdp::socket::{self, CopyMode, XskConfig, XskLane, XskRx, XskTx, MAX_FRAME};
+use crate::xdp::steer::{Dispatch, Steering};
 
 /// How an Ethernet channel reads and writes its interface.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +33,8 @@ pub enum IoPath {
         copy: CopyMode,
         /// Receive queues with a socket.
         queues: u32,
+        /// I/O threads the program steers frames to (1: the channel's own alone).
+        lanes: u32,
     },
 }
 
@@ -42,7 +45,12 @@ impl fmt::Display for IoPath {
             IoPath::Packet {
                 fallback: Some(why),
             } => write!(f, "af_packet (AF_XDP refused: {why})"),
-            IoPath::Xdp { mode, copy, queues } => {
+            IoPath::Xdp {
+                mode,
+                copy,
+                queues,
+                lanes,
+            } => {
                 let mode = match mode {
                     XdpMode::Driver => "driver",
                     XdpMode::Generic => "generic",
@@ -51,7 +59,11 @@ impl fmt::Display for IoPath {
                     CopyMode::ZeroCopy => "zero-copy",
                     CopyMode::Copy => "copy",
                 };
-                write!(f, "af_xdp ({mode} mode, {copy}, {queues} queues)")
+                write!(f, "af_xdp ({mode} mode, {copy}, {queues} queues")?;
+                match lanes {
+                    1 => f.write_str(")"),
+                    n => write!(f, ", steered to {n} I/O threads)"),
+                }
             }
         }
     }
@@ -64,6 +76,8 @@ pub(crate) struct XdpPath {
     pub tx: Arc<Mutex<XskTx>>,
     program: XdpProgram,
     copy: CopyMode,
+    /// I/O threads the program steers to (1 until [`XdpPath::steer`]).
+    lanes: u32,
     /// Each socket's kernel drops (see [`XdpPath::take_drops`]) as last read.
     drops_seen: Vec<u64>,
 }
@@ -129,6 +143,7 @@ impl XdpPath {
             tx: Arc::new(Mutex::new(tx)),
             program,
             copy,
+            lanes: 1,
         })
     }
 
@@ -160,7 +175,63 @@ impl XdpPath {
             mode: self.program.mode(),
             copy: self.copy,
             queues: self.rx.len() as u32,
+            lanes: self.lanes,
         }
+    }
+
+    /// Opens a lane socket on every queue for each of lanes 1..`lanes`, places them in the
+    /// program's socket map and steers by `dispatch`: each lane's sockets, queue by queue.
+    /// On failure, the program's map is left as it was.
+    pub fn steer(
+        &mut self,
+        ifindex: u32,
+        lanes: usize,
+        dispatch: Dispatch,
+    ) -> Result<Vec<Vec<XskLane>>, String> {
+        if !(2..=MAX_LANES as usize).contains(&lanes) {
+            return Err(format!("{lanes} lanes: steering takes 2 to {MAX_LANES}"));
+        }
+        // Every lane socket opened, placed or not: on failure they close only after the
+        // map forgets them.
+        let mut all: Vec<Vec<XskLane>> = Vec::with_capacity(lanes - 1);
+        let mut placed = Ok(());
+        'open: for lane in 1..lanes {
+            all.push(Vec::with_capacity(self.rx.len()));
+            let sockets = all.last_mut().expect("just pushed");
+            for (queue, rx) in self.rx.iter_mut().enumerate() {
+                let queue = queue as u32;
+                let l = match rx.add_lane(ifindex, queue) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        placed = Err(format!("cannot open a lane socket on queue {queue}: {e}"));
+                        break 'open;
+                    }
+                };
+                let set = self.program.set_socket(queue, lane as u8, l.fd());
+                sockets.push(l);
+                if let Err(e) = set {
+                    placed = Err(e.to_string());
+                    break 'open;
+                }
+            }
+        }
+        if placed.is_ok() {
+            let steering = Steering {
+                home: 0,
+                dispatch: Some(dispatch),
+            };
+            placed = self.program.set_steering(&steering).map_err(|e| e.to_string());
+        }
+        if let Err(e) = placed {
+            for lane in 1..lanes {
+                for queue in 0..self.rx.len() as u32 {
+                    self.program.unset_socket(queue, lane as u8);
+                }
+            }
+            return Err(e);
+        }
+        self.lanes = lanes as u32;
+        Ok(all)
     }
 
     /// Makes `dsts` the UDP destinations the program takes.

@@ -672,6 +672,16 @@ impl XskLane {
         self.rx.ready() > 0
     }
 
+    /// The receive frames of its queue (the most its return ring holds).
+    pub fn capacity(&self) -> usize {
+        self.returns.buffer().capacity()
+    }
+
+    /// Frames this lane handed back that its home has not yet put into the fill ring.
+    pub fn returned(&self) -> usize {
+        self.returns.buffer().capacity() - self.returns.slots()
+    }
+
     /// Frames read that the return ring could not take (zero unless the accounting broke).
     pub fn lost(&self) -> u64 {
         self.lost
