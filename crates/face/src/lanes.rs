@@ -96,19 +96,20 @@ mod tests {
         let epoch = Instant::now();
         let stats = LaneStats::new(3, epoch);
         assert_eq!(stats.last_rx(), None);
-        let frame = |interests, bytes| {
-            let mut c = FaceCounters::default();
-            c.n_in_interests = interests;
-            c.n_in_bytes = bytes;
-            c.n_out_data = 9; // not a receive counter: never carried
-            c
+        let frame = |interests, bytes| FaceCounters {
+            n_in_interests: interests,
+            n_in_bytes: bytes,
+            n_out_data: 9, // not a receive counter: never carried
+            ..FaceCounters::default()
         };
         stats.record(0, &mut frame(1, 100), epoch + Duration::from_millis(5));
         stats.record(2, &mut frame(1, 50), epoch + Duration::from_millis(7));
         stats.record(2, &mut frame(0, 7), epoch + Duration::from_millis(9));
         stats.record(3, &mut frame(1, 1000), epoch + Duration::from_secs(1));
-        let mut c = FaceCounters::default();
-        c.n_in_interests = 10;
+        let mut c = FaceCounters {
+            n_in_interests: 10,
+            ..FaceCounters::default()
+        };
         stats.add_to(&mut c);
         assert_eq!((c.n_in_interests, c.n_in_bytes, c.n_out_data), (12, 157, 0));
         // The latest of the lanes' last arrivals (lane 3 does not exist).

@@ -112,6 +112,12 @@ impl NameHasher {
         }
     }
 
+    /// The SipHash-1-3 key (for a copy of the dispatch outside the process's memory: the
+    /// XDP program's, which must hash names as this hasher does).
+    pub fn key(&self) -> (u64, u64) {
+        (self.k0, self.k1)
+    }
+
     /// A hasher with a key drawn from the operating system's randomness, so that remote
     /// parties cannot choose names that collide in the forwarder's tables.
     pub fn random() -> Self {

@@ -85,6 +85,12 @@ impl Ndt {
         self.count
     }
 
+    /// Entries of the table (a power of two): the thread of entry `i` is
+    /// [`Ndt::thread_of`]`(i)`.
+    pub fn slots(&self) -> usize {
+        self.threads.len()
+    }
+
     /// The thread of a prefix whose hash is `hash`.
     #[inline]
     pub fn thread_of(&self, hash: u64) -> u8 {

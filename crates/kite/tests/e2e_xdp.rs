@@ -652,3 +652,75 @@ fn settled(b: &str, from: &Value, ndn: u64, passed: u64, done: impl Fn(&Value) -
     );
     c
 }
+
+/// B with two I/O threads that run its two forwarding shards themselves (inline), each
+/// Interest dispatched by its whole name so a fetch's Interests spread over both shards, and
+/// its metrics; `steering` for `face_system.ether.xdp_steering`.
+fn two_io_threads(steering: bool) -> String {
+    format!(
+        "[forwarder]\nthreads = 2\nio_threads = 2\ninline = true\ndispatch_prefix = 0\n\
+         [face_system.ether]\nxdp_steering = {steering}\n{B_METRICS}"
+    )
+}
+
+/// Each of B's I/O threads' `kite_io_crossed_total`: packets it read for a shard the other
+/// runs.
+fn crossed(chain: &Chain) -> [u64; 2] {
+    let m = b_metrics(chain);
+    [0, 1].map(|k| sample(&m, &format!("kite_io_crossed_total{{thread=\"kite-io{k}\"}}")))
+}
+
+/// Fetches 4 MB in chunks of 1000 octets from C to A through B with two I/O threads, each
+/// running one of B's two forwarding shards, and B's interfaces on two threads (ba on
+/// kite-io0, bc on kite-io1); B's I/O threads' crossings after it.
+fn fetch_through_two_threads(tag: &str, steering: bool) -> Option<(Chain, [u64; 2])> {
+    let b = two_io_threads(steering);
+    let chain = Chain::new_with(tag, Link::XdpMiddle, 0, ["", &b, ""], |_| {})?;
+    if !b_on_xdp(&chain, 1) {
+        return None;
+    }
+    fetch(&chain, 4 << 20, 1000);
+    let crossed = crossed(&chain);
+    Some((chain, crossed))
+}
+
+/// With steering, the XDP program hands every Interest from A to the I/O thread whose shard
+/// its name's Name Dispatch Table entry names, and every Data from C to the thread of the
+/// shard its PIT token names: a 4 MB fetch arrives whole and, but for the frame that made
+/// B's face toward A, no packet B read crossed between its I/O threads, although the
+/// fetch's Interests went to both shards. The face
+/// toward A counts every Interest, whichever thread read it; the channels say they are
+/// steered. Without steering the same fetch crosses: the test sees what it claims to.
+#[test]
+fn steered_frames_never_cross_between_io_threads() {
+    let _one = one_chain();
+    let Some((chain, crossed)) = fetch_through_two_threads("xt", true) else {
+        return;
+    };
+    let b = chain.daemons[1].socket();
+    for dev in ["dev://ba", "dev://bc"] {
+        let c = channel(b, dev);
+        let path = c["io_path"].as_str().expect("an I/O path");
+        assert!(path.ends_with(", steered to 2 I/O threads)"), "{c}");
+        assert_eq!(drops(&c, "socket"), 0, "{c}");
+    }
+    // At most one crossed: A's first Interest, from a sender B had no face for yet, which
+    // only ba's own thread (kite-io0) may make the face of, whatever shard it goes to.
+    assert!(
+        crossed[0] <= 1 && crossed[1] == 0,
+        "packets crossed between B's I/O threads: {crossed:?}"
+    );
+    // Every Interest of the fetch (about 4,200 segments) counted on B's face toward A.
+    let face = ctl::json(b, &["face", "show", &format!("ether://[{AB_MAC}]")]);
+    let interests = face["counters"]["in_interests"].as_u64().expect("a count");
+    assert!(interests >= 4 << 10, "{face}");
+    let log = chain.daemons[1].log_text();
+    assert!(
+        log.contains("reading the NDN frames of this I/O thread's shards"),
+        "{log}"
+    );
+    drop(chain);
+    let _ = fetch_through_two_threads("xu", false).map(|(_, crossed)| {
+        assert!(crossed.iter().sum::<u64>() > 1000, "{crossed:?}");
+    });
+}

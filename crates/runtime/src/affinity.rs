@@ -49,6 +49,11 @@ struct Watched {
     per_thread: Vec<u16>,
 }
 
+/// The I/O thread of `io_threads` that runs forwarding shard `shard` with inline forwarding.
+pub(crate) fn shard_io_thread(shard: usize, io_threads: usize) -> usize {
+    shard % io_threads
+}
+
 impl Affinity {
     /// For I/O thread `index` of `io_threads`; watches only when the shards run inline.
     pub fn new(index: usize, io_threads: usize, inline: bool) -> Self {
@@ -68,7 +73,7 @@ impl Affinity {
     /// forwarding), so a packet for it crosses between threads.
     #[inline]
     pub fn crosses(&self, shard: usize) -> bool {
-        self.io_threads != 0 && shard % self.io_threads != self.index
+        self.io_threads != 0 && shard_io_thread(shard, self.io_threads) != self.index
     }
 
     /// Starts watching an accepted face (unless [`WATCHED`] are watched already).
@@ -94,7 +99,7 @@ impl Affinity {
             return;
         };
         let w = &mut self.watched[i];
-        w.per_thread[shard % self.io_threads] += 1;
+        w.per_thread[shard_io_thread(shard, self.io_threads)] += 1;
         w.total += 1;
         if w.total < SAMPLE {
             return;

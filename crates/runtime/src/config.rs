@@ -37,6 +37,9 @@ pub struct RuntimeConfig {
     pub ether: Vec<String>,
     /// Those of [`RuntimeConfig::ether`] whose NDN frames go through AF_XDP.
     pub xdp: Vec<String>,
+    /// Whether AF_XDP interfaces steer each NDN frame to the I/O thread of its shard, with
+    /// inline forwarding over several I/O threads (see `kite_face::xdp::steer`).
+    pub xdp_steering: bool,
     /// UDP multicast faces: the group, and each interface's name and IPv4 address (a
     /// permanent multi-access face each, as NFD's `face_system.udp.mcast`).
     pub udp_multicast: Vec<(std::net::SocketAddrV4, String, std::net::Ipv4Addr)>,
@@ -64,6 +67,7 @@ impl Default for RuntimeConfig {
             udp: Vec::new(),
             ether: Vec::new(),
             xdp: Vec::new(),
+            xdp_steering: true,
             udp_multicast: Vec::new(),
             spin_when_idle: false,
             inline_forwarding: false,

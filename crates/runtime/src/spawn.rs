@@ -78,6 +78,9 @@ impl Runtime {
             io_rx.push(rx);
             io_sleep.push(Arc::new(park::SleepFlag::default()));
         }
+        io::steer(&config, &mut owned, &ndt, &hasher, |k| {
+            park::Waker::for_poll(io_sleep[k].clone(), io[k].1.clone())
+        });
 
         // Rings: each (I/O thread k, forwarding thread t) pair has its own input rings
         // (k produces, t consumes) and its own output ring (t produces, k consumes).
@@ -130,7 +133,7 @@ impl Runtime {
             );
             if config.inline_forwarding {
                 // Run by an I/O thread: whoever feeds the shard wakes that thread.
-                let k = i % m;
+                let k = affinity::shard_io_thread(i, m);
                 let _ = ready_tx.send((
                     i as u8,
                     park::Waker::for_poll(io_sleep[k].clone(), io[k].1.clone()),

@@ -158,10 +158,12 @@ impl<T: Copy> Ring<T> {
 
     // Producer side (fill, TX): `head` is our producer index, `other` the kernel's consumer.
 
-    /// Free slots, re-reading the kernel's index when fewer than `want` seemed free.
+    /// Free slots, re-reading the kernel's index when fewer than `want` seemed free. The
+    /// index last read may be far behind (the home's receive puts frames back without
+    /// reading it), so far that more than the ring's size seems in use: none seems free.
     fn free(&mut self, want: u32) -> u32 {
         let size = self.mask + 1;
-        let mut free = size - self.head.wrapping_sub(self.other);
+        let mut free = size.saturating_sub(self.head.wrapping_sub(self.other));
         if free < want {
             self.other = self.index(self.consumer).load(Ordering::Acquire);
             free = size - self.head.wrapping_sub(self.other);

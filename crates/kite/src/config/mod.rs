@@ -466,6 +466,10 @@ pub struct Ether {
     /// receiving and half for sending (at least [`MIN_BUDGET_BYTES`]).
     #[serde(deserialize_with = "budget_bytes")]
     pub xdp_umem: usize,
+    /// `xdp_steering`: with inline forwarding over several I/O threads, the XDP program hands
+    /// each NDN frame to the socket of the I/O thread that runs its forwarding shard, so no
+    /// packet crosses threads on its way in. On by default.
+    pub xdp_steering: bool,
 }
 
 impl Default for Ether {
@@ -476,6 +480,7 @@ impl Default for Ether {
             socket_buffer: kite_face::DEFAULT_ETHER_SOCKET_BUFFER,
             xdp: Vec::new(),
             xdp_umem: kite_face::DEFAULT_XDP_UMEM,
+            xdp_steering: true,
         }
     }
 }

@@ -86,6 +86,7 @@ fn every_key() -> Config {
                 socket_buffer: 8 << 20,
                 xdp: vec!["eth2".into()],
                 xdp_umem: 1 << 20,
+                xdp_steering: false,
             },
         },
         metrics: Metrics {

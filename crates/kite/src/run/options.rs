@@ -211,6 +211,7 @@ pub(super) fn runtime_config(c: &Config) -> RuntimeConfig {
         },
         ether: ether_interfaces(&fs.ether),
         xdp: fs.ether.xdp.clone(),
+        xdp_steering: fs.ether.xdp_steering,
         ..RuntimeConfig::default()
     };
     // Listeners open in this order: the unix socket, TCP, WebSocket.

@@ -206,7 +206,7 @@ impl Chain {
     }
 
     /// Writes node `i`'s configuration: its listeners, and for A and B a permanent face to
-    /// the next node with the route of [`PREFIX`] on it.
+    /// the next node with the route of [`PREFIX`] on it; `extra` merged in ([`merged`]).
     fn write_config(&self, i: usize, link: Link, extra: &str) -> PathBuf {
         let mut toml = String::from("[face_system]\n");
         let devs: Vec<String> = ENDS
@@ -272,9 +272,8 @@ impl Chain {
                 "[[route]]\nprefix = \"{PREFIX}\"\nface = \"{uri}\"\n"
             ));
         }
-        toml.push_str(extra);
         let path = self.dir.path().join(format!("node-{i}.toml"));
-        std::fs::write(&path, toml).expect("write the configuration");
+        std::fs::write(&path, merged(&toml, extra)).expect("write the configuration");
         path
     }
 
@@ -473,4 +472,24 @@ pub fn fetch_intact(tag: &str, link: Link, loss: u32, len: usize, put_args: &[&s
             chain.faces()
         );
     }
+}
+
+/// The configuration `base` with `extra`'s keys added (a table of both merged, key by key; an
+/// array of tables extended; any other value of `extra` taking the place of `base`'s), so a
+/// test can set a key of a table the chain writes itself.
+fn merged(base: &str, extra: &str) -> String {
+    fn merge(into: &mut toml::Table, from: toml::Table) {
+        for (k, v) in from {
+            match (into.get_mut(&k), v) {
+                (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+                (Some(toml::Value::Array(a)), toml::Value::Array(b)) => a.extend(b),
+                (_, v) => {
+                    into.insert(k, v);
+                }
+            }
+        }
+    }
+    let mut config: toml::Table = base.parse().expect("the chain's configuration");
+    merge(&mut config, extra.parse().expect("a test's configuration"));
+    toml::to_string(&config).expect("a configuration")
 }

@@ -44,7 +44,7 @@ pub(super) fn status(face: &Face) -> FaceStatus {
         up: face.is_up(),
         reconnecting: face.is_redialing(),
         out_queue: face.pending_output(),
-        counters: *face.counters(),
+        counters: face.all_counters(),
     }
 }
 

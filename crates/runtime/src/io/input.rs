@@ -141,6 +141,21 @@ impl IoThread {
         self.restrained_room.clear();
     }
 
+    /// Reads a burst from each lane (the sockets of other threads' steered Ethernet channels,
+    /// which carry the packets of this thread's shards) and dispatches it, as the lane's
+    /// channel would; wakes a lane's home when the lane left it work. Ethernet faces are
+    /// never local.
+    pub(super) fn read_lanes(&mut self, now: Instant) {
+        for (lane, home) in &mut self.lanes {
+            let mut sink = self.dispatcher.direct(false);
+            let burst = lane.recv_burst(now, &mut sink);
+            sink.finish();
+            if burst.wake_home {
+                home.wake();
+            }
+        }
+    }
+
     /// Reads one burst from a face's own socket and dispatches it. A face that can push back
     /// (a stream) reads only as many packets as the forwarding threads have room for from
     /// it; with none, it is not read (its sender's socket fills and the kernel slows it)

@@ -4,13 +4,19 @@
 
 use std::time::Instant;
 
+use kite_face::ether::lanes::EtherLane;
+use kite_face::xdp::steer::{Dispatch, NDT_SLOTS};
 use kite_face::{Accepted, EtherChannel, Face, FaceUri, LinkMonitor, Listener, UdpChannel};
 use kite_fw::face::FaceId;
+use kite_fw::hash::NameHasher;
+use kite_fw::ndt::Ndt;
 use kite_link::Persistency;
 use mio::Token;
 
 use super::{IoThread, CHANNEL_TOKEN};
+use crate::affinity::shard_io_thread;
 use crate::iolog::CloseReason;
+use crate::park::Waker;
 use crate::{FaceEvent, IoCommand, RuntimeConfig};
 
 /// A datagram channel by its index in `IoThread::udp` or `IoThread::ether`: both kinds are
@@ -28,6 +34,9 @@ pub(crate) struct Owned {
     pub(super) ether: Vec<EtherChannel>,
     pub(super) links: Option<LinkMonitor>,
     pub(super) udp_multicast: Vec<(std::net::SocketAddrV4, String, std::net::Ipv4Addr)>,
+    /// Lanes of steered Ethernet channels other threads own ([`steer`]), each with the waker
+    /// of its channel's thread.
+    pub(super) lanes: Vec<(EtherLane, Waker)>,
 }
 
 /// Where the listeners of `config` go among `m` I/O threads: the I/O thread of each of
@@ -61,6 +70,7 @@ pub(crate) fn open_listeners(
             ether: Vec::new(),
             links: None,
             udp_multicast: Vec::new(),
+            lanes: Vec::new(),
         })
         .collect();
     for l in &config.listeners {
@@ -144,6 +154,77 @@ pub(crate) fn open_listeners(
         owned[j % m].udp_multicast.push(mc.clone());
     }
     Ok(owned)
+}
+
+/// Steers the AF_XDP Ethernet channels of `owned` (one per I/O thread) over every I/O
+/// thread, with inline forwarding over more than one ([`RuntimeConfig::xdp_steering`]): each
+/// NDN frame goes to the thread that runs its forwarding shard by `ndt` under `hasher`'s key
+/// (see `kite_face::xdp::steer`). A channel's lane `i` is thread `home + i` (mod the
+/// threads), so that its own thread is lane 0; `wake(k)` wakes thread `k`. A channel that
+/// cannot be steered keeps reading every frame itself, and the log says why.
+pub(crate) fn steer(
+    config: &RuntimeConfig,
+    owned: &mut [Owned],
+    ndt: &Ndt,
+    hasher: &NameHasher,
+    wake: impl Fn(usize) -> Waker,
+) {
+    let m = owned.len();
+    if !config.xdp_steering || !config.inline_forwarding || m < 2 {
+        return;
+    }
+    for home in 0..m {
+        let mut lanes = Vec::new();
+        for ch in &mut owned[home].ether {
+            if !matches!(ch.io_path(), kite_face::IoPath::Xdp { .. }) {
+                continue;
+            }
+            let iface = ch.name().to_owned();
+            match dispatch(home, m, ndt, hasher).and_then(|d| ch.steer(m, d)) {
+                Ok(l) => {
+                    let path = ch.io_path();
+                    tracing::info!(
+                        interface = iface,
+                        "NDN frames steered to the I/O threads of their shards: {path}"
+                    );
+                    lanes.extend(l);
+                }
+                Err(why) => tracing::warn!(
+                    interface = iface,
+                    "NDN frames not steered to the I/O threads of their shards, all are read \
+                     by I/O thread {home}: {why}"
+                ),
+            }
+        }
+        // A channel's lanes come in lane order, 1 to m - 1.
+        for (i, lane) in lanes.into_iter().enumerate() {
+            let k = (home + 1 + i % (m - 1)) % m;
+            owned[k].lanes.push((lane, wake(home)));
+        }
+    }
+}
+
+/// The XDP program's copy of the dispatch for a channel of I/O thread `home` of `m`: each
+/// NDT entry's and each shard's lane (the I/O thread that runs the shard, counted from
+/// `home`).
+fn dispatch(home: usize, m: usize, ndt: &Ndt, hasher: &NameHasher) -> Result<Dispatch, String> {
+    if ndt.slots() > NDT_SLOTS {
+        return Err(format!(
+            "the Name Dispatch Table has {} entries, the XDP program's at most {NDT_SLOTS}",
+            ndt.slots()
+        ));
+    }
+    let lane = |shard: u8| ((shard_io_thread(usize::from(shard), m) + m - home) % m) as u8;
+    let mut token_lanes = [0; 256];
+    for shard in 0..ndt.threads() {
+        token_lanes[usize::from(shard)] = lane(shard);
+    }
+    Ok(Dispatch {
+        key: hasher.key(),
+        prefix_len: ndt.prefix_len(),
+        lanes: (0..ndt.slots() as u64).map(|i| lane(ndt.thread_of(i))).collect(),
+        token_lanes,
+    })
 }
 
 /// Logs which UDP destinations interface `iface`'s AF_XDP path takes, or why none.

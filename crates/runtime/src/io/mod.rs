@@ -51,6 +51,7 @@ use crossbeam_channel::{Receiver, Sender};
 use kite_face::{
     Datagram, EtherChannel, Face, FaceConfig, LinkMonitor, Listener, Received, UdpChannel,
 };
+use kite_face::ether::lanes::EtherLane;
 use kite_fw::face::FaceId;
 use kite_fw::out::Out;
 use kite_fw::strategy::FaceInfo;
@@ -71,13 +72,16 @@ use listeners::DatagramChannel;
 use migration::Moved;
 use table::FaceTable;
 
-pub(crate) use listeners::{open_listeners, placement, Owned};
+pub(crate) use listeners::{open_listeners, placement, steer, Owned};
 pub(crate) use migration::{least_loaded, Place};
 
 /// The token of the waker forwarding threads and management use.
 pub(crate) const WAKE_TOKEN: Token = Token(0);
 /// The token of the link monitor Ethernet channels follow their interfaces with.
 const LINK_TOKEN: Token = Token(1);
+/// The token of every lane's sockets: its event only ends a poll, and each turn reads the
+/// lanes whose rings hold frames ([`IoThread::read_lanes`]).
+const LANE_TOKEN: Token = Token(2);
 /// Tokens of stream listeners start here; UDP channels, then Ethernet channels (their
 /// AF_PACKET sockets), then the Ethernet channels' AF_XDP sockets follow. Face tokens are
 /// their ids (at least 256), so the two ranges never meet.
@@ -121,6 +125,9 @@ pub(crate) struct IoThread {
     channels: Vec<Box<dyn Listener>>,
     udp: Vec<UdpChannel>,
     ether: Vec<EtherChannel>,
+    /// Lanes of other threads' steered Ethernet channels, each with its home's waker: this
+    /// thread reads them for its shards.
+    lanes: Vec<(EtherLane, Waker)>,
     links: Option<LinkMonitor>,
     /// The faces, and the lists a turn keeps about them.
     table: FaceTable,
@@ -197,6 +204,7 @@ impl IoThread {
             ether,
             links,
             udp_multicast,
+            lanes,
         } = owned;
         if CHANNEL_TOKEN + channels.len() + udp.len() + 2 * ether.len()
             > FaceId::FIRST_DYNAMIC.0 as usize
@@ -216,6 +224,14 @@ impl IoThread {
         if let Some(l) = &links {
             l.register(poll.registry(), LINK_TOKEN)?;
         }
+        for (lane, _) in &lanes {
+            lane.register(poll.registry(), LANE_TOKEN)?;
+            tracing::info!(
+                interface = lane.iface(),
+                thread = place.index,
+                "reading the NDN frames of this I/O thread's shards from the interface"
+            );
+        }
         let ids = place.ids.clone();
         let now = Instant::now();
         let mut thread = IoThread {
@@ -234,6 +250,7 @@ impl IoThread {
             channels,
             udp,
             ether,
+            lanes,
             links,
             table: FaceTable::default(),
             received: Vec::with_capacity(256),
@@ -374,12 +391,16 @@ impl IoThread {
             self.read_face(id, now, hangup);
         }
         self.table.reread(rereading);
+        self.queue_lane_work();
         core::mem::swap(&mut self.unread_channels, &mut self.rereading_channels);
         for i in 0..self.rereading_channels.len() {
             let token = self.rereading_channels[i];
             self.read_channel(token, now);
         }
         self.rereading_channels.clear();
+        if self.lanes_have_frames() {
+            self.read_lanes(now);
+        }
         if self.table.has_parked() {
             self.unpark(now);
         }
@@ -471,6 +492,8 @@ impl IoThread {
             || !self.commands.is_empty()
             || self.shards.iter().any(Worker::has_work)
             || self.shm.announce_sleep(self.table.map())
+            || self.lanes_have_frames()
+            || self.ether.iter().any(EtherChannel::has_lane_work)
         {
             return Some(Duration::ZERO);
         }
@@ -490,7 +513,25 @@ impl IoThread {
                 any = true;
             }
         }
-        any
+        any | self.lanes_have_frames()
+    }
+
+    /// Lists every Ethernet channel whose lanes left it work ([`EtherChannel::has_lane_work`])
+    /// to be read this turn.
+    fn queue_lane_work(&mut self) {
+        for e in 0..self.ether.len() {
+            if self.ether[e].has_lane_work() {
+                let token = self.channel_token(DatagramChannel::Ether(e));
+                if !self.unread_channels.contains(&token) {
+                    self.unread_channels.push(token);
+                }
+            }
+        }
+    }
+
+    /// Whether a lane's RX ring holds frames (a load per socket, no system call).
+    fn lanes_have_frames(&mut self) -> bool {
+        self.lanes.iter_mut().any(|(l, _)| l.has_frames())
     }
 
     fn handle_event(
@@ -503,6 +544,9 @@ impl IoThread {
     ) {
         let t = token.0;
         if token == WAKE_TOKEN {
+            return;
+        }
+        if token == LANE_TOKEN {
             return;
         }
         if token == LINK_TOKEN {

@@ -72,6 +72,7 @@ pub(super) fn harness_listening(
         ether: Vec::new(),
         links: None,
         udp_multicast: Vec::new(),
+        lanes: Vec::new(),
     };
     let ndt = Arc::new(Ndt::new(16, 1, config.dispatch_prefix_len));
     let (inputs, rings) = crate::dispatch::rings(RING);
