@@ -60,7 +60,10 @@ impl LaneStats {
         };
         for (n, v) in slot.n.iter().zip(fields(c)) {
             if *v != 0 {
-                n.store(n.load(Ordering::Relaxed).wrapping_add(*v), Ordering::Relaxed);
+                n.store(
+                    n.load(Ordering::Relaxed).wrapping_add(*v),
+                    Ordering::Relaxed,
+                );
             }
         }
         let at = now.saturating_duration_since(self.epoch).as_nanos() as u64;

@@ -286,7 +286,10 @@ mod tests {
             let epoch = Instant::now();
             let mut faces = LaneFaces::new();
             faces.insert(PEER, (FaceId(300), Arc::new(LaneStats::new(2, epoch))));
-            faces.insert(NDN_MULTICAST, (FaceId(301), Arc::new(LaneStats::new(2, epoch))));
+            faces.insert(
+                NDN_MULTICAST,
+                (FaceId(301), Arc::new(LaneStats::new(2, epoch))),
+            );
             let (to_home, home) = rtrb::RingBuffer::new(ring);
             Bench {
                 view: LaneView {
@@ -350,9 +353,16 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].face, FaceId(300));
         let c = b.counters_of(PEER);
-        assert_eq!((c.n_in_interests, c.n_in_bytes), (1, interest().len() as u64));
+        assert_eq!(
+            (c.n_in_interests, c.n_in_bytes),
+            (1, interest().len() as u64)
+        );
         // To the group, from any sender: the group face's.
-        let (out, _) = b.take(&frame(NDN_MULTICAST, MacAddr([2, 9, 9, 9, 9, 9]), &interest()));
+        let (out, _) = b.take(&frame(
+            NDN_MULTICAST,
+            MacAddr([2, 9, 9, 9, 9, 9]),
+            &interest(),
+        ));
         assert_eq!(out[0].face, FaceId(301));
         assert_eq!(b.view.faces[&PEER].1.last_rx(), Some(b.epoch));
     }
@@ -372,7 +382,11 @@ mod tests {
         );
         let reliable = testing::tlv(
             0x64,
-            &[testing::tlv(0x0348, &[0; 8]), testing::tlv(0x50, &interest())].concat(),
+            &[
+                testing::tlv(0x0348, &[0; 8]),
+                testing::tlv(0x50, &interest()),
+            ]
+            .concat(),
         );
         let oversized = frame(LOCAL, PEER, &vec![0x05; MTU + 1]);
         let mut udp = frame(LOCAL, PEER, &interest());

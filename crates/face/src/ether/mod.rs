@@ -57,9 +57,9 @@ use kite_link::reassembly::{Endpoint, Reassembler};
 use kite_link::ChannelCounters;
 use kite_link::MacAddr;
 use kite_link::{FaceId, FaceIds, FaceScope, LinkType, Persistency};
+use lanes::{EtherLane, LaneView, ToHome};
 use netif::LinkEvents;
 use peer::{EtherOut, EtherPeer};
-use lanes::{EtherLane, LaneView, ToHome};
 use xdp_path::XdpPath;
 
 /// The wait in the socket's receive queue from which a frame counts as delayed
@@ -658,7 +658,11 @@ impl EtherChannel {
             return false;
         };
         l.from.iter().any(|f| !f.is_empty())
-            || self.xdp.iter().flat_map(|x| &x.rx).any(|rx| rx.frames_returned() > 0)
+            || self
+                .xdp
+                .iter()
+                .flat_map(|x| &x.rx)
+                .any(|rx| rx.frames_returned() > 0)
     }
 
     /// Steers the channel's NDN frames over `lanes` I/O threads by `dispatch` (lane 0 is the
@@ -673,7 +677,10 @@ impl EtherChannel {
         };
         let sockets = x.steer(self.index, lanes, dispatch)?;
         self.io_path = x.io_path();
-        let shared = Arc::new(lanes::Shared::new(lanes, self.lane_view(Default::default())));
+        let shared = Arc::new(lanes::Shared::new(
+            lanes,
+            self.lane_view(Default::default()),
+        ));
         let mut from = Vec::with_capacity(lanes);
         let mut out = Vec::with_capacity(lanes);
         for (i, sockets) in sockets.into_iter().enumerate() {

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use super::frame::{self, HEADER_LEN};
 use crate::datagram::flush_queue;
+use crate::lanes::LaneStats;
 use crate::queue::OutQueue;
 use crate::sys::packet::PacketSocket;
 use crate::transport::{FaceError, Flushed, LinkState, Progress, RxFrame, Source, Transport};
-use crate::lanes::LaneStats;
 use crate::uri::FaceUri;
 use crate::xdp::socket::XskTx;
 use kite_link::FaceCounters;

@@ -220,7 +220,10 @@ impl XdpPath {
                 home: 0,
                 dispatch: Some(dispatch),
             };
-            placed = self.program.set_steering(&steering).map_err(|e| e.to_string());
+            placed = self
+                .program
+                .set_steering(&steering)
+                .map_err(|e| e.to_string());
         }
         if let Err(e) = placed {
             for lane in 1..lanes {

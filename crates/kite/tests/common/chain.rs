@@ -110,6 +110,18 @@ impl Chain {
         extra: [&str; 3],
         before: impl FnOnce(&Chain),
     ) -> Option<Chain> {
+        Self::with_queues(tag, link, loss, extra, 1, before)
+    }
+
+    /// [`Chain::new_with`] over veths of `queues` receive and transmit queues each.
+    pub fn with_queues(
+        tag: &str,
+        link: Link,
+        loss: u32,
+        extra: [&str; 3],
+        queues: u32,
+        before: impl FnOnce(&Chain),
+    ) -> Option<Chain> {
         if Command::new("nft").arg("--version").output().is_err() {
             skip("nft (Debian's nftables) is not installed");
             return None;
@@ -126,25 +138,15 @@ impl Chain {
         };
         ip_ok(&["netns", "add", &chain.ns[1]]);
         ip_ok(&["netns", "add", &chain.ns[2]]);
+        let q = queues.to_string();
         for pair in ENDS.chunks(2) {
             let (x, y) = (&pair[0], &pair[1]);
+            #[rustfmt::skip]
             ip_ok(&[
-                "-n",
-                &chain.ns[x.ns],
-                "link",
-                "add",
-                x.dev,
-                "address",
-                x.mac,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                y.dev,
-                "address",
-                y.mac,
-                "netns",
-                &chain.ns[y.ns],
+                "-n", &chain.ns[x.ns], "link", "add", x.dev, "address", x.mac,
+                "numrxqueues", &q, "numtxqueues", &q, "type", "veth",
+                "peer", "name", y.dev, "address", y.mac, "numrxqueues", &q, "numtxqueues", &q,
+                "netns", &chain.ns[y.ns],
             ]);
         }
         for e in &ENDS {

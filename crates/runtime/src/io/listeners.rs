@@ -222,7 +222,9 @@ fn dispatch(home: usize, m: usize, ndt: &Ndt, hasher: &NameHasher) -> Result<Dis
     Ok(Dispatch {
         key: hasher.key(),
         prefix_len: ndt.prefix_len(),
-        lanes: (0..ndt.slots() as u64).map(|i| lane(ndt.thread_of(i))).collect(),
+        lanes: (0..ndt.slots() as u64)
+            .map(|i| lane(ndt.thread_of(i)))
+            .collect(),
         token_lanes,
     })
 }

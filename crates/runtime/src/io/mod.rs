@@ -48,10 +48,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
+use kite_face::ether::lanes::EtherLane;
 use kite_face::{
     Datagram, EtherChannel, Face, FaceConfig, LinkMonitor, Listener, Received, UdpChannel,
 };
-use kite_face::ether::lanes::EtherLane;
 use kite_fw::face::FaceId;
 use kite_fw::out::Out;
 use kite_fw::strategy::FaceInfo;
