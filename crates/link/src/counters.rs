@@ -224,7 +224,9 @@ counter_set! {
         /// when the multicast face is gone).
         n_no_face = tlv::KITE_N_CHANNEL_NO_FACE,
         /// Frames the kernel dropped because the socket's receive buffer was full (Ethernet
-        /// channels, from PACKET_STATISTICS; read once a second).
+        /// channels, from PACKET_STATISTICS, and XDP_STATISTICS on AF_XDP; read once a
+        /// second), and frames another I/O thread read for the channel that found its ring
+        /// to the channel's own thread full (AF_XDP steering).
         n_socket_drops = tlv::KITE_N_CHANNEL_SOCKET_DROPS,
         /// Frames read after waiting at least 5 ms (CoDel's target delay) in the socket's
         /// receive queue (Ethernet channels, from the kernel's receive times): a backlog the
