@@ -32,6 +32,14 @@
 # af_xdp_old, runs B's --xdp with that binary in the same rounds (A and the applications stay
 # KITE's), for an A/B of two builds' AF_XDP path in one run; the order of the three rotates
 # round by round. VARIANTS="af_xdp" leaves af_packet out (default "af_packet af_xdp").
+# Variant af_xdp_2t is --xdp with two I/O threads running two forwarding shards inline
+# (--io-threads 2 --threads 2 --inline): AF_XDP steering hands each Data from A to the I/O
+# thread of the shard its PIT token names; the client's unix face lives on one of them, so its
+# Interests for the other shard still cross. With QUEUES=N the veth has N receive and transmit
+# queues (default 1), each with its AF_XDP sockets; DISPATCH_PREFIX=K sets B's
+# forwarder.dispatch_prefix (default 2; 0, the whole name, spreads one client's names over
+# both shards). The column b_crossed is B's kite_io_crossed_total summed over its I/O threads
+# over the client's run (af_xdp_2t only).
 # Writes bench/results/xdp-<commit>.csv (with OLD: xdp-ab-<old>-<commit>.csv; every run),
 # the same name's -channels.txt and, with DIAG, -syscalls.csv; prints medians and the ratios
 # af_xdp / af_packet (and af_xdp / af_xdp_old) per payload.
@@ -43,7 +51,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 secs=${1:-10}
@@ -101,7 +109,9 @@ ip netns add "$ns_a"
 ip netns add "$ns_b"
 ip -n "$ns_a" link set lo up
 ip -n "$ns_b" link set lo up
-ip -n "$ns_a" link add vethA address "$mac_a" type veth peer name vethB address "$mac_b" netns "$ns_b"
+queues=${QUEUES:-1}
+ip -n "$ns_a" link add vethA address "$mac_a" numrxqueues "$queues" numtxqueues "$queues" \
+  type veth peer name vethB address "$mac_b" numrxqueues "$queues" numtxqueues "$queues" netns "$ns_b"
 ip -n "$ns_a" link set vethA mtu "$mtu" up
 ip -n "$ns_b" link set vethB mtu "$mtu" up
 cat >"$tmp/a.toml" <<EOF
@@ -118,6 +128,10 @@ persistency = "permanent"
 [[route]]
 prefix = "$prefix"
 face = "ether://[$mac_a]"
+[forwarder]
+dispatch_prefix = ${DISPATCH_PREFIX:-2}
+[metrics]
+listen = "127.0.0.1:9465"
 EOF
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -156,12 +170,20 @@ start_server() { # payload
   wait_log "$tmp/server.err" "kite perf server:"
 }
 
-start_b() { # variant (af_packet, af_xdp or af_xdp_old); sets b_pid and b_io, its channel's I/O path
-  local flag=--ether bin=$KITE
+b_crossed() { # B's kite_io_crossed_total over its I/O threads (0 without the series)
+  ip netns exec "$ns_b" python3 -c '
+import urllib.request
+m = urllib.request.urlopen("http://127.0.0.1:9465/metrics", timeout=5).read().decode()
+print(sum(int(l.split()[-1]) for l in m.splitlines() if l.startswith("kite_io_crossed_total{")))'
+}
+
+start_b() { # variant (af_packet, af_xdp, af_xdp_2t or af_xdp_old); sets b_pid and b_io, its channel's I/O path
+  local flag=--ether bin=$KITE threads=()
   [[ $1 == af_xdp* ]] && flag=--xdp
   [[ $1 == af_xdp_old ]] && bin=$OLD
+  [[ $1 == af_xdp_2t ]] && threads=(--io-threads 2 --threads 2 --inline)
   rm -f "$tmp/b.sock"
-  ip netns exec "$ns_b" "$bin" run --local-only "$flag" vethB --config "$tmp/b.toml" \
+  ip netns exec "$ns_b" "$bin" run --local-only "$flag" vethB "${threads[@]}" --config "$tmp/b.toml" \
     --socket "$tmp/b.sock" >/dev/null 2>"$tmp/b.log" &
   b_pid=$!
   wait_log "$tmp/b.log" "configured route added"
@@ -193,10 +215,12 @@ run() { # round payload variant: appends one row to the CSV and prints it
   local r=$1 p=$2 v=$3
   start_b "$v"
   client 1 >/dev/null # warm-up: faces, PIT, the applications' shared memory
-  local b0 u0 a0 f0 line b1 u1 a1 f1 received drops
+  local b0 u0 a0 f0 c0 line b1 u1 a1 f1 c1 received drops
   b0=$(ticks "$b_pid"); u0=$(uticks "$b_pid"); a0=$(ticks "$a_pid"); f0=$(tx_frames_a)
+  c0=$(b_crossed)
   line=$(client "$secs")
   b1=$(ticks "$b_pid"); u1=$(uticks "$b_pid"); a1=$(ticks "$a_pid"); f1=$(tx_frames_a)
+  c1=$(b_crossed)
   received=$(json_field "$line" received)
   drops=$(vethb_channel drops)
   if ! grep -q "^== $v $p " "$channels"; then
@@ -209,7 +233,7 @@ run() { # round payload variant: appends one row to the CSV and prints it
     exit 1
   fi
   stop_b
-  echo "$r,$p,$v,$(json_field "$line" seconds),$received,$(json_field "$line" data_per_sec),$(python3 -c "print(($b1 - $b0) / $hz)"),$(us_per "($b1 - $b0) / $hz" "$received"),$(us_per "($u1 - $u0) / $hz" "$received"),$(us_per "($b1 - $b0 - $u1 + $u0) / $hz" "$received"),$(us_per "($a1 - $a0) / $hz" "$received"),$(python3 -c "print(round(($f1 - $f0) / max($received, 1), 4))"),$drops,${b_io//,/;}" >>"$out"
+  echo "$r,$p,$v,$(json_field "$line" seconds),$received,$(json_field "$line" data_per_sec),$(python3 -c "print(($b1 - $b0) / $hz)"),$(us_per "($b1 - $b0) / $hz" "$received"),$(us_per "($u1 - $u0) / $hz" "$received"),$(us_per "($b1 - $b0 - $u1 + $u0) / $hz" "$received"),$(us_per "($a1 - $a0) / $hz" "$received"),$(python3 -c "print(round(($f1 - $f0) / max($received, 1), 4))"),$drops,$((c1 - c0)),${b_io//,/;}" >>"$out"
   tail -1 "$out"
 }
 
@@ -261,11 +285,11 @@ diag_run() { # payload variant: appends its rows to the syscalls CSV and prints 
 
 (( rounds == 0 )) || {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; $(uname -r); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# A: kite run --local-only --ether vethA, kite perf server $prefix --payload P --threads 0 (DigestSha256); veth MTU $mtu"
-  echo "# B: kite run --local-only --ether|--xdp vethB, kite perf client --window $window --duration ${secs}s; ${rounds} rounds"
+  echo "# A: kite run --local-only --ether vethA, kite perf server $prefix --payload P --threads 0 (DigestSha256); veth MTU $mtu, $queues queue(s)"
+  echo "# B: kite run --local-only --ether|--xdp vethB (af_xdp_2t: --io-threads 2 --threads 2 --inline), dispatch_prefix ${DISPATCH_PREFIX:-2}, kite perf client --window $window --duration ${secs}s; ${rounds} rounds"
   [[ -z ${OLD:-} ]] || echo "# af_xdp_old: B is $OLD (${OLD_COMMIT:-old}) with --xdp"
   echo "# *_us_per_data: utime + stime of the forwarder over the client's run / Data received, µs"
-  echo "round,payload,variant,seconds,received,data_per_sec,b_cpu_sec,b_us_per_data,b_user_us,b_sys_us,a_us_per_data,frames_per_data,b_channel_drops,io_path"
+  echo "round,payload,variant,seconds,received,data_per_sec,b_cpu_sec,b_us_per_data,b_user_us,b_sys_us,a_us_per_data,frames_per_data,b_channel_drops,b_crossed,io_path"
 } >"$out"
 (( rounds == 0 )) || : >"$channels"
 start_a
@@ -312,15 +336,16 @@ med = lambda xs: statistics.median(xs) if xs else float("nan")
 print("medians (B: the forwarder under test; A: its AF_PACKET peer, a control):")
 for p in sorted({r["payload"] for r in rows}, key=int):
     m = {}
-    present = [v for v in ("af_packet", "af_xdp", "af_xdp_old") if any(r["variant"] == v for r in rows)]
+    present = [v for v in ("af_packet", "af_xdp", "af_xdp_2t", "af_xdp_old") if any(r["variant"] == v for r in rows)]
     for v in present:
         sel = [r for r in rows if r["payload"] == p and r["variant"] == v]
         m[v] = {k: med([float(r[k]) for r in sel]) for k in
                 ("b_us_per_data", "b_user_us", "b_sys_us", "a_us_per_data", "data_per_sec",
-                 "frames_per_data")}
+                 "frames_per_data", "b_crossed")}
         print(f"  {p} B {v:10}: B {m[v]['b_us_per_data']:.3f} µs/Data (user {m[v]['b_user_us']:.3f}, "
               f"system {m[v]['b_sys_us']:.3f}), A {m[v]['a_us_per_data']:.3f} "
-              f"µs/Data, {m[v]['data_per_sec']:.0f} Data/s, {m[v]['frames_per_data']:.3f} frames/Data "
+              f"µs/Data, {m[v]['data_per_sec']:.0f} Data/s, {m[v]['frames_per_data']:.3f} frames/Data, "
+              f"{m[v]['b_crossed']:.0f} crossed "
               f"(of {len(sel)})")
         if m[v]["frames_per_data"] > 1.05:
             print(f"  warning: {p} B Data take more than one frame (NDNLPv2 fragmentation)")
@@ -329,7 +354,8 @@ for p in sorted({r["payload"] for r in rows}, key=int):
     for r in rows:
         if r["payload"] == p:
             pairs.setdefault(r["round"], {})[r["variant"]] = r
-    for num, den in (("af_xdp", "af_packet"), ("af_xdp", "af_xdp_old"), ("af_xdp_old", "af_packet")):
+    for num, den in (("af_xdp", "af_packet"), ("af_xdp_2t", "af_xdp"), ("af_xdp", "af_xdp_old"),
+                     ("af_xdp_old", "af_packet")):
         if num not in m or den not in m:
             continue
         paired = [float(x[num]["b_us_per_data"]) / float(x[den]["b_us_per_data"])
@@ -343,7 +369,7 @@ if tool != "none" and os.path.exists(sys_src):
     print(f"B's system calls per Data ({tool}, a separate diagnostic run per variant):")
     d = list(csv.DictReader(open(sys_src)))
     for p in sorted({r["payload"] for r in d}, key=int):
-        for v in ("af_packet", "af_xdp", "af_xdp_old"):
+        for v in ("af_packet", "af_xdp", "af_xdp_2t", "af_xdp_old"):
             sel = [r for r in d if r["payload"] == p and r["variant"] == v
                    and float(r["per_data"]) >= 0.001]
             text = ", ".join(f"{r['syscall']} {float(r['per_data']):.3f}" for r in sel
