@@ -39,7 +39,9 @@
 # queues (default 1), each with its AF_XDP sockets; DISPATCH_PREFIX=K sets B's
 # forwarder.dispatch_prefix (default 2; 0, the whole name, spreads one client's names over
 # both shards). The column b_crossed is B's kite_io_crossed_total summed over its I/O threads
-# over the client's run (af_xdp_2t only).
+# over the client's run (af_xdp_2t only). SHM=false runs B with --shm false, so the client
+# keeps its unix socket and, with two I/O threads, its face moves to the thread of the shard
+# its Interests go to (a shared-memory face stays where it was accepted).
 # Writes bench/results/xdp-<commit>.csv (with OLD: xdp-ab-<old>-<commit>.csv; every run),
 # the same name's -channels.txt and, with DIAG, -syscalls.csv; prints medians and the ratios
 # af_xdp / af_packet (and af_xdp / af_xdp_old) per payload.
@@ -51,7 +53,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 secs=${1:-10}
@@ -183,7 +185,7 @@ start_b() { # variant (af_packet, af_xdp, af_xdp_2t or af_xdp_old); sets b_pid a
   [[ $1 == af_xdp_old ]] && bin=$OLD
   [[ $1 == af_xdp_2t ]] && threads=(--io-threads 2 --threads 2 --inline)
   rm -f "$tmp/b.sock"
-  ip netns exec "$ns_b" "$bin" run --local-only "$flag" vethB "${threads[@]}" --config "$tmp/b.toml" \
+  ip netns exec "$ns_b" "$bin" run --local-only "$flag" vethB "${threads[@]}" --shm "${SHM:-true}" --config "$tmp/b.toml" \
     --socket "$tmp/b.sock" >/dev/null 2>"$tmp/b.log" &
   b_pid=$!
   wait_log "$tmp/b.log" "configured route added"
@@ -286,7 +288,7 @@ diag_run() { # payload variant: appends its rows to the syscalls CSV and prints 
 (( rounds == 0 )) || {
   echo "# commit ${commit}; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; $(uname -r); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# A: kite run --local-only --ether vethA, kite perf server $prefix --payload P --threads 0 (DigestSha256); veth MTU $mtu, $queues queue(s)"
-  echo "# B: kite run --local-only --ether|--xdp vethB (af_xdp_2t: --io-threads 2 --threads 2 --inline), dispatch_prefix ${DISPATCH_PREFIX:-2}, kite perf client --window $window --duration ${secs}s; ${rounds} rounds"
+  echo "# B: kite run --local-only --ether|--xdp vethB (af_xdp_2t: --io-threads 2 --threads 2 --inline), dispatch_prefix ${DISPATCH_PREFIX:-2}, --shm ${SHM:-true}, kite perf client --window $window --duration ${secs}s; ${rounds} rounds"
   [[ -z ${OLD:-} ]] || echo "# af_xdp_old: B is $OLD (${OLD_COMMIT:-old}) with --xdp"
   echo "# *_us_per_data: utime + stime of the forwarder over the client's run / Data received, µs"
   echo "round,payload,variant,seconds,received,data_per_sec,b_cpu_sec,b_us_per_data,b_user_us,b_sys_us,a_us_per_data,frames_per_data,b_channel_drops,b_crossed,io_path"
