@@ -91,7 +91,7 @@ pub struct H3Config {
     /// How long a session lives without hearing from its client.
     pub idle_timeout: Duration,
     /// Octets of datagrams a session holds while QUIC's congestion control holds them back;
-    /// beyond it the oldest are dropped.
+    /// frames beyond it wait in the face's output queue.
     pub datagram_queue: usize,
 }
 
