@@ -558,6 +558,9 @@ impl Face {
         let mut rx = RX.take();
         let progress = transport.recv_burst(hangup, budget, &mut rx);
         let flush_after = transport.flush_after_recv();
+        if let Some(mtu) = transport.take_mtu() {
+            self.link.set_mtu(mtu);
+        }
         let got = !rx.is_empty();
         let (id, c) = (self.id, &mut self.counters);
         for f in rx.drain(..) {
@@ -626,13 +629,18 @@ impl Face {
         self.transport()?.deadline()
     }
 
-    /// Runs the transport's timers at `now`; an error means the face is done (the caller
-    /// closes it).
+    /// Runs the transport's timers at `now`, then writes what waits in the output queue if
+    /// they made room for it (QUIC's pacing or congestion window held it back); an error
+    /// means the face is done (the caller closes it).
     pub fn run_transport_timers(&mut self, now: Instant) -> Result<(), FaceError> {
-        match &mut self.state {
-            FaceState::Up(t) => t.on_deadline(now),
-            FaceState::Reconnecting { .. } => Ok(()),
+        let FaceState::Up(t) = &mut self.state else {
+            return Ok(());
+        };
+        t.on_deadline(now)?;
+        if let Some(mtu) = t.take_mtu() {
+            self.link.set_mtu(mtu);
         }
+        self.flush().map(drop)
     }
 
     /// Drops reassembly state that timed out; call it now and then (e.g. once per second).
@@ -689,7 +697,7 @@ impl Face {
     /// until it is empty or the socket is full. A face whose link is down drops the queue
     /// instead (counted in [`FaceCounters::n_out_link_down`]).
     pub fn flush(&mut self) -> Result<Flushed, FaceError> {
-        if self.queue.is_empty() {
+        if self.queue.is_empty() && !self.transport().is_some_and(|t| t.holds_output()) {
             return Ok(Flushed::Done);
         }
         let flushed = match &mut self.state {

@@ -166,6 +166,13 @@ pub(crate) trait Transport: fmt::Debug + Send {
         false
     }
 
+    /// Whether it holds output of its own that its socket had no room for (WebTransport's
+    /// QUIC packets): it is written when the socket becomes writable, even with the face's
+    /// queue empty.
+    fn holds_output(&self) -> bool {
+        false
+    }
+
     /// Whether NDNLPv2 LpReliability may run on it (unicast datagrams).
     fn reliable_capable(&self) -> bool {
         false
@@ -174,6 +181,12 @@ pub(crate) trait Transport: fmt::Debug + Send {
     /// The MTU a face may be given, from the one asked.
     fn clamp_mtu(&self, mtu: usize) -> usize {
         mtu
+    }
+
+    /// The MTU its link carries now, once after it changed (WebTransport: QUIC's path MTU
+    /// discovery moved the session's datagram size); `None`: unchanged since last taken.
+    fn take_mtu(&mut self) -> Option<usize> {
+        None
     }
 
     /// Whether its link is up.

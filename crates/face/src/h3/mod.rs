@@ -6,8 +6,8 @@
 //! that client's later datagrams to the face's socket. The face then owns all it needs and
 //! may live on any I/O thread. One face per session: on-demand, non-local, point-to-point,
 //! URI `quic://addr:port`; NDN packets and NDNLPv2 fragments travel as the session's
-//! datagrams (the link service fragments to the session's datagram size and reassembles
-//! what the client fragments).
+//! datagrams (the link service fragments to the session's datagram size, which follows
+//! QUIC's path MTU discovery, and reassembles what the client fragments).
 //!
 //! Datagrams the listener read for a client before its face's socket existed are fed to
 //! the session before the face is handed out; later ones (read in another burst) are
@@ -91,7 +91,7 @@ pub struct H3Config {
     /// How long a session lives without hearing from its client.
     pub idle_timeout: Duration,
     /// Octets of datagrams a session holds while QUIC's congestion control holds them back;
-    /// beyond it the oldest are dropped.
+    /// frames beyond it wait in the face's output queue.
     pub datagram_queue: usize,
 }
 
@@ -451,10 +451,7 @@ impl H3Listener {
             Err(e) => return Some(Accepted::Broken(e)),
         };
         let mut session = session;
-        let mtu = session
-            .max_frame()
-            .unwrap_or(FALLBACK_MTU)
-            .min(FALLBACK_MTU);
+        let mtu = session.max_frame().unwrap_or(FALLBACK_MTU);
         let mut t = H3Transport::new(socket, self.local, session, mtu);
         // The rest of this client's datagrams in the burst (a ClientHello in two Initials).
         for k in i + 1..self.burst.0 {
@@ -508,9 +505,9 @@ pub fn exercise(input: &[u8]) {
     assert!(dropped.datagrams as usize <= input.len());
 }
 
-/// The MTU of a session's face when its datagram size is not known yet, and the most it
-/// starts with: what a datagram carries in a QUIC packet of 1200 octets (the smallest path
-/// QUIC allows), less its headers.
+/// The MTU of a session's face while its datagram size is not known yet: what a datagram
+/// carries in a QUIC packet of 1200 octets (the smallest path QUIC allows), less its
+/// headers. Once known, the face's MTU follows the session's datagram size.
 const FALLBACK_MTU: usize = 1100;
 
 #[cfg(test)]

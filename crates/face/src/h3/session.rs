@@ -84,6 +84,18 @@ pub(crate) struct Dropped {
     pub too_large: u64,
 }
 
+/// What became of a frame given to [`Session::send`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// Queued as a datagram.
+    Queued,
+    /// The datagram send buffer is full: the frame waits (in the face's output queue) until
+    /// QUIC sent what the buffer holds.
+    Full,
+    /// It cannot go: no session yet, or larger than a datagram (counted).
+    Refused,
+}
+
 /// The stage of the WebTransport session on a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -268,12 +280,11 @@ impl Session {
         self.conn.poll_transmit(now, max, buf)
     }
 
-    /// Queues NDN frame `head` + `body` as one datagram of the session; `false` when it
-    /// cannot go (no session yet, or larger than a datagram: counted). quinn-proto keeps at
-    /// most its datagram send buffer and drops the oldest beyond it.
-    pub fn send(&mut self, head: &[u8], body: &[u8]) -> bool {
+    /// Queues NDN frame `head` + `body` as one datagram of the session, within quinn-proto's
+    /// datagram send buffer (the frames QUIC's congestion control holds back).
+    pub fn send(&mut self, head: &[u8], body: &[u8]) -> Sent {
         if !self.is_open() {
-            return false;
+            return Sent::Refused;
         }
         let len = self.prefix.len() + head.len() + body.len();
         if self.out.capacity() - self.out.len() < len {
@@ -283,13 +294,16 @@ impl Session {
         self.out.extend_from_slice(head);
         self.out.extend_from_slice(body);
         let d = self.out.split().freeze();
-        match self.conn.datagrams().send(d, true) {
-            Ok(()) => true,
+        // quinn-proto tells a frame too large for a datagram (or for the whole buffer) from
+        // one the buffer has no room for now, in that order.
+        match self.conn.datagrams().send(d, false) {
+            Ok(()) => Sent::Queued,
+            Err(SendDatagramError::Blocked(_)) => Sent::Full,
             Err(SendDatagramError::TooLarge) => {
                 self.dropped.too_large += 1;
-                false
+                Sent::Refused
             }
-            Err(_) => false,
+            Err(_) => Sent::Refused,
         }
     }
 

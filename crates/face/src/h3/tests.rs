@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::memory::{first, Pair};
-use super::session::{Refused, Session, Shared};
+use super::session::{Refused, Sent, Session, Shared};
 use super::*;
 
 use super::memory::{addr, CLIENT, SERVER};
@@ -46,13 +46,45 @@ fn a_client_opens_a_session_on_the_path_and_datagrams_carry_ndn_frames_both_ways
     p.pump();
     assert_eq!(p.frames, [Bytes::from_static(INTEREST)]);
     let data = [0x06, 0x03, 0x07, 0x01, 0x08];
-    assert!(p.server.send(&data[..2], &data[2..]));
+    assert_eq!(p.server.send(&data[..2], &data[2..]), Sent::Queued);
     p.pump();
     assert_eq!(p.client.recv().as_deref(), Some(&data[..]));
     assert_eq!(p.server.take_dropped(), session::Dropped::default());
     // At least what a datagram carries at QUIC's smallest path (path MTU discovery raises it).
     let max = p.server.max_frame().unwrap();
     assert!(max >= 1100, "{max}");
+}
+
+#[test]
+fn path_mtu_discovery_raises_the_datagram_size_past_quics_smallest_path() {
+    let mut p = open("/ndn");
+    // Probes go and are acknowledged while the session carries traffic.
+    for _ in 0..20 {
+        p.client.send(INTEREST).unwrap();
+        wait(&mut p, Duration::from_millis(50));
+    }
+    let max = p.server.max_frame().unwrap();
+    assert!(max > 1300, "the datagram size stayed at {max}");
+}
+
+#[test]
+fn a_full_datagram_buffer_holds_frames_back_and_drops_none() {
+    let mut p = open("/ndn");
+    let frame = vec![0x06; 1000];
+    let mut queued = 0;
+    while p.server.send(&[], &frame) == Sent::Queued {
+        queued += 1;
+        assert!(queued < 10_000, "the buffer never filled");
+    }
+    // What QUIC sends makes room again; every frame queued arrives.
+    p.pump();
+    let mut got = 0;
+    while let Some(d) = p.client.recv() {
+        assert_eq!(d.len(), frame.len());
+        got += 1;
+    }
+    assert_eq!(got, queued, "a frame queued was dropped");
+    assert_eq!(p.server.send(&[], &frame), Sent::Queued);
 }
 
 #[test]
@@ -64,7 +96,11 @@ fn another_path_is_answered_404_and_its_datagrams_are_dropped() {
     p.pump();
     assert!(p.frames.is_empty());
     assert_eq!(p.server.take_dropped().datagrams, 1);
-    assert!(!p.server.send(&[], INTEREST), "no session to send on");
+    assert_eq!(
+        p.server.send(&[], INTEREST),
+        Sent::Refused,
+        "no session to send on"
+    );
 }
 
 #[test]
@@ -102,7 +138,7 @@ fn a_request_larger_than_kite_reads_is_refused() {
 #[test]
 fn a_frame_larger_than_a_datagram_is_counted_and_not_sent() {
     let mut p = open("/ndn");
-    assert!(!p.server.send(&[], &[0u8; 2000]));
+    assert_eq!(p.server.send(&[], &[0u8; 2000]), Sent::Refused);
     assert_eq!(p.server.take_dropped().too_large, 1);
 }
 

@@ -1,7 +1,11 @@
 //! The transport of a WebTransport face: its own UDP socket, connected to the client, and
 //! its [`Session`]. A receive burst is one `recvmmsg` fed to the session; a flush queues the
-//! face's frames as the session's datagrams; both, and the session's timers, end by writing
-//! what QUIC has to send (a run of equal-length datagrams per `sendmmsg`).
+//! face's frames as the session's datagrams, as far as the session's datagram send buffer
+//! takes them (the rest wait in the face's output queue); both, and the session's timers, end
+//! by writing what QUIC has to send, each run of equal-length datagrams one segmented message
+//! (`UDP_SEGMENT`) where the kernel can. What a full socket did not take is held and sent
+//! first when it has room, not lost. The face's MTU follows the session's datagram size as
+//! QUIC's path MTU discovery moves it.
 
 use std::cell::RefCell;
 use std::io;
@@ -13,9 +17,11 @@ use bytes::BytesMut;
 use mio::net::UdpSocket;
 use mio::Interest;
 
-use super::session::Session;
+use super::session::{Sent, Session};
+use crate::datagram::send_error_passes;
 use crate::queue::OutQueue;
-use crate::sys::{self, RecvBatch, BATCH};
+use crate::sys::segment::{send_segmented, Segmenter, MAX_SEGMENTS, SEGMENTED_BATCH};
+use crate::sys::{RecvBatch, BATCH};
 use crate::transport::{FaceError, Flushed, Progress, RxFrame, Source, Transport};
 use crate::uri::FaceUri;
 use kite_link::reassembly::Endpoint;
@@ -43,22 +49,36 @@ pub(crate) struct H3Transport {
     local: SocketAddr,
     remote: SocketAddr,
     session: Session,
+    /// The largest frame a datagram of the session carries, as of the last call.
     mtu: usize,
+    /// Whether `mtu` changed since the face took it.
+    mtu_moved: bool,
     /// The session's next timer, as of the last call.
     due: Option<Instant>,
+    segmenter: Segmenter,
+    /// Datagrams QUIC wrote that the socket had no room for, back to back, and their segment
+    /// length: sent before QUIC is asked for more. At most one transmit's worth
+    /// ([`MAX_SEGMENTS`] datagrams); its buffer is given back once sent.
+    held: (Vec<u8>, usize),
 }
 
 impl H3Transport {
+    /// The transport of `session` over `socket`, its face's MTU `mtu` until the session's
+    /// datagram size is known.
     pub fn new(socket: UdpSocket, local: SocketAddr, mut session: Session, mtu: usize) -> Self {
         let remote = session.remote();
         let due = session.timeout();
+        let segmenter = Segmenter::for_socket(socket.as_raw_fd());
         H3Transport {
             socket,
             local,
             remote,
             session,
             mtu,
+            mtu_moved: false,
             due,
+            segmenter,
+            held: (Vec::new(), 0),
         }
     }
 
@@ -67,33 +87,44 @@ impl H3Transport {
         self.session.receive(now, BytesMut::from(d), &mut |_| {});
     }
 
-    /// Writes what QUIC has to send at `now`; `Blocked` when the socket is full (what QUIC
-    /// wrote then is lost to it, and it sends again as after a loss).
+    /// Writes what QUIC has to send at `now`: first what the socket did not take last time;
+    /// `Blocked` when the socket is full again (what QUIC wrote then is held).
     pub fn transmit(&mut self, now: Instant) -> Result<Flushed, FaceError> {
+        let r = self.write(now);
+        self.due = self.session.timeout();
+        if let Some(max) = self.session.max_frame() {
+            if max != self.mtu {
+                self.mtu = max;
+                self.mtu_moved = true;
+            }
+        }
+        r
+    }
+
+    fn write(&mut self, now: Instant) -> Result<Flushed, FaceError> {
         let fd = self.socket.as_raw_fd();
-        let r = TX.with_borrow_mut(|buf| loop {
-            let Some(t) = self.session.poll_transmit(now, BATCH, buf) else {
+        if !self.held.0.is_empty() {
+            let (held, seg) = &mut self.held;
+            let sent = send_all(fd, &mut self.segmenter, held, *seg)?;
+            held.drain(..sent);
+            if !held.is_empty() {
+                return Ok(Flushed::Blocked);
+            }
+            *held = Vec::new();
+        }
+        TX.with_borrow_mut(|buf| loop {
+            let Some(t) = self.session.poll_transmit(now, MAX_SEGMENTS, buf) else {
                 return Ok(Flushed::Done);
             };
             let seg = t.segment_size.unwrap_or(t.size).max(1);
-            let mut frames: [[&[u8]; 1]; BATCH] = [[&[]]; BATCH];
-            let mut n = 0;
-            for (slot, d) in frames.iter_mut().zip(buf[..t.size].chunks(seg)) {
-                *slot = [d];
-                n += 1;
+            let d = &buf[..t.size];
+            let sent = send_all(fd, &mut self.segmenter, d, seg)?;
+            if sent < d.len() {
+                self.held.0.extend_from_slice(&d[sent..]);
+                self.held.1 = seg;
+                return Ok(Flushed::Blocked);
             }
-            match sys::send_mmsg(fd, None, &frames[..n]) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
-                // An ICMP port unreachable (anyone may forge one) or a passing refusal: lost,
-                // as a datagram may be.
-                Err(e) if crate::datagram::send_error_passes(&e) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        });
-        self.due = self.session.timeout();
-        r
+        })
     }
 
     /// Closed for good: the face goes.
@@ -128,6 +159,18 @@ impl Transport for H3Transport {
 
     fn mtu(&self) -> Option<usize> {
         Some(self.mtu)
+    }
+
+    fn clamp_mtu(&self, mtu: usize) -> usize {
+        mtu.min(self.mtu)
+    }
+
+    fn take_mtu(&mut self) -> Option<usize> {
+        core::mem::take(&mut self.mtu_moved).then_some(self.mtu)
+    }
+
+    fn holds_output(&self) -> bool {
+        !self.held.0.is_empty()
     }
 
     fn sources(&self) -> [Option<Source>; 2] {
@@ -193,19 +236,39 @@ impl Transport for H3Transport {
 
     fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
         let now = Instant::now();
-        let (a, b) = q.frames();
-        for f in a.iter().chain(b) {
-            let [head, body] = f.parts_from(0);
-            if self.session.send(head, body) {
-                c.n_out_bytes += f.len() as u64;
+        // Frames go as far as the session's datagram buffer takes them; what it held back
+        // waits in `q` for QUIC to send what the buffer holds (after the peer's
+        // acknowledgements, or a pacing timer), and the transmit below makes room.
+        let mut full = false;
+        for _ in 0..2 {
+            let (a, b) = q.frames();
+            let mut taken = 0;
+            for f in a.iter().chain(b) {
+                let [head, body] = f.parts_from(0);
+                match self.session.send(head, body) {
+                    Sent::Queued => c.n_out_bytes += f.len() as u64,
+                    Sent::Refused => {}
+                    Sent::Full => {
+                        full = true;
+                        break;
+                    }
+                }
+                taken += 1;
             }
+            q.pop_frames(taken);
+            if !full {
+                break;
+            }
+            // QUIC may send part of the buffer now (its window open): once more after that.
+            if self.transmit(now)? == Flushed::Blocked {
+                break;
+            }
+            full = false;
         }
-        let n = q.len();
-        q.pop_frames(n);
         c.n_out_too_large += self.session.take_dropped().too_large;
-        let r = self.transmit(now);
+        let r = self.transmit(now)?;
         self.check()?;
-        r
+        Ok(if q.is_empty() { r } else { Flushed::Blocked })
     }
 
     fn flush_after_recv(&self) -> bool {
@@ -225,4 +288,28 @@ impl Transport for H3Transport {
         self.transmit(now)?;
         self.check()
     }
+}
+
+/// Sends `d`, datagrams of `seg` octets back to back (the last may be shorter), until all
+/// went or the socket is full; returns the octets that went. A datagram an error that
+/// passes refused is lost, as a datagram may be (an ICMP port unreachable anyone may forge,
+/// a passing refusal): QUIC sends its content again.
+fn send_all(fd: RawFd, segmenter: &mut Segmenter, d: &[u8], seg: usize) -> io::Result<usize> {
+    let mut off = 0;
+    while off < d.len() {
+        let mut frames: [[&[u8]; 1]; SEGMENTED_BATCH] = [[&[]]; SEGMENTED_BATCH];
+        let mut n = 0;
+        for (slot, datagram) in frames.iter_mut().zip(d[off..].chunks(seg)) {
+            *slot = [datagram];
+            n += 1;
+        }
+        match send_segmented(fd, None, &frames[..n], segmenter) {
+            Ok(sent) => off += (sent * seg).min(d.len() - off),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if send_error_passes(&e) => off += seg.min(d.len() - off),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(off)
 }
