@@ -57,16 +57,19 @@ ip -n "${ns[0]}" link set ab up
 ip -n "${ns[1]}" link set ba up
 ip -n "${ns[1]}" link set bc up
 ip -n "${ns[2]}" link set cb up
-cat >"$tmp/a.toml" <<EOF
+route_toml() { # MAC DEV: a permanent face toward MAC on DEV, and the route through it
+  cat <<EOF
 [[face]]
-uri = "ether://[$mac_ba]"
-local_uri = "dev://ab"
+uri = "ether://[$1]"
+local_uri = "dev://$2"
 persistency = "permanent"
 [[route]]
 prefix = "$prefix"
-face = "ether://[$mac_ba]"
+face = "ether://[$1]"
 EOF
-cat >"$tmp/b.toml" <<EOF
+}
+route_toml "$mac_ba" ab >"$tmp/a.toml"
+route_toml "$mac_cb" bc >"$tmp/b.toml"
 [[face]]
 uri = "ether://[$mac_cb]"
 local_uri = "dev://bc"
