@@ -20,11 +20,15 @@
 # with `ndnd put`, in a private network namespace (unshare -rn) with its own page server and
 # Chromium: a figure for NDNd, labelled so, not for Kite; NDNd's WebSocket face is then measured
 # too, so that the two transports are also compared on one forwarder.
+# Beside those, all of Chromium's processes' CPU per Data over their whole run. WT_HIGHWATER=N
+# sets the WebTransport session's datagrams.incomingHighWaterMark to N datagrams (the page's
+# `highwater`: how many received datagrams Chromium queues for the page before it drops them);
+# OUT_TAG=T names the result webtransport-T-<commit>.txt.
 #   bench/webtransport.sh [RUNS] [SIZE_MB] [--wt kite | --wt URL HASH] [-- KITE_RUN_ARGS...]
 #   (defaults 5 and 100)
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 cd "$(dirname "$0")/.."
@@ -55,7 +59,7 @@ if ! cmp -s "$ndnts/package-lock.json" "$ndnts/node_modules/.kite-installed-lock
   cp "$ndnts/package-lock.json" "$ndnts/node_modules/.kite-installed-lock"
 fi
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates tests/interop/ndnts || echo "-dirty")
-out=bench/results/webtransport-$commit.txt
+out=bench/results/webtransport${OUT_TAG:+-$OUT_TAG}-$commit.txt
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -177,7 +181,13 @@ fi
 
 urlencode() { node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$1"; }
 
-fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retransmissions segments"
+session_ticks() { # SID: user + system clock ticks of the live processes of session SID
+  # /proc/PID/stat after the command's name: state ppid pgrp session ... utime (12th) stime.
+  for f in /proc/[0-9]*/stat; do cat "$f" 2>/dev/null && echo; done |
+    sed 's/^.*) //' | awk -v sid="$1" '$4 == sid { t += $12 + $13 } END { print t + 0 }'
+}
+
+fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retransmissions segments browser_ticks highwater"
   local transport=$1 url=$2 hash=$3
   shift 3
   local launcher=("$@")
@@ -191,12 +201,15 @@ fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retran
   local query
   query="transport=$transport&url=$(urlencode "$url")&name=$(urlencode "$name")&mode=object"
   [[ -n $hash ]] && query+="&hash=$hash"
+  [[ $transport == wt && -n ${WT_HIGHWATER:-} ]] && query+="&highwater=$WT_HIGHWATER"
   # Chromium in a session of its own, so that its renderers stop with it.
   setsid "${launcher[@]}" chromium --headless --no-sandbox --disable-gpu --no-first-run \
     --disable-background-networking --disable-component-update \
     --user-data-dir="$work/profile" "$page?$query" >/dev/null 2>"$work/chromium.log" &
   local browser=$!
   wait_for "$s" result 600 || true
+  local browser_ticks
+  browser_ticks=$(session_ticks "$browser")
   kill -KILL -- "-$browser" 2>/dev/null || true
   wait "$browser" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
@@ -206,20 +219,20 @@ fetch_once() { # TRANSPORT URL HASH LAUNCHER... -> "fetch_ms bytes sha256 retran
     const line = require("fs").readFileSync(process.argv[1], "utf8").split("\n").find((l) => l.includes("result"));
     const r = line ? JSON.parse(line).result : { ok: false, error: "no result" };
     if (!r.ok) { console.error(`webtransport.sh: the page failed: ${r.stage}: ${r.error}`); process.exit(1); }
-    console.log(`${r.fetch_ms} ${r.bytes} ${r.sha256} ${r.interests - r.segments} ${r.segments}`);' "$s"
+    console.log(`${r.fetch_ms} ${r.bytes} ${r.sha256} ${r.interests - r.segments} ${r.segments} ${process.argv[2]} ${r.highwater ?? "-"}`);' "$s" "$browser_ticks"
 }
 
-get_udp() { # -> "fetch_ms bytes sha256 - segments": kite get over a UDP face of the daemon
+get_udp() { # -> "fetch_ms bytes sha256 - segments - -": kite get over a UDP face of the daemon
   local t0 t1
   t0=$(date +%s%N)
   "$kite" get --socket "udp://127.0.0.1:$udp_port" -o "$work/got" "$name" 2>"$work/get.log"
   t1=$(date +%s%N)
   local bytes
   bytes=$(stat -c %s "$work/got")
-  echo "$(( (t1 - t0) / 1000000 )) $bytes $(sha256sum "$work/got" | cut -c1-64) - $(( (bytes + 7999) / 8000 ))"
+  echo "$(( (t1 - t0) / 1000000 )) $bytes $(sha256sum "$work/got" | cut -c1-64) - $(( (bytes + 7999) / 8000 )) - -"
 }
 
-declare -A times retxs cpus busys
+declare -A times retxs cpus busys browsers
 udp_label="Kite UDP (kite get, for the CPU per Data)"
 labels=("Kite WebSocket" "$wt_label" "$udp_label")
 (( ${#ns_launcher[@]} )) && labels+=("NDNd v1.5.3 WebSocket (NDNd's figure, not Kite's)")
@@ -238,7 +251,7 @@ for r in $(seq "$runs"); do
     esac
     after=$(cpu_ticks "$fwd")
     busy_after=$(kite_busy)
-    read -r ms bytes sha retx segments <<<"$res"
+    read -r ms bytes sha retx segments browser_ticks highwater <<<"$res"
     if [[ $sha != "$want" || $bytes != $((size_mb * 1000000)) ]]; then
       echo "webtransport.sh: $label fetched $bytes octets, SHA-256 $sha, not the file's $want" >&2
       exit 1
@@ -246,11 +259,14 @@ for r in $(seq "$runs"); do
     cpu=$(python3 -c "print(f'{($after - $before) * 1e6 / $ticks / $segments:.2f}')")
     busy=-
     [[ $label == Kite* ]] && busy=$(python3 -c "print(f'{($busy_after - $busy_before) * 1e6 / $segments:.2f}')")
-    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s, $retx retransmitted, forwarder $cpu µs CPU per Data, Kite busy $busy µs per Data" >&2
+    browser=-
+    [[ $browser_ticks != - ]] && browser=$(python3 -c "print(f'{$browser_ticks * 1e6 / $ticks / $segments:.2f}')")
+    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s, $retx retransmitted, forwarder $cpu µs CPU per Data, Kite busy $busy µs per Data, browser $browser µs CPU per Data (incomingHighWaterMark $highwater)" >&2
     times[$label]+="$ms "
     retxs[$label]+="$retx "
     cpus[$label]+="$cpu "
     busys[$label]+="$busy "
+    browsers[$label]+="$browser "
   done
 done
 
@@ -258,19 +274,21 @@ done
   echo "# bench/webtransport.sh $runs $size_mb: a ${size_mb} MB segmented object (8000-octet segments, kite put; ndnd put for NDNd) fetched by NDNts @ndn/segmented-object in headless $(chromium --version 2>/dev/null | head -1)"
   echo "# commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; median of $runs runs each, alternating; MB = 10^6 octets; retransmitted: Interests sent again (median)"
   echo "# kite run --ws 127.0.0.1:PORT --udp 127.0.0.1:PORT ${kite_args[*]}; WebTransport: $wt_url"
-  echo "# CPU µs/Data: the serving forwarder's user + system CPU over the fetch per segment (clock ticks of 1/$ticks s; spinning included); busy µs/Data: Kite's kite_thread_busy_seconds_total over the fetch per segment"
-  printf '%-52s %8s %8s %14s %12s %13s\n' transport MB/s seconds retransmitted "CPU µs/Data" "busy µs/Data"
+  echo "# CPU µs/Data: the serving forwarder's user + system CPU over the fetch per segment (clock ticks of 1/$ticks s; spinning included); busy µs/Data: Kite's kite_thread_busy_seconds_total over the fetch per segment; browser µs/Data: all of Chromium's processes' user + system CPU over their whole run (start and page load included) per segment"
+  [[ -n ${WT_HIGHWATER:-} ]] && echo "# WebTransport page: datagrams.incomingHighWaterMark = $WT_HIGHWATER (WT_HIGHWATER)"
+  printf '%-52s %8s %8s %14s %12s %13s %16s\n' transport MB/s seconds retransmitted "CPU µs/Data" "busy µs/Data" "browser µs/Data"
   for label in "${labels[@]}"; do
     # shellcheck disable=SC2086 # one argument per run
-    python3 - "$label" "$size_mb" "${retxs[$label]}" "${cpus[$label]}" "${busys[$label]}" ${times[$label]} <<'PY'
+    python3 - "$label" "$size_mb" "${retxs[$label]}" "${cpus[$label]}" "${busys[$label]}" "${browsers[$label]}" ${times[$label]} <<'PY'
 import statistics, sys
 label, size = sys.argv[1], float(sys.argv[2])
 def median(arg, fmt):
     v = [float(x) for x in arg.split() if x != "-"]
     return format(statistics.median(v), fmt) if v else "-"
 retx, cpu, busy = median(sys.argv[3], ".0f"), median(sys.argv[4], ".2f"), median(sys.argv[5], ".2f")
-s = statistics.median(float(t) / 1000 for t in sys.argv[6:])
-print(f"{label:<52} {size / s:>8.1f} {s:>8.2f} {retx:>14} {cpu:>12} {busy:>13}")
+browser = median(sys.argv[6], ".2f")
+s = statistics.median(float(t) / 1000 for t in sys.argv[7:])
+print(f"{label:<52} {size / s:>8.1f} {s:>8.2f} {retx:>14} {cpu:>12} {busy:>13} {browser:>16}")
 PY
   done
 } | tee "$out"

@@ -14,9 +14,13 @@
 //              by RDR metadata (an Interest for NAME/32=metadata, CanBePrefix, MustBeFresh,
 //              whose Data holds the versioned Name)
 //   lifetime   InterestLifetime in ms of the single Interest and of RDR discovery (4000)
+//   highwater  (wt) the session's datagrams.incomingHighWaterMark, in datagrams: how many
+//              received datagrams Chromium queues for the page before it drops the oldest
+//              (unset: the browser's default; @ndn/quic-transport sets none)
 //
 // The result, as JSON: {ok: true, name, bytes, sha256 (hex), connect_ms, fetch_ms, mtu,
-// segments, interests (sent for the segments, retransmissions included), user_agent}, or
+// highwater (wt: the session's incomingHighWaterMark), segments, interests (sent for the
+// segments, retransmissions included), user_agent}, or
 // {ok: false, error, stage}.
 
 import { consume } from "@ndn/endpoint";
@@ -57,6 +61,9 @@ function hashOctets(text) {
   return out;
 }
 
+/** The WebTransport session's datagrams.incomingHighWaterMark, once it is made. */
+let incomingHighWaterMark;
+
 async function connect(fw, transport, url) {
   let mtu;
   const opts = { fw, callback: (tr) => { mtu = tr.mtu; } };
@@ -67,6 +74,19 @@ async function connect(fw, transport, url) {
     }
     const hash = params.get("hash");
     const wtOpts = hash ? { serverCertificateHashes: [{ algorithm: "sha-256", value: hashOctets(hash) }] } : {};
+    // @ndn/quic-transport constructs the session itself; a subclass sees it, to report the
+    // queue's mark and set it when asked.
+    const highWater = params.get("highwater");
+    const Base = globalThis.WebTransport;
+    globalThis.WebTransport = class extends Base {
+      constructor(...args) {
+        super(...args);
+        if (highWater) {
+          this.datagrams.incomingHighWaterMark = Number(highWater);
+        }
+        incomingHighWaterMark = this.datagrams.incomingHighWaterMark;
+      }
+    };
     face = await H3Transport.createFace(opts, url, wtOpts);
   } else if (transport === "ws") {
     face = await WsTransport.createFace(opts, url);
@@ -124,6 +144,7 @@ async function run() {
       connect_ms: t1 - t0,
       fetch_ms: t2 - t1,
       mtu,
+      highwater: incomingHighWaterMark,
       segments,
       interests,
       user_agent: navigator.userAgent,
