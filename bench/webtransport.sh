@@ -20,7 +20,8 @@
 # with `ndnd put`, in a private network namespace (unshare -rn) with its own page server and
 # Chromium: a figure for NDNd, labelled so, not for Kite; NDNd's WebSocket face is then measured
 # too, so that the two transports are also compared on one forwarder.
-# Beside those, all of Chromium's processes' CPU per Data over their whole run. WT_HIGHWATER=N
+# Beside those, all of Chromium's processes' CPU per Data over their whole run, and the UDP
+# datagrams the kernel dropped for a full receive buffer during each fetch. WT_HIGHWATER=N
 # sets the WebTransport session's datagrams.incomingHighWaterMark to N datagrams (the page's
 # `highwater`: how many received datagrams Chromium queues for the page before it drops them);
 # OUT_TAG=T names the result webtransport-T-<commit>.txt.
@@ -28,7 +29,7 @@
 #   (defaults 5 and 100)
 set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 cd "$(dirname "$0")/.."
@@ -181,6 +182,10 @@ fi
 
 urlencode() { node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$1"; }
 
+udp_rcvbuf_drops() { # the host's UDP datagrams dropped so far for a full receive buffer
+  awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $6 }' /proc/net/snmp
+}
+
 session_ticks() { # SID: user + system clock ticks of the live processes of session SID
   # /proc/PID/stat after the command's name: state ppid pgrp session ... utime (12th) stime.
   for f in /proc/[0-9]*/stat; do cat "$f" 2>/dev/null && echo; done |
@@ -232,7 +237,7 @@ get_udp() { # -> "fetch_ms bytes sha256 - segments - -": kite get over a UDP fac
   echo "$(( (t1 - t0) / 1000000 )) $bytes $(sha256sum "$work/got" | cut -c1-64) - $(( (bytes + 7999) / 8000 )) - -"
 }
 
-declare -A times retxs cpus busys browsers
+declare -A times retxs cpus busys browsers drops
 udp_label="Kite UDP (kite get, for the CPU per Data)"
 labels=("Kite WebSocket" "$wt_label" "$udp_label")
 (( ${#ns_launcher[@]} )) && labels+=("NDNd v1.5.3 WebSocket (NDNd's figure, not Kite's)")
@@ -243,6 +248,7 @@ for r in $(seq "$runs"); do
     [[ $label == NDNd* ]] && fwd=$ndnd_pid
     before=$(cpu_ticks "$fwd")
     busy_before=$(kite_busy)
+    drops_before=$(udp_rcvbuf_drops)
     case $label in
       "Kite WebSocket") res=$(fetch_once ws "ws://127.0.0.1:$ws_port/" "") ;;
       "$wt_label") res=$(fetch_once wt "$wt_url" "$wt_hash" "${ns_launcher[@]}") ;;
@@ -251,6 +257,7 @@ for r in $(seq "$runs"); do
     esac
     after=$(cpu_ticks "$fwd")
     busy_after=$(kite_busy)
+    drops_after=$(udp_rcvbuf_drops)
     read -r ms bytes sha retx segments browser_ticks highwater <<<"$res"
     if [[ $sha != "$want" || $bytes != $((size_mb * 1000000)) ]]; then
       echo "webtransport.sh: $label fetched $bytes octets, SHA-256 $sha, not the file's $want" >&2
@@ -259,14 +266,18 @@ for r in $(seq "$runs"); do
     cpu=$(python3 -c "print(f'{($after - $before) * 1e6 / $ticks / $segments:.2f}')")
     busy=-
     [[ $label == Kite* ]] && busy=$(python3 -c "print(f'{($busy_after - $busy_before) * 1e6 / $segments:.2f}')")
+    # In this network namespace only: NDNd's rows run in their own.
+    dropped=-
+    [[ $label == Kite* ]] && dropped=$((drops_after - drops_before))
     browser=-
     [[ $browser_ticks != - ]] && browser=$(python3 -c "print(f'{$browser_ticks * 1e6 / $ticks / $segments:.2f}')")
-    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s, $retx retransmitted, forwarder $cpu µs CPU per Data, Kite busy $busy µs per Data, browser $browser µs CPU per Data (incomingHighWaterMark $highwater)" >&2
+    echo "run $r: $label: $(python3 -c "print(f'{$ms / 1000:.2f}')") s, $retx retransmitted, $dropped UDP datagrams dropped for a full receive buffer, forwarder $cpu µs CPU per Data, Kite busy $busy µs per Data, browser $browser µs CPU per Data (incomingHighWaterMark $highwater)" >&2
     times[$label]+="$ms "
     retxs[$label]+="$retx "
     cpus[$label]+="$cpu "
     busys[$label]+="$busy "
     browsers[$label]+="$browser "
+    drops[$label]+="$dropped "
   done
 done
 
@@ -274,21 +285,21 @@ done
   echo "# bench/webtransport.sh $runs $size_mb: a ${size_mb} MB segmented object (8000-octet segments, kite put; ndnd put for NDNd) fetched by NDNts @ndn/segmented-object in headless $(chromium --version 2>/dev/null | head -1)"
   echo "# commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; median of $runs runs each, alternating; MB = 10^6 octets; retransmitted: Interests sent again (median)"
   echo "# kite run --ws 127.0.0.1:PORT --udp 127.0.0.1:PORT ${kite_args[*]}; WebTransport: $wt_url"
-  echo "# CPU µs/Data: the serving forwarder's user + system CPU over the fetch per segment (clock ticks of 1/$ticks s; spinning included); busy µs/Data: Kite's kite_thread_busy_seconds_total over the fetch per segment; browser µs/Data: all of Chromium's processes' user + system CPU over their whole run (start and page load included) per segment"
+  echo "# CPU µs/Data: the serving forwarder's user + system CPU over the fetch per segment (clock ticks of 1/$ticks s; spinning included); busy µs/Data: Kite's kite_thread_busy_seconds_total over the fetch per segment; browser µs/Data: all of Chromium's processes' user + system CPU over their whole run (start and page load included) per segment; UDP drops: the kernel's UDP datagrams dropped for a full receive buffer (RcvbufErrors) during the fetch, in this network namespace (median)"
   [[ -n ${WT_HIGHWATER:-} ]] && echo "# WebTransport page: datagrams.incomingHighWaterMark = $WT_HIGHWATER (WT_HIGHWATER)"
-  printf '%-52s %8s %8s %14s %12s %13s %16s\n' transport MB/s seconds retransmitted "CPU µs/Data" "busy µs/Data" "browser µs/Data"
+  printf '%-52s %8s %8s %14s %10s %12s %13s %16s\n' transport MB/s seconds retransmitted "UDP drops" "CPU µs/Data" "busy µs/Data" "browser µs/Data"
   for label in "${labels[@]}"; do
     # shellcheck disable=SC2086 # one argument per run
-    python3 - "$label" "$size_mb" "${retxs[$label]}" "${cpus[$label]}" "${busys[$label]}" "${browsers[$label]}" ${times[$label]} <<'PY'
+    python3 - "$label" "$size_mb" "${retxs[$label]}" "${cpus[$label]}" "${busys[$label]}" "${browsers[$label]}" "${drops[$label]}" ${times[$label]} <<'PY'
 import statistics, sys
 label, size = sys.argv[1], float(sys.argv[2])
 def median(arg, fmt):
     v = [float(x) for x in arg.split() if x != "-"]
     return format(statistics.median(v), fmt) if v else "-"
 retx, cpu, busy = median(sys.argv[3], ".0f"), median(sys.argv[4], ".2f"), median(sys.argv[5], ".2f")
-browser = median(sys.argv[6], ".2f")
-s = statistics.median(float(t) / 1000 for t in sys.argv[7:])
-print(f"{label:<52} {size / s:>8.1f} {s:>8.2f} {retx:>14} {cpu:>12} {busy:>13} {browser:>16}")
+browser, dropped = median(sys.argv[6], ".2f"), median(sys.argv[7], ".0f")
+s = statistics.median(float(t) / 1000 for t in sys.argv[8:])
+print(f"{label:<52} {size / s:>8.1f} {s:>8.2f} {retx:>14} {dropped:>10} {cpu:>12} {busy:>13} {browser:>16}")
 PY
   done
 } | tee "$out"
