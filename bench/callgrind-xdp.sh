@@ -8,9 +8,17 @@
 # permanent face toward C and the route, its face toward A made on demand. A and C use
 # AF_PACKET.
 #   instructions  B under callgrind, two client runs of SHORT and LONG seconds, each against
-#                 a fresh B: the difference of B's instructions over the difference of
-#                 exchanges leaves out start-up and shut-down. Under callgrind B is the
-#                 bottleneck, so it never idles.
+#                 a fresh B warmed by a 2 s run: callgrind's counters are zeroed as the
+#                 measured run starts and dumped as it ends (callgrind_control), so start-up,
+#                 warm-up and shut-down are left out, and so is how fast B ran (the earlier
+#                 way, the difference of two whole runs over the difference of their
+#                 exchanges, went wrong when other work on the cores made the two warm-ups
+#                 differ). Each run's instructions over its exchanges, and both together.
+#                 Under callgrind B is the bottleneck, so it never idles. B's Content Store
+#                 holds CS_CAPACITY entries (1024 unless set; 0: the daemon's default), as
+#                 in bench/callgrind-daemon.sh, so it evicts throughout and its buffers go
+#                 round as in a steady state: with the default 65536 it only fills during
+#                 the runs, and every copy it keeps comes from malloc.
 #   CPU           B natively, ROUNDS client runs of SECONDS: B's utime + stime
 #                 (/proc/PID/stat) over the run divided by the Data the client received; the
 #                 median, with its user and system parts. A veth's receive runs in the
@@ -18,15 +26,18 @@
 #                 part of theirs to B.
 #   sudo bench/callgrind-xdp.sh [PAYLOAD] [SHORT LONG] [SECONDS ROUNDS]   (1000, 4 8, 8 5)
 # KITE=path uses that binary instead of building (COMMIT=name names the results). Writes
-# bench/results/callgrind-xdp-<commit>.txt. Needs root, ip (iproute2), valgrind and a kernel
-# with AF_XDP.
+# bench/results/callgrind-xdp-<commit>.txt. KEEP=dir keeps B's callgrind profiles there
+# (cg.SHORT.1 and cg.LONG.1 are the measured runs; callgrind_annotate --inclusive=yes).
+# Needs root, ip (iproute2), valgrind and a kernel with AF_XDP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 payload=${1:-1000} short=${2:-4} long=${3:-8} secs=${4:-8} rounds=${5:-5}
+cs=${CS_CAPACITY:-1024} cs_flags=()
+(( cs > 0 )) && cs_flags=(--cs-capacity "$cs")
 (( EUID == 0 )) || { echo "callgrind-xdp.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "callgrind-xdp.sh: valgrind is not installed" >&2; exit 1; }
 if [[ -z ${KITE:-} ]]; then
@@ -70,14 +81,6 @@ EOF
 }
 route_toml "$mac_ba" ab >"$tmp/a.toml"
 route_toml "$mac_cb" bc >"$tmp/b.toml"
-[[face]]
-uri = "ether://[$mac_cb]"
-local_uri = "dev://bc"
-persistency = "permanent"
-[[route]]
-prefix = "$prefix"
-face = "ether://[$mac_cb]"
-EOF
 
 wait_for() { # file, text: waits up to 120 s (callgrind starts slowly)
   for _ in $(seq 1200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
@@ -104,7 +107,7 @@ wait_for "$tmp/server.err" "kite perf server:"
 b_pid=""
 start_b() { # [valgrind args...]: starts B (under valgrind when given), sets b_pid
   rm -f "$tmp/b.sock"
-  ip netns exec "${ns[1]}" "$@" "$KITE" run --local-only --threads 1 --xdp ba --xdp bc \
+  ip netns exec "${ns[1]}" "$@" "$KITE" run --local-only --threads 1 --xdp ba --xdp bc "${cs_flags[@]}" \
     --config "$tmp/b.toml" --socket "$tmp/b.sock" >/dev/null 2>"$tmp/b.log" &
   b_pid=$!
   wait_for "$tmp/b.log" "configured route added"
@@ -124,23 +127,27 @@ client() { # seconds -> Data received
 cg_run() { # seconds -> Data received; B's profile in $tmp/cg.SECONDS
   start_b valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1"
   client 2 >/dev/null # B's face toward A, the PIT and CS warmed
+  callgrind_control -z "$b_pid" >/dev/null
   local n
   n=$(client "$1")
+  callgrind_control -d "$b_pid" >/dev/null
   stop_b
   echo "$n"
 }
-instr() { sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$tmp/cg.$1"; }
+instr() { sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$tmp/cg.$1.1"; }
 
 {
   echo "# commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) cores; $(uname -r); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# A — B — C over veths (MTU 1500); B: kite run --local-only --threads 1 --xdp ba --xdp bc"
+  echo "# A — B — C over veths (MTU 1500); B: kite run --local-only --threads 1 --xdp ba --xdp bc ${cs_flags[*]}"
   echo "# A, C: kite run --local-only --ether (AF_PACKET); kite perf client --window 64 on A, kite perf server --sign digest-sha256 --payload $payload --threads 0 on C"
 } | tee "$out"
 xs=$(cg_run "$short")
 xl=$(cg_run "$long")
 is=$(instr "$short") il=$(instr "$long")
+if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$tmp"/cg.* "$KEEP/"; fi
 echo "callgrind: $xs exchanges in ${short} s, $xl in ${long} s; instructions $is, $il" | tee -a "$out"
-python3 -c "print(f'instructions per exchange (B, whole daemon, two AF_XDP faces, $payload B): {($il - $is) / max($xl - $xs, 1):.0f}')" | tee -a "$out"
+python3 -c "print(f'per run: {$is / max($xs, 1):.0f}, {$il / max($xl, 1):.0f}')" | tee -a "$out"
+python3 -c "print(f'instructions per exchange (B, whole daemon, two AF_XDP faces, $payload B): {($is + $il) / max($xs + $xl, 1):.0f}')" | tee -a "$out"
 
 echo "round,received,b_us_per_data,b_user_us,b_sys_us" >>"$out"
 for r in $(seq "$rounds"); do
