@@ -124,7 +124,7 @@ client() { # seconds -> Data received
     2>/dev/null | tail -1 | sed -n 's/.*"received":\([0-9]*\).*/\1/p'
 }
 
-cg_run() { # seconds -> Data received; B's profile in $tmp/cg.SECONDS
+cg_run() { # seconds -> Data received; B's profile of the measured run in $tmp/cg.SECONDS.1
   start_b valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1"
   client 2 >/dev/null # B's face toward A, the PIT and CS warmed
   callgrind_control -z "$b_pid" >/dev/null

@@ -23,8 +23,8 @@
 # Beside those, all of Chromium's processes' CPU per Data over their whole run, and the UDP
 # datagrams the kernel dropped for a full receive buffer during each fetch. WT_HIGHWATER=N
 # sets the WebTransport session's datagrams.incomingHighWaterMark to N datagrams (the page's
-# `highwater`: how many received datagrams Chromium queues for the page before it drops them);
-# OUT_TAG=T names the result webtransport-T-<commit>.txt.
+# `highwater`: how many received datagrams Chromium queues for the page before it drops the
+# oldest); OUT_TAG=T names the result webtransport-T-<commit>.txt.
 #   bench/webtransport.sh [RUNS] [SIZE_MB] [--wt kite | --wt URL HASH] [-- KITE_RUN_ARGS...]
 #   (defaults 5 and 100)
 set -euo pipefail
@@ -188,7 +188,8 @@ udp_rcvbuf_drops() { # the host's UDP datagrams dropped so far for a full receiv
 
 session_ticks() { # SID: user + system clock ticks of the live processes of session SID
   # /proc/PID/stat after the command's name: state ppid pgrp session ... utime (12th) stime.
-  for f in /proc/[0-9]*/stat; do cat "$f" 2>/dev/null && echo; done |
+  # One cat for all: a process that ends meanwhile is only missing from the sum.
+  cat /proc/[0-9]*/stat 2>/dev/null |
     sed 's/^.*) //' | awk -v sid="$1" '$4 == sid { t += $12 + $13 } END { print t + 0 }'
 }
 
