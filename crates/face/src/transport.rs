@@ -167,8 +167,8 @@ pub(crate) trait Transport: fmt::Debug + Send {
     }
 
     /// Whether it holds output of its own that its socket had no room for (WebTransport's
-    /// QUIC packets): it is written when the socket becomes writable, even with the face's
-    /// queue empty.
+    /// QUIC packets, the messages in a WebSocket writer's buffer): it is written when the
+    /// socket becomes writable, even with the face's queue empty.
     fn holds_output(&self) -> bool {
         false
     }

@@ -57,6 +57,9 @@ pub(crate) struct WsIo {
     state: WsState,
     remote: SocketAddr,
     local: SocketAddr,
+    /// The writer holds messages it took from the face's queue that the socket had no room
+    /// for: the next flush writes them, even with the queue empty.
+    unwritten: bool,
 }
 
 impl std::fmt::Debug for WsIo {
@@ -150,9 +153,16 @@ impl WsIo {
             }
             c.n_out_bytes += q.pop_frames(queued) as u64;
             match ws.flush() {
-                Ok(()) if q.is_empty() => return Ok(Flushed::Done),
-                Ok(()) => {}
-                Err(e) if would_block(&e) => return Ok(Flushed::Blocked),
+                Ok(()) => {
+                    self.unwritten = false;
+                    if q.is_empty() {
+                        return Ok(Flushed::Done);
+                    }
+                }
+                Err(e) if would_block(&e) => {
+                    self.unwritten = true;
+                    return Ok(Flushed::Blocked);
+                }
                 Err(e) => return Err(ws_error(e)),
             }
         }
@@ -183,6 +193,7 @@ impl WsIo {
             state,
             remote,
             local,
+            unwritten: false,
         })
     }
 
@@ -227,6 +238,10 @@ impl Transport for WsIo {
 
     fn flush(&mut self, q: &mut OutQueue, c: &mut FaceCounters) -> Result<Flushed, FaceError> {
         WsIo::flush(self, q, c)
+    }
+
+    fn holds_output(&self) -> bool {
+        self.unwritten
     }
 
     fn pushes_back(&self) -> bool {

@@ -106,6 +106,46 @@ fn a_websocket_client_that_reads_late_gets_each_packet_once_and_in_order() {
 }
 
 #[test]
+fn what_the_writer_holds_when_the_socket_fills_is_written_once_it_drains() {
+    // The client reads nothing until told how many packets came, so the server's socket
+    // fills, and the writer takes the last packet from the face's queue into its own buffer.
+    let (count_tx, count_rx) = std::sync::mpsc::channel::<usize>();
+    let (mut d, client, first) = accepted(move |addr| {
+        let mut ws = connect(addr);
+        ws.send(Message::Binary(interest("/ws/tail"))).unwrap();
+        let n = count_rx.recv().unwrap();
+        let mut names = Vec::new();
+        while names.len() < n {
+            match ws.read() {
+                Ok(Message::Binary(b)) => {
+                    names.push(kite_packet::Data::decode(b).unwrap().name.to_string());
+                }
+                Ok(_) => {}
+                Err(e) => panic!("after {} of {n} packets: {e}", names.len()),
+            }
+        }
+        names
+    });
+    assert_eq!(first.len(), 1, "the handshake completed");
+    let mut sent = 0;
+    loop {
+        assert!(d.faces[0].send(PacketKind::Data, data(&format!("/ws/tail/{sent}"), 8000)));
+        sent += 1;
+        let blocked = d.faces[0].flush().unwrap() == kite_face::Flushed::Blocked;
+        if blocked && d.faces[0].pending_output() == 0 {
+            break;
+        }
+        assert!(sent < 100_000, "the socket never filled");
+    }
+    count_tx.send(sent).unwrap();
+    // The face's queue is empty; what the writer holds still goes out.
+    d.flush(0);
+    let want: Vec<String> = (0..sent).map(|i| format!("/ws/tail/{i}")).collect();
+    assert_eq!(client.join().unwrap(), want);
+    assert_eq!(d.faces[0].counters().n_out_queue_full, 0);
+}
+
+#[test]
 fn websocket_client_exchanges_packets_with_the_listener() {
     let (mut d, client, first) = accepted(|addr| {
         let mut ws = connect(addr);
